@@ -1,0 +1,60 @@
+//! The receiver actor: receives and handles one message per request.
+
+use std::sync::Arc;
+
+use actix::prelude::*;
+
+use crate::names::QueueName;
+use crate::pipeline::{receive_and_handle, EndpointShared, Outcome};
+
+/// Receives one message at a time from one queue. A handler panic is caught in the pipeline; the
+/// actor then stops so that its supervisor restarts it with fresh state.
+pub(crate) struct Receiver {
+    shared: Arc<EndpointShared>,
+    queue: QueueName,
+    index: usize,
+}
+
+impl Receiver {
+    pub fn new(shared: Arc<EndpointShared>, queue: QueueName, index: usize) -> Self {
+        Receiver {
+            shared,
+            queue,
+            index,
+        }
+    }
+}
+
+impl Actor for Receiver {
+    type Context = Context<Self>;
+}
+
+impl Supervised for Receiver {
+    fn restarting(&mut self, _ctx: &mut Self::Context) {
+        tracing::warn!(queue = %self.queue, receiver = self.index, "receiver restarted after a handler panic");
+    }
+}
+
+/// Receive and handle one message.
+#[derive(Message)]
+#[rtype(result = "Outcome")]
+pub(crate) struct ReceiveOne;
+
+impl Handler<ReceiveOne> for Receiver {
+    type Result = ResponseActFuture<Self, Outcome>;
+
+    fn handle(&mut self, _msg: ReceiveOne, _ctx: &mut Self::Context) -> Self::Result {
+        let shared = self.shared.clone();
+        let queue = self.queue.clone();
+        Box::pin(
+            async move { receive_and_handle(&shared, &queue).await }
+                .into_actor(self)
+                .map(|outcome, _act, ctx| {
+                    if matches!(outcome, Outcome::Panicked(_)) {
+                        ctx.stop();
+                    }
+                    outcome
+                }),
+        )
+    }
+}

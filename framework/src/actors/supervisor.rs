@@ -1,0 +1,227 @@
+//! The queue supervisor: owns the peek and receive modes of one queue.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use tokio::sync::oneshot;
+
+use super::peeker::{Peek, Peeker};
+use super::receiver::{ReceiveOne, Receiver};
+use crate::names::QueueName;
+use crate::pipeline::{EndpointShared, Outcome};
+
+/// The longest wait between attempts while the database is failing.
+const MAX_ERROR_BACKOFF: Duration = Duration::from_secs(30);
+
+/// Supervises the peeker and receivers of one queue and decides, after every peek and every
+/// receive, what happens next.
+pub(crate) struct QueueSupervisor {
+    shared: Arc<EndpointShared>,
+    queue: QueueName,
+    peeker: Option<Addr<Peeker>>,
+    receivers: Vec<Addr<Receiver>>,
+    idle: Vec<usize>,
+    in_flight: usize,
+    /// Receives still to hand out from the last peek's estimate.
+    remaining: i64,
+    peek_timer: Option<SpawnHandle>,
+    consecutive_errors: u32,
+    stopping: bool,
+    drained: Vec<oneshot::Sender<()>>,
+}
+
+impl QueueSupervisor {
+    pub fn new(shared: Arc<EndpointShared>, queue: QueueName) -> Self {
+        QueueSupervisor {
+            shared,
+            queue,
+            peeker: None,
+            receivers: Vec::new(),
+            idle: Vec::new(),
+            in_flight: 0,
+            remaining: 0,
+            peek_timer: None,
+            consecutive_errors: 0,
+            stopping: false,
+            drained: Vec::new(),
+        }
+    }
+
+    fn peek(&mut self, ctx: &mut Context<Self>) {
+        self.peek_timer = None;
+        if self.stopping {
+            return;
+        }
+        let Some(peeker) = self.peeker.clone() else {
+            return;
+        };
+        ctx.spawn(
+            peeker
+                .send(Peek)
+                .into_actor(self)
+                .map(|result, act, ctx| act.on_peek(result, ctx)),
+        );
+    }
+
+    fn peek_later(&mut self, delay: Duration, ctx: &mut Context<Self>) {
+        if self.stopping {
+            return;
+        }
+        self.peek_timer = Some(ctx.run_later(delay, |act, ctx| act.peek(ctx)));
+    }
+
+    /// The wait after `consecutive_errors` failures in a row: the peek delay, doubled each time,
+    /// at most 30 s.
+    fn error_backoff(&self) -> Duration {
+        let base = self.shared.config.peek_delay;
+        let factor = 2u32.saturating_pow(self.consecutive_errors.saturating_sub(1).min(16));
+        base.saturating_mul(factor).min(MAX_ERROR_BACKOFF)
+    }
+
+    fn on_peek(
+        &mut self,
+        result: Result<crate::error::Result<i64>, MailboxError>,
+        ctx: &mut Context<Self>,
+    ) {
+        if self.stopping {
+            return;
+        }
+        match result {
+            Ok(Ok(estimate)) if estimate > 0 => {
+                self.consecutive_errors = 0;
+                self.remaining = estimate;
+                self.dispatch(ctx);
+            }
+            Ok(Ok(_)) => {
+                self.consecutive_errors = 0;
+                self.peek_later(self.shared.config.peek_delay, ctx);
+            }
+            Ok(Err(e)) => {
+                self.consecutive_errors += 1;
+                let wait = self.error_backoff();
+                tracing::warn!(queue = %self.queue, error = %e, retry_in = ?wait, "peek failed");
+                self.peek_later(wait, ctx);
+            }
+            Err(e) => {
+                self.consecutive_errors += 1;
+                tracing::warn!(queue = %self.queue, error = %e, "peek actor unavailable");
+                self.peek_later(self.error_backoff(), ctx);
+            }
+        }
+    }
+
+    /// Hands out receives to idle receivers while the estimate lasts.
+    fn dispatch(&mut self, ctx: &mut Context<Self>) {
+        while self.remaining > 0 && !self.stopping {
+            let Some(index) = self.idle.pop() else {
+                break;
+            };
+            self.remaining -= 1;
+            self.in_flight += 1;
+            ctx.spawn(
+                self.receivers[index]
+                    .send(ReceiveOne)
+                    .into_actor(self)
+                    .map(move |result, act, ctx| act.on_received(index, result, ctx)),
+            );
+        }
+    }
+
+    fn on_received(
+        &mut self,
+        index: usize,
+        result: Result<Outcome, MailboxError>,
+        ctx: &mut Context<Self>,
+    ) {
+        self.in_flight -= 1;
+        self.idle.push(index);
+        let mut failed_infrastructure = false;
+        match result {
+            Ok(Outcome::Handled) | Ok(Outcome::Expired) => self.consecutive_errors = 0,
+            Ok(Outcome::Empty) => self.remaining = 0,
+            Ok(Outcome::Failed(reason)) => {
+                tracing::warn!(queue = %self.queue, %reason, "handling failed; the message is back in the queue");
+            }
+            Ok(Outcome::Panicked(reason)) => {
+                tracing::error!(queue = %self.queue, %reason, "handler panicked; the message is back in the queue");
+            }
+            Ok(Outcome::Infrastructure(e)) => {
+                self.consecutive_errors += 1;
+                self.remaining = 0;
+                failed_infrastructure = true;
+                tracing::warn!(queue = %self.queue, error = %e, "receive failed");
+            }
+            Err(e) => {
+                self.remaining = 0;
+                tracing::warn!(queue = %self.queue, error = %e, "receiver unavailable");
+            }
+        }
+        if self.stopping {
+            if self.in_flight == 0 {
+                self.drained.drain(..).for_each(|tx| {
+                    let _ = tx.send(());
+                });
+            }
+            return;
+        }
+        if self.remaining > 0 {
+            self.dispatch(ctx);
+        } else if self.in_flight == 0 && self.peek_timer.is_none() {
+            if failed_infrastructure {
+                self.peek_later(self.error_backoff(), ctx);
+            } else {
+                self.peek(ctx);
+            }
+        }
+    }
+}
+
+impl Actor for QueueSupervisor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        let (shared, queue) = (self.shared.clone(), self.queue.clone());
+        self.peeker = Some(Supervisor::start(move |_| Peeker::new(shared, queue)));
+        for index in 0..self.shared.config.concurrency {
+            let (shared, queue) = (self.shared.clone(), self.queue.clone());
+            self.receivers.push(Supervisor::start(move |_| {
+                Receiver::new(shared, queue, index)
+            }));
+            self.idle.push(index);
+        }
+        tracing::info!(queue = %self.queue, receivers = self.receivers.len(), "receiving");
+        self.peek(ctx);
+    }
+}
+
+/// Stops handing out receives and resolves when every receive in flight has finished; then the
+/// supervisor stops.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct Drain;
+
+impl Handler<Drain> for QueueSupervisor {
+    type Result = ResponseActFuture<Self, ()>;
+
+    fn handle(&mut self, _msg: Drain, ctx: &mut Self::Context) -> Self::Result {
+        self.stopping = true;
+        self.remaining = 0;
+        if let Some(timer) = self.peek_timer.take() {
+            ctx.cancel_future(timer);
+        }
+        let (tx, rx) = oneshot::channel();
+        if self.in_flight == 0 {
+            let _ = tx.send(());
+        } else {
+            self.drained.push(tx);
+        }
+        Box::pin(
+            async move {
+                let _ = rx.await;
+            }
+            .into_actor(self)
+            .map(|(), _act, ctx| ctx.stop()),
+        )
+    }
+}

@@ -1,0 +1,85 @@
+//! Backends: a database driver plus a SQL [`Dialect`](crate::sql::Dialect).
+//!
+//! Everything above this module (actors, bus, handlers) talks to a `dyn Backend` and never sees
+//! SQL or a driver type. To add a database: write its dialect in `sql/`, its DDL in `schema/`, and
+//! a driver here implementing [`Backend`] and [`ReceiveTransaction`]; then make
+//! [`crate::config::DatabaseUrl`] parse its URLs and [`connect`] build it. The conformance suite in
+//! `tests/` then runs unchanged against it.
+
+mod catalog;
+pub(crate) mod postgres;
+pub(crate) mod sqlite;
+
+use async_trait::async_trait;
+
+pub(crate) use catalog::Catalog;
+
+use crate::config::{DatabaseUrl, EndpointConfig};
+use crate::envelope::{OutgoingMessage, ReceivedMessage};
+use crate::error::Result;
+use crate::names::QueueName;
+use crate::sql::IndexStatement;
+
+/// A database that holds queues.
+#[async_trait]
+pub(crate) trait Backend: Send + Sync + 'static {
+    /// The database's name for messages.
+    fn name(&self) -> &'static str;
+
+    /// Creates the shared tables and the tables of `queues` if they do not exist. Idempotent and
+    /// safe when several instances run it at once.
+    async fn create_schema(&self, queues: &[QueueName]) -> Result<()>;
+
+    /// Checks that the shared tables and the tables of `queues` exist; the error names the
+    /// statement that creates what is missing.
+    async fn verify_schema(&self, queues: &[QueueName]) -> Result<()>;
+
+    /// The seed-000 indexes of `queue` that are missing, with the statements that create them.
+    async fn missing_indexes(&self, queue: &QueueName) -> Result<Vec<IndexStatement>>;
+
+    /// Estimates how many messages wait in `queue`: `max(RowVersion) - min(RowVersion) + 1`.
+    async fn peek(&self, queue: &QueueName) -> Result<i64>;
+
+    /// Takes the oldest message no other receiver holds, inside a transaction that stays open
+    /// until the returned handle commits or rolls back. `None` when there is nothing to take.
+    async fn receive(
+        &self,
+        queue: &QueueName,
+    ) -> Result<Option<(ReceivedMessage, Box<dyn ReceiveTransaction>)>>;
+
+    /// Writes `messages` in one transaction: all of them or none.
+    async fn send(&self, messages: Vec<OutgoingMessage>) -> Result<()>;
+
+    /// Writes (or refreshes) the subscription of `queue` to `topic`.
+    async fn subscribe(&self, topic: &str, queue: &QueueName) -> Result<()>;
+}
+
+/// The open transaction of one received message.
+#[async_trait]
+pub(crate) trait ReceiveTransaction: Send {
+    /// Writes `outgoing` and commits, so that the receive and the sends happen together or not at
+    /// all.
+    async fn commit(self: Box<Self>, outgoing: Vec<OutgoingMessage>) -> Result<()>;
+
+    /// Rolls back: the message is back in its queue, and nothing the handler sent exists.
+    async fn rollback(self: Box<Self>) -> Result<()>;
+}
+
+/// Connects to the database of `config` and returns its backend.
+pub(crate) async fn connect(config: &EndpointConfig) -> Result<std::sync::Arc<dyn Backend>> {
+    Ok(match &config.database {
+        DatabaseUrl::Sqlite { path } => {
+            std::sync::Arc::new(sqlite::SqliteBackend::open(path, config.auto_create_schema).await?)
+        }
+        DatabaseUrl::Postgres { config: pg, target } => std::sync::Arc::new(
+            postgres::PostgresBackend::connect(
+                pg.clone(),
+                target.clone(),
+                config.schema.clone(),
+                config.auto_create_schema,
+                config.pool_size(),
+            )
+            .await?,
+        ),
+    })
+}

@@ -1,0 +1,448 @@
+//! PostgreSQL driver: tokio-postgres with a deadpool pool.
+//!
+//! A receive runs `BEGIN`, then the dialect's `DELETE … FOR UPDATE SKIP LOCKED … RETURNING`, and
+//! keeps the connection until the handler is done; the handler's sends are inserted on the same
+//! connection before `COMMIT`. A connection whose transaction did not finish cleanly is never put
+//! back into the pool: it is closed, which makes the server roll back.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
+use tokio_postgres::NoTls;
+
+use super::catalog::QueueEntry;
+use super::{Backend, Catalog, ReceiveTransaction};
+use crate::envelope::{Destination, OutgoingMessage, ReceivedMessage};
+use crate::error::{NimbusError, Result};
+use crate::names::{QueueName, SchemaName};
+use crate::sql::postgres::{Postgres, SCHEMA_LOCK, SCHEMA_LOCK_KEY};
+use crate::sql::{Dialect, IndexStatement};
+
+const NAME: &str = Postgres::NAME;
+
+fn db_err(operation: impl Into<String>) -> impl FnOnce(tokio_postgres::Error) -> NimbusError {
+    let operation = operation.into();
+    move |e| NimbusError::database(NAME, operation, e)
+}
+
+/// A PostgreSQL database holding queues in one schema.
+pub(crate) struct PostgresBackend {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    pool: Pool,
+    target: String,
+    catalog: Catalog<Postgres>,
+}
+
+impl PostgresBackend {
+    /// Builds the pool and opens one connection, so that an unreachable server or a refused login
+    /// fails here with the server's name rather than at the first message.
+    pub async fn connect(
+        config: Box<tokio_postgres::Config>,
+        target: String,
+        schema: SchemaName,
+        auto_create: bool,
+        pool_size: usize,
+    ) -> Result<Self> {
+        let manager = Manager::from_config(
+            *config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(pool_size)
+            .build()
+            .map_err(|e| NimbusError::Connect {
+                backend: NAME,
+                target: target.clone(),
+                fix: "check the PostgreSQL URL".into(),
+                source: Box::new(e),
+            })?;
+        let probe = pool.get().await.map_err(|e| NimbusError::Connect {
+            backend: NAME,
+            target: target.clone(),
+            fix: "check that the server runs and accepts TCP connections, and that the user, \
+                  password and database in the URL are right"
+                .into(),
+            source: Box::new(e),
+        })?;
+        drop(probe);
+        Ok(PostgresBackend {
+            shared: Arc::new(Shared {
+                pool,
+                target,
+                catalog: Catalog::new(schema, auto_create),
+            }),
+        })
+    }
+}
+
+impl Shared {
+    async fn connection(&self, operation: &str) -> Result<Object> {
+        self.pool.get().await.map_err(|e| NimbusError::Connect {
+            backend: NAME,
+            target: self.target.clone(),
+            fix: format!("the database is unreachable while {operation}; it is retried"),
+            source: Box::new(e),
+        })
+    }
+
+    /// Creates a queue table and its indexes inside the caller's transaction, under the schema
+    /// lock. The caller marks the queue as existing once the transaction commits.
+    async fn create_queue_in_tx(&self, client: &Object, entry: &QueueEntry) -> Result<()> {
+        let q = &entry.statements;
+        client
+            .execute(SCHEMA_LOCK, &[&SCHEMA_LOCK_KEY])
+            .await
+            .map_err(db_err("taking the schema lock"))?;
+        let mut ddl = q.create_table.clone();
+        for index in &q.indexes {
+            ddl.push('\n');
+            ddl.push_str(&index.create);
+        }
+        client
+            .batch_execute(&ddl)
+            .await
+            .map_err(db_err("creating a queue table"))
+    }
+
+    /// Inserts `messages` on `client`, inside its open transaction. Topics are resolved to their
+    /// subscribers in the same transaction. Returns the queues this call created.
+    async fn write(
+        &self,
+        client: &Object,
+        messages: Vec<OutgoingMessage>,
+    ) -> Result<Vec<Arc<QueueEntry>>> {
+        let mut created = Vec::new();
+        for message in messages {
+            let queues = match &message.destination {
+                Destination::Queue(queue) => vec![queue.clone()],
+                Destination::Topic(topic) => {
+                    let stmt = client
+                        .prepare_cached(&self.catalog.shared.subscribers)
+                        .await
+                        .map_err(db_err("reading subscriptions"))?;
+                    let rows = client
+                        .query(&stmt, &[topic])
+                        .await
+                        .map_err(db_err(format!("reading the subscribers of {topic}")))?;
+                    let mut queues = Vec::with_capacity(rows.len());
+                    for row in rows {
+                        let name: String = row.get(0);
+                        queues.push(QueueName::new(name)?);
+                    }
+                    queues
+                }
+            };
+            for queue in queues {
+                let entry = self.catalog.queue(&queue);
+                if self.catalog.auto_create && !entry.is_known_to_exist() {
+                    self.create_queue_in_tx(client, &entry).await?;
+                    created.push(entry.clone());
+                }
+                let stmt = client
+                    .prepare_cached(&entry.statements.insert)
+                    .await
+                    .map_err(db_err(format!("preparing the send to queue {queue:?}")))?;
+                client
+                    .execute(
+                        &stmt,
+                        &[
+                            &message.id,
+                            &message.correlation_id,
+                            &message.reply_to_address,
+                            &message.time_to_be_received_ms,
+                            &message.headers_json,
+                            &message.body,
+                        ],
+                    )
+                    .await
+                    .map_err(db_err(format!("sending to queue {queue:?}")))?;
+            }
+        }
+        Ok(created)
+    }
+
+    async fn table_exists(&self, client: &Object, table: &str) -> Result<bool> {
+        let row = client
+            .query_opt(
+                &self.catalog.shared.table_exists,
+                &[&self.catalog.schema.as_str(), &table],
+            )
+            .await
+            .map_err(db_err("checking the schema"))?;
+        Ok(row.is_some())
+    }
+}
+
+/// Commits `client`'s transaction, or closes the connection so the server rolls it back.
+async fn finish(client: Object, statement: &str, operation: &str) -> Result<()> {
+    match client.batch_execute(statement).await {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = Object::take(client);
+            Err(NimbusError::database(NAME, operation.to_string(), e))
+        }
+    }
+}
+
+#[async_trait]
+impl Backend for PostgresBackend {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    async fn create_schema(&self, queues: &[QueueName]) -> Result<()> {
+        let s = &self.shared;
+        let client = s.connection("creating the schema").await?;
+        client
+            .batch_execute("BEGIN")
+            .await
+            .map_err(db_err("creating the schema"))?;
+        let result = async {
+            client
+                .execute(SCHEMA_LOCK, &[&SCHEMA_LOCK_KEY])
+                .await
+                .map_err(db_err("taking the schema lock"))?;
+            let shared = &s.catalog.shared;
+            let mut ddl = shared.create_schema.clone().unwrap_or_default();
+            ddl.push_str(&shared.create_subscriptions);
+            ddl.push_str(&shared.create_dead_letters);
+            client.batch_execute(&ddl).await.map_err(|e| {
+                NimbusError::database(
+                    NAME,
+                    format!(
+                        "creating the shared tables in schema {:?} (does the user have the right to create tables? \
+                         If not, turn auto_create_schema off and run the scripts in schema/postgres)",
+                        s.catalog.schema.as_str()
+                    ),
+                    e,
+                )
+            })?;
+            let mut entries = Vec::new();
+            for queue in queues {
+                let entry = s.catalog.queue(queue);
+                s.create_queue_in_tx(&client, &entry).await?;
+                entries.push(entry);
+            }
+            Ok::<_, NimbusError>(entries)
+        }
+        .await;
+        match result {
+            Ok(entries) => {
+                finish(client, "COMMIT", "committing the schema").await?;
+                entries.iter().for_each(|e| e.mark_exists());
+                Ok(())
+            }
+            Err(e) => {
+                let _ = Object::take(client);
+                Err(e)
+            }
+        }
+    }
+
+    async fn verify_schema(&self, queues: &[QueueName]) -> Result<()> {
+        let s = &self.shared;
+        let client = s.connection("checking the schema").await?;
+        let shared = &s.catalog.shared;
+        for (table, statement) in [
+            ("NimbusSubscriptions", &shared.create_subscriptions),
+            ("NimbusDeadLetters", &shared.create_dead_letters),
+        ] {
+            if !s.table_exists(&client, table).await? {
+                return Err(NimbusError::MissingSchema {
+                    backend: NAME,
+                    object: format!("table {table} in schema {:?}", s.catalog.schema.as_str()),
+                    statement: statement.clone(),
+                });
+            }
+        }
+        for queue in queues {
+            let entry = s.catalog.queue(queue);
+            if !s.table_exists(&client, queue.as_str()).await? {
+                return Err(NimbusError::MissingSchema {
+                    backend: NAME,
+                    object: format!(
+                        "queue table {:?} in schema {:?}",
+                        queue.as_str(),
+                        s.catalog.schema.as_str()
+                    ),
+                    statement: entry.statements.create_table.clone(),
+                });
+            }
+            entry.mark_exists();
+        }
+        Ok(())
+    }
+
+    async fn missing_indexes(&self, queue: &QueueName) -> Result<Vec<IndexStatement>> {
+        let s = &self.shared;
+        let client = s.connection("checking indexes").await?;
+        let rows = client
+            .query(
+                &s.catalog.shared.list_indexes,
+                &[&s.catalog.schema.as_str(), &queue.as_str()],
+            )
+            .await
+            .map_err(db_err("listing indexes"))?;
+        let present: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
+        Ok(s.catalog
+            .queue(queue)
+            .statements
+            .indexes
+            .iter()
+            .filter(|i| !present.contains(&i.name))
+            .cloned()
+            .collect())
+    }
+
+    async fn peek(&self, queue: &QueueName) -> Result<i64> {
+        let s = &self.shared;
+        let entry = s.catalog.queue(queue);
+        let client = s.connection("peeking").await?;
+        let stmt = client
+            .prepare_cached(&entry.statements.peek)
+            .await
+            .map_err(db_err(format!("peeking at queue {queue:?}")))?;
+        let row = client
+            .query_one(&stmt, &[])
+            .await
+            .map_err(db_err(format!("peeking at queue {queue:?}")))?;
+        Ok(row.get(0))
+    }
+
+    async fn receive(
+        &self,
+        queue: &QueueName,
+    ) -> Result<Option<(ReceivedMessage, Box<dyn ReceiveTransaction>)>> {
+        let s = &self.shared;
+        let entry = s.catalog.queue(queue);
+        let client = s.connection("receiving").await?;
+        let operation = format!("receiving from queue {queue:?}");
+        let row = async {
+            client
+                .batch_execute("BEGIN")
+                .await
+                .map_err(db_err(operation.clone()))?;
+            let stmt = client
+                .prepare_cached(&entry.statements.receive)
+                .await
+                .map_err(db_err(operation.clone()))?;
+            client
+                .query_opt(&stmt, &[])
+                .await
+                .map_err(db_err(operation.clone()))
+        }
+        .await;
+        match row {
+            Err(e) => {
+                let _ = Object::take(client);
+                Err(e)
+            }
+            Ok(None) => {
+                finish(client, "COMMIT", &operation).await?;
+                Ok(None)
+            }
+            Ok(Some(row)) => {
+                let message = ReceivedMessage {
+                    row_id: row.get(0),
+                    correlation_id: row.get(1),
+                    reply_to_address: row.get(2),
+                    headers_json: row.get(3),
+                    body: row.get::<_, Option<Vec<u8>>>(4).unwrap_or_default(),
+                    expired: row.get(5),
+                };
+                let tx = PostgresTransaction {
+                    client: Some(client),
+                    shared: s.clone(),
+                };
+                Ok(Some((message, Box::new(tx))))
+            }
+        }
+    }
+
+    async fn send(&self, messages: Vec<OutgoingMessage>) -> Result<()> {
+        let s = &self.shared;
+        let client = s.connection("sending").await?;
+        let written = async {
+            client
+                .batch_execute("BEGIN")
+                .await
+                .map_err(db_err("sending"))?;
+            s.write(&client, messages).await
+        }
+        .await;
+        match written {
+            Ok(created) => {
+                finish(client, "COMMIT", "committing a send").await?;
+                created.iter().for_each(|e| e.mark_exists());
+                Ok(())
+            }
+            Err(e) => {
+                let _ = Object::take(client);
+                Err(e)
+            }
+        }
+    }
+
+    async fn subscribe(&self, topic: &str, queue: &QueueName) -> Result<()> {
+        let s = &self.shared;
+        let client = s.connection("subscribing").await?;
+        client
+            .execute(&s.catalog.shared.subscribe, &[&topic, &queue.as_str()])
+            .await
+            .map_err(db_err(format!("subscribing queue {queue:?} to {topic}")))?;
+        Ok(())
+    }
+}
+
+/// The open transaction of a message received from PostgreSQL. Dropped without commit or
+/// rollback (a cancelled future), it closes its connection so the server rolls back.
+struct PostgresTransaction {
+    client: Option<Object>,
+    shared: Arc<Shared>,
+}
+
+impl PostgresTransaction {
+    fn take_client(&mut self) -> Result<Object> {
+        self.client.take().ok_or_else(|| {
+            NimbusError::NotRunning("the receive transaction was already finished".into())
+        })
+    }
+}
+
+impl Drop for PostgresTransaction {
+    fn drop(&mut self) {
+        if let Some(client) = self.client.take() {
+            let _ = Object::take(client);
+        }
+    }
+}
+
+#[async_trait]
+impl ReceiveTransaction for PostgresTransaction {
+    async fn commit(mut self: Box<Self>, outgoing: Vec<OutgoingMessage>) -> Result<()> {
+        let client = self.take_client()?;
+        match self.shared.write(&client, outgoing).await {
+            Ok(created) => {
+                finish(client, "COMMIT", "committing a handled message").await?;
+                created.iter().for_each(|e| e.mark_exists());
+                Ok(())
+            }
+            Err(e) => {
+                let _ = Object::take(client);
+                Err(e)
+            }
+        }
+    }
+
+    async fn rollback(mut self: Box<Self>) -> Result<()> {
+        let client = self.take_client()?;
+        finish(client, "ROLLBACK", "rolling back a failed message").await
+    }
+}

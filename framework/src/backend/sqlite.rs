@@ -1,0 +1,470 @@
+//! SQLite driver: rusqlite, bundled, so no system library is needed.
+//!
+//! SQLite allows one writer per database file. All endpoints of a process that use the same file
+//! share one connection behind an async mutex: a receive takes it, runs `BEGIN IMMEDIATE` and the
+//! dialect's `DELETE … RETURNING`, and holds it while the handler runs, so handlers on one file
+//! run one at a time and no two receivers can ever take the same row. Other processes on the same
+//! file wait on SQLite's busy timeout. Blocking calls run on tokio's blocking threads.
+//!
+//! The database runs in WAL mode with `synchronous = FULL`: a committed message survives a crash
+//! of the process and of the machine.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use rusqlite::{Connection, OptionalExtension};
+use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
+
+use super::catalog::QueueEntry;
+use super::{Backend, Catalog, ReceiveTransaction};
+use crate::envelope::{Destination, OutgoingMessage, ReceivedMessage};
+use crate::error::{NimbusError, Result};
+use crate::names::{QueueName, SchemaName};
+use crate::sql::sqlite::{Sqlite, MAIN_SCHEMA};
+use crate::sql::{Dialect, IndexStatement};
+
+const NAME: &str = Sqlite::NAME;
+/// How long a statement waits for another process's write lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+type SharedConnection = Arc<AsyncMutex<Connection>>;
+type Guard = OwnedMutexGuard<Connection>;
+
+fn db_err(operation: impl Into<String>) -> impl FnOnce(rusqlite::Error) -> NimbusError {
+    let operation = operation.into();
+    move |e| NimbusError::database(NAME, operation, e)
+}
+
+/// The connections this process has open, by canonical file path.
+fn open_files() -> &'static Mutex<HashMap<PathBuf, Weak<AsyncMutex<Connection>>>> {
+    static OPEN: OnceLock<Mutex<HashMap<PathBuf, Weak<AsyncMutex<Connection>>>>> = OnceLock::new();
+    OPEN.get_or_init(Default::default)
+}
+
+fn canonical(path: &Path) -> PathBuf {
+    if let Ok(p) = path.canonicalize() {
+        return p;
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    match (parent.canonicalize(), path.file_name()) {
+        (Ok(dir), Some(file)) => dir.join(file),
+        _ => path.to_path_buf(),
+    }
+}
+
+fn open_connection(path: &Path) -> rusqlite::Result<Connection> {
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    let _mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+    conn.execute_batch("PRAGMA synchronous = FULL;")?;
+    conn.set_prepared_statement_cache_capacity(128);
+    Ok(conn)
+}
+
+/// Rolls back a transaction a cancelled or panicked operation left open on the shared connection.
+fn reset(conn: &Connection) {
+    if !conn.is_autocommit() {
+        if let Err(e) = conn.execute_batch("ROLLBACK") {
+            tracing::warn!(error = %e, "could not roll back a transaction left open on SQLite");
+        }
+    }
+}
+
+/// Runs `f` on a blocking thread with the connection, and gives the guard back. Unless `f`
+/// continues a receive's transaction (`continues_transaction`), a transaction left open by a
+/// cancelled operation is rolled back first.
+async fn blocking<T, F>(
+    guard: Guard,
+    continues_transaction: bool,
+    f: F,
+) -> Result<(Guard, rusqlite::Result<T>)>
+where
+    T: Send + 'static,
+    F: FnOnce(&mut Connection) -> rusqlite::Result<T> + Send + 'static,
+{
+    tokio::task::spawn_blocking(move || {
+        let mut guard = guard;
+        if !continues_transaction {
+            reset(&guard);
+        }
+        let result = f(&mut guard);
+        (guard, result)
+    })
+    .await
+    .map_err(|e| {
+        NimbusError::database(
+            NAME,
+            "running a statement on a blocking thread",
+            std::io::Error::other(e.to_string()),
+        )
+    })
+}
+
+/// An SQLite database file holding queues.
+pub(crate) struct SqliteBackend {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    conn: SharedConnection,
+    catalog: Catalog<Sqlite>,
+}
+
+impl SqliteBackend {
+    /// Opens (or creates) the database file, sharing the connection with every other endpoint of
+    /// this process that uses the same file.
+    pub async fn open(path: &Path, auto_create: bool) -> Result<Self> {
+        let key = canonical(path);
+        let existing = {
+            let files = open_files().lock().unwrap_or_else(|p| p.into_inner());
+            files.get(&key).and_then(Weak::upgrade)
+        };
+        let conn = match existing {
+            Some(conn) => conn,
+            None => {
+                let open_path = path.to_path_buf();
+                let conn = tokio::task::spawn_blocking(move || open_connection(&open_path))
+                    .await
+                    .map_err(|e| std::io::Error::other(e.to_string()))
+                    .and_then(|r| r.map_err(std::io::Error::other))
+                    .map_err(|e| NimbusError::Connect {
+                        backend: NAME,
+                        target: path.display().to_string(),
+                        fix: "check that the directory exists and is writable, and that the file \
+                              is an SQLite database"
+                            .into(),
+                        source: Box::new(e),
+                    })?;
+                let conn = Arc::new(AsyncMutex::new(conn));
+                let mut files = open_files().lock().unwrap_or_else(|p| p.into_inner());
+                // Another endpoint may have opened it meanwhile: use the first one.
+                match files.get(&key).and_then(Weak::upgrade) {
+                    Some(first) => first,
+                    None => {
+                        files.insert(key, Arc::downgrade(&conn));
+                        conn
+                    }
+                }
+            }
+        };
+        let schema = SchemaName::new(MAIN_SCHEMA)?;
+        Ok(SqliteBackend {
+            shared: Arc::new(Shared {
+                conn,
+                catalog: Catalog::new(schema, auto_create),
+            }),
+        })
+    }
+}
+
+impl Shared {
+    async fn lock(&self) -> Guard {
+        self.conn.clone().lock_owned().await
+    }
+
+    /// Inserts `messages` inside the connection's open transaction; topics are resolved to their
+    /// subscribers in the same transaction. Returns the queues it created.
+    fn write(
+        &self,
+        conn: &Connection,
+        messages: Vec<OutgoingMessage>,
+    ) -> rusqlite::Result<Vec<Arc<QueueEntry>>> {
+        let mut created = Vec::new();
+        for message in messages {
+            let queues: Vec<String> = match &message.destination {
+                Destination::Queue(queue) => vec![queue.as_str().to_string()],
+                Destination::Topic(topic) => {
+                    let mut stmt = conn.prepare_cached(&self.catalog.shared.subscribers)?;
+                    let rows = stmt.query_map([topic], |r| r.get::<_, String>(0))?;
+                    rows.collect::<rusqlite::Result<_>>()?
+                }
+            };
+            for queue in queues {
+                let Ok(queue) = QueueName::new(queue) else {
+                    // A subscription row with a name no endpoint could have written; skip it.
+                    continue;
+                };
+                let entry = self.catalog.queue(&queue);
+                if self.catalog.auto_create && !entry.is_known_to_exist() {
+                    create_queue(conn, &entry)?;
+                    created.push(entry.clone());
+                }
+                let mut stmt = conn.prepare_cached(&entry.statements.insert)?;
+                stmt.execute(rusqlite::params![
+                    message.id.to_string(),
+                    message.correlation_id,
+                    message.reply_to_address,
+                    message.time_to_be_received_ms,
+                    message.headers_json,
+                    message.body,
+                ])?;
+            }
+        }
+        Ok(created)
+    }
+}
+
+fn create_queue(conn: &Connection, entry: &QueueEntry) -> rusqlite::Result<()> {
+    conn.execute_batch(&entry.statements.create_table)?;
+    for index in &entry.statements.indexes {
+        conn.execute_batch(&index.create)?;
+    }
+    Ok(())
+}
+
+fn table_exists(conn: &Connection, sql: &str, table: &str) -> rusqlite::Result<bool> {
+    Ok(conn
+        .query_row(sql, [MAIN_SCHEMA, table], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
+/// Runs `f` inside `BEGIN IMMEDIATE … COMMIT`, rolling back on error.
+fn in_transaction<T>(
+    conn: &mut Connection,
+    f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    match f(conn).and_then(|v| conn.execute_batch("COMMIT").map(|()| v)) {
+        Ok(v) => Ok(v),
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+#[async_trait]
+impl Backend for SqliteBackend {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    async fn create_schema(&self, queues: &[QueueName]) -> Result<()> {
+        let shared = self.shared.clone();
+        let entries: Vec<_> = queues.iter().map(|q| shared.catalog.queue(q)).collect();
+        let guard = shared.lock().await;
+        let (_, result) = blocking(guard, false, move |conn| {
+            in_transaction(conn, |conn| {
+                conn.execute_batch(&shared.catalog.shared.create_subscriptions)?;
+                conn.execute_batch(&shared.catalog.shared.create_dead_letters)?;
+                for entry in &entries {
+                    create_queue(conn, entry)?;
+                }
+                Ok(entries)
+            })
+        })
+        .await?;
+        result
+            .map_err(db_err("creating the schema"))?
+            .iter()
+            .for_each(|e| e.mark_exists());
+        Ok(())
+    }
+
+    async fn verify_schema(&self, queues: &[QueueName]) -> Result<()> {
+        let shared = self.shared.clone();
+        let queues = queues.to_vec();
+        let guard = shared.lock().await;
+        let (_, result) = blocking(guard, false, move |conn| {
+            let s = &shared.catalog.shared;
+            for (table, statement) in [
+                ("NimbusSubscriptions", &s.create_subscriptions),
+                ("NimbusDeadLetters", &s.create_dead_letters),
+            ] {
+                if !table_exists(conn, &s.table_exists, table)? {
+                    return Ok(Err(NimbusError::MissingSchema {
+                        backend: NAME,
+                        object: format!("table {table}"),
+                        statement: statement.clone(),
+                    }));
+                }
+            }
+            for queue in &queues {
+                let entry = shared.catalog.queue(queue);
+                if !table_exists(conn, &s.table_exists, queue.as_str())? {
+                    return Ok(Err(NimbusError::MissingSchema {
+                        backend: NAME,
+                        object: format!("queue table {:?}", queue.as_str()),
+                        statement: entry.statements.create_table.clone(),
+                    }));
+                }
+                entry.mark_exists();
+            }
+            Ok(Ok(()))
+        })
+        .await?;
+        result.map_err(db_err("checking the schema"))?
+    }
+
+    async fn missing_indexes(&self, queue: &QueueName) -> Result<Vec<IndexStatement>> {
+        let shared = self.shared.clone();
+        let entry = shared.catalog.queue(queue);
+        let table = queue.as_str().to_string();
+        let guard = shared.lock().await;
+        let (_, result) = blocking(guard, false, move |conn| {
+            let mut stmt = conn.prepare_cached(&shared.catalog.shared.list_indexes)?;
+            let names = stmt
+                .query_map([MAIN_SCHEMA, table.as_str()], |r| r.get::<_, String>(0))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(entry
+                .statements
+                .indexes
+                .iter()
+                .filter(|i| !names.contains(&i.name))
+                .cloned()
+                .collect())
+        })
+        .await?;
+        result.map_err(db_err("listing indexes"))
+    }
+
+    async fn peek(&self, queue: &QueueName) -> Result<i64> {
+        let entry = self.shared.catalog.queue(queue);
+        let guard = self.shared.lock().await;
+        let (_, result) = blocking(guard, false, move |conn| {
+            conn.prepare_cached(&entry.statements.peek)?
+                .query_row([], |r| r.get(0))
+        })
+        .await?;
+        result.map_err(db_err(format!("peeking at queue {queue:?}")))
+    }
+
+    async fn receive(
+        &self,
+        queue: &QueueName,
+    ) -> Result<Option<(ReceivedMessage, Box<dyn ReceiveTransaction>)>> {
+        let entry = self.shared.catalog.queue(queue);
+        let guard = self.shared.lock().await;
+        let (guard, result) = blocking(guard, false, move |conn| {
+            conn.execute_batch("BEGIN IMMEDIATE")?;
+            let row = conn
+                .prepare_cached(&entry.statements.receive)?
+                .query_row([], |r| {
+                    Ok(ReceivedMessage {
+                        row_id: r.get(0)?,
+                        correlation_id: r.get(1)?,
+                        reply_to_address: r.get(2)?,
+                        headers_json: r.get(3)?,
+                        body: r.get::<_, Option<Vec<u8>>>(4)?.unwrap_or_default(),
+                        expired: r.get(5)?,
+                    })
+                })
+                .optional();
+            match row {
+                Ok(Some(message)) => Ok(Some(message)),
+                Ok(None) => conn.execute_batch("COMMIT").map(|()| None),
+                Err(e) => {
+                    let _ = conn.execute_batch("ROLLBACK");
+                    Err(e)
+                }
+            }
+        })
+        .await?;
+        match result.map_err(db_err(format!("receiving from queue {queue:?}")))? {
+            None => Ok(None),
+            Some(message) => Ok(Some((
+                message,
+                Box::new(SqliteTransaction {
+                    guard: Some(guard),
+                    shared: self.shared.clone(),
+                }),
+            ))),
+        }
+    }
+
+    async fn send(&self, messages: Vec<OutgoingMessage>) -> Result<()> {
+        let shared = self.shared.clone();
+        let guard = shared.lock().await;
+        let (_, result) = blocking(guard, false, move |conn| {
+            in_transaction(conn, |conn| shared.write(conn, messages))
+        })
+        .await?;
+        result
+            .map_err(db_err("sending"))?
+            .iter()
+            .for_each(|e| e.mark_exists());
+        Ok(())
+    }
+
+    async fn subscribe(&self, topic: &str, queue: &QueueName) -> Result<()> {
+        let shared = self.shared.clone();
+        let (topic, queue_name) = (topic.to_string(), queue.as_str().to_string());
+        let guard = shared.lock().await;
+        let (_, result) = blocking(guard, false, move |conn| {
+            conn.prepare_cached(&shared.catalog.shared.subscribe)?
+                .execute([topic, queue_name])
+        })
+        .await?;
+        result.map_err(db_err(format!("subscribing queue {queue:?}")))?;
+        Ok(())
+    }
+}
+
+/// The open transaction of a message received from SQLite; it holds the file's connection.
+/// Dropped without commit or rollback (a cancelled future), it rolls back.
+struct SqliteTransaction {
+    guard: Option<Guard>,
+    shared: Arc<Shared>,
+}
+
+impl SqliteTransaction {
+    fn take_guard(&mut self) -> Result<Guard> {
+        self.guard.take().ok_or_else(|| {
+            NimbusError::NotRunning("the receive transaction was already finished".into())
+        })
+    }
+}
+
+impl Drop for SqliteTransaction {
+    fn drop(&mut self) {
+        if let Some(guard) = self.guard.take() {
+            reset(&guard);
+        }
+    }
+}
+
+#[async_trait]
+impl ReceiveTransaction for SqliteTransaction {
+    async fn commit(mut self: Box<Self>, outgoing: Vec<OutgoingMessage>) -> Result<()> {
+        let guard = self.take_guard()?;
+        let shared = self.shared.clone();
+        let (_, result) = blocking(guard, true, move |conn| {
+            match shared
+                .write(conn, outgoing)
+                .and_then(|created| conn.execute_batch("COMMIT").map(|()| created))
+            {
+                Ok(created) => Ok(created),
+                Err(e) => {
+                    let _ = conn.execute_batch("ROLLBACK");
+                    Err(e)
+                }
+            }
+        })
+        .await?;
+        result
+            .map_err(db_err("committing a handled message"))?
+            .iter()
+            .for_each(|e| e.mark_exists());
+        Ok(())
+    }
+
+    async fn rollback(mut self: Box<Self>) -> Result<()> {
+        let guard = self.take_guard()?;
+        let (_, result) = blocking(guard, true, |conn| {
+            if conn.is_autocommit() {
+                Ok(())
+            } else {
+                conn.execute_batch("ROLLBACK")
+            }
+        })
+        .await?;
+        result.map_err(db_err("rolling back a failed message"))
+    }
+}

@@ -1,0 +1,202 @@
+//! The bus: an endpoint that has been configured ([`Endpoint`]) and started ([`Bus`]).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use actix::prelude::*;
+
+use crate::actors::{Drain, QueueSupervisor};
+use crate::config::{BusBuilder, EndpointConfig};
+use crate::envelope::{build_outgoing, Destination, Intent};
+use crate::error::{NimbusError, Result};
+use crate::message::{Command, Event, Message};
+use crate::names::QueueName;
+use crate::pipeline::EndpointShared;
+
+/// An endpoint whose configuration has been checked; [`Endpoint::start`] connects and starts it.
+pub struct Endpoint {
+    config: EndpointConfig,
+}
+
+impl Endpoint {
+    pub(crate) fn new(config: EndpointConfig) -> Self {
+        Endpoint { config }
+    }
+
+    /// The queue this endpoint receives from: its application name.
+    pub fn input_queue(&self) -> &str {
+        self.config.identity.input_queue.as_str()
+    }
+
+    /// Connects to the database, creates (or checks) the schema, checks the queue's indexes,
+    /// writes the subscriptions of the events it handles, and starts its actors.
+    ///
+    /// Must run inside an actix `System` (`#[actix::main]`, `#[actix_rt::main]` or
+    /// `System::new().block_on`). An endpoint without handlers is send-only: it starts no
+    /// receivers.
+    pub async fn start(self) -> Result<Bus> {
+        if actix::System::try_current().is_none() {
+            return Err(NimbusError::NotRunning(
+                "no actix System is running on this thread".into(),
+            ));
+        }
+        let config = self.config;
+        let backend = crate::backend::connect(&config).await?;
+        let receiving = !config.handlers.is_empty();
+        let queues: Vec<QueueName> = if receiving {
+            vec![config.identity.input_queue.clone()]
+        } else {
+            Vec::new()
+        };
+        if config.auto_create_schema {
+            backend.create_schema(&queues).await?;
+        } else {
+            backend.verify_schema(&queues).await?;
+        }
+        let mut warnings = Vec::new();
+        for queue in &queues {
+            for index in backend.missing_indexes(queue).await? {
+                let warning = format!(
+                    "queue {:?} on {} lacks index {:?}; create it with:\n{}",
+                    queue.as_str(),
+                    backend.name(),
+                    index.name,
+                    index.create
+                );
+                tracing::warn!("{warning}");
+                warnings.push(warning);
+            }
+        }
+        for event in config.handlers.events() {
+            backend
+                .subscribe(event, &config.identity.input_queue)
+                .await?;
+        }
+        let shared = Arc::new(EndpointShared { config, backend });
+        let supervisors = queues
+            .into_iter()
+            .map(|queue| QueueSupervisor::new(shared.clone(), queue).start())
+            .collect();
+        tracing::info!(
+            application = %shared.config.identity.application,
+            instance = %shared.config.identity.instance,
+            backend = shared.backend.name(),
+            "bus started"
+        );
+        Ok(Bus {
+            inner: Arc::new(BusInner {
+                shared,
+                supervisors: Mutex::new(supervisors),
+                warnings,
+                stopped: AtomicBool::new(false),
+            }),
+        })
+    }
+}
+
+/// A started endpoint: send and publish from anywhere, stop when done. Cheap to clone.
+///
+/// ```no_run
+/// use nimbus::{Bus, Command};
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Serialize, Deserialize, Command)]
+/// struct PlaceOrder { order_id: u32 }
+///
+/// #[actix_rt::main]
+/// async fn main() -> Result<(), nimbus::NimbusError> {
+///     let bus = Bus::builder()
+///         .names("Shop", "shop-1")
+///         .route::<PlaceOrder>("Sales")
+///         .build()?
+///         .start()
+///         .await?;
+///     bus.send(PlaceOrder { order_id: 1 }).await?;
+///     bus.stop().await
+/// }
+/// ```
+#[derive(Clone)]
+pub struct Bus {
+    inner: Arc<BusInner>,
+}
+
+struct BusInner {
+    shared: Arc<EndpointShared>,
+    supervisors: Mutex<Vec<Addr<QueueSupervisor>>>,
+    warnings: Vec<String>,
+    stopped: AtomicBool,
+}
+
+impl Bus {
+    /// A new builder. See [`BusBuilder`].
+    pub fn builder() -> BusBuilder {
+        BusBuilder::default()
+    }
+
+    /// Sends a command to the queue routed for its type (`route::<M>("Queue")` on the builder).
+    /// Returns once the message is committed to the database.
+    pub async fn send<M: Command>(&self, message: M) -> Result<()> {
+        let queue = self.inner.shared.config.routes.queue_for::<M>()?;
+        self.write(&message, Intent::Send, Destination::Queue(queue))
+            .await
+    }
+
+    /// Sends a message to `queue`. Returns once the message is committed to the database.
+    pub async fn send_to<M: Message>(&self, queue: &str, message: M) -> Result<()> {
+        let queue = QueueName::new(queue)?;
+        self.write(&message, Intent::Send, Destination::Queue(queue))
+            .await
+    }
+
+    /// Publishes an event: one copy to every queue subscribed to its type, in one transaction.
+    pub async fn publish<M: Event>(&self, message: M) -> Result<()> {
+        self.write(&message, Intent::Publish, Destination::Topic(M::TYPE_NAME))
+            .await
+    }
+
+    async fn write<M: Message>(
+        &self,
+        message: &M,
+        intent: Intent,
+        destination: Destination,
+    ) -> Result<()> {
+        if self.inner.stopped.load(Ordering::Acquire) {
+            return Err(NimbusError::NotRunning("the bus was stopped".into()));
+        }
+        let shared = &self.inner.shared;
+        let outgoing = build_outgoing(message, intent, destination, &shared.config.identity, None)?;
+        shared.backend.send(vec![outgoing]).await
+    }
+
+    /// Warnings found at start, such as missing indexes (each also logged with `tracing`).
+    pub fn warnings(&self) -> &[String] {
+        &self.inner.warnings
+    }
+
+    /// The queue this endpoint receives from.
+    pub fn input_queue(&self) -> &str {
+        self.inner.shared.config.identity.input_queue.as_str()
+    }
+
+    /// Stops receiving, waits for every message being handled to commit or roll back, and stops
+    /// the endpoint's actors. Nothing is lost: a message is either handled and committed, or still
+    /// in its queue. Calling it again does nothing.
+    pub async fn stop(&self) -> Result<()> {
+        if self.inner.stopped.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        let supervisors = std::mem::take(
+            &mut *self
+                .inner
+                .supervisors
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        );
+        for supervisor in supervisors {
+            // A supervisor that is already gone has nothing in flight.
+            let _ = supervisor.send(Drain).await;
+        }
+        tracing::info!(application = %self.inner.shared.config.identity.application, "bus stopped");
+        Ok(())
+    }
+}

@@ -1,0 +1,384 @@
+//! The bus builder: every setting, checked when [`BusBuilder::build`] runs, so that a bad
+//! configuration fails before anything starts and says what to change.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::envelope::EndpointIdentity;
+use crate::error::{NimbusError, Result};
+use crate::handler::{Handler, HandlerRegistry, Routes};
+use crate::message::{Command, Message};
+use crate::names::{QueueName, SchemaName};
+use crate::sql::{postgres::Postgres, sqlite::Sqlite, Dialect};
+
+/// The database used when the builder is given none: a file in the working directory.
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://nimbus.db";
+/// How long a receiver waits before looking again at an empty queue, unless configured.
+pub const DEFAULT_PEEK_DELAY: Duration = Duration::from_secs(1);
+/// The shortest peek delay accepted: less puts needless load on the database.
+pub const MIN_PEEK_DELAY: Duration = Duration::from_millis(100);
+/// Peek delays above this are accepted with a warning: messages may back up.
+pub const MAX_RECOMMENDED_PEEK_DELAY: Duration = Duration::from_secs(10);
+/// How long connecting may take unless the URL says otherwise.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A parsed database URL.
+#[derive(Clone, Debug)]
+pub(crate) enum DatabaseUrl {
+    /// `sqlite://path`: a database file, created if missing.
+    Sqlite { path: PathBuf },
+    /// `postgres://…` or `postgresql://…`.
+    Postgres {
+        config: Box<tokio_postgres::Config>,
+        /// `host:port/database` for messages, without credentials.
+        target: String,
+    },
+}
+
+impl DatabaseUrl {
+    /// Parses a URL, or says which URLs are understood.
+    pub(crate) fn parse(url: &str) -> Result<Self> {
+        let url = url.trim();
+        let supported = "use sqlite://path/to/file.db (embedded, the default) or \
+                         postgres://user@host:5432/database";
+        if url.is_empty() {
+            return Err(NimbusError::config("the database URL is empty", supported));
+        }
+        if let Some(rest) = url
+            .strip_prefix("sqlite://")
+            .or_else(|| url.strip_prefix("sqlite:"))
+        {
+            let path = rest.split('?').next().unwrap_or(rest);
+            if path.is_empty() || path == ":memory:" || path.contains("mode=memory") {
+                return Err(NimbusError::config(
+                    format!("{url:?} names no database file (an in-memory database would lose every message)"),
+                    "use sqlite://nimbus.db or another file path",
+                ));
+            }
+            return Ok(DatabaseUrl::Sqlite {
+                path: PathBuf::from(path),
+            });
+        }
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let mut config: tokio_postgres::Config = url.parse().map_err(|e| {
+                NimbusError::config(
+                    format!("cannot parse the PostgreSQL URL: {e}"),
+                    "write it as postgres://user:password@host:5432/database",
+                )
+            })?;
+            if config.get_connect_timeout().is_none() {
+                config.connect_timeout(DEFAULT_CONNECT_TIMEOUT);
+            }
+            let target = postgres_target(&config);
+            return Ok(DatabaseUrl::Postgres {
+                config: Box::new(config),
+                target,
+            });
+        }
+        let lower = url.to_ascii_lowercase();
+        if lower.starts_with("mssql://")
+            || lower.starts_with("sqlserver://")
+            || lower.starts_with("server=")
+            || lower.starts_with("data source=")
+        {
+            return Err(NimbusError::config(
+                "SQL Server is not supported yet by this version of nimbus",
+                supported,
+            ));
+        }
+        let scheme = url.split(':').next().unwrap_or(url);
+        Err(NimbusError::config(
+            format!("the database URL scheme {scheme:?} is not supported"),
+            supported,
+        ))
+    }
+
+    fn backend_name(&self) -> &'static str {
+        match self {
+            DatabaseUrl::Sqlite { .. } => Sqlite::NAME,
+            DatabaseUrl::Postgres { .. } => Postgres::NAME,
+        }
+    }
+}
+
+fn postgres_target(config: &tokio_postgres::Config) -> String {
+    let host = config
+        .get_hosts()
+        .first()
+        .map(|h| match h {
+            tokio_postgres::config::Host::Tcp(name) => name.clone(),
+            tokio_postgres::config::Host::Unix(path) => path.display().to_string(),
+        })
+        .unwrap_or_else(|| "localhost".into());
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let db = config
+        .get_dbname()
+        .or(config.get_user())
+        .unwrap_or("postgres");
+    format!("{host}:{port}/{db}")
+}
+
+/// A validated endpoint configuration; produced by [`BusBuilder::build`].
+pub(crate) struct EndpointConfig {
+    pub identity: Arc<EndpointIdentity>,
+    pub database: DatabaseUrl,
+    pub schema: SchemaName,
+    pub auto_create_schema: bool,
+    pub peek_delay: Duration,
+    pub concurrency: usize,
+    pub routes: Arc<Routes>,
+    pub handlers: Arc<HandlerRegistry>,
+}
+
+impl EndpointConfig {
+    /// Connections the endpoint needs: one per receiver, one for peeking, one for sends from
+    /// outside handlers.
+    pub fn pool_size(&self) -> usize {
+        self.concurrency + 2
+    }
+}
+
+/// Builds a bus. Start from [`crate::Bus::builder`].
+///
+/// ```
+/// use std::time::Duration;
+/// let endpoint = nimbus::Bus::builder()
+///     .names("Sales", "sales-1")
+///     .database_url("sqlite://sales.db")
+///     .peek_delay(Duration::from_millis(250))
+///     .concurrency(4)
+///     .build()
+///     .expect("valid configuration");
+/// assert_eq!(endpoint.input_queue(), "Sales");
+/// ```
+#[must_use = "a builder does nothing until build() and start() are called"]
+pub struct BusBuilder {
+    application: Option<String>,
+    instance: Option<String>,
+    database_url: String,
+    schema: Option<String>,
+    auto_create_schema: bool,
+    peek_delay: Duration,
+    concurrency: usize,
+    fill_v1_columns: bool,
+    routes: Vec<(&'static str, String)>,
+    handlers: HandlerRegistry,
+}
+
+impl Default for BusBuilder {
+    fn default() -> Self {
+        BusBuilder {
+            application: None,
+            instance: None,
+            database_url: DEFAULT_DATABASE_URL.to_string(),
+            schema: None,
+            auto_create_schema: true,
+            peek_delay: DEFAULT_PEEK_DELAY,
+            concurrency: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(2)
+                .max(2),
+            fill_v1_columns: false,
+            routes: Vec::new(),
+            handlers: HandlerRegistry::default(),
+        }
+    }
+}
+
+impl BusBuilder {
+    /// The application name (it is also the endpoint's input queue) and this instance's name.
+    /// Required.
+    pub fn names(mut self, application: impl Into<String>, instance: impl Into<String>) -> Self {
+        self.application = Some(application.into());
+        self.instance = Some(instance.into());
+        self
+    }
+
+    /// Where the queues live: `sqlite://path` (the default, `sqlite://nimbus.db`) or
+    /// `postgres://user@host:port/database`.
+    pub fn database_url(mut self, url: impl Into<String>) -> Self {
+        self.database_url = url.into();
+        self
+    }
+
+    /// The database schema for every table (PostgreSQL default `public`; SQLite has only `main`).
+    pub fn schema(mut self, schema: impl Into<String>) -> Self {
+        self.schema = Some(schema.into());
+        self
+    }
+
+    /// Create missing tables at start (default on). Idempotent and safe with several instances
+    /// starting at once. When off, start checks that the tables exist and names the statement to
+    /// run if one does not.
+    pub fn auto_create_schema(mut self, enabled: bool) -> Self {
+        self.auto_create_schema = enabled;
+        self
+    }
+
+    /// How long to wait before looking again at an empty queue (default 1 s). Under 100 ms is a
+    /// configuration error; over 10 s is accepted with a warning.
+    pub fn peek_delay(mut self, delay: Duration) -> Self {
+        self.peek_delay = delay;
+        self
+    }
+
+    /// How many messages the endpoint handles at once (default: the number of CPUs, at least 2).
+    /// On SQLite a receive holds the database's write lock, so handlers run one at a time there.
+    pub fn concurrency(mut self, limit: usize) -> Self {
+        self.concurrency = limit;
+        self
+    }
+
+    /// Also write the `CorrelationId` and `ReplyToAddress` columns, for receivers that run
+    /// NServiceBus SQL Server transport version 1 (default off: the columns are NULL and the
+    /// values travel in the headers).
+    pub fn fill_v1_columns(mut self, enabled: bool) -> Self {
+        self.fill_v1_columns = enabled;
+        self
+    }
+
+    /// Sends commands of type `M` to `queue` when `send` is called.
+    pub fn route<M: Command>(mut self, queue: impl Into<String>) -> Self {
+        self.routes.push((M::TYPE_NAME, queue.into()));
+        self
+    }
+
+    /// Registers a handler for messages of type `M`. Several handlers for one type all run, in
+    /// registration order, in the message's transaction. A handler of an event subscribes the
+    /// endpoint to it.
+    pub fn handler<M: Message, H: Handler<M>>(mut self, handler: H) -> Self {
+        self.handlers.add::<M, H>(handler);
+        self
+    }
+
+    /// Checks every setting and returns the endpoint, ready to start.
+    pub fn build(self) -> Result<crate::bus::Endpoint> {
+        let database = DatabaseUrl::parse(&self.database_url)?;
+        let (Some(application), Some(instance)) = (self.application, self.instance) else {
+            return Err(NimbusError::config(
+                "the bus has no application and instance names",
+                "call .names(\"MyApplication\", \"instance-1\") on the builder",
+            ));
+        };
+        let input_queue = QueueName::new(application.clone())?;
+        if instance.trim().is_empty() || instance.chars().any(char::is_control) {
+            return Err(NimbusError::config(
+                format!("the instance name {instance:?} is empty or has control characters"),
+                "use a name such as the host name",
+            ));
+        }
+        let (max_queue, max_schema, default_schema) = match database {
+            DatabaseUrl::Sqlite { .. } => (
+                Sqlite::MAX_QUEUE_NAME,
+                Sqlite::MAX_SCHEMA_NAME,
+                crate::sql::sqlite::MAIN_SCHEMA,
+            ),
+            DatabaseUrl::Postgres { .. } => (
+                Postgres::MAX_QUEUE_NAME,
+                Postgres::MAX_SCHEMA_NAME,
+                "public",
+            ),
+        };
+        input_queue.check_len(max_queue)?;
+        let schema = SchemaName::new(self.schema.unwrap_or_else(|| default_schema.into()))?;
+        schema.check_len(max_schema)?;
+        if matches!(database, DatabaseUrl::Sqlite { .. })
+            && schema.as_str() != crate::sql::sqlite::MAIN_SCHEMA
+        {
+            return Err(NimbusError::config(
+                format!(
+                    "SQLite has no schema {:?}: a database file has only \"main\"",
+                    schema.as_str()
+                ),
+                "remove .schema(...) or use a separate database file",
+            ));
+        }
+        if self.peek_delay < MIN_PEEK_DELAY {
+            return Err(NimbusError::config(
+                format!(
+                    "peek delay {:?} is below the minimum of 100 ms and would put needless load on the database",
+                    self.peek_delay
+                ),
+                "use .peek_delay(Duration::from_millis(100)) or more (the default is 1 s)",
+            ));
+        }
+        if self.peek_delay > MAX_RECOMMENDED_PEEK_DELAY {
+            tracing::warn!(
+                peek_delay = ?self.peek_delay,
+                "peek delay is above the recommended 10 s: messages may back up in the queue"
+            );
+        }
+        if self.concurrency == 0 {
+            return Err(NimbusError::config(
+                "the concurrency limit is 0, so no message would ever be handled",
+                "use .concurrency(1) or more",
+            ));
+        }
+        let mut routes = HashMap::new();
+        for (type_name, queue) in self.routes {
+            let queue = QueueName::new(queue)?;
+            queue.check_len(max_queue)?;
+            routes.insert(type_name, queue);
+        }
+        self.handlers.check()?;
+        let identity = Arc::new(EndpointIdentity {
+            application,
+            instance,
+            input_queue,
+            fill_v1_columns: self.fill_v1_columns,
+        });
+        tracing::debug!(backend = database.backend_name(), queue = %identity.input_queue, "endpoint configured");
+        Ok(crate::bus::Endpoint::new(EndpointConfig {
+            identity,
+            database,
+            schema,
+            auto_create_schema: self.auto_create_schema,
+            peek_delay: self.peek_delay,
+            concurrency: self.concurrency,
+            routes: Arc::new(Routes::new(routes)),
+            handlers: Arc::new(self.handlers),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn parses_supported_urls() {
+        assert!(matches!(
+            DatabaseUrl::parse("sqlite://nimbus.db").unwrap(),
+            DatabaseUrl::Sqlite { path } if path == Path::new("nimbus.db")
+        ));
+        assert!(matches!(
+            DatabaseUrl::parse("sqlite:///tmp/x.db").unwrap(),
+            DatabaseUrl::Sqlite { path } if path == Path::new("/tmp/x.db")
+        ));
+        match DatabaseUrl::parse("postgres://postgres:secret@127.0.0.1:5433/orders").unwrap() {
+            DatabaseUrl::Postgres { target, config } => {
+                assert_eq!(target, "127.0.0.1:5433/orders");
+                assert_eq!(config.get_connect_timeout(), Some(&DEFAULT_CONNECT_TIMEOUT));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn refuses_bad_urls_with_a_fix() {
+        for url in [
+            "",
+            "sqlite://",
+            "sqlite::memory:",
+            "mysql://localhost/db",
+            "Server=tcp:localhost,1433;Database=x",
+            "postgres://host:notaport/db",
+        ] {
+            let err = DatabaseUrl::parse(url).unwrap_err().to_string();
+            assert!(err.contains("Fix:"), "{url:?}: {err}");
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! Errors returned by the framework. Every error says what went wrong and what to do about it.
+
+use std::time::Duration;
+
+/// The error type of every fallible operation in `nimbus`.
+#[derive(Debug, thiserror::Error)]
+pub enum NimbusError {
+    /// The bus configuration is invalid; nothing was started.
+    #[error("invalid configuration: {problem}. Fix: {fix}")]
+    Config {
+        /// What is wrong.
+        problem: String,
+        /// What to change.
+        fix: String,
+    },
+
+    /// A queue, schema or topic name cannot be used.
+    #[error("invalid {kind} name {name:?}: {reason}. Fix: choose a name of 1 to {max_len} characters without control characters")]
+    InvalidName {
+        /// Which kind of name ("queue", "schema", ...).
+        kind: &'static str,
+        /// The name as given.
+        name: String,
+        /// Why it is refused.
+        reason: String,
+        /// The longest name the backend accepts.
+        max_len: usize,
+    },
+
+    /// The database could not be reached or refused the connection.
+    #[error("cannot connect to {backend} at {target}: {source}. Fix: {fix}")]
+    Connect {
+        /// The backend ("PostgreSQL", "SQLite", ...).
+        backend: &'static str,
+        /// Where we tried to connect (host and database, or a file path); never a password.
+        target: String,
+        /// What to check.
+        fix: String,
+        /// The driver's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+
+    /// A statement failed on the database.
+    #[error("{backend} failed while {operation}: {source}")]
+    Database {
+        /// The backend ("PostgreSQL", "SQLite", ...).
+        backend: &'static str,
+        /// What the framework was doing, e.g. "receiving from queue \"Sales\"".
+        operation: String,
+        /// The driver's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+
+    /// The schema the bus needs is not there and auto-create is off.
+    #[error("{object} does not exist in {backend}. Fix: enable auto_create_schema(true) or run this statement:\n{statement}")]
+    MissingSchema {
+        /// The backend.
+        backend: &'static str,
+        /// The missing table.
+        object: String,
+        /// The statement that creates it.
+        statement: String,
+    },
+
+    /// A message could not be turned into JSON.
+    #[error("cannot serialize message of type {type_name}: {source}")]
+    Serialize {
+        /// The message's type name.
+        type_name: &'static str,
+        /// The serde error.
+        #[source]
+        source: serde_json::Error,
+    },
+
+    /// `send` was called for a message type that has no route.
+    #[error("no route for message type {type_name}. Fix: add .route::<T>(\"QueueName\") to the bus builder, or use send_to")]
+    NoRoute {
+        /// The message's type name.
+        type_name: &'static str,
+    },
+
+    /// The bus was stopped, or its actors are gone.
+    #[error("the bus is not running ({0}). Fix: start the bus inside an actix System and do not use it after stop()")]
+    NotRunning(String),
+
+    /// Starting or stopping did not finish in time.
+    #[error("{operation} did not finish within {timeout:?}")]
+    Timeout {
+        /// What timed out.
+        operation: String,
+        /// The limit.
+        timeout: Duration,
+    },
+}
+
+/// Shorthand for `Result<T, NimbusError>`.
+pub type Result<T, E = NimbusError> = std::result::Result<T, E>;
+
+/// The error a handler returns. Any error type converts into it with `?`.
+pub type HandlerError = Box<dyn std::error::Error + Send + Sync>;
+
+impl NimbusError {
+    pub(crate) fn config(problem: impl Into<String>, fix: impl Into<String>) -> Self {
+        NimbusError::Config {
+            problem: problem.into(),
+            fix: fix.into(),
+        }
+    }
+
+    pub(crate) fn database(
+        backend: &'static str,
+        operation: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        NimbusError::Database {
+            backend,
+            operation: operation.into(),
+            source: Box::new(source),
+        }
+    }
+}

@@ -1,0 +1,258 @@
+//! Handlers: ordinary structs with async handling code, registered on the bus builder.
+//!
+//! Implement [`Handler`] with the [`handler`](crate::handler) attribute macro:
+//!
+//! ```
+//! use nimbus::{Command, Handler, HandlerContext, HandlerError};
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize, Command)]
+//! struct PlaceOrder { order_id: u32 }
+//!
+//! struct PlaceOrderHandler;
+//!
+//! #[nimbus::handler]
+//! impl Handler<PlaceOrder> for PlaceOrderHandler {
+//!     async fn handle(&self, message: PlaceOrder, ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+//!         println!("order {} in message {}", message.order_id, ctx.message_id());
+//!         Ok(())
+//!     }
+//! }
+//! ```
+
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+
+use crate::envelope::{
+    build_outgoing, Causation, Destination, EndpointIdentity, Intent, OutgoingMessage,
+};
+use crate::error::{HandlerError, NimbusError, Result};
+use crate::headers::Headers;
+use crate::message::{Command, Event, Message, MessageKind};
+use crate::names::QueueName;
+
+/// Handles messages of type `M`. Implement it with `#[nimbus::handler]` on the impl block.
+///
+/// Everything the handler sends or publishes through `ctx` is written in the transaction that
+/// received the message: if the handler returns an error (or panics), none of it is written and the
+/// message goes back to its queue.
+#[async_trait::async_trait]
+pub trait Handler<M: Message>: Send + Sync + 'static {
+    /// Handles one message.
+    async fn handle(&self, message: M, ctx: &mut HandlerContext) -> Result<(), HandlerError>;
+}
+
+/// The routes of commands to queues.
+#[derive(Debug, Default)]
+pub(crate) struct Routes(HashMap<&'static str, QueueName>);
+
+impl Routes {
+    pub fn new(map: HashMap<&'static str, QueueName>) -> Self {
+        Routes(map)
+    }
+
+    pub fn queue_for<M: Command>(&self) -> Result<QueueName> {
+        self.0
+            .get(M::TYPE_NAME)
+            .cloned()
+            .ok_or(NimbusError::NoRoute {
+                type_name: M::TYPE_NAME,
+            })
+    }
+}
+
+/// What a handler can do besides handling: read the incoming message's headers, and send or
+/// publish messages that commit with the receive.
+pub struct HandlerContext {
+    origin: Arc<EndpointIdentity>,
+    routes: Arc<Routes>,
+    headers: Headers,
+    causation: Causation,
+    outgoing: Vec<OutgoingMessage>,
+}
+
+impl HandlerContext {
+    pub(crate) fn new(
+        origin: Arc<EndpointIdentity>,
+        routes: Arc<Routes>,
+        headers: Headers,
+        causation: Causation,
+    ) -> Self {
+        HandlerContext {
+            origin,
+            routes,
+            headers,
+            causation,
+            outgoing: Vec::new(),
+        }
+    }
+
+    /// The incoming message's id (`NServiceBus.MessageId`).
+    pub fn message_id(&self) -> &str {
+        &self.causation.message_id
+    }
+
+    /// The incoming message's headers.
+    pub fn headers(&self) -> &Headers {
+        &self.headers
+    }
+
+    /// Sends a command to the queue routed for its type; written when the handler succeeds.
+    pub fn send<M: Command>(&mut self, message: M) -> Result<()> {
+        let queue = self.routes.queue_for::<M>()?;
+        self.push(&message, Intent::Send, Destination::Queue(queue))
+    }
+
+    /// Sends a message to `queue`; written when the handler succeeds.
+    pub fn send_to<M: Message>(&mut self, queue: &str, message: M) -> Result<()> {
+        let queue = QueueName::new(queue)?;
+        self.push(&message, Intent::Send, Destination::Queue(queue))
+    }
+
+    /// Publishes an event to every subscribed queue; written when the handler succeeds.
+    pub fn publish<M: Event>(&mut self, message: M) -> Result<()> {
+        self.push(&message, Intent::Publish, Destination::Topic(M::TYPE_NAME))
+    }
+
+    fn push<M: Message>(
+        &mut self,
+        message: &M,
+        intent: Intent,
+        destination: Destination,
+    ) -> Result<()> {
+        let out = build_outgoing(
+            message,
+            intent,
+            destination,
+            &self.origin,
+            Some(&self.causation),
+        )?;
+        self.outgoing.push(out);
+        Ok(())
+    }
+
+    pub(crate) fn into_outgoing(self) -> Vec<OutgoingMessage> {
+        self.outgoing
+    }
+}
+
+/// Why invoking a handler failed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum InvokeError {
+    /// The body is not JSON of the handler's message type.
+    #[error("the body does not deserialize as {type_name}: {source}")]
+    Body {
+        type_name: &'static str,
+        source: serde_json::Error,
+    },
+    /// The handler returned an error.
+    #[error("the handler failed: {0}")]
+    Handler(HandlerError),
+}
+
+/// A handler with its message type erased, so handlers of all types fit in one map.
+pub(crate) trait ErasedHandler: Send + Sync {
+    fn invoke<'a>(
+        &'a self,
+        body: &'a [u8],
+        ctx: &'a mut HandlerContext,
+    ) -> BoxFuture<'a, std::result::Result<(), InvokeError>>;
+}
+
+struct Typed<M, H> {
+    handler: H,
+    _message: PhantomData<fn() -> M>,
+}
+
+impl<M: Message, H: Handler<M>> ErasedHandler for Typed<M, H> {
+    fn invoke<'a>(
+        &'a self,
+        body: &'a [u8],
+        ctx: &'a mut HandlerContext,
+    ) -> BoxFuture<'a, std::result::Result<(), InvokeError>> {
+        Box::pin(async move {
+            let message: M = serde_json::from_slice(body).map_err(|source| InvokeError::Body {
+                type_name: M::TYPE_NAME,
+                source,
+            })?;
+            self.handler
+                .handle(message, ctx)
+                .await
+                .map_err(InvokeError::Handler)
+        })
+    }
+}
+
+/// The handlers of one message type.
+pub(crate) struct Registered {
+    type_id: TypeId,
+    rust_name: &'static str,
+    pub kind: MessageKind,
+    pub handlers: Vec<Arc<dyn ErasedHandler>>,
+}
+
+/// Every handler of an endpoint, by message type name.
+#[derive(Default)]
+pub(crate) struct HandlerRegistry {
+    by_type: HashMap<&'static str, Registered>,
+    conflicts: Vec<String>,
+}
+
+impl HandlerRegistry {
+    pub fn add<M: Message, H: Handler<M>>(&mut self, handler: H) {
+        let entry = self
+            .by_type
+            .entry(M::TYPE_NAME)
+            .or_insert_with(|| Registered {
+                type_id: TypeId::of::<M>(),
+                rust_name: std::any::type_name::<M>(),
+                kind: M::KIND,
+                handlers: Vec::new(),
+            });
+        if entry.type_id != TypeId::of::<M>() {
+            self.conflicts.push(format!(
+                "{} and {} both use the type name {:?}",
+                entry.rust_name,
+                std::any::type_name::<M>(),
+                M::TYPE_NAME
+            ));
+            return;
+        }
+        entry.handlers.push(Arc::new(Typed {
+            handler,
+            _message: PhantomData,
+        }));
+    }
+
+    /// Fails when two Rust types were registered under one type name.
+    pub fn check(&self) -> Result<()> {
+        match self.conflicts.first() {
+            None => Ok(()),
+            Some(conflict) => Err(NimbusError::config(
+                format!("two message types share a type name: {conflict}"),
+                "give one of them #[nimbus(type_name = \"...\")]",
+            )),
+        }
+    }
+
+    /// No handler is registered: the endpoint is send-only.
+    pub fn is_empty(&self) -> bool {
+        self.by_type.is_empty()
+    }
+
+    pub fn get(&self, type_name: &str) -> Option<&Registered> {
+        self.by_type.get(type_name)
+    }
+
+    /// The event types this endpoint handles: it subscribes to each.
+    pub fn events(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.by_type
+            .iter()
+            .filter(|(_, r)| r.kind == MessageKind::Event)
+            .map(|(name, _)| *name)
+    }
+}

@@ -1,0 +1,126 @@
+//! SQL text, one module per dialect. Nothing outside this module writes SQL.
+//!
+//! Every statement takes values only as parameters; identifiers (schema, queue, index names) are
+//! validated by [`crate::names`] and quoted by the dialect. Each dialect renders the same set of
+//! statements with the same structure, so the logic above the SQL is the same for every database.
+//! DDL comes from `schema/<database>/*.sql` via `include_str!`.
+
+pub(crate) mod postgres;
+pub(crate) mod sqlite;
+
+use crate::names::{QueueName, SchemaName};
+
+/// The statements for one queue table. Rendered once per queue, reused for every message.
+#[derive(Debug, Clone)]
+pub(crate) struct QueueStatements {
+    /// Creates the table (idempotent).
+    pub create_table: String,
+    /// The indexes the seed requires, each with its creation statement.
+    pub indexes: Vec<IndexStatement>,
+    /// Inserts one message. Parameters, in order: Id, CorrelationId, ReplyToAddress,
+    /// time to be received in milliseconds (NULL for none), Headers, Body.
+    pub insert: String,
+    /// Deletes the oldest row no other transaction holds and returns Id, CorrelationId,
+    /// ReplyToAddress, Headers, Body, and whether it has expired by database time.
+    pub receive: String,
+    /// Estimates the queue depth as `max(RowVersion) - min(RowVersion) + 1` (0 when empty).
+    pub peek: String,
+}
+
+/// An index on a queue table.
+#[derive(Debug, Clone)]
+pub(crate) struct IndexStatement {
+    /// The name as stored in the catalog (unquoted).
+    pub name: String,
+    /// The statement that creates it (idempotent).
+    pub create: String,
+}
+
+/// Statements for the tables every endpoint shares.
+#[derive(Debug, Clone)]
+pub(crate) struct SharedStatements {
+    /// Creates the schema, where the database has schemas.
+    pub create_schema: Option<String>,
+    /// Creates `NimbusSubscriptions` (seed 003).
+    pub create_subscriptions: String,
+    /// Creates `NimbusDeadLetters` (seed 003).
+    pub create_dead_letters: String,
+    /// Writes or refreshes one subscription. Parameters: TopicName, SubscriberQueue.
+    pub subscribe: String,
+    /// Lists the queues subscribed to a topic. Parameter: TopicName.
+    pub subscribers: String,
+    /// Lists the index names of a table. Parameters: schema, table (both as values).
+    pub list_indexes: String,
+    /// Returns a row when a table exists. Parameters: schema, table (both as values).
+    pub table_exists: String,
+}
+
+/// A database's SQL.
+pub(crate) trait Dialect: Send + Sync + 'static {
+    /// The database's name for messages ("PostgreSQL").
+    const NAME: &'static str;
+    /// The longest queue name this dialect accepts, in bytes.
+    const MAX_QUEUE_NAME: usize;
+    /// The longest schema name this dialect accepts, in bytes.
+    const MAX_SCHEMA_NAME: usize;
+
+    /// Quotes an identifier so that any character in it is taken literally.
+    fn quote(identifier: &str) -> String;
+    /// Statements for one queue table.
+    fn queue_statements(schema: &SchemaName, queue: &QueueName) -> QueueStatements;
+    /// Statements for the shared tables.
+    fn shared_statements(schema: &SchemaName) -> SharedStatements;
+}
+
+/// Replaces `{name}` placeholders in a schema script with already-quoted identifiers, in one pass
+/// over the template, so a replacement is never scanned again (a queue named `{table}` stays a
+/// name). Unknown placeholders are left as they are.
+pub(crate) fn render(template: &str, replacements: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(template.len() + 64);
+    let mut rest = template;
+    while let Some(start) = rest.find('{') {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 1..];
+        let found = after.find('}').and_then(|end| {
+            let key = &after[..end];
+            replacements
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| (end, *v))
+        });
+        match found {
+            Some((end, value)) => {
+                out.push_str(value);
+                rest = &after[end + 1..];
+            }
+            None => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn render_replaces_every_occurrence() {
+        assert_eq!(
+            render("a {t} b {t} {s}", &[("t", "\"x\""), ("s", "\"y\"")]),
+            "a \"x\" b \"x\" \"y\""
+        );
+    }
+
+    #[test]
+    fn render_never_rescans_a_replacement() {
+        assert_eq!(
+            render("{t} {s}", &[("t", "\"{s}\""), ("s", "\"y\"")]),
+            "\"{s}\" \"y\""
+        );
+        assert_eq!(render("{unknown} {", &[]), "{unknown} {");
+    }
+}

@@ -1,0 +1,124 @@
+//! SQLite SQL, the embedded default. SQLite has no row locks: a receive runs inside
+//! `BEGIN IMMEDIATE`, which holds the database's single write lock until commit, so two receivers
+//! can never take the same row. The statements keep the structure of the PostgreSQL and T-SQL ones
+//! (a CTE that picks the lowest `RowVersion`, a `DELETE … RETURNING`).
+//!
+//! SQLite has no schemas here: everything lives in the database file's `main` schema.
+
+use super::{render, Dialect, IndexStatement, QueueStatements, SharedStatements};
+use crate::names::{QueueName, SchemaName};
+
+const QUEUE_TABLE: &str = include_str!("../../../schema/sqlite/queue_table.sql");
+const INDEX_ROWVERSION: &str = include_str!("../../../schema/sqlite/queue_index_rowversion.sql");
+const INDEX_EXPIRES: &str = include_str!("../../../schema/sqlite/queue_index_expires.sql");
+const SUBSCRIPTIONS: &str = include_str!("../../../schema/sqlite/subscriptions.sql");
+const DEAD_LETTERS: &str = include_str!("../../../schema/sqlite/dead_letters.sql");
+
+/// The current UTC time in the format stored in `Expires` and `LastSeenAt`.
+const NOW: &str = "strftime('%Y-%m-%d %H:%M:%f', 'now')";
+
+/// The only schema an SQLite database file has.
+pub(crate) const MAIN_SCHEMA: &str = "main";
+
+/// The SQLite dialect.
+pub(crate) struct Sqlite;
+
+impl Dialect for Sqlite {
+    const NAME: &'static str = "SQLite";
+    const MAX_QUEUE_NAME: usize = crate::names::MAX_NAME_LEN;
+    const MAX_SCHEMA_NAME: usize = MAIN_SCHEMA.len();
+
+    fn quote(identifier: &str) -> String {
+        format!("\"{}\"", identifier.replace('"', "\"\""))
+    }
+
+    fn queue_statements(_schema: &SchemaName, queue: &QueueName) -> QueueStatements {
+        let table = Self::quote(queue.as_str());
+        let rowversion_name = format!("{queue}_Index_RowVersion");
+        let expires_name = format!("{queue}_Index_Expires");
+        let vars = [
+            ("table", table.as_str()),
+            ("index_rowversion", &Self::quote(&rowversion_name)),
+            ("index_expires", &Self::quote(&expires_name)),
+        ];
+        QueueStatements {
+            create_table: render(QUEUE_TABLE, &vars),
+            indexes: vec![
+                IndexStatement {
+                    name: rowversion_name.clone(),
+                    create: render(INDEX_ROWVERSION, &vars),
+                },
+                IndexStatement {
+                    name: expires_name.clone(),
+                    create: render(INDEX_EXPIRES, &vars),
+                },
+            ],
+            insert: format!(
+                r#"INSERT INTO {table} ("Id", "CorrelationId", "ReplyToAddress", "Recoverable", "Expires", "Headers", "Body")
+VALUES (?1, ?2, ?3, 1,
+    CASE WHEN ?4 IS NULL THEN NULL
+         ELSE strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || (?4 / 1000.0) || ' seconds') END,
+    ?5, ?6)"#
+            ),
+            receive: format!(
+                r#"WITH message AS (
+    SELECT "RowVersion" FROM {table}
+    ORDER BY "RowVersion"
+    LIMIT 1)
+DELETE FROM {table}
+WHERE "RowVersion" IN (SELECT "RowVersion" FROM message)
+RETURNING "Id", "CorrelationId", "ReplyToAddress", "Headers", "Body",
+    CASE WHEN "Expires" IS NULL THEN 0
+         WHEN "Expires" > {NOW} THEN 0
+         ELSE 1 END AS "Expired""#
+            ),
+            peek: format!(
+                r#"SELECT COALESCE(max("RowVersion") - min("RowVersion") + 1, 0) AS "Estimate"
+FROM {table}"#
+            ),
+        }
+    }
+
+    fn shared_statements(_schema: &SchemaName) -> SharedStatements {
+        SharedStatements {
+            create_schema: None,
+            create_subscriptions: SUBSCRIPTIONS.to_string(),
+            create_dead_letters: DEAD_LETTERS.to_string(),
+            subscribe: format!(
+                r#"INSERT INTO "NimbusSubscriptions" ("TopicName", "SubscriberQueue", "LastSeenAt")
+VALUES (?1, ?2, {NOW})
+ON CONFLICT ("TopicName", "SubscriberQueue")
+DO UPDATE SET "LastSeenAt" = excluded."LastSeenAt""#
+            ),
+            subscribers: r#"SELECT "SubscriberQueue" FROM "NimbusSubscriptions"
+WHERE "TopicName" = ?1
+ORDER BY "SubscriberQueue""#
+                .to_string(),
+            list_indexes: "SELECT name FROM sqlite_schema \
+                           WHERE type = 'index' AND ?1 = 'main' AND tbl_name = ?2"
+                .to_string(),
+            table_exists: "SELECT 1 FROM sqlite_schema \
+                           WHERE type = 'table' AND ?1 = 'main' AND name = ?2"
+                .to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_are_quoted_and_values_are_parameters() {
+        let s = Sqlite::queue_statements(
+            &SchemaName::new("main").unwrap(),
+            &QueueName::new("it's \"q\" [x]").unwrap(),
+        );
+        assert!(s.insert.contains(r#"INSERT INTO "it's ""q"" [x]""#));
+        for p in ["?1", "?2", "?3", "?4", "?5", "?6"] {
+            assert!(s.insert.contains(p));
+        }
+        assert!(!s.receive.contains('?'));
+        assert!(!s.create_table.contains('{'));
+    }
+}

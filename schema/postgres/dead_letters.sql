@@ -1,0 +1,7 @@
+CREATE TABLE IF NOT EXISTS {schema}."NimbusDeadLetters" (
+    "MessageId"           uuid         NOT NULL PRIMARY KEY,
+    "OriginalDestination" varchar(255) NULL,
+    "Body"                bytea        NOT NULL,
+    "DeliveryAttempts"    integer      NOT NULL,
+    "FailedAt"            timestamp    NOT NULL DEFAULT (now() AT TIME ZONE 'utc')
+);

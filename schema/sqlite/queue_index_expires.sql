@@ -1,0 +1,7 @@
+CREATE INDEX IF NOT EXISTS {index_expires}
+ON {table}
+(
+    "Expires" ASC,
+    "Id",
+    "RowVersion"
+);

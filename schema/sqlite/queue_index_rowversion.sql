@@ -1,0 +1,5 @@
+CREATE INDEX IF NOT EXISTS {index_rowversion}
+ON {table}
+(
+    "RowVersion" ASC
+);
