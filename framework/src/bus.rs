@@ -141,6 +141,30 @@ impl Bus {
             .await
     }
 
+    /// Sends several commands in one transaction: all of them are committed, or none. Each goes
+    /// to the queue routed for its type.
+    pub async fn send_batch<M: Command>(
+        &self,
+        messages: impl IntoIterator<Item = M>,
+    ) -> Result<()> {
+        self.ensure_running()?;
+        let shared = &self.inner.shared;
+        let queue = shared.config.routes.queue_for::<M>()?;
+        let outgoing = messages
+            .into_iter()
+            .map(|message| {
+                build_outgoing(
+                    &message,
+                    Intent::Send,
+                    Destination::Queue(queue.clone()),
+                    &shared.config.identity,
+                    None,
+                )
+            })
+            .collect::<Result<Vec<_>>>()?;
+        shared.backend.send(outgoing).await
+    }
+
     /// Sends a message to `queue`. Returns once the message is committed to the database.
     pub async fn send_to<M: Message>(&self, queue: &str, message: M) -> Result<()> {
         let queue = QueueName::new(queue)?;
@@ -160,12 +184,17 @@ impl Bus {
         intent: Intent,
         destination: Destination,
     ) -> Result<()> {
-        if self.inner.stopped.load(Ordering::Acquire) {
-            return Err(NimbusError::NotRunning("the bus was stopped".into()));
-        }
+        self.ensure_running()?;
         let shared = &self.inner.shared;
         let outgoing = build_outgoing(message, intent, destination, &shared.config.identity, None)?;
         shared.backend.send(vec![outgoing]).await
+    }
+
+    fn ensure_running(&self) -> Result<()> {
+        if self.inner.stopped.load(Ordering::Acquire) {
+            return Err(NimbusError::NotRunning("the bus was stopped".into()));
+        }
+        Ok(())
     }
 
     /// Warnings found at start, such as missing indexes (each also logged with `tracing`).

@@ -28,7 +28,7 @@ pub enum NimbusError {
     },
 
     /// The database could not be reached or refused the connection.
-    #[error("cannot connect to {backend} at {target}: {source}. Fix: {fix}")]
+    #[error("cannot connect to {backend} at {target}: {detail}. Fix: {fix}")]
     Connect {
         /// The backend ("PostgreSQL", "SQLite", ...).
         backend: &'static str,
@@ -36,6 +36,9 @@ pub enum NimbusError {
         target: String,
         /// What to check.
         fix: String,
+        /// The driver's error with every cause, e.g. "error connecting to server: Connection
+        /// refused (os error 111)".
+        detail: String,
         /// The driver's error.
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
@@ -109,6 +112,21 @@ impl NimbusError {
         }
     }
 
+    pub(crate) fn connect(
+        backend: &'static str,
+        target: impl Into<String>,
+        fix: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        NimbusError::Connect {
+            backend,
+            target: target.into(),
+            fix: fix.into(),
+            detail: error_chain(&source),
+            source: Box::new(source),
+        }
+    }
+
     pub(crate) fn database(
         backend: &'static str,
         operation: impl Into<String>,
@@ -120,4 +138,19 @@ impl NimbusError {
             source: Box::new(source),
         }
     }
+}
+
+/// An error and its causes, joined with ": ", each cause once.
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(c) = cause {
+        let part = c.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        cause = c.source();
+    }
+    text
 }

@@ -1,1 +1,50 @@
+//! The conformance suite: one set of behaviours, run unchanged against every backend.
+//!
+//! Each backend's test file (`tests/sqlite.rs`, `tests/postgres.rs`) invokes
+//! [`conformance_suite!`] with its [`Kind`]; every test creates its own database (a fresh SQLite
+//! file, or a fresh PostgreSQL schema whose name is full of quotes, brackets and spaces) and drops
+//! it at the end, because CI reuses the same server.
 
+pub mod db;
+pub mod suite;
+
+pub use db::{Kind, TestDatabase};
+
+/// Expands to one `#[test]` per behaviour of [`suite`] for the backend `$kind`.
+#[macro_export]
+macro_rules! conformance_suite {
+    ($kind:expr) => {
+        $crate::conformance_suite!(@tests $kind;
+            fifo_order_on_one_receiver,
+            competing_consumers_handle_each_message_once,
+            handler_error_rolls_back_outgoing_and_returns_message,
+            handler_panic_rolls_back_and_endpoint_keeps_running,
+            messages_sent_while_no_endpoint_runs_are_handled_after_start,
+            configuration_errors_are_clear,
+            unreachable_database_is_a_clear_error,
+            awkward_queue_names_work,
+            events_reach_every_subscribed_queue,
+            concurrency_limit_is_never_exceeded,
+            missing_indexes_are_reported_with_their_statement,
+            missing_tables_without_auto_create_name_the_statement,
+            concurrent_auto_create_is_safe,
+            stop_lets_in_flight_handlers_finish,
+            batch_send_is_atomic_and_ordered,
+        );
+        #[test]
+        fn sigkill_in_the_middle_loses_nothing() {
+            $crate::suite::sigkill_in_the_middle_loses_nothing(
+                $kind,
+                env!("CARGO_BIN_EXE_crash_worker"),
+            );
+        }
+    };
+    (@tests $kind:expr; $($name:ident),* $(,)?) => {
+        $(
+            #[actix_rt::test]
+            async fn $name() {
+                $crate::suite::$name($kind).await;
+            }
+        )*
+    };
+}

@@ -57,19 +57,15 @@ impl PostgresBackend {
         let pool = Pool::builder(manager)
             .max_size(pool_size)
             .build()
-            .map_err(|e| NimbusError::Connect {
-                backend: NAME,
-                target: target.clone(),
-                fix: "check the PostgreSQL URL".into(),
-                source: Box::new(e),
-            })?;
-        let probe = pool.get().await.map_err(|e| NimbusError::Connect {
-            backend: NAME,
-            target: target.clone(),
-            fix: "check that the server runs and accepts TCP connections, and that the user, \
-                  password and database in the URL are right"
-                .into(),
-            source: Box::new(e),
+            .map_err(|e| NimbusError::connect(NAME, &target, "check the PostgreSQL URL", e))?;
+        let probe = pool.get().await.map_err(|e| {
+            NimbusError::connect(
+                NAME,
+                &target,
+                "check that the server runs and accepts TCP connections, and that the user, \
+                 password and database in the URL are right",
+                e,
+            )
         })?;
         drop(probe);
         Ok(PostgresBackend {
@@ -84,11 +80,13 @@ impl PostgresBackend {
 
 impl Shared {
     async fn connection(&self, operation: &str) -> Result<Object> {
-        self.pool.get().await.map_err(|e| NimbusError::Connect {
-            backend: NAME,
-            target: self.target.clone(),
-            fix: format!("the database is unreachable while {operation}; it is retried"),
-            source: Box::new(e),
+        self.pool.get().await.map_err(|e| {
+            NimbusError::connect(
+                NAME,
+                &self.target,
+                format!("the database is unreachable while {operation}; it is retried"),
+                e,
+            )
         })
     }
 

@@ -58,10 +58,38 @@ fn canonical(path: &Path) -> PathBuf {
     }
 }
 
+/// The connection of this process to the file at `path`, opened on first use. Blocks: call it on
+/// a blocking thread. The registry stays locked while a file is opened, so a process never has two
+/// connections to one file.
+fn shared_connection(path: &Path) -> rusqlite::Result<SharedConnection> {
+    let key = canonical(path);
+    let mut files = open_files().lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(conn) = files.get(&key).and_then(Weak::upgrade) {
+        return Ok(conn);
+    }
+    let conn = Arc::new(AsyncMutex::new(open_connection(path)?));
+    files.insert(key, Arc::downgrade(&conn));
+    Ok(conn)
+}
+
 fn open_connection(path: &Path) -> rusqlite::Result<Connection> {
     let conn = Connection::open(path)?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
-    let _mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+    // Switching to WAL needs a moment alone with the file, and SQLite does not wait for it on its
+    // own: retry while another process holds the file, up to the busy timeout.
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)) {
+            Ok(_) => break,
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => return Err(e),
+        }
+    }
     conn.execute_batch("PRAGMA synchronous = FULL;")?;
     conn.set_prepared_statement_cache_capacity(128);
     Ok(conn)
@@ -120,39 +148,20 @@ impl SqliteBackend {
     /// Opens (or creates) the database file, sharing the connection with every other endpoint of
     /// this process that uses the same file.
     pub async fn open(path: &Path, auto_create: bool) -> Result<Self> {
-        let key = canonical(path);
-        let existing = {
-            let files = open_files().lock().unwrap_or_else(|p| p.into_inner());
-            files.get(&key).and_then(Weak::upgrade)
-        };
-        let conn = match existing {
-            Some(conn) => conn,
-            None => {
-                let open_path = path.to_path_buf();
-                let conn = tokio::task::spawn_blocking(move || open_connection(&open_path))
-                    .await
-                    .map_err(|e| std::io::Error::other(e.to_string()))
-                    .and_then(|r| r.map_err(std::io::Error::other))
-                    .map_err(|e| NimbusError::Connect {
-                        backend: NAME,
-                        target: path.display().to_string(),
-                        fix: "check that the directory exists and is writable, and that the file \
-                              is an SQLite database"
-                            .into(),
-                        source: Box::new(e),
-                    })?;
-                let conn = Arc::new(AsyncMutex::new(conn));
-                let mut files = open_files().lock().unwrap_or_else(|p| p.into_inner());
-                // Another endpoint may have opened it meanwhile: use the first one.
-                match files.get(&key).and_then(Weak::upgrade) {
-                    Some(first) => first,
-                    None => {
-                        files.insert(key, Arc::downgrade(&conn));
-                        conn
-                    }
-                }
-            }
-        };
+        let open_path = path.to_path_buf();
+        let conn = tokio::task::spawn_blocking(move || shared_connection(&open_path))
+            .await
+            .map_err(|e| std::io::Error::other(e.to_string()))
+            .and_then(|r| r.map_err(std::io::Error::other))
+            .map_err(|e| {
+                NimbusError::connect(
+                    NAME,
+                    path.display().to_string(),
+                    "check that the directory exists and is writable, and that the file is an \
+                     SQLite database",
+                    e,
+                )
+            })?;
         let schema = SchemaName::new(MAIN_SCHEMA)?;
         Ok(SqliteBackend {
             shared: Arc::new(Shared {

@@ -26,7 +26,7 @@ pub(crate) struct Sqlite;
 impl Dialect for Sqlite {
     const NAME: &'static str = "SQLite";
     const MAX_QUEUE_NAME: usize = crate::names::MAX_NAME_LEN;
-    const MAX_SCHEMA_NAME: usize = MAIN_SCHEMA.len();
+    const MAX_SCHEMA_NAME: usize = crate::names::MAX_NAME_LEN;
 
     fn quote(identifier: &str) -> String {
         format!("\"{}\"", identifier.replace('"', "\"\""))

@@ -1,0 +1,758 @@
+//! The behaviours every backend must have. Each function is one test; [`crate::conformance_suite!`]
+//! runs them per backend. No test asserts on time: waits only bound how long a failure takes.
+
+use std::collections::{BTreeMap, HashSet};
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use nimbus::{Command, Event, Handler, HandlerContext, HandlerError, NimbusError};
+use serde::{Deserialize, Serialize};
+
+use crate::db::{Kind, TestDatabase};
+
+/// How long a test waits for something that should happen within a second or two.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// A numbered command.
+#[derive(Debug, Clone, Serialize, Deserialize, Command)]
+#[nimbus(type_name = "Conformance.Numbered")]
+pub struct Numbered {
+    pub n: u32,
+}
+
+/// A command whose handler fails or panics on its first attempt.
+#[derive(Debug, Clone, Serialize, Deserialize, Command)]
+#[nimbus(type_name = "Conformance.Flaky")]
+pub struct Flaky {
+    pub n: u32,
+}
+
+/// An audit record a handler sends; the test counts them in their queue.
+#[derive(Debug, Clone, Serialize, Deserialize, Command)]
+#[nimbus(type_name = "Conformance.Audit")]
+pub struct Audit {
+    pub n: u32,
+}
+
+/// An event.
+#[derive(Debug, Clone, Serialize, Deserialize, Event)]
+#[nimbus(type_name = "Conformance.SomethingHappened")]
+pub struct SomethingHappened {
+    pub n: u32,
+}
+
+/// Records what it handles, with the instance that handled it.
+#[derive(Clone, Default)]
+pub struct Recorder {
+    instance: String,
+    seen: Arc<Mutex<Vec<(String, u32)>>>,
+}
+
+impl Recorder {
+    fn new(instance: &str, seen: &Arc<Mutex<Vec<(String, u32)>>>) -> Self {
+        Recorder {
+            instance: instance.into(),
+            seen: seen.clone(),
+        }
+    }
+    fn record(&self, n: u32) {
+        self.seen.lock().unwrap().push((self.instance.clone(), n));
+    }
+}
+
+#[nimbus::handler]
+impl Handler<Numbered> for Recorder {
+    async fn handle(&self, m: Numbered, _ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        self.record(m.n);
+        Ok(())
+    }
+}
+
+#[nimbus::handler]
+impl Handler<SomethingHappened> for Recorder {
+    async fn handle(
+        &self,
+        m: SomethingHappened,
+        _ctx: &mut HandlerContext,
+    ) -> Result<(), HandlerError> {
+        self.record(m.n);
+        Ok(())
+    }
+}
+
+fn seen_list() -> Arc<Mutex<Vec<(String, u32)>>> {
+    Arc::new(Mutex::new(Vec::new()))
+}
+
+fn count_of(seen: &Arc<Mutex<Vec<(String, u32)>>>) -> usize {
+    seen.lock().unwrap().len()
+}
+
+/// Waits until `condition` holds, or fails the test after [`PATIENCE`] saying what it waited for.
+async fn wait_until<F, Fut>(what: &str, mut condition: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while !condition().await {
+        if tokio::time::Instant::now() > deadline {
+            panic!("timed out after {PATIENCE:?} waiting until {what}");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A send-only endpoint that routes `Numbered` and `Flaky` to `queue`.
+async fn sender(db: &TestDatabase, queue: &str) -> nimbus::Bus {
+    db.builder("Sender", "sender-1")
+        .route::<Numbered>(queue)
+        .route::<Flaky>(queue)
+        .build()
+        .expect("sender config")
+        .start()
+        .await
+        .expect("start sender")
+}
+
+pub async fn fifo_order_on_one_receiver(kind: Kind) {
+    let db = TestDatabase::new(kind).await;
+    let seen = seen_list();
+    let bus = db
+        .builder("Fifo", "fifo-1")
+        .concurrency(1)
+        .route::<Numbered>("Fifo")
+        .handler::<Numbered, _>(Recorder::new("fifo-1", &seen))
+        .build()
+        .unwrap();
+    // Fill the queue before the endpoint starts receiving, so order is the queue's order.
+    let sender = sender(&db, "Fifo").await;
+    sender
+        .send_batch((0..100).map(|n| Numbered { n }))
+        .await
+        .unwrap();
+    let bus = bus.start().await.unwrap();
+    wait_until("all 100 messages are handled", || async {
+        count_of(&seen) == 100
+    })
+    .await;
+    bus.stop().await.unwrap();
+    let order: Vec<u32> = seen.lock().unwrap().iter().map(|(_, n)| *n).collect();
+    assert_eq!(order, (0..100).collect::<Vec<_>>(), "FIFO by RowVersion");
+    assert_eq!(db.count("Fifo").await, 0);
+}
+
+pub async fn competing_consumers_handle_each_message_once(kind: Kind) {
+    const TOTAL: u32 = 2_000;
+    let db = TestDatabase::new(kind).await;
+    let seen = seen_list();
+    let sender = sender(&db, "Competing").await;
+    for chunk in (0..TOTAL).collect::<Vec<_>>().chunks(250) {
+        sender
+            .send_batch(chunk.iter().map(|&n| Numbered { n }))
+            .await
+            .unwrap();
+    }
+    let mut buses = Vec::new();
+    for instance in ["competing-a", "competing-b"] {
+        buses.push(
+            db.builder("Competing", instance)
+                .concurrency(4)
+                .handler::<Numbered, _>(Recorder::new(instance, &seen))
+                .build()
+                .unwrap()
+                .start()
+                .await
+                .unwrap(),
+        );
+    }
+    wait_until("all messages are handled", || async {
+        count_of(&seen) >= TOTAL as usize
+    })
+    .await;
+    // Give a duplicate, if there were one, the chance to show up.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    for bus in &buses {
+        bus.stop().await.unwrap();
+    }
+    let seen = seen.lock().unwrap().clone();
+    let mut per_message: BTreeMap<u32, usize> = BTreeMap::new();
+    let mut per_instance: BTreeMap<String, usize> = BTreeMap::new();
+    for (instance, n) in &seen {
+        *per_message.entry(*n).or_default() += 1;
+        *per_instance.entry(instance.clone()).or_default() += 1;
+    }
+    assert_eq!(per_message.len(), TOTAL as usize, "no message lost");
+    let duplicates: Vec<_> = per_message.iter().filter(|(_, c)| **c > 1).collect();
+    assert!(duplicates.is_empty(), "handled twice: {duplicates:?}");
+    assert_eq!(
+        per_instance.len(),
+        2,
+        "both instances competed: {per_instance:?}"
+    );
+    assert_eq!(db.count("Competing").await, 0);
+}
+
+/// Sends an `Audit` and then fails (or panics) on the first attempt of each message.
+struct FailOnce {
+    attempts: Arc<AtomicUsize>,
+    panic: bool,
+}
+
+#[nimbus::handler]
+impl Handler<Flaky> for FailOnce {
+    async fn handle(&self, m: Flaky, ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        ctx.send(Audit { n: m.n })?;
+        if self.attempts.fetch_add(1, Ordering::SeqCst) == 0 {
+            if self.panic {
+                panic!("first attempt panics on purpose");
+            }
+            return Err("first attempt fails on purpose".into());
+        }
+        Ok(())
+    }
+}
+
+async fn first_attempt_fails(kind: Kind, panic: bool) {
+    let db = TestDatabase::new(kind).await;
+    let attempts = Arc::new(AtomicUsize::new(0));
+    let seen = seen_list();
+    let bus = db
+        .builder("Flaky", "flaky-1")
+        .concurrency(1)
+        .route::<Audit>("Audits")
+        .handler(FailOnce {
+            attempts: attempts.clone(),
+            panic,
+        })
+        .handler::<Numbered, _>(Recorder::new("flaky-1", &seen))
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let sender = sender(&db, "Flaky").await;
+    sender.send(Flaky { n: 1 }).await.unwrap();
+    wait_until("the message is handled on its second attempt", || async {
+        attempts.load(Ordering::SeqCst) >= 2 && db.count("Flaky").await == 0
+    })
+    .await;
+    // The endpoint keeps processing other messages after the failure.
+    sender.send(Numbered { n: 7 }).await.unwrap();
+    wait_until("a later message is handled", || async {
+        count_of(&seen) == 1
+    })
+    .await;
+    bus.stop().await.unwrap();
+    assert_eq!(attempts.load(Ordering::SeqCst), 2);
+    assert_eq!(
+        db.count("Audits").await,
+        1,
+        "the failed attempt's Audit was rolled back, the successful one committed"
+    );
+}
+
+pub async fn handler_error_rolls_back_outgoing_and_returns_message(kind: Kind) {
+    first_attempt_fails(kind, false).await;
+}
+
+pub async fn handler_panic_rolls_back_and_endpoint_keeps_running(kind: Kind) {
+    first_attempt_fails(kind, true).await;
+}
+
+pub async fn messages_sent_while_no_endpoint_runs_are_handled_after_start(kind: Kind) {
+    let db = TestDatabase::new(kind).await;
+    let sender = sender(&db, "Later").await;
+    for n in 0..10 {
+        sender.send(Numbered { n }).await.unwrap();
+    }
+    sender.stop().await.unwrap();
+    assert_eq!(db.count("Later").await, 10, "waiting in the queue table");
+    let seen = seen_list();
+    let bus = db
+        .builder("Later", "later-1")
+        .handler::<Numbered, _>(Recorder::new("later-1", &seen))
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    wait_until("the 10 waiting messages are handled", || async {
+        count_of(&seen) == 10
+    })
+    .await;
+    bus.stop().await.unwrap();
+    assert_eq!(db.count("Later").await, 0);
+}
+
+fn config_error(result: Result<nimbus::Endpoint, NimbusError>, needle: &str) {
+    match result {
+        Ok(_) => panic!("expected a configuration error mentioning {needle:?}"),
+        Err(e) => {
+            let text = e.to_string();
+            assert!(text.contains(needle), "{text:?} should mention {needle:?}");
+            assert!(text.contains("Fix:"), "{text:?} should say what to do");
+        }
+    }
+}
+
+pub async fn configuration_errors_are_clear(kind: Kind) {
+    let db = TestDatabase::new(kind).await;
+    config_error(
+        db.builder("Cfg", "1")
+            .peek_delay(Duration::from_millis(99))
+            .build(),
+        "100 ms",
+    );
+    config_error(db.builder("Cfg", "1").concurrency(0).build(), "concurrency");
+    config_error(
+        nimbus::Bus::builder().database_url(db.url()).build(),
+        ".names(",
+    );
+    config_error(
+        db.builder("Cfg", "1")
+            .database_url("mysql://localhost/x")
+            .build(),
+        "not supported",
+    );
+    config_error(
+        db.builder("Cfg", "1")
+            .database_url("no scheme at all")
+            .build(),
+        "not supported",
+    );
+    config_error(db.builder("bad\nname", "1").build(), "control character");
+    config_error(db.builder(&"q".repeat(200), "1").build(), "bytes long");
+    config_error(
+        db.builder("Cfg", "1").route::<Numbered>("").build(),
+        "empty",
+    );
+    config_error(db.builder("Cfg", "").build(), "instance name");
+    if kind == Kind::Sqlite {
+        config_error(
+            db.builder("Cfg", "1").schema("other").build(),
+            "SQLite has no schema",
+        );
+    } else {
+        // PostgreSQL identifiers are limited to 63 bytes, index names carry the queue name.
+        config_error(db.builder(&"q".repeat(47), "1").build(), "bytes long");
+        config_error(
+            db.builder("Cfg", "1").schema("s".repeat(64)).build(),
+            "bytes long",
+        );
+    }
+    // Nothing of the refused configurations reached the database.
+    assert_eq!(db.count("Cfg").await, 0);
+    // A long peek delay is accepted (with a warning).
+    assert!(db
+        .builder("Cfg", "1")
+        .peek_delay(Duration::from_secs(11))
+        .build()
+        .is_ok());
+}
+
+pub async fn unreachable_database_is_a_clear_error(kind: Kind) {
+    let url = match kind {
+        Kind::Sqlite => "sqlite:///nonexistent-dir-of-nimbus/sub/x.db".to_string(),
+        // Port 1 on loopback: nothing listens, the connection is refused at once.
+        Kind::Postgres => {
+            "postgres://postgres:s3cret@127.0.0.1:1/postgres?connect_timeout=5".to_string()
+        }
+    };
+    let result = nimbus::Bus::builder()
+        .names("Unreachable", "1")
+        .database_url(url)
+        .build()
+        .unwrap()
+        .start()
+        .await;
+    match result {
+        Ok(_) => panic!("start must fail when the database is unreachable"),
+        Err(e @ NimbusError::Connect { .. }) => {
+            let text = e.to_string();
+            assert!(text.contains("Fix:"), "{text}");
+            match kind {
+                Kind::Sqlite => assert!(text.contains("nonexistent-dir-of-nimbus"), "{text}"),
+                Kind::Postgres => assert!(text.contains("127.0.0.1:1"), "{text}"),
+            }
+            assert!(!text.contains("s3cret"), "never shows the password: {text}");
+        }
+        Err(other) => panic!("expected a connect error, got {other}"),
+    }
+}
+
+pub async fn awkward_queue_names_work(kind: Kind) {
+    let db = TestDatabase::new(kind).await;
+    for name in [
+        "it's \"odd\"",
+        "[bracketed] queue",
+        "semi;colon -- not a comment",
+    ] {
+        let seen = seen_list();
+        let bus = db
+            .builder(name, "awkward-1")
+            .route::<Numbered>(name)
+            .handler::<Numbered, _>(Recorder::new("awkward-1", &seen))
+            .build()
+            .unwrap()
+            .start()
+            .await
+            .unwrap();
+        bus.send(Numbered { n: 3 }).await.unwrap();
+        wait_until(
+            "the message to an awkwardly named queue is handled",
+            || async { count_of(&seen) == 1 },
+        )
+        .await;
+        bus.stop().await.unwrap();
+        assert!(
+            db.indexes(name).await.len() >= 2,
+            "the queue table {name:?} and its indexes exist under that exact name"
+        );
+    }
+}
+
+pub async fn events_reach_every_subscribed_queue(kind: Kind) {
+    let db = TestDatabase::new(kind).await;
+    let seen = seen_list();
+    let mut buses = Vec::new();
+    for app in ["Billing", "Shipping"] {
+        buses.push(
+            db.builder(app, &format!("{app}-1"))
+                .handler::<SomethingHappened, _>(Recorder::new(app, &seen))
+                .build()
+                .unwrap()
+                .start()
+                .await
+                .unwrap(),
+        );
+    }
+    let publisher = sender(&db, "Nowhere").await;
+    for n in 0..5 {
+        publisher.publish(SomethingHappened { n }).await.unwrap();
+    }
+    wait_until("both subscribers handle all five events", || async {
+        count_of(&seen) == 10
+    })
+    .await;
+    for bus in &buses {
+        bus.stop().await.unwrap();
+    }
+    let seen = seen.lock().unwrap().clone();
+    for app in ["Billing", "Shipping"] {
+        let got: Vec<u32> = seen
+            .iter()
+            .filter(|(a, _)| a == app)
+            .map(|(_, n)| *n)
+            .collect();
+        assert_eq!(
+            got,
+            vec![0, 1, 2, 3, 4],
+            "{app} got each event once, in order"
+        );
+    }
+    // An event nobody subscribes to is written nowhere.
+    #[derive(Serialize, Deserialize, Event)]
+    #[nimbus(type_name = "Conformance.Unheard")]
+    struct Unheard;
+    publisher.publish(Unheard).await.unwrap();
+    assert_eq!(db.count("Billing").await + db.count("Shipping").await, 0);
+}
+
+/// Tracks how many handlers run at once.
+struct Gauge {
+    now: Arc<AtomicUsize>,
+    max: Arc<AtomicUsize>,
+    done: Arc<AtomicUsize>,
+}
+
+#[nimbus::handler]
+impl Handler<Numbered> for Gauge {
+    async fn handle(&self, _m: Numbered, _ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        let now = self.now.fetch_add(1, Ordering::SeqCst) + 1;
+        self.max.fetch_max(now, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        self.now.fetch_sub(1, Ordering::SeqCst);
+        self.done.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+pub async fn concurrency_limit_is_never_exceeded(kind: Kind) {
+    let db = TestDatabase::new(kind).await;
+    let sender = sender(&db, "Limited").await;
+    sender
+        .send_batch((0..60).map(|n| Numbered { n }))
+        .await
+        .unwrap();
+    let (now, max, done) = Default::default();
+    let gauge = Gauge {
+        now: Arc::clone(&now),
+        max: Arc::clone(&max),
+        done: Arc::clone(&done),
+    };
+    let bus = db
+        .builder("Limited", "limited-1")
+        .concurrency(3)
+        .handler(gauge)
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    wait_until("all 60 are handled", || async {
+        done.load(Ordering::SeqCst) == 60
+    })
+    .await;
+    bus.stop().await.unwrap();
+    let max = max.load(Ordering::SeqCst);
+    assert!(
+        (1..=3).contains(&max),
+        "at most 3 handlers at once, saw {max}"
+    );
+    if kind == Kind::Postgres {
+        // Row locks let receivers run side by side; SQLite serializes them on its write lock.
+        assert!(
+            max > 1,
+            "receivers ran in parallel on PostgreSQL, saw {max}"
+        );
+    }
+}
+
+pub async fn missing_indexes_are_reported_with_their_statement(kind: Kind) {
+    let db = TestDatabase::new(kind).await;
+    let start = |auto_create: bool| {
+        db.builder("Indexed", "indexed-1")
+            .auto_create_schema(auto_create)
+            .handler::<Numbered, _>(Recorder::default())
+            .build()
+            .unwrap()
+            .start()
+    };
+    let bus = start(true).await.unwrap();
+    assert!(bus.warnings().is_empty(), "{:?}", bus.warnings());
+    bus.stop().await.unwrap();
+    let indexes = db.indexes("Indexed").await;
+    assert!(
+        indexes.contains(&"Indexed_Index_RowVersion".to_string()),
+        "{indexes:?}"
+    );
+    assert!(
+        indexes.contains(&"Indexed_Index_Expires".to_string()),
+        "{indexes:?}"
+    );
+    db.drop_index("Indexed_Index_Expires").await;
+    let bus = start(false).await.unwrap();
+    let warnings = bus.warnings().to_vec();
+    bus.stop().await.unwrap();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("Indexed_Index_Expires"),
+        "{}",
+        warnings[0]
+    );
+    assert!(
+        warnings[0].contains("CREATE INDEX"),
+        "quotes the statement: {}",
+        warnings[0]
+    );
+    // The quoted statement creates the index.
+    let statement = warnings[0]
+        .split_once("create it with:\n")
+        .map(|(_, s)| s.to_string())
+        .unwrap();
+    db.execute(&statement).await;
+    assert!(db
+        .indexes("Indexed")
+        .await
+        .contains(&"Indexed_Index_Expires".to_string()));
+}
+
+pub async fn missing_tables_without_auto_create_name_the_statement(kind: Kind) {
+    let db = TestDatabase::new(kind).await;
+    let result = db
+        .builder("Manual", "manual-1")
+        .auto_create_schema(false)
+        .handler::<Numbered, _>(Recorder::default())
+        .build()
+        .unwrap()
+        .start()
+        .await;
+    match result {
+        Err(e @ NimbusError::MissingSchema { .. }) => {
+            let text = e.to_string();
+            assert!(text.contains("CREATE TABLE"), "{text}");
+            assert!(text.contains("NimbusSubscriptions"), "{text}");
+        }
+        Err(other) => panic!("expected MissingSchema, got {other}"),
+        Ok(_) => panic!("start must fail when tables are missing and auto-create is off"),
+    }
+    assert_eq!(db.count("Manual").await, 0);
+}
+
+pub async fn concurrent_auto_create_is_safe(kind: Kind) {
+    let db = TestDatabase::new(kind).await;
+    let starts = (0..4).map(|i| {
+        db.builder("Racing", &format!("racing-{i}"))
+            .handler::<Numbered, _>(Recorder::default())
+            .build()
+            .unwrap()
+            .start()
+    });
+    let buses: Vec<_> = futures::future::join_all(starts)
+        .await
+        .into_iter()
+        .collect::<Result<_, _>>()
+        .expect("every instance starts while the others create the same schema");
+    for bus in &buses {
+        bus.stop().await.unwrap();
+    }
+    let indexes = db.indexes("Racing").await;
+    assert!(
+        indexes.contains(&"Racing_Index_RowVersion".to_string())
+            && indexes.contains(&"Racing_Index_Expires".to_string()),
+        "{indexes:?}"
+    );
+}
+
+/// Sends an `Audit` after a pause, so that a stop can arrive while it runs.
+struct Slow {
+    started: Arc<AtomicUsize>,
+    finished: Arc<AtomicUsize>,
+}
+
+#[nimbus::handler]
+impl Handler<Numbered> for Slow {
+    async fn handle(&self, m: Numbered, ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        self.started.fetch_add(1, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        ctx.send(Audit { n: m.n })?;
+        self.finished.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+pub async fn stop_lets_in_flight_handlers_finish(kind: Kind) {
+    let db = TestDatabase::new(kind).await;
+    let (started, finished): (Arc<AtomicUsize>, Arc<AtomicUsize>) = Default::default();
+    let bus = db
+        .builder("Stopping", "stopping-1")
+        .concurrency(1)
+        .route::<Audit>("StopAudits")
+        .handler(Slow {
+            started: started.clone(),
+            finished: finished.clone(),
+        })
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let sender = sender(&db, "Stopping").await;
+    sender
+        .send_batch((0..3).map(|n| Numbered { n }))
+        .await
+        .unwrap();
+    wait_until("a handler is running", || async {
+        started.load(Ordering::SeqCst) >= 1
+    })
+    .await;
+    bus.stop().await.unwrap();
+    let (started, finished) = (
+        started.load(Ordering::SeqCst),
+        finished.load(Ordering::SeqCst),
+    );
+    assert_eq!(started, finished, "stop waited for the handler in flight");
+    assert!(started < 3, "stop stopped receiving");
+    assert_eq!(
+        db.count("StopAudits").await as usize,
+        finished,
+        "its sends committed"
+    );
+    assert_eq!(
+        db.count("Stopping").await as usize,
+        3 - finished,
+        "the rest is still queued"
+    );
+    assert!(matches!(
+        bus.send_to("Stopping", Numbered { n: 9 }).await,
+        Err(NimbusError::NotRunning(_))
+    ));
+}
+
+pub async fn batch_send_is_atomic_and_ordered(kind: Kind) {
+    let db = TestDatabase::new(kind).await;
+    let sender = sender(&db, "Batch").await;
+    sender
+        .send_batch((0..20).map(|n| Numbered { n }))
+        .await
+        .unwrap();
+    let bodies = db.bodies("Batch").await;
+    let numbers: Vec<u32> = bodies
+        .iter()
+        .map(|b| serde_json::from_slice::<Numbered>(b).unwrap().n)
+        .collect();
+    assert_eq!(numbers, (0..20).collect::<Vec<_>>());
+    // A batch with an unroutable message fails before anything is written.
+    #[derive(Serialize, Deserialize, Command)]
+    struct Unrouted;
+    assert!(matches!(
+        sender.send_batch([Unrouted]).await,
+        Err(NimbusError::NoRoute { .. })
+    ));
+    assert_eq!(db.count("Batch").await, 20);
+}
+
+/// Fills a queue, lets a worker process handle part of it, kills it with SIGKILL, starts it again
+/// and checks that every message was handled exactly once (each handling commits one `Done`).
+pub fn sigkill_in_the_middle_loses_nothing(kind: Kind, worker: &str) {
+    const TOTAL: u32 = 3_000;
+    let system = actix_rt::System::new();
+    system.block_on(async {
+        let db = TestDatabase::new(kind).await;
+        let sender = sender(&db, "Worker").await;
+        for chunk in (0..TOTAL).collect::<Vec<_>>().chunks(500) {
+            sender
+                .send_batch(chunk.iter().map(|&n| Numbered { n }))
+                .await
+                .unwrap();
+        }
+        let spawn = || {
+            let mut cmd = std::process::Command::new(worker);
+            cmd.arg(db.url());
+            if let Some(schema) = db.schema() {
+                cmd.arg(schema);
+            }
+            cmd.stdout(std::process::Stdio::null())
+                .spawn()
+                .expect("start the worker process")
+        };
+        let mut first = spawn();
+        wait_until("the first worker has handled 300 messages", || async {
+            db.count("Done").await >= 300
+        })
+        .await;
+        first.kill().expect("SIGKILL the worker");
+        first.wait().unwrap();
+        let handled_before = db.count("Done").await;
+        assert!(handled_before < TOTAL as i64, "killed in the middle");
+        let mut second = spawn();
+        wait_until("the second worker drains the queue", || async {
+            db.count("Worker").await == 0 && db.count("Done").await >= TOTAL as i64
+        })
+        .await;
+        second.kill().unwrap();
+        second.wait().unwrap();
+        let done: Vec<u32> = db
+            .bodies("Done")
+            .await
+            .iter()
+            .map(|b| serde_json::from_slice::<Numbered>(b).unwrap().n)
+            .collect();
+        let unique: HashSet<u32> = done.iter().copied().collect();
+        assert_eq!(unique.len(), TOTAL as usize, "none lost");
+        assert_eq!(done.len(), TOTAL as usize, "none handled twice");
+    });
+}
