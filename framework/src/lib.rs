@@ -82,3 +82,8 @@ pub use nimbus_macros::{handler, Command, Event, Message};
 pub mod __private {
     pub use async_trait::async_trait;
 }
+
+/// The README's example, compiled as a doc test so it cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+mod readme {}
