@@ -3,7 +3,9 @@
 //! printed and the program ends by itself.
 //!
 //! Run it with `cargo run --example quickstart` (it writes `quickstart.db` in the working
-//! directory; no server needed).
+//! directory; no server needed). To run the same program on another database, pass its URL or
+//! connection string: `cargo run --example quickstart -- postgres://postgres@127.0.0.1/postgres`,
+//! or `-- "Server=tcp:127.0.0.1,1433;Database=nimbus;User Id=sa;Password=…;TrustServerCertificate=true"`.
 
 use std::time::Duration;
 
@@ -76,13 +78,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
         )
         .init();
-    let database = "sqlite://quickstart.db";
+    let database = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "sqlite://quickstart.db".to_string());
     let (billed_tx, mut billed_rx) = mpsc::unbounded_channel();
 
     // Billing starts first so that its subscription to OrderPlaced exists before Sales publishes.
     let billing = Bus::builder()
         .names("Billing", "billing-1")
-        .database_url(database)
+        .database_url(&database)
         .peek_delay(Duration::from_millis(100))
         .handler(OrderPlacedHandler { billed: billed_tx })
         .build()?
@@ -90,7 +94,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .await?;
     let sales = Bus::builder()
         .names("Sales", "sales-1")
-        .database_url(database)
+        .database_url(&database)
         .peek_delay(Duration::from_millis(100))
         .route::<PlaceOrder>("Sales")
         .handler(PlaceOrderHandler)
@@ -111,7 +115,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     billing.stop().await?;
     match billed {
         Ok(Some(order_id)) => {
-            println!("4. done: order #{order_id} went Sales -> Billing through {database}");
+            // Server URLs may hold passwords: only the embedded file is shown.
+            let shown = if database.starts_with("sqlite:") {
+                database.as_str()
+            } else {
+                "the database server"
+            };
+            println!("4. done: order #{order_id} went Sales -> Billing through {shown}");
             Ok(())
         }
         _ => Err("Billing did not receive OrderPlaced within 20 s".into()),

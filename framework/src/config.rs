@@ -11,7 +11,7 @@ use crate::error::{NimbusError, Result};
 use crate::handler::{Handler, HandlerRegistry, Routes};
 use crate::message::{Command, Message};
 use crate::names::{QueueName, SchemaName};
-use crate::sql::{postgres::Postgres, sqlite::Sqlite, Dialect};
+use crate::sql::{postgres::Postgres, sqlite::Sqlite, sqlserver::SqlServer, Dialect};
 
 /// The database used when the builder is given none: a file in the working directory.
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://nimbus.db";
@@ -35,14 +35,19 @@ pub(crate) enum DatabaseUrl {
         /// `host:port/database` for messages, without credentials.
         target: String,
     },
+    /// An ADO.NET connection string: `Server=tcp:host,1433;Database=…;User Id=…;Password=…`.
+    SqlServer {
+        settings: Box<crate::backend::sqlserver::ConnectionSettings>,
+    },
 }
 
 impl DatabaseUrl {
     /// Parses a URL, or says which URLs are understood.
     pub(crate) fn parse(url: &str) -> Result<Self> {
         let url = url.trim();
-        let supported = "use sqlite://path/to/file.db (embedded, the default) or \
-                         postgres://user@host:5432/database";
+        let supported = "use sqlite://path/to/file.db (embedded, the default), \
+                         postgres://user@host:5432/database, or an ADO.NET connection string \
+                         Server=tcp:host,1433;Database=Name;User Id=user;Password=secret";
         if url.is_empty() {
             return Err(NimbusError::config("the database URL is empty", supported));
         }
@@ -78,14 +83,27 @@ impl DatabaseUrl {
             });
         }
         let lower = url.to_ascii_lowercase();
-        if lower.starts_with("mssql://")
-            || lower.starts_with("sqlserver://")
-            || lower.starts_with("server=")
-            || lower.starts_with("data source=")
+        let ado_keys = [
+            "server=",
+            "data source=",
+            "address=",
+            "addr=",
+            "network address=",
+        ];
+        if ado_keys.iter().any(|k| lower.starts_with(k))
+            || lower
+                .split(';')
+                .any(|pair| ado_keys.iter().any(|k| pair.trim().starts_with(k)))
         {
+            let settings = crate::backend::sqlserver::parse_connection_string(url)?;
+            return Ok(DatabaseUrl::SqlServer {
+                settings: Box::new(settings),
+            });
+        }
+        if lower.starts_with("mssql://") || lower.starts_with("sqlserver://") {
             return Err(NimbusError::config(
-                "SQL Server is not supported yet by this version of nimbus",
-                supported,
+                "SQL Server takes an ADO.NET connection string, not a URL",
+                "write Server=tcp:host,1433;Database=Name;User Id=user;Password=secret;TrustServerCertificate=true",
             ));
         }
         let scheme = url.split(':').next().unwrap_or(url);
@@ -99,6 +117,7 @@ impl DatabaseUrl {
         match self {
             DatabaseUrl::Sqlite { .. } => Sqlite::NAME,
             DatabaseUrl::Postgres { .. } => Postgres::NAME,
+            DatabaseUrl::SqlServer { .. } => SqlServer::NAME,
         }
     }
 }
@@ -130,6 +149,8 @@ pub(crate) struct EndpointConfig {
     pub concurrency: usize,
     pub routes: Arc<Routes>,
     pub handlers: Arc<HandlerRegistry>,
+    /// Add the computed `BodyString` column to queue tables (SQL Server).
+    pub body_string_column: bool,
 }
 
 impl EndpointConfig {
@@ -163,6 +184,7 @@ pub struct BusBuilder {
     peek_delay: Duration,
     concurrency: usize,
     fill_v1_columns: bool,
+    body_string_column: bool,
     routes: Vec<(&'static str, String)>,
     handlers: HandlerRegistry,
 }
@@ -181,6 +203,7 @@ impl Default for BusBuilder {
                 .unwrap_or(2)
                 .max(2),
             fill_v1_columns: false,
+            body_string_column: false,
             routes: Vec::new(),
             handlers: HandlerRegistry::default(),
         }
@@ -196,14 +219,16 @@ impl BusBuilder {
         self
     }
 
-    /// Where the queues live: `sqlite://path` (the default, `sqlite://nimbus.db`) or
-    /// `postgres://user@host:port/database`.
+    /// Where the queues live: `sqlite://path` (the default, `sqlite://nimbus.db`),
+    /// `postgres://user@host:port/database`, or for SQL Server an ADO.NET connection string
+    /// (`Server=tcp:host,1433;Database=Orders;User Id=app;Password=…;TrustServerCertificate=true`).
     pub fn database_url(mut self, url: impl Into<String>) -> Self {
         self.database_url = url.into();
         self
     }
 
-    /// The database schema for every table (PostgreSQL default `public`; SQLite has only `main`).
+    /// The database schema for every table (PostgreSQL default `public`, SQL Server `dbo`; SQLite
+    /// has only `main`).
     pub fn schema(mut self, schema: impl Into<String>) -> Self {
         self.schema = Some(schema.into());
         self
@@ -236,6 +261,14 @@ impl BusBuilder {
     /// values travel in the headers).
     pub fn fill_v1_columns(mut self, enabled: bool) -> Self {
         self.fill_v1_columns = enabled;
+        self
+    }
+
+    /// On SQL Server, add the computed column `BodyString` (the body as text, for people reading
+    /// queues in SQL) to every queue table auto-create makes or finds (NServiceBus's
+    /// `CreateMessageBodyComputedColumn`). Default off. Not supported on PostgreSQL and SQLite.
+    pub fn create_body_string_column(mut self, enabled: bool) -> Self {
+        self.body_string_column = enabled;
         self
     }
 
@@ -280,7 +313,19 @@ impl BusBuilder {
                 Postgres::MAX_SCHEMA_NAME,
                 "public",
             ),
+            DatabaseUrl::SqlServer { .. } => {
+                (SqlServer::MAX_QUEUE_NAME, SqlServer::MAX_SCHEMA_NAME, "dbo")
+            }
         };
+        if self.body_string_column && !matches!(database, DatabaseUrl::SqlServer { .. }) {
+            return Err(NimbusError::config(
+                format!(
+                    "the BodyString column is not supported on {} yet",
+                    database.backend_name()
+                ),
+                "remove .create_body_string_column(true); read the Body column as UTF-8 JSON instead",
+            ));
+        }
         input_queue.check_len(max_queue)?;
         let schema = SchemaName::new(self.schema.unwrap_or_else(|| default_schema.into()))?;
         schema.check_len(max_schema)?;
@@ -339,6 +384,7 @@ impl BusBuilder {
             concurrency: self.concurrency,
             routes: Arc::new(Routes::new(routes)),
             handlers: Arc::new(self.handlers),
+            body_string_column: self.body_string_column,
         }))
     }
 }
@@ -365,6 +411,14 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+        match DatabaseUrl::parse("Server=tcp:sql.local,1433;Database=Orders;User Id=sa;Password=p")
+            .unwrap()
+        {
+            DatabaseUrl::SqlServer { settings } => {
+                assert_eq!(settings.target, "tcp:sql.local,1433/Orders")
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
@@ -374,7 +428,8 @@ mod tests {
             "sqlite://",
             "sqlite::memory:",
             "mysql://localhost/db",
-            "Server=tcp:localhost,1433;Database=x",
+            "sqlserver://localhost/db",
+            "Server=tcp:localhost,1433;Integrated Security=SSPI",
             "postgres://host:notaport/db",
         ] {
             let err = DatabaseUrl::parse(url).unwrap_err().to_string();

@@ -1,8 +1,13 @@
-//! Test databases: a unique SQLite file or PostgreSQL schema per test, dropped afterwards.
+//! Test databases: a unique SQLite file, PostgreSQL schema or SQL Server schema per test, dropped
+//! afterwards. Schema names are full of quotes, brackets and spaces, so every test also proves
+//! that names are quoted and never spliced into SQL.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use nimbus::BusBuilder;
+use tokio::net::TcpStream;
+use tokio_util::compat::{Compat, TokioAsyncWriteCompatExt};
 
 /// Which backend a test runs against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -12,12 +17,37 @@ pub enum Kind {
     /// A fresh schema on the PostgreSQL server of `NIMBUS_POSTGRES`
     /// (default `postgres://postgres@127.0.0.1:5432/postgres`).
     Postgres,
+    /// A fresh schema in the SQL Server database of `NIMBUS_SQLSERVER` (an ADO.NET connection
+    /// string); skipped with a notice when it is not set.
+    SqlServer,
 }
 
 /// The PostgreSQL server the suite uses.
 pub fn postgres_url() -> String {
     std::env::var("NIMBUS_POSTGRES")
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+}
+
+/// The SQL Server connection string, if one is configured.
+pub fn sqlserver_connection_string() -> Option<String> {
+    std::env::var("NIMBUS_SQLSERVER")
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+}
+
+/// True when the backend cannot be reached in this environment by design (SQL Server without
+/// `NIMBUS_SQLSERVER`); prints a notice that the test was skipped. PostgreSQL is never skipped.
+pub fn skip(kind: Kind, test: &str) -> bool {
+    if kind == Kind::SqlServer && sqlserver_connection_string().is_none() {
+        // Written to the process's stderr directly, so the notice shows even when the test
+        // harness captures output.
+        let _ = writeln!(
+            std::io::stderr(),
+            "notice: NIMBUS_SQLSERVER is not set: skipped the SQL Server conformance test {test}"
+        );
+        return true;
+    }
+    false
 }
 
 /// One test's database. Dropping it deletes the file or the schema.
@@ -29,39 +59,61 @@ pub struct TestDatabase {
 enum Target {
     Sqlite(PathBuf),
     Postgres { schema: String },
+    SqlServer { schema: String, connection: String },
 }
 
 fn unique() -> String {
     uuid::Uuid::new_v4().simple().to_string()[..12].to_string()
 }
 
+/// Quotes an identifier for PostgreSQL and SQLite.
+pub fn pg_quote(identifier: &str) -> String {
+    format!("\"{}\"", identifier.replace('"', "\"\""))
+}
+
+/// Quotes an identifier for SQL Server.
+pub fn mssql_quote(identifier: &str) -> String {
+    format!("[{}]", identifier.replace(']', "]]"))
+}
+
 impl TestDatabase {
     /// Creates an empty database for one test. PostgreSQL must be reachable: the test fails
     /// (never skips) when it is not.
     pub async fn new(kind: Kind) -> Self {
+        // Quotes, brackets, spaces.
+        let schema = format!("nimbus t\"st [{}] o'k", unique());
         let target = match kind {
             Kind::Sqlite => {
                 Target::Sqlite(std::env::temp_dir().join(format!("nimbus-test-{}.db", unique())))
             }
             Kind::Postgres => {
-                // Quotes, brackets, spaces: every test proves names are never spliced into SQL.
-                let schema = format!("nimbus t\"st [{}] o'k", unique());
-                let client = pg_client().await;
-                client
+                pg_client()
+                    .await
                     .batch_execute(&format!("CREATE SCHEMA {}", pg_quote(&schema)))
                     .await
                     .expect("create test schema");
                 Target::Postgres { schema }
             }
+            Kind::SqlServer => {
+                let connection =
+                    sqlserver_connection_string().expect("NIMBUS_SQLSERVER (checked by skip)");
+                let mut client = mssql_client(&connection).await;
+                client
+                    .execute(format!("CREATE SCHEMA {}", mssql_quote(&schema)), &[])
+                    .await
+                    .expect("create test schema");
+                Target::SqlServer { schema, connection }
+            }
         };
         TestDatabase { kind, target }
     }
 
-    /// The database URL for the bus.
+    /// The database URL (or connection string) for the bus.
     pub fn url(&self) -> String {
         match &self.target {
             Target::Sqlite(path) => format!("sqlite://{}", path.display()),
             Target::Postgres { .. } => postgres_url(),
+            Target::SqlServer { connection, .. } => connection.clone(),
         }
     }
 
@@ -69,7 +121,7 @@ impl TestDatabase {
     pub fn schema(&self) -> Option<&str> {
         match &self.target {
             Target::Sqlite(_) => None,
-            Target::Postgres { schema } => Some(schema),
+            Target::Postgres { schema } | Target::SqlServer { schema, .. } => Some(schema),
         }
     }
 
@@ -90,19 +142,46 @@ impl TestDatabase {
         match &self.target {
             Target::Sqlite(_) => pg_quote(table),
             Target::Postgres { schema } => format!("{}.{}", pg_quote(schema), pg_quote(table)),
+            Target::SqlServer { schema, .. } => {
+                format!("{}.{}", mssql_quote(schema), mssql_quote(table))
+            }
         }
+    }
+
+    /// The catalog name of a seed index (`Index_RowVersion`, `Index_Expires`) on `table`:
+    /// PostgreSQL and SQLite prefix it with the table name, SQL Server does not.
+    pub fn index_name(&self, table: &str, index: &str) -> String {
+        match self.kind {
+            Kind::SqlServer => index.to_string(),
+            Kind::Sqlite | Kind::Postgres => format!("{table}_{index}"),
+        }
+    }
+
+    fn sqlite(&self) -> rusqlite::Connection {
+        let Target::Sqlite(path) = &self.target else {
+            unreachable!("only called for SQLite")
+        };
+        let conn = rusqlite::Connection::open(path).expect("open sqlite");
+        conn.busy_timeout(std::time::Duration::from_secs(30))
+            .expect("busy timeout");
+        conn
     }
 
     /// Runs raw SQL statements (no results).
     pub async fn execute(&self, sql: &str) {
         match &self.target {
-            Target::Sqlite(path) => {
-                let conn = rusqlite::Connection::open(path).expect("open sqlite");
-                conn.busy_timeout(std::time::Duration::from_secs(30))
-                    .expect("busy timeout");
-                conn.execute_batch(sql).expect("raw sql");
-            }
+            Target::Sqlite(_) => self.sqlite().execute_batch(sql).expect("raw sql"),
             Target::Postgres { .. } => pg_client().await.batch_execute(sql).await.expect("raw sql"),
+            Target::SqlServer { connection, .. } => {
+                mssql_client(connection)
+                    .await
+                    .simple_query(sql)
+                    .await
+                    .expect("raw sql")
+                    .into_results()
+                    .await
+                    .expect("raw sql results");
+            }
         }
     }
 
@@ -110,30 +189,35 @@ impl TestDatabase {
     pub async fn count(&self, table: &str) -> i64 {
         let sql = format!("SELECT count(*) FROM {}", self.table(table));
         match &self.target {
-            Target::Sqlite(path) => {
-                let conn = rusqlite::Connection::open(path).expect("open sqlite");
-                conn.busy_timeout(std::time::Duration::from_secs(30))
-                    .expect("busy timeout");
-                conn.query_row(&sql, [], |r| r.get(0)).unwrap_or(0)
-            }
+            Target::Sqlite(_) => self.sqlite().query_row(&sql, [], |r| r.get(0)).unwrap_or(0),
             Target::Postgres { .. } => match pg_client().await.query_one(&sql, &[]).await {
                 Ok(row) => row.get(0),
                 Err(_) => 0,
             },
+            Target::SqlServer { connection, .. } => {
+                let mut client = mssql_client(connection).await;
+                let Ok(stream) = client.query(sql, &[]).await else {
+                    return 0;
+                };
+                match stream.into_row().await {
+                    Ok(Some(row)) => row.get::<i32, _>(0).map(i64::from).unwrap_or(0),
+                    _ => 0,
+                }
+            }
         }
     }
 
     /// The `Body` column of every row of a queue table, oldest first.
     pub async fn bodies(&self, table: &str) -> Vec<Vec<u8>> {
         let sql = format!(
-            "SELECT \"Body\" FROM {} ORDER BY \"RowVersion\"",
-            self.table(table)
+            "SELECT {} FROM {} ORDER BY {}",
+            self.column("Body"),
+            self.table(table),
+            self.column("RowVersion")
         );
         match &self.target {
-            Target::Sqlite(path) => {
-                let conn = rusqlite::Connection::open(path).expect("open sqlite");
-                conn.busy_timeout(std::time::Duration::from_secs(30))
-                    .expect("busy timeout");
+            Target::Sqlite(_) => {
+                let conn = self.sqlite();
                 let mut stmt = conn.prepare(&sql).expect("prepare");
                 stmt.query_map([], |r| r.get::<_, Vec<u8>>(0))
                     .expect("query")
@@ -148,14 +232,32 @@ impl TestDatabase {
                 .iter()
                 .map(|r| r.get::<_, Vec<u8>>(0))
                 .collect(),
+            Target::SqlServer { connection, .. } => mssql_client(connection)
+                .await
+                .query(sql, &[])
+                .await
+                .expect("query")
+                .into_first_result()
+                .await
+                .expect("rows")
+                .iter()
+                .map(|r| r.get::<&[u8], _>(0).unwrap_or_default().to_vec())
+                .collect(),
+        }
+    }
+
+    fn column(&self, name: &str) -> String {
+        match self.kind {
+            Kind::SqlServer => mssql_quote(name),
+            Kind::Sqlite | Kind::Postgres => pg_quote(name),
         }
     }
 
     /// Names of the indexes on `table`.
     pub async fn indexes(&self, table: &str) -> Vec<String> {
         match &self.target {
-            Target::Sqlite(path) => {
-                let conn = rusqlite::Connection::open(path).expect("open sqlite");
+            Target::Sqlite(_) => {
+                let conn = self.sqlite();
                 let mut stmt = conn
                     .prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = ?1")
                     .expect("prepare");
@@ -175,15 +277,33 @@ impl TestDatabase {
                 .iter()
                 .map(|r| r.get(0))
                 .collect(),
+            Target::SqlServer { schema, connection } => mssql_client(connection)
+                .await
+                .query(
+                    "SELECT i.name FROM sys.indexes AS i JOIN sys.tables AS t ON t.object_id = i.object_id \
+                     WHERE t.schema_id = SCHEMA_ID(@P1) AND t.name = @P2 AND i.name IS NOT NULL",
+                    &[&schema.as_str(), &table],
+                )
+                .await
+                .expect("query")
+                .into_first_result()
+                .await
+                .expect("rows")
+                .iter()
+                .filter_map(|r| r.get::<&str, _>(0).map(str::to_string))
+                .collect(),
         }
     }
 
-    /// Drops an index by name.
-    pub async fn drop_index(&self, index: &str) {
+    /// Drops an index of `table` by its catalog name.
+    pub async fn drop_index(&self, table: &str, index: &str) {
         let sql = match &self.target {
             Target::Sqlite(_) => format!("DROP INDEX {}", pg_quote(index)),
             Target::Postgres { schema } => {
                 format!("DROP INDEX {}.{}", pg_quote(schema), pg_quote(index))
+            }
+            Target::SqlServer { .. } => {
+                format!("DROP INDEX {} ON {}", mssql_quote(index), self.table(table))
             }
         };
         self.execute(&sql).await;
@@ -192,40 +312,59 @@ impl TestDatabase {
 
 impl Drop for TestDatabase {
     fn drop(&mut self) {
-        match &self.target {
+        let cleanup: Option<Box<dyn FnOnce() + Send>> = match &self.target {
             Target::Sqlite(path) => {
                 for suffix in ["", "-wal", "-shm"] {
                     let mut p = path.clone().into_os_string();
                     p.push(suffix);
                     let _ = std::fs::remove_file(p);
                 }
+                None
             }
             Target::Postgres { schema } => {
                 let sql = format!("DROP SCHEMA IF EXISTS {} CASCADE", pg_quote(schema));
-                // Drop runs inside the test's runtime; use a runtime of our own on another thread.
-                let _ = std::thread::spawn(move || {
-                    let rt = tokio::runtime::Builder::new_current_thread()
-                        .enable_all()
-                        .build()
-                        .expect("runtime");
-                    rt.block_on(async {
+                Some(Box::new(move || {
+                    block_on(async move {
                         if let Ok((client, conn)) =
                             tokio_postgres::connect(&postgres_url(), tokio_postgres::NoTls).await
                         {
                             tokio::spawn(conn);
                             let _ = client.batch_execute(&sql).await;
                         }
-                    });
-                })
-                .join();
+                    })
+                }))
             }
+            Target::SqlServer { schema, connection } => {
+                let (schema, connection) = (schema.clone(), connection.clone());
+                Some(Box::new(move || {
+                    block_on(async move {
+                        let mut client = mssql_client(&connection).await;
+                        let drop_all = "DECLARE @sql nvarchar(max) = N'';
+SELECT @sql += N'DROP TABLE ' + QUOTENAME(s.name) + N'.' + QUOTENAME(t.name) + N';'
+FROM sys.tables AS t JOIN sys.schemas AS s ON s.schema_id = t.schema_id
+WHERE s.name = @P1;
+EXEC sys.sp_executesql @sql;
+DECLARE @drop nvarchar(max) = N'DROP SCHEMA ' + QUOTENAME(@P1);
+EXEC sys.sp_executesql @drop;";
+                        let _ = client.execute(drop_all, &[&schema.as_str()]).await;
+                    })
+                }))
+            }
+        };
+        // Drop runs inside the test's runtime; clean up on a runtime of our own.
+        if let Some(cleanup) = cleanup {
+            let _ = std::thread::spawn(cleanup).join();
         }
     }
 }
 
-/// Quotes an identifier for PostgreSQL and SQLite.
-pub fn pg_quote(identifier: &str) -> String {
-    format!("\"{}\"", identifier.replace('"', "\"\""))
+fn block_on(future: impl std::future::Future<Output = ()>) {
+    if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        rt.block_on(future);
+    }
 }
 
 async fn pg_client() -> tokio_postgres::Client {
@@ -237,8 +376,19 @@ async fn pg_client() -> tokio_postgres::Client {
              server (pg_ctlcluster <version> main start) or set NIMBUS_POSTGRES"
         ),
     };
-    actix_rt::spawn(async move {
+    tokio::spawn(async move {
         let _ = conn.await;
     });
     client
+}
+
+async fn mssql_client(connection: &str) -> tiberius::Client<Compat<TcpStream>> {
+    let config = tiberius::Config::from_ado_string(connection).expect("NIMBUS_SQLSERVER parses");
+    let tcp = TcpStream::connect(config.get_addr())
+        .await
+        .expect("SQL Server of NIMBUS_SQLSERVER is reachable");
+    tcp.set_nodelay(true).expect("nodelay");
+    tiberius::Client::connect(config, tcp.compat_write())
+        .await
+        .expect("log in to the SQL Server of NIMBUS_SQLSERVER")
 }

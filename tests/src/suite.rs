@@ -330,17 +330,30 @@ pub async fn configuration_errors_are_clear(kind: Kind) {
         "empty",
     );
     config_error(db.builder("Cfg", "").build(), "instance name");
-    if kind == Kind::Sqlite {
-        config_error(
+    match kind {
+        Kind::Sqlite => config_error(
             db.builder("Cfg", "1").schema("other").build(),
             "SQLite has no schema",
-        );
-    } else {
-        // PostgreSQL identifiers are limited to 63 bytes, index names carry the queue name.
-        config_error(db.builder(&"q".repeat(47), "1").build(), "bytes long");
+        ),
+        Kind::Postgres => {
+            // PostgreSQL identifiers are limited to 63 bytes, index names carry the queue name.
+            config_error(db.builder(&"q".repeat(47), "1").build(), "bytes long");
+            config_error(
+                db.builder("Cfg", "1").schema("s".repeat(64)).build(),
+                "bytes long",
+            );
+        }
+        Kind::SqlServer => {
+            // sysname: 128 characters.
+            config_error(db.builder(&"q".repeat(129), "1").build(), "bytes long");
+        }
+    }
+    if kind != Kind::SqlServer {
         config_error(
-            db.builder("Cfg", "1").schema("s".repeat(64)).build(),
-            "bytes long",
+            db.builder("Cfg", "1")
+                .create_body_string_column(true)
+                .build(),
+            "BodyString",
         );
     }
     // Nothing of the refused configurations reached the database.
@@ -354,12 +367,15 @@ pub async fn configuration_errors_are_clear(kind: Kind) {
 }
 
 pub async fn unreachable_database_is_a_clear_error(kind: Kind) {
+    // Port 1 on loopback: nothing listens, the connection is refused at once.
     let url = match kind {
         Kind::Sqlite => "sqlite:///nonexistent-dir-of-nimbus/sub/x.db".to_string(),
-        // Port 1 on loopback: nothing listens, the connection is refused at once.
         Kind::Postgres => {
             "postgres://postgres:s3cret@127.0.0.1:1/postgres?connect_timeout=5".to_string()
         }
+        Kind::SqlServer => "Server=tcp:127.0.0.1,1;Database=nimbus;User Id=sa;Password=s3cret;\
+                            TrustServerCertificate=true;Connect Timeout=5"
+            .to_string(),
     };
     let result = nimbus::Bus::builder()
         .names("Unreachable", "1")
@@ -376,6 +392,7 @@ pub async fn unreachable_database_is_a_clear_error(kind: Kind) {
             match kind {
                 Kind::Sqlite => assert!(text.contains("nonexistent-dir-of-nimbus"), "{text}"),
                 Kind::Postgres => assert!(text.contains("127.0.0.1:1"), "{text}"),
+                Kind::SqlServer => assert!(text.contains("127.0.0.1,1/nimbus"), "{text}"),
             }
             assert!(!text.contains("s3cret"), "never shows the password: {text}");
         }
@@ -512,7 +529,7 @@ pub async fn concurrency_limit_is_never_exceeded(kind: Kind) {
         (1..=3).contains(&max),
         "at most 3 handlers at once, saw {max}"
     );
-    if kind == Kind::Postgres {
+    if kind != Kind::Sqlite {
         // Row locks let receivers run side by side; SQLite serializes them on its write lock.
         assert!(
             max > 1,
@@ -535,26 +552,20 @@ pub async fn missing_indexes_are_reported_with_their_statement(kind: Kind) {
     assert!(bus.warnings().is_empty(), "{:?}", bus.warnings());
     bus.stop().await.unwrap();
     let indexes = db.indexes("Indexed").await;
-    assert!(
-        indexes.contains(&"Indexed_Index_RowVersion".to_string()),
-        "{indexes:?}"
+    let (rowversion, expires) = (
+        db.index_name("Indexed", "Index_RowVersion"),
+        db.index_name("Indexed", "Index_Expires"),
     );
-    assert!(
-        indexes.contains(&"Indexed_Index_Expires".to_string()),
-        "{indexes:?}"
-    );
-    db.drop_index("Indexed_Index_Expires").await;
+    assert!(indexes.contains(&rowversion), "{indexes:?}");
+    assert!(indexes.contains(&expires), "{indexes:?}");
+    db.drop_index("Indexed", &expires).await;
     let bus = start(false).await.unwrap();
     let warnings = bus.warnings().to_vec();
     bus.stop().await.unwrap();
     assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains(&expires), "{}", warnings[0]);
     assert!(
-        warnings[0].contains("Indexed_Index_Expires"),
-        "{}",
-        warnings[0]
-    );
-    assert!(
-        warnings[0].contains("CREATE INDEX"),
+        warnings[0].contains("CREATE INDEX") || warnings[0].contains("CREATE NONCLUSTERED INDEX"),
         "quotes the statement: {}",
         warnings[0]
     );
@@ -564,10 +575,7 @@ pub async fn missing_indexes_are_reported_with_their_statement(kind: Kind) {
         .map(|(_, s)| s.to_string())
         .unwrap();
     db.execute(&statement).await;
-    assert!(db
-        .indexes("Indexed")
-        .await
-        .contains(&"Indexed_Index_Expires".to_string()));
+    assert!(db.indexes("Indexed").await.contains(&expires));
 }
 
 pub async fn missing_tables_without_auto_create_name_the_statement(kind: Kind) {
@@ -611,8 +619,8 @@ pub async fn concurrent_auto_create_is_safe(kind: Kind) {
     }
     let indexes = db.indexes("Racing").await;
     assert!(
-        indexes.contains(&"Racing_Index_RowVersion".to_string())
-            && indexes.contains(&"Racing_Index_Expires".to_string()),
+        indexes.contains(&db.index_name("Racing", "Index_RowVersion"))
+            && indexes.contains(&db.index_name("Racing", "Index_Expires")),
         "{indexes:?}"
     );
 }

@@ -9,6 +9,7 @@
 mod catalog;
 pub(crate) mod postgres;
 pub(crate) mod sqlite;
+pub(crate) mod sqlserver;
 
 use async_trait::async_trait;
 
@@ -77,6 +78,16 @@ pub(crate) async fn connect(config: &EndpointConfig) -> Result<std::sync::Arc<dy
                 target.clone(),
                 config.schema.clone(),
                 config.auto_create_schema,
+                config.pool_size(),
+            )
+            .await?,
+        ),
+        DatabaseUrl::SqlServer { settings } => std::sync::Arc::new(
+            sqlserver::SqlServerBackend::connect(
+                (**settings).clone(),
+                config.schema.clone(),
+                config.auto_create_schema,
+                config.body_string_column,
                 config.pool_size(),
             )
             .await?,

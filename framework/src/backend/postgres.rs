@@ -98,13 +98,8 @@ impl Shared {
             .execute(SCHEMA_LOCK, &[&SCHEMA_LOCK_KEY])
             .await
             .map_err(db_err("taking the schema lock"))?;
-        let mut ddl = q.create_table.clone();
-        for index in &q.indexes {
-            ddl.push('\n');
-            ddl.push_str(&index.create);
-        }
         client
-            .batch_execute(&ddl)
+            .batch_execute(&q.create_queue)
             .await
             .map_err(db_err("creating a queue table"))
     }
@@ -270,7 +265,7 @@ impl Backend for PostgresBackend {
                         queue.as_str(),
                         s.catalog.schema.as_str()
                     ),
-                    statement: entry.statements.create_table.clone(),
+                    statement: entry.statements.create_queue.clone(),
                 });
             }
             entry.mark_exists();

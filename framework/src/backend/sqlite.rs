@@ -220,11 +220,7 @@ impl Shared {
 }
 
 fn create_queue(conn: &Connection, entry: &QueueEntry) -> rusqlite::Result<()> {
-    conn.execute_batch(&entry.statements.create_table)?;
-    for index in &entry.statements.indexes {
-        conn.execute_batch(&index.create)?;
-    }
-    Ok(())
+    conn.execute_batch(&entry.statements.create_queue)
 }
 
 fn table_exists(conn: &Connection, sql: &str, table: &str) -> rusqlite::Result<bool> {
@@ -301,7 +297,7 @@ impl Backend for SqliteBackend {
                     return Ok(Err(NimbusError::MissingSchema {
                         backend: NAME,
                         object: format!("queue table {:?}", queue.as_str()),
-                        statement: entry.statements.create_table.clone(),
+                        statement: entry.statements.create_queue.clone(),
                     }));
                 }
                 entry.mark_exists();

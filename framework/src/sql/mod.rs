@@ -7,14 +7,18 @@
 
 pub(crate) mod postgres;
 pub(crate) mod sqlite;
+pub(crate) mod sqlserver;
 
 use crate::names::{QueueName, SchemaName};
 
 /// The statements for one queue table. Rendered once per queue, reused for every message.
 #[derive(Debug, Clone)]
 pub(crate) struct QueueStatements {
-    /// Creates the table (idempotent).
-    pub create_table: String,
+    /// Creates the table and its indexes where they are missing (idempotent).
+    pub create_queue: String,
+    /// Adds the computed `BodyString` column where it is missing; `None` where the dialect has
+    /// no such column.
+    pub add_body_string: Option<String>,
     /// The indexes the seed requires, each with its creation statement.
     pub indexes: Vec<IndexStatement>,
     /// Inserts one message. Parameters, in order: Id, CorrelationId, ReplyToAddress,

@@ -40,8 +40,14 @@ impl Dialect for Postgres {
             ("index_rowversion", &Self::quote(&rowversion_name)),
             ("index_expires", &Self::quote(&expires_name)),
         ];
+        let create_queue = [QUEUE_TABLE, INDEX_ROWVERSION, INDEX_EXPIRES]
+            .iter()
+            .map(|script| render(script, &vars))
+            .collect::<Vec<_>>()
+            .join("\n");
         QueueStatements {
-            create_table: render(QUEUE_TABLE, &vars),
+            create_queue,
+            add_body_string: None,
             indexes: vec![
                 IndexStatement {
                     name: rowversion_name.clone(),
@@ -132,7 +138,7 @@ mod tests {
             .insert
             .contains(r#"INSERT INTO "my ""schema"""."it's ""q"" [x]""#));
         assert!(s
-            .create_table
+            .create_queue
             .contains(r#""my ""schema"""."it's ""q"" [x]""#));
         assert!(s.indexes[0]
             .create
@@ -166,7 +172,7 @@ mod tests {
         let s = statements("public", "Sales");
         let shared = Postgres::shared_statements(&SchemaName::new("public").unwrap());
         for text in [
-            &s.create_table,
+            &s.create_queue,
             &s.indexes[0].create,
             &s.indexes[1].create,
             &shared.create_subscriptions,

@@ -41,8 +41,14 @@ impl Dialect for Sqlite {
             ("index_rowversion", &Self::quote(&rowversion_name)),
             ("index_expires", &Self::quote(&expires_name)),
         ];
+        let create_queue = [QUEUE_TABLE, INDEX_ROWVERSION, INDEX_EXPIRES]
+            .iter()
+            .map(|script| render(script, &vars))
+            .collect::<Vec<_>>()
+            .join("\n");
         QueueStatements {
-            create_table: render(QUEUE_TABLE, &vars),
+            create_queue,
+            add_body_string: None,
             indexes: vec![
                 IndexStatement {
                     name: rowversion_name.clone(),
@@ -119,6 +125,6 @@ mod tests {
             assert!(s.insert.contains(p));
         }
         assert!(!s.receive.contains('?'));
-        assert!(!s.create_table.contains('{'));
+        assert!(!s.create_queue.contains('{'));
     }
 }

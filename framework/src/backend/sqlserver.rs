@@ -1,0 +1,721 @@
+//! SQL Server driver: tiberius (TDS 7.3, TLS by rustls) with a deadpool pool.
+//!
+//! A receive opens a transaction (`TM_BEGIN_XACT`), runs the dialect's
+//! `DELETE … WITH (UPDLOCK, READPAST, ROWLOCK) … OUTPUT deleted.…`, and keeps the connection
+//! until the handler is done; the handler's sends are inserted on the same connection before the
+//! commit. A connection whose transaction did not finish cleanly is closed, never pooled, so the
+//! server rolls it back. The structure is the PostgreSQL driver's, statement for statement.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use deadpool::managed::{self, Metrics, Object, Pool, RecycleResult};
+use tokio::net::TcpStream;
+use tokio_util::compat::{Compat, TokioAsyncWriteCompatExt};
+use uuid::Uuid;
+
+use super::catalog::QueueEntry;
+use super::{Backend, Catalog, ReceiveTransaction};
+use crate::envelope::{Destination, OutgoingMessage, ReceivedMessage};
+use crate::error::{NimbusError, Result};
+use crate::names::{QueueName, SchemaName};
+use crate::sql::sqlserver::{SqlServer, SCHEMA_LOCK};
+use crate::sql::{Dialect, IndexStatement};
+
+const NAME: &str = SqlServer::NAME;
+/// ADO.NET's default `Connect Timeout`.
+pub(crate) const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+/// How many Azure SQL gateway redirects to follow when connecting.
+const MAX_REDIRECTS: usize = 3;
+
+type Client = tiberius::Client<Compat<TcpStream>>;
+
+/// A parsed ADO.NET connection string.
+#[derive(Clone, Debug)]
+pub(crate) struct ConnectionSettings {
+    pub config: tiberius::Config,
+    /// `server/database` for messages, never a password.
+    pub target: String,
+    pub connect_timeout: Duration,
+}
+
+/// Parses an ADO.NET connection string such as
+/// `Server=tcp:host,1433;Database=Orders;User Id=app;Password=…;TrustServerCertificate=true`.
+pub(crate) fn parse_connection_string(text: &str) -> Result<ConnectionSettings> {
+    let pairs: Vec<(String, String)> = text
+        .split(';')
+        .filter_map(|pair| pair.split_once('='))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let get = |keys: &[&str]| {
+        pairs
+            .iter()
+            .find(|(k, _)| keys.contains(&k.as_str()))
+            .map(|(_, v)| v.clone())
+    };
+    let fix = "write it as Server=tcp:host,1433;Database=Name;User Id=user;Password=secret;\
+               TrustServerCertificate=true";
+    let integrated = get(&[
+        "integrated security",
+        "integratedsecurity",
+        "trusted_connection",
+    ])
+    .map(|v| v.to_ascii_lowercase())
+    .is_some_and(|v| matches!(v.as_str(), "true" | "yes" | "sspi"));
+    if integrated {
+        return Err(NimbusError::config(
+            "Integrated (Windows) authentication to SQL Server is not supported yet",
+            "use SQL authentication: User Id=...;Password=... in the connection string",
+        ));
+    }
+    if let Some(mode) = get(&["authentication"]) {
+        return Err(NimbusError::config(
+            format!("Authentication={mode} is not supported yet"),
+            "use SQL authentication: User Id=...;Password=... in the connection string",
+        ));
+    }
+    let connect_timeout = match get(&["connect timeout", "connection timeout", "timeout"]) {
+        None => DEFAULT_CONNECT_TIMEOUT,
+        Some(v) => v
+            .parse::<u64>()
+            .ok()
+            .filter(|s| *s > 0)
+            .map(Duration::from_secs)
+            .ok_or_else(|| {
+                NimbusError::config(
+                    format!("Connect Timeout={v:?} is not a positive number of seconds"),
+                    "use e.g. Connect Timeout=15",
+                )
+            })?,
+    };
+    let mut config = tiberius::Config::from_ado_string(text).map_err(|e| {
+        NimbusError::config(
+            format!("cannot parse the SQL Server connection string: {e}"),
+            fix,
+        )
+    })?;
+    config.application_name("nimbus");
+    config.handshake_timeout(Some(connect_timeout));
+    let server = get(&[
+        "server",
+        "data source",
+        "address",
+        "addr",
+        "network address",
+    ])
+    .unwrap_or_else(|| "localhost".into());
+    let database = get(&["database", "initial catalog"]).unwrap_or_else(|| "master".into());
+    Ok(ConnectionSettings {
+        config,
+        target: format!("{server}/{database}"),
+        connect_timeout,
+    })
+}
+
+/// Opens one connection: TCP, then TDS login (following Azure SQL gateway redirects), all within
+/// the connect timeout.
+async fn open(
+    settings: &ConnectionSettings,
+) -> std::result::Result<Client, tiberius::error::Error> {
+    let attempt = async {
+        let mut config = settings.config.clone();
+        let mut redirects = 0;
+        loop {
+            let tcp = TcpStream::connect(config.get_addr()).await?;
+            tcp.set_nodelay(true)?;
+            // Boxed: the login future is large, and callers may poll it on a small stack.
+            match Box::pin(tiberius::Client::connect(
+                config.clone(),
+                tcp.compat_write(),
+            ))
+            .await
+            {
+                Err(tiberius::error::Error::Routing { host, port })
+                    if redirects < MAX_REDIRECTS =>
+                {
+                    redirects += 1;
+                    config.host(&host);
+                    config.port(port);
+                }
+                other => return other,
+            }
+        }
+    };
+    match tokio::time::timeout(settings.connect_timeout, attempt).await {
+        Ok(result) => result,
+        Err(_) => Err(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!(
+                "no connection within the connect timeout of {:?}",
+                settings.connect_timeout
+            ),
+        )
+        .into()),
+    }
+}
+
+/// The deadpool manager: connects on `create`; a connection that failed is never returned to the
+/// pool (callers take it out), so recycling checks nothing and costs no round trip.
+pub(crate) struct ConnectionManager {
+    settings: ConnectionSettings,
+}
+
+impl managed::Manager for ConnectionManager {
+    type Type = Client;
+    type Error = tiberius::error::Error;
+
+    async fn create(&self) -> std::result::Result<Client, tiberius::error::Error> {
+        open(&self.settings).await
+    }
+
+    async fn recycle(
+        &self,
+        _client: &mut Client,
+        _metrics: &Metrics,
+    ) -> RecycleResult<Self::Error> {
+        Ok(())
+    }
+}
+
+type Connection = Object<ConnectionManager>;
+
+/// What to tell the user for a server error number met while connecting or creating the schema.
+fn advice(error: &tiberius::error::Error, target: &str) -> String {
+    match error.code() {
+        Some(18456) => "the login failed: check User Id and Password".into(),
+        Some(4060) => format!(
+            "the database in {target} does not exist or the login may not open it: create it \
+             or fix Database= in the connection string"
+        ),
+        Some(262) | Some(2760) | Some(15247) => "the login may not create tables: grant it CREATE TABLE \
+            (and CREATE SCHEMA for a new schema), or turn auto_create_schema off and have a DBA run \
+            the scripts in schema/sqlserver"
+            .into(),
+        _ => match error {
+            tiberius::error::Error::Tls(_) => "TLS failed: for a server with a self-signed \
+                certificate add TrustServerCertificate=true, otherwise install its CA"
+                .into(),
+            _ => "check that the server runs and accepts TCP connections on that port, and the \
+                  connection string"
+                .into(),
+        },
+    }
+}
+
+fn db_err(operation: impl Into<String>) -> impl FnOnce(tiberius::error::Error) -> NimbusError {
+    let operation = operation.into();
+    move |e| NimbusError::database(NAME, operation, e)
+}
+
+/// A SQL Server database holding queues in one schema.
+pub(crate) struct SqlServerBackend {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    pool: Pool<ConnectionManager>,
+    target: String,
+    catalog: Catalog<SqlServer>,
+    body_string: bool,
+}
+
+impl SqlServerBackend {
+    /// Builds the pool and opens one connection, so that an unreachable server, a refused login
+    /// or a missing database fails here, naming server and database.
+    pub async fn connect(
+        settings: ConnectionSettings,
+        schema: SchemaName,
+        auto_create: bool,
+        body_string: bool,
+        pool_size: usize,
+    ) -> Result<Self> {
+        let target = settings.target.clone();
+        let timeout = settings.connect_timeout;
+        let pool = Pool::builder(ConnectionManager { settings })
+            .max_size(pool_size)
+            .runtime(deadpool::Runtime::Tokio1)
+            .create_timeout(Some(timeout))
+            .build()
+            .map_err(|e| NimbusError::connect(NAME, &target, "check the connection string", e))?;
+        let shared = Shared {
+            pool,
+            target,
+            catalog: Catalog::new(schema, auto_create),
+            body_string,
+        };
+        drop(shared.connection("connecting").await?);
+        Ok(SqlServerBackend {
+            shared: Arc::new(shared),
+        })
+    }
+}
+
+impl Shared {
+    async fn connection(&self, operation: &str) -> Result<Connection> {
+        self.pool.get().await.map_err(|e| match e {
+            managed::PoolError::Backend(e) => {
+                let fix = advice(&e, &self.target);
+                NimbusError::connect(NAME, &self.target, format!("{fix} (while {operation})"), e)
+            }
+            other => NimbusError::connect(
+                NAME,
+                &self.target,
+                format!(
+                    "the server did not answer in time while {operation}; check that it runs and \
+                     that Connect Timeout suits the network"
+                ),
+                other,
+            ),
+        })
+    }
+
+    fn schema_params(&self) -> &str {
+        self.catalog.schema.as_str()
+    }
+
+    /// Creates a queue table and its indexes inside the caller's transaction, under the schema
+    /// lock. The caller marks the queue as existing once the transaction commits.
+    async fn create_queue_in_tx(
+        &self,
+        client: &mut Connection,
+        entry: &QueueEntry,
+        queue: &QueueName,
+    ) -> Result<()> {
+        client
+            .execute(SCHEMA_LOCK, &[])
+            .await
+            .map_err(db_err("taking the schema lock"))?;
+        let schema = self.schema_params();
+        let q = &entry.statements;
+        client
+            .execute(q.create_queue.as_str(), &[&schema, &queue.as_str()])
+            .await
+            .map_err(|e| self.ddl_error(format!("creating queue table {queue:?}"), e))?;
+        if self.body_string {
+            if let Some(add) = &q.add_body_string {
+                client
+                    .execute(add.as_str(), &[&schema, &queue.as_str()])
+                    .await
+                    .map_err(|e| self.ddl_error(format!("adding BodyString to {queue:?}"), e))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn ddl_error(&self, operation: String, e: tiberius::error::Error) -> NimbusError {
+        let fix = advice(&e, &self.target);
+        NimbusError::database(NAME, format!("{operation} in {} ({fix})", self.target), e)
+    }
+
+    /// Inserts `messages` on `client`, inside its open transaction. Topics are resolved to their
+    /// subscribers in the same transaction. Returns the queues this call created.
+    async fn write(
+        &self,
+        client: &mut Connection,
+        messages: Vec<OutgoingMessage>,
+    ) -> Result<Vec<Arc<QueueEntry>>> {
+        let mut created = Vec::new();
+        for message in messages {
+            let queues = match &message.destination {
+                Destination::Queue(queue) => vec![queue.clone()],
+                Destination::Topic(topic) => {
+                    let rows = client
+                        .query(self.catalog.shared.subscribers.as_str(), &[topic])
+                        .await
+                        .map_err(db_err(format!("reading the subscribers of {topic}")))?
+                        .into_first_result()
+                        .await
+                        .map_err(db_err(format!("reading the subscribers of {topic}")))?;
+                    let mut queues = Vec::with_capacity(rows.len());
+                    for row in rows {
+                        let name: Option<&str> = row
+                            .try_get(0)
+                            .map_err(db_err("reading a subscriber queue name"))?;
+                        if let Some(name) = name {
+                            queues.push(QueueName::new(name)?);
+                        }
+                    }
+                    queues
+                }
+            };
+            for queue in queues {
+                let entry = self.catalog.queue(&queue);
+                if self.catalog.auto_create && !entry.is_known_to_exist() {
+                    self.create_queue_in_tx(client, &entry, &queue).await?;
+                    created.push(entry.clone());
+                }
+                client
+                    .execute(
+                        entry.statements.insert.as_str(),
+                        &[
+                            &message.id,
+                            &message.correlation_id,
+                            &message.reply_to_address,
+                            &message.time_to_be_received_ms,
+                            &message.headers_json,
+                            &message.body,
+                        ],
+                    )
+                    .await
+                    .map_err(db_err(format!("sending to queue {queue:?}")))?;
+            }
+        }
+        Ok(created)
+    }
+
+    async fn table_exists(&self, client: &mut Connection, table: &str) -> Result<bool> {
+        let row = client
+            .query(
+                self.catalog.shared.table_exists.as_str(),
+                &[&self.schema_params(), &table],
+            )
+            .await
+            .map_err(db_err("checking the schema"))?
+            .into_row()
+            .await
+            .map_err(db_err("checking the schema"))?;
+        Ok(row.is_some())
+    }
+}
+
+/// Commits (or rolls back) `client`'s transaction, or closes the connection so the server rolls
+/// it back.
+async fn finish(mut client: Connection, commit: bool, operation: &str) -> Result<()> {
+    let result = if commit {
+        client.commit_transaction().await
+    } else {
+        client.rollback_transaction().await
+    };
+    result.map_err(|e| {
+        let _ = Object::take(client);
+        NimbusError::database(NAME, operation.to_string(), e)
+    })
+}
+
+#[async_trait]
+impl Backend for SqlServerBackend {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    async fn create_schema(&self, queues: &[QueueName]) -> Result<()> {
+        let s = &self.shared;
+        let mut client = s.connection("creating the schema").await?;
+        let result = async {
+            client
+                .begin_transaction()
+                .await
+                .map_err(db_err("creating the schema"))?;
+            client
+                .execute(SCHEMA_LOCK, &[])
+                .await
+                .map_err(db_err("taking the schema lock"))?;
+            let shared = &s.catalog.shared;
+            let schema = s.schema_params();
+            for (what, ddl) in [
+                ("creating the schema", shared.create_schema.as_deref()),
+                (
+                    "creating NimbusSubscriptions",
+                    Some(&shared.create_subscriptions),
+                ),
+                (
+                    "creating NimbusDeadLetters",
+                    Some(&shared.create_dead_letters),
+                ),
+            ] {
+                if let Some(ddl) = ddl {
+                    client
+                        .execute(ddl, &[&schema])
+                        .await
+                        .map_err(|e| s.ddl_error(format!("{what} {schema:?}"), e))?;
+                }
+            }
+            let mut entries = Vec::new();
+            for queue in queues {
+                let entry = s.catalog.queue(queue);
+                s.create_queue_in_tx(&mut client, &entry, queue).await?;
+                entries.push(entry);
+            }
+            Ok::<_, NimbusError>(entries)
+        }
+        .await;
+        match result {
+            Ok(entries) => {
+                finish(client, true, "committing the schema").await?;
+                entries.iter().for_each(|e| e.mark_exists());
+                Ok(())
+            }
+            Err(e) => {
+                let _ = Object::take(client);
+                Err(e)
+            }
+        }
+    }
+
+    async fn verify_schema(&self, queues: &[QueueName]) -> Result<()> {
+        let s = &self.shared;
+        let mut client = s.connection("checking the schema").await?;
+        let shared = &s.catalog.shared;
+        for (table, statement) in [
+            ("NimbusSubscriptions", &shared.create_subscriptions),
+            ("NimbusDeadLetters", &shared.create_dead_letters),
+        ] {
+            if !s.table_exists(&mut client, table).await? {
+                return Err(NimbusError::MissingSchema {
+                    backend: NAME,
+                    object: format!(
+                        "table {table} in schema {:?} of {}",
+                        s.schema_params(),
+                        s.target
+                    ),
+                    statement: statement.clone(),
+                });
+            }
+        }
+        for queue in queues {
+            let entry = s.catalog.queue(queue);
+            if !s.table_exists(&mut client, queue.as_str()).await? {
+                return Err(NimbusError::MissingSchema {
+                    backend: NAME,
+                    object: format!(
+                        "queue table {:?} in schema {:?} of {}",
+                        queue.as_str(),
+                        s.schema_params(),
+                        s.target
+                    ),
+                    statement: entry.statements.create_queue.clone(),
+                });
+            }
+            entry.mark_exists();
+        }
+        Ok(())
+    }
+
+    async fn missing_indexes(&self, queue: &QueueName) -> Result<Vec<IndexStatement>> {
+        let s = &self.shared;
+        let mut client = s.connection("checking indexes").await?;
+        let rows = client
+            .query(
+                s.catalog.shared.list_indexes.as_str(),
+                &[&s.schema_params(), &queue.as_str()],
+            )
+            .await
+            .map_err(db_err("listing indexes"))?
+            .into_first_result()
+            .await
+            .map_err(db_err("listing indexes"))?;
+        let present: Vec<String> = rows
+            .iter()
+            .filter_map(|r| r.try_get::<&str, _>(0).ok().flatten().map(str::to_string))
+            .collect();
+        Ok(s.catalog
+            .queue(queue)
+            .statements
+            .indexes
+            .iter()
+            .filter(|i| !present.contains(&i.name))
+            .cloned()
+            .collect())
+    }
+
+    async fn peek(&self, queue: &QueueName) -> Result<i64> {
+        let s = &self.shared;
+        let entry = s.catalog.queue(queue);
+        let mut client = s.connection("peeking").await?;
+        let operation = format!("peeking at queue {queue:?}");
+        let row = client
+            .query(entry.statements.peek.as_str(), &[])
+            .await
+            .map_err(db_err(operation.clone()))?
+            .into_row()
+            .await
+            .map_err(db_err(operation.clone()))?;
+        Ok(row
+            .and_then(|r| r.try_get::<i64, _>(0).ok().flatten())
+            .unwrap_or(0))
+    }
+
+    async fn receive(
+        &self,
+        queue: &QueueName,
+    ) -> Result<Option<(ReceivedMessage, Box<dyn ReceiveTransaction>)>> {
+        let s = &self.shared;
+        let entry = s.catalog.queue(queue);
+        let mut client = s.connection("receiving").await?;
+        let operation = format!("receiving from queue {queue:?}");
+        let received = async {
+            client
+                .begin_transaction()
+                .await
+                .map_err(db_err(operation.clone()))?;
+            let row = client
+                .query(entry.statements.receive.as_str(), &[])
+                .await
+                .map_err(db_err(operation.clone()))?
+                .into_row()
+                .await
+                .map_err(db_err(operation.clone()))?;
+            let Some(row) = row else {
+                return Ok(None);
+            };
+            let read = db_err(format!("reading a message from queue {queue:?}"));
+            let message = (|| {
+                Ok::<_, tiberius::error::Error>(ReceivedMessage {
+                    row_id: row
+                        .try_get::<Uuid, _>(0)?
+                        .map(|id| id.to_string())
+                        .unwrap_or_default(),
+                    correlation_id: row.try_get::<&str, _>(1)?.map(str::to_string),
+                    reply_to_address: row.try_get::<&str, _>(2)?.map(str::to_string),
+                    headers_json: row
+                        .try_get::<&str, _>(3)?
+                        .map(str::to_string)
+                        .unwrap_or_default(),
+                    body: row
+                        .try_get::<&[u8], _>(4)?
+                        .map(<[u8]>::to_vec)
+                        .unwrap_or_default(),
+                    expired: row.try_get::<bool, _>(5)?.unwrap_or(false),
+                })
+            })()
+            .map_err(read)?;
+            Ok(Some(message))
+        }
+        .await;
+        match received {
+            Err(e) => {
+                let _ = Object::take(client);
+                Err(e)
+            }
+            Ok(None) => {
+                finish(client, true, &operation).await?;
+                Ok(None)
+            }
+            Ok(Some(message)) => Ok(Some((
+                message,
+                Box::new(SqlServerTransaction {
+                    client: Some(client),
+                    shared: s.clone(),
+                }),
+            ))),
+        }
+    }
+
+    async fn send(&self, messages: Vec<OutgoingMessage>) -> Result<()> {
+        let s = &self.shared;
+        let mut client = s.connection("sending").await?;
+        let written = async {
+            client
+                .begin_transaction()
+                .await
+                .map_err(db_err("sending"))?;
+            s.write(&mut client, messages).await
+        }
+        .await;
+        match written {
+            Ok(created) => {
+                finish(client, true, "committing a send").await?;
+                created.iter().for_each(|e| e.mark_exists());
+                Ok(())
+            }
+            Err(e) => {
+                let _ = Object::take(client);
+                Err(e)
+            }
+        }
+    }
+
+    async fn subscribe(&self, topic: &str, queue: &QueueName) -> Result<()> {
+        let s = &self.shared;
+        let mut client = s.connection("subscribing").await?;
+        client
+            .execute(
+                s.catalog.shared.subscribe.as_str(),
+                &[&topic, &queue.as_str()],
+            )
+            .await
+            .map_err(db_err(format!("subscribing queue {queue:?} to {topic}")))?;
+        Ok(())
+    }
+}
+
+/// The open transaction of a message received from SQL Server. Dropped without commit or
+/// rollback (a cancelled future), it closes its connection so the server rolls back.
+struct SqlServerTransaction {
+    client: Option<Connection>,
+    shared: Arc<Shared>,
+}
+
+impl SqlServerTransaction {
+    fn take_client(&mut self) -> Result<Connection> {
+        self.client.take().ok_or_else(|| {
+            NimbusError::NotRunning("the receive transaction was already finished".into())
+        })
+    }
+}
+
+impl Drop for SqlServerTransaction {
+    fn drop(&mut self) {
+        if let Some(client) = self.client.take() {
+            let _ = Object::take(client);
+        }
+    }
+}
+
+#[async_trait]
+impl ReceiveTransaction for SqlServerTransaction {
+    async fn commit(mut self: Box<Self>, outgoing: Vec<OutgoingMessage>) -> Result<()> {
+        let mut client = self.take_client()?;
+        match self.shared.write(&mut client, outgoing).await {
+            Ok(created) => {
+                finish(client, true, "committing a handled message").await?;
+                created.iter().for_each(|e| e.mark_exists());
+                Ok(())
+            }
+            Err(e) => {
+                let _ = Object::take(client);
+                Err(e)
+            }
+        }
+    }
+
+    async fn rollback(mut self: Box<Self>) -> Result<()> {
+        let client = self.take_client()?;
+        finish(client, false, "rolling back a failed message").await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_an_ado_net_connection_string() {
+        let s = parse_connection_string(
+            "Server=tcp:db.example.com,1533;Database=Orders;User Id=app;Password=s3cret;\
+             TrustServerCertificate=true;Connect Timeout=7",
+        )
+        .unwrap();
+        assert_eq!(s.target, "tcp:db.example.com,1533/Orders");
+        assert_eq!(s.connect_timeout, Duration::from_secs(7));
+        assert_eq!(s.config.get_addr(), "db.example.com:1533");
+        assert!(!s.target.contains("s3cret"));
+    }
+
+    #[test]
+    fn defaults_and_refusals() {
+        let s = parse_connection_string("Server=localhost;User Id=sa;Password=x").unwrap();
+        assert_eq!(s.connect_timeout, DEFAULT_CONNECT_TIMEOUT);
+        assert_eq!(s.target, "localhost/master");
+        for bad in [
+            "Server=localhost;Integrated Security=true",
+            "Server=localhost;Trusted_Connection=yes",
+            "Server=localhost;Authentication=ActiveDirectoryDefault",
+            "Server=localhost;Connect Timeout=soon",
+        ] {
+            let err = parse_connection_string(bad).unwrap_err().to_string();
+            assert!(err.contains("Fix:"), "{bad}: {err}");
+        }
+    }
+}

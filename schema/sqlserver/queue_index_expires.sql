@@ -1,0 +1,10 @@
+CREATE NONCLUSTERED INDEX [Index_Expires]
+ON {table}
+(
+    [Expires] ASC
+)
+INCLUDE
+(
+    [Id],
+    [RowVersion]
+)

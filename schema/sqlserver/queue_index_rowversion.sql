@@ -1,0 +1,5 @@
+CREATE NONCLUSTERED INDEX [Index_RowVersion]
+ON {table}
+(
+    [RowVersion] ASC
+)
