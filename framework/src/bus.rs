@@ -5,11 +5,12 @@ use std::sync::{Arc, Mutex};
 
 use actix::prelude::*;
 
-use crate::actors::{Drain, QueueSupervisor};
+use crate::actors::{DeadLetterer, DelayedDelivery, Drain, QueueSupervisor, Shutdown};
 use crate::config::{BusBuilder, EndpointConfig};
-use crate::envelope::{build_outgoing, Destination, Intent};
+use crate::envelope::{build_outgoing, build_outgoing_with, Destination, Intent, SendOptions};
 use crate::error::{NimbusError, Result};
 use crate::message::{Command, Event, Message};
+use crate::metrics::{Counters, Metrics};
 use crate::names::QueueName;
 use crate::pipeline::EndpointShared;
 
@@ -72,7 +73,15 @@ impl Endpoint {
                 .subscribe(event, &config.identity.input_queue)
                 .await?;
         }
-        let shared = Arc::new(EndpointShared { config, backend });
+        let counters = Arc::new(Counters::default());
+        let dead_letterer = DeadLetterer::new(counters.clone()).start();
+        let shared = Arc::new(EndpointShared {
+            config,
+            backend,
+            counters,
+            dead_letterer,
+        });
+        let delayed_delivery = receiving.then(|| DelayedDelivery::new(shared.clone()).start());
         let supervisors = queues
             .into_iter()
             .map(|queue| QueueSupervisor::new(shared.clone(), queue).start())
@@ -87,6 +96,7 @@ impl Endpoint {
             inner: Arc::new(BusInner {
                 shared,
                 supervisors: Mutex::new(supervisors),
+                delayed_delivery: Mutex::new(delayed_delivery),
                 warnings,
                 stopped: AtomicBool::new(false),
             }),
@@ -123,6 +133,7 @@ pub struct Bus {
 struct BusInner {
     shared: Arc<EndpointShared>,
     supervisors: Mutex<Vec<Addr<QueueSupervisor>>>,
+    delayed_delivery: Mutex<Option<Addr<DelayedDelivery>>>,
     warnings: Vec<String>,
     stopped: AtomicBool,
 }
@@ -163,6 +174,53 @@ impl Bus {
             })
             .collect::<Result<Vec<_>>>()?;
         shared.backend.send(outgoing).await
+    }
+
+    /// Sends a message with options: a delay or due time, a time to be received, a destination
+    /// (otherwise the route of its type). Returns once the message is committed.
+    ///
+    /// ```no_run
+    /// # async fn demo(bus: nimbus::Bus) -> Result<(), nimbus::NimbusError> {
+    /// # #[derive(serde::Serialize, serde::Deserialize, nimbus::Command)] struct Remind;
+    /// use std::time::Duration;
+    /// use nimbus::SendOptions;
+    /// bus.send_with(Remind, SendOptions::new().to("Reminders").delay(Duration::from_secs(60)))
+    ///     .await
+    /// # }
+    /// ```
+    pub async fn send_with<M: Message>(&self, message: M, options: SendOptions) -> Result<()> {
+        self.ensure_running()?;
+        let shared = &self.inner.shared;
+        let queue = match options.destination() {
+            Some(queue) => QueueName::new(queue)?,
+            None => shared.config.routes.queue_for_name(M::TYPE_NAME)?,
+        };
+        let outgoing = build_outgoing_with(
+            &message,
+            Intent::Send,
+            Destination::Queue(queue),
+            &shared.config.identity,
+            None,
+            &options,
+        )?;
+        shared.backend.send(vec![outgoing]).await
+    }
+
+    /// Moves the dead letter `message_id` (its `NimbusDeadLetters.MessageId`) back to the queue it
+    /// failed in, in one transaction, with its original headers and body and a fresh retry
+    /// budget. Returns `false` if there is no such dead letter.
+    pub async fn replay_dead_letter(&self, message_id: uuid::Uuid) -> Result<bool> {
+        self.ensure_running()?;
+        self.inner
+            .shared
+            .backend
+            .replay_dead_letter(message_id, crate::dead_letter::replay_message)
+            .await
+    }
+
+    /// The endpoint's counters: handled, failed, retried, dead-lettered, expired, queue depth.
+    pub fn metrics(&self) -> Metrics {
+        self.inner.shared.counters.snapshot()
     }
 
     /// Sends a message to `queue`. Returns once the message is committed to the database.
@@ -224,6 +282,16 @@ impl Bus {
         for supervisor in supervisors {
             // A supervisor that is already gone has nothing in flight.
             let _ = supervisor.send(Drain).await;
+        }
+        let delayed = self
+            .inner
+            .delayed_delivery
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(delayed) = delayed {
+            // A move in flight is one transaction: stopping it rolls it back, losing nothing.
+            let _ = delayed.send(Shutdown).await;
         }
         tracing::info!(application = %self.inner.shared.config.identity.application, "bus stopped");
         Ok(())

@@ -11,6 +11,7 @@ use crate::error::{NimbusError, Result};
 use crate::handler::{Handler, HandlerRegistry, Routes};
 use crate::message::{Command, Message};
 use crate::names::{QueueName, SchemaName};
+use crate::recoverability::RetryPolicy;
 use crate::sql::{postgres::Postgres, sqlite::Sqlite, sqlserver::SqlServer, Dialect};
 
 /// The database used when the builder is given none: a file in the working directory.
@@ -21,6 +22,15 @@ pub const DEFAULT_PEEK_DELAY: Duration = Duration::from_secs(1);
 pub const MIN_PEEK_DELAY: Duration = Duration::from_millis(100);
 /// Peek delays above this are accepted with a warning: messages may back up.
 pub const MAX_RECOMMENDED_PEEK_DELAY: Duration = Duration::from_secs(10);
+/// How long a handler may run before the attempt counts as failed, unless configured.
+pub const DEFAULT_HANDLER_TIMEOUT: Duration = Duration::from_secs(60);
+/// How often expired messages are purged, unless configured (NServiceBus: 5 minutes).
+pub const DEFAULT_PURGE_INTERVAL: Duration = Duration::from_secs(300);
+/// How many expired messages one purge statement deletes, unless configured (NServiceBus: 10000).
+pub const DEFAULT_PURGE_BATCH_SIZE: i64 = 10_000;
+/// How long the database may fail before the critical-error callback fires, unless configured
+/// (NServiceBus: 2 minutes).
+pub const DEFAULT_CRITICAL_ERROR_AFTER: Duration = Duration::from_secs(120);
 /// How long connecting may take unless the URL says otherwise.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -151,7 +161,17 @@ pub(crate) struct EndpointConfig {
     pub handlers: Arc<HandlerRegistry>,
     /// Add the computed `BodyString` column to queue tables (SQL Server).
     pub body_string_column: bool,
+    pub retry: RetryPolicy,
+    pub handler_timeout: Duration,
+    pub purge_interval: Duration,
+    pub purge_batch_size: i64,
+    pub critical_error_after: Duration,
+    pub on_critical_error: Option<CriticalErrorCallback>,
 }
+
+/// Called once when the database has been failing for longer than
+/// [`BusBuilder::critical_error_after`]; called again only after it recovered and failed anew.
+pub type CriticalErrorCallback = Arc<dyn Fn(&NimbusError) + Send + Sync>;
 
 impl EndpointConfig {
     /// Connections the endpoint needs: one per receiver, one for peeking, one for sends from
@@ -185,6 +205,12 @@ pub struct BusBuilder {
     concurrency: usize,
     fill_v1_columns: bool,
     body_string_column: bool,
+    retry: RetryPolicy,
+    handler_timeout: Duration,
+    purge_interval: Duration,
+    purge_batch_size: i64,
+    critical_error_after: Duration,
+    on_critical_error: Option<CriticalErrorCallback>,
     routes: Vec<(&'static str, String)>,
     handlers: HandlerRegistry,
 }
@@ -204,6 +230,12 @@ impl Default for BusBuilder {
                 .max(2),
             fill_v1_columns: false,
             body_string_column: false,
+            retry: RetryPolicy::default(),
+            handler_timeout: DEFAULT_HANDLER_TIMEOUT,
+            purge_interval: DEFAULT_PURGE_INTERVAL,
+            purge_batch_size: DEFAULT_PURGE_BATCH_SIZE,
+            critical_error_after: DEFAULT_CRITICAL_ERROR_AFTER,
+            on_critical_error: None,
             routes: Vec::new(),
             handlers: HandlerRegistry::default(),
         }
@@ -269,6 +301,56 @@ impl BusBuilder {
     /// `CreateMessageBodyComputedColumn`). Default off. Not supported on PostgreSQL and SQLite.
     pub fn create_body_string_column(mut self, enabled: bool) -> Self {
         self.body_string_column = enabled;
+        self
+    }
+
+    /// How many times a failed message is retried at once before delayed retries begin
+    /// (default 5; 0 allowed).
+    pub fn immediate_retries(mut self, count: u32) -> Self {
+        self.retry.immediate = count;
+        self
+    }
+
+    /// How many delayed retries follow the immediate ones, and the delay increment: the n-th
+    /// delayed retry waits n × `increment` (default 3 retries, 10 s: 10 s, 20 s, 30 s; 0 allowed).
+    /// After them the message moves to `NimbusDeadLetters`, having been tried
+    /// 1 + immediate + delayed times. Counts live in the message's headers and survive restarts.
+    pub fn delayed_retries(mut self, count: u32, increment: Duration) -> Self {
+        self.retry.delayed = count;
+        self.retry.delayed_increment = increment;
+        self
+    }
+
+    /// How long one handler may run before the attempt counts as failed (default 60 s). The
+    /// receive's transaction stays open meanwhile.
+    pub fn handler_timeout(mut self, timeout: Duration) -> Self {
+        self.handler_timeout = timeout;
+        self
+    }
+
+    /// How often expired messages are purged from the received queues, and how many rows one
+    /// statement deletes (default every 5 minutes, 10,000 rows).
+    pub fn expiry_purge(mut self, interval: Duration, batch_size: u32) -> Self {
+        self.purge_interval = interval;
+        self.purge_batch_size = i64::from(batch_size);
+        self
+    }
+
+    /// How long the database may keep failing (receivers back off and retry by themselves
+    /// meanwhile) before the critical-error callback fires (default 2 minutes).
+    pub fn critical_error_after(mut self, outage: Duration) -> Self {
+        self.critical_error_after = outage;
+        self
+    }
+
+    /// Called when the database has been failing longer than
+    /// [`critical_error_after`](Self::critical_error_after), for example to alert or to stop the
+    /// process. The endpoint keeps retrying either way.
+    pub fn on_critical_error(
+        mut self,
+        callback: impl Fn(&NimbusError) + Send + Sync + 'static,
+    ) -> Self {
+        self.on_critical_error = Some(Arc::new(callback));
         self
     }
 
@@ -355,6 +437,33 @@ impl BusBuilder {
                 "peek delay is above the recommended 10 s: messages may back up in the queue"
             );
         }
+        if self.retry.delayed > 0 && self.retry.delayed_increment.is_zero() {
+            return Err(NimbusError::config(
+                "delayed retries have a zero delay increment",
+                "use .delayed_retries(n, Duration::from_secs(10)) or .delayed_retries(0, ...)",
+            ));
+        }
+        if self.handler_timeout.is_zero() {
+            return Err(NimbusError::config(
+                "the handler timeout is zero, so every handler would fail",
+                "use .handler_timeout(Duration::from_secs(60)) or another positive duration",
+            ));
+        }
+        if self.purge_interval < Duration::from_secs(1) || self.purge_batch_size <= 0 {
+            return Err(NimbusError::config(
+                format!(
+                    "expiry purging every {:?} in batches of {} would overload the database or do nothing",
+                    self.purge_interval, self.purge_batch_size
+                ),
+                "use .expiry_purge(Duration::from_secs(300), 10_000) or another interval of 1 s or more and a positive batch size",
+            ));
+        }
+        if self.critical_error_after.is_zero() {
+            return Err(NimbusError::config(
+                "critical_error_after is zero: every passing database hiccup would be critical",
+                "use .critical_error_after(Duration::from_secs(120)) or another positive duration",
+            ));
+        }
         if self.concurrency == 0 {
             return Err(NimbusError::config(
                 "the concurrency limit is 0, so no message would ever be handled",
@@ -385,6 +494,12 @@ impl BusBuilder {
             routes: Arc::new(Routes::new(routes)),
             handlers: Arc::new(self.handlers),
             body_string_column: self.body_string_column,
+            retry: self.retry,
+            handler_timeout: self.handler_timeout,
+            purge_interval: self.purge_interval,
+            purge_batch_size: self.purge_batch_size,
+            critical_error_after: self.critical_error_after,
+            on_critical_error: self.on_critical_error,
         }))
     }
 }

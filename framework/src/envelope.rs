@@ -2,7 +2,9 @@
 //! seed-000 columns that exist for NServiceBus SQL Server transport version 1.
 
 use std::sync::Arc;
+use std::time::Duration;
 
+use chrono::NaiveDateTime;
 use uuid::Uuid;
 
 use crate::error::{NimbusError, Result};
@@ -19,6 +21,17 @@ pub(crate) enum Destination {
     Topic(&'static str),
 }
 
+/// When an outgoing message becomes visible in its queue.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Delivery {
+    /// At once.
+    Immediate,
+    /// After this many milliseconds, counted by the database's clock.
+    AfterMs(i64),
+    /// At this UTC time.
+    At(NaiveDateTime),
+}
+
 /// A message ready to be inserted: everything serialized, nothing left to compute per row.
 #[derive(Clone, Debug)]
 pub(crate) struct OutgoingMessage {
@@ -32,6 +45,11 @@ pub(crate) struct OutgoingMessage {
     pub reply_to_address: Option<String>,
     /// Time to be received in milliseconds; the database turns it into `Expires`.
     pub time_to_be_received_ms: Option<i64>,
+    /// An absolute `Expires` (UTC), kept when a received message is written again (retries,
+    /// delayed delivery); wins over `time_to_be_received_ms`.
+    pub expires_at: Option<NaiveDateTime>,
+    /// When it becomes visible.
+    pub delivery: Delivery,
 }
 
 /// A row taken from a queue table by a receive.
@@ -45,6 +63,8 @@ pub(crate) struct ReceivedMessage {
     pub reply_to_address: Option<String>,
     /// `Expires` is in the past by database time: the message must not be handled.
     pub expired: bool,
+    /// The `Expires` column (UTC).
+    pub expires: Option<NaiveDateTime>,
 }
 
 /// Who is sending: the endpoint's names, used to fill the origin headers.
@@ -81,6 +101,127 @@ impl Intent {
     }
 }
 
+/// How a message is sent: a delay or a due time, a time to be received, and a destination that
+/// overrides the route. Build one with [`SendOptions::new`] and its setters.
+///
+/// ```
+/// use std::time::Duration;
+/// let options = nimbus::SendOptions::new()
+///     .delay(Duration::from_secs(30))
+///     .time_to_be_received(Duration::from_secs(600))
+///     .to("Billing");
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct SendOptions {
+    delay: Option<Duration>,
+    due: Option<chrono::DateTime<chrono::Utc>>,
+    time_to_be_received: Option<Duration>,
+    destination: Option<String>,
+}
+
+impl SendOptions {
+    /// Options that change nothing: send at once, never expire, to the routed queue.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Deliver after `delay`, measured by the database's clock (the sender's clock does not
+    /// matter).
+    pub fn delay(mut self, delay: Duration) -> Self {
+        self.delay = Some(delay);
+        self
+    }
+
+    /// Deliver at `due` (UTC).
+    pub fn deliver_at(mut self, due: chrono::DateTime<chrono::Utc>) -> Self {
+        self.due = Some(due);
+        self
+    }
+
+    /// Discard the message, unhandled, if it has not been received within `ttl` of being sent
+    /// (fills `Expires` by database time; NServiceBus's `TimeToBeReceived`).
+    pub fn time_to_be_received(mut self, ttl: Duration) -> Self {
+        self.time_to_be_received = Some(ttl);
+        self
+    }
+
+    /// Send to `queue` instead of the queue routed for the message's type.
+    pub fn to(mut self, queue: impl Into<String>) -> Self {
+        self.destination = Some(queue.into());
+        self
+    }
+
+    pub(crate) fn destination(&self) -> Option<&str> {
+        self.destination.as_deref()
+    }
+
+    /// Checks the options and applies them to `message`.
+    pub(crate) fn apply(&self, message: &mut OutgoingMessage) -> Result<()> {
+        let millis = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+        message.delivery = match (self.delay, self.due) {
+            (Some(_), Some(_)) => {
+                return Err(NimbusError::config(
+                    "a send has both a delay and a due time",
+                    "use either SendOptions::delay or SendOptions::deliver_at",
+                ))
+            }
+            (Some(delay), None) if delay.is_zero() => Delivery::Immediate,
+            (Some(delay), None) => Delivery::AfterMs(millis(delay)),
+            (None, Some(due)) => Delivery::At(due.naive_utc()),
+            (None, None) => Delivery::Immediate,
+        };
+        if let Some(ttl) = self.time_to_be_received {
+            if ttl.is_zero() {
+                return Err(NimbusError::config(
+                    "a time to be received of zero would discard the message at once",
+                    "give SendOptions::time_to_be_received a positive duration",
+                ));
+            }
+            message.time_to_be_received_ms = Some(millis(ttl).max(1));
+        }
+        Ok(())
+    }
+}
+
+/// `NServiceBus.TimeToBeReceived` is a .NET `TimeSpan`: `[d.]hh:mm:ss[.fffffff]`.
+fn format_time_span(d: Duration) -> String {
+    let total = d.as_secs();
+    let (days, h, m, s) = (
+        total / 86_400,
+        total / 3600 % 24,
+        total / 60 % 60,
+        total % 60,
+    );
+    let frac = d.subsec_nanos() / 100;
+    let mut text = if days > 0 {
+        format!("{days}.{h:02}:{m:02}:{s:02}")
+    } else {
+        format!("{h:02}:{m:02}:{s:02}")
+    };
+    if frac > 0 {
+        text.push_str(&format!(".{frac:07}"));
+    }
+    text
+}
+
+/// Serializes `message` and its headers into an [`OutgoingMessage`], with `options` applied.
+pub(crate) fn build_outgoing_with<M: Message>(
+    message: &M,
+    intent: Intent,
+    destination: Destination,
+    origin: &Arc<EndpointIdentity>,
+    causation: Option<&Causation>,
+    options: &SendOptions,
+) -> Result<OutgoingMessage> {
+    let mut out = build_outgoing_inner(message, intent, destination, origin, causation, |h| {
+        if let Some(ttl) = options.time_to_be_received {
+            h.insert(headers::TIME_TO_BE_RECEIVED.into(), format_time_span(ttl));
+        }
+    })?;
+    options.apply(&mut out)?;
+    Ok(out)
+}
+
 /// Serializes `message` and its headers into an [`OutgoingMessage`].
 pub(crate) fn build_outgoing<M: Message>(
     message: &M,
@@ -88,6 +229,17 @@ pub(crate) fn build_outgoing<M: Message>(
     destination: Destination,
     origin: &Arc<EndpointIdentity>,
     causation: Option<&Causation>,
+) -> Result<OutgoingMessage> {
+    build_outgoing_inner(message, intent, destination, origin, causation, |_| {})
+}
+
+fn build_outgoing_inner<M: Message>(
+    message: &M,
+    intent: Intent,
+    destination: Destination,
+    origin: &Arc<EndpointIdentity>,
+    causation: Option<&Causation>,
+    extra_headers: impl FnOnce(&mut Headers),
 ) -> Result<OutgoingMessage> {
     let body = serde_json::to_vec(message).map_err(|source| NimbusError::Serialize {
         type_name: M::TYPE_NAME,
@@ -126,6 +278,7 @@ pub(crate) fn build_outgoing<M: Message>(
     if let Some(c) = causation {
         h.insert(headers::RELATED_TO.into(), c.message_id.clone());
     }
+    extra_headers(&mut h);
     // A map of strings always serializes.
     let headers_json = serde_json::to_string(&h).map_err(|source| NimbusError::Serialize {
         type_name: M::TYPE_NAME,
@@ -145,6 +298,8 @@ pub(crate) fn build_outgoing<M: Message>(
         correlation_id: correlation_column,
         reply_to_address: reply_to_column,
         time_to_be_received_ms: None,
+        expires_at: None,
+        delivery: Delivery::Immediate,
     })
 }
 
@@ -153,43 +308,58 @@ pub(crate) fn build_outgoing<M: Message>(
 pub(crate) enum DecodeError {
     #[error("the Headers column is not a JSON object of strings: {0}")]
     Headers(serde_json::Error),
+    /// The headers parsed but name no type; they are kept for the dead letter.
     #[error("the message has no {} header", headers::ENCLOSED_MESSAGE_TYPES)]
-    NoType,
+    NoType(Box<Incoming>),
 }
 
-/// A received message with its headers parsed and the version-1 rules applied.
+/// A received message's headers, parsed, with the version-1 rules applied. The body stays in
+/// the [`ReceivedMessage`].
 #[derive(Clone, Debug)]
 pub(crate) struct Incoming {
     pub headers: Headers,
     pub type_name: String,
     pub message_id: String,
-    pub body: Vec<u8>,
 }
 
 impl Incoming {
     /// Parses the headers; `CorrelationId`/`ReplyToAddress` come from the headers, falling back
     /// to the columns when a version-1 sender filled only those.
-    pub fn decode(row: ReceivedMessage) -> std::result::Result<Self, DecodeError> {
-        let mut headers: Headers =
+    pub fn decode(row: &ReceivedMessage) -> std::result::Result<Self, DecodeError> {
+        let headers: Headers =
             serde_json::from_str(&row.headers_json).map_err(DecodeError::Headers)?;
-        if let Some(c) = row.correlation_id.filter(|c| !c.is_empty()) {
-            headers.entry(headers::CORRELATION_ID.into()).or_insert(c);
+        Self::from_headers(headers, row)
+    }
+
+    fn from_headers(
+        mut headers: Headers,
+        row: &ReceivedMessage,
+    ) -> std::result::Result<Self, DecodeError> {
+        if let Some(c) = row.correlation_id.as_ref().filter(|c| !c.is_empty()) {
+            headers
+                .entry(headers::CORRELATION_ID.into())
+                .or_insert_with(|| c.clone());
         }
-        if let Some(r) = row.reply_to_address.filter(|r| !r.is_empty()) {
-            headers.entry(headers::REPLY_TO_ADDRESS.into()).or_insert(r);
+        if let Some(r) = row.reply_to_address.as_ref().filter(|r| !r.is_empty()) {
+            headers
+                .entry(headers::REPLY_TO_ADDRESS.into())
+                .or_insert_with(|| r.clone());
         }
-        let type_name = headers::enclosed_type(&headers)
-            .ok_or(DecodeError::NoType)?
-            .to_string();
         let message_id = headers
             .get(headers::MESSAGE_ID)
             .cloned()
-            .unwrap_or(row.row_id);
+            .unwrap_or_else(|| row.row_id.clone());
+        let Some(type_name) = headers::enclosed_type(&headers).map(str::to_string) else {
+            return Err(DecodeError::NoType(Box::new(Incoming {
+                headers,
+                type_name: String::new(),
+                message_id,
+            })));
+        };
         Ok(Incoming {
             headers,
             type_name,
             message_id,
-            body: row.body,
         })
     }
 
@@ -214,12 +384,13 @@ mod tests {
             correlation_id: correlation.map(Into::into),
             reply_to_address: reply_to.map(Into::into),
             expired: false,
+            expires: None,
         }
     }
 
     #[test]
     fn v1_columns_fill_missing_headers_only() {
-        let msg = Incoming::decode(row(
+        let msg = Incoming::decode(&row(
             r#"{"NServiceBus.EnclosedMessageTypes":"A","NServiceBus.CorrelationId":"from-header"}"#,
             Some("from-column"),
             Some("ReplyQueue"),
@@ -231,14 +402,61 @@ mod tests {
     }
 
     #[test]
+    fn time_spans_are_formatted_like_dotnet() {
+        assert_eq!(format_time_span(Duration::from_secs(10)), "00:00:10");
+        assert_eq!(format_time_span(Duration::from_secs(90_061)), "1.01:01:01");
+        assert_eq!(
+            format_time_span(Duration::from_millis(1500)),
+            "00:00:01.5000000"
+        );
+    }
+
+    #[test]
+    fn options_refuse_contradictions() {
+        let mut out = build_outgoing(
+            &Probe,
+            Intent::Send,
+            Destination::Topic("t"),
+            &Arc::new(EndpointIdentity {
+                application: "A".into(),
+                instance: "1".into(),
+                input_queue: QueueName::new("A").unwrap(),
+                fill_v1_columns: false,
+            }),
+            None,
+        )
+        .unwrap();
+        let both = SendOptions::new()
+            .delay(Duration::from_secs(1))
+            .deliver_at(chrono::Utc::now());
+        assert!(both.apply(&mut out).is_err());
+        let zero_ttl = SendOptions::new().time_to_be_received(Duration::ZERO);
+        assert!(zero_ttl.apply(&mut out).is_err());
+        SendOptions::new()
+            .delay(Duration::from_millis(1500))
+            .time_to_be_received(Duration::from_secs(2))
+            .apply(&mut out)
+            .unwrap();
+        assert_eq!(out.delivery, Delivery::AfterMs(1500));
+        assert_eq!(out.time_to_be_received_ms, Some(2000));
+    }
+
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct Probe;
+    impl Message for Probe {
+        const TYPE_NAME: &'static str = "Probe";
+        const KIND: crate::MessageKind = crate::MessageKind::Message;
+    }
+
+    #[test]
     fn malformed_headers_and_missing_type_are_errors() {
         assert!(matches!(
-            Incoming::decode(row("not json", None, None)),
+            Incoming::decode(&row("not json", None, None)),
             Err(DecodeError::Headers(_))
         ));
         assert!(matches!(
-            Incoming::decode(row("{}", None, None)),
-            Err(DecodeError::NoType)
+            Incoming::decode(&row("{}", None, None)),
+            Err(DecodeError::NoType(_))
         ));
     }
 }

@@ -28,7 +28,8 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 
 use crate::envelope::{
-    build_outgoing, Causation, Destination, EndpointIdentity, Intent, OutgoingMessage,
+    build_outgoing, build_outgoing_with, Causation, Destination, EndpointIdentity, Intent,
+    OutgoingMessage, SendOptions,
 };
 use crate::error::{HandlerError, NimbusError, Result};
 use crate::headers::Headers;
@@ -56,12 +57,14 @@ impl Routes {
     }
 
     pub fn queue_for<M: Command>(&self) -> Result<QueueName> {
+        self.queue_for_name(M::TYPE_NAME)
+    }
+
+    pub fn queue_for_name(&self, type_name: &'static str) -> Result<QueueName> {
         self.0
-            .get(M::TYPE_NAME)
+            .get(type_name)
             .cloned()
-            .ok_or(NimbusError::NoRoute {
-                type_name: M::TYPE_NAME,
-            })
+            .ok_or(NimbusError::NoRoute { type_name })
     }
 }
 
@@ -111,6 +114,25 @@ impl HandlerContext {
     pub fn send_to<M: Message>(&mut self, queue: &str, message: M) -> Result<()> {
         let queue = QueueName::new(queue)?;
         self.push(&message, Intent::Send, Destination::Queue(queue))
+    }
+
+    /// Sends a message with options (delay, due time, time to be received, destination);
+    /// written when the handler succeeds.
+    pub fn send_with<M: Message>(&mut self, message: M, options: SendOptions) -> Result<()> {
+        let queue = match options.destination() {
+            Some(queue) => QueueName::new(queue)?,
+            None => self.routes.queue_for_name(M::TYPE_NAME)?,
+        };
+        let out = build_outgoing_with(
+            &message,
+            Intent::Send,
+            Destination::Queue(queue),
+            &self.origin,
+            Some(&self.causation),
+            &options,
+        )?;
+        self.outgoing.push(out);
+        Ok(())
     }
 
     /// Publishes an event to every subscribed queue; written when the handler succeeds.

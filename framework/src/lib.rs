@@ -56,13 +56,16 @@ mod actors;
 mod backend;
 mod bus;
 mod config;
+mod dead_letter;
 mod envelope;
 mod error;
 mod handler;
 pub mod headers;
 mod message;
+mod metrics;
 mod names;
 mod pipeline;
+pub mod recoverability;
 mod sql;
 
 pub use bus::{Bus, Endpoint};
@@ -70,10 +73,12 @@ pub use config::{
     BusBuilder, DEFAULT_DATABASE_URL, DEFAULT_PEEK_DELAY, MAX_RECOMMENDED_PEEK_DELAY,
     MIN_PEEK_DELAY,
 };
+pub use envelope::SendOptions;
 pub use error::{HandlerError, NimbusError, Result};
 pub use handler::{Handler, HandlerContext};
 pub use headers::Headers;
 pub use message::{Command, Event, Message, MessageKind};
+pub use metrics::Metrics;
 pub use names::{QueueName, SchemaName, MAX_NAME_LEN};
 pub use nimbus_macros::{handler, Command, Event, Message};
 

@@ -50,6 +50,15 @@ pub fn skip(kind: Kind, test: &str) -> bool {
     false
 }
 
+/// A row of `NimbusDeadLetters`.
+#[derive(Debug, Clone)]
+pub struct DeadLetterRow {
+    pub message_id: String,
+    pub original_destination: Option<String>,
+    pub body: Vec<u8>,
+    pub delivery_attempts: i32,
+}
+
 /// One test's database. Dropping it deletes the file or the schema.
 pub struct TestDatabase {
     pub kind: Kind,
@@ -157,20 +166,34 @@ impl TestDatabase {
         }
     }
 
-    fn sqlite(&self) -> rusqlite::Connection {
+    /// Runs `f` with a connection of its own to the SQLite file, on a blocking thread: waiting for
+    /// the file's write lock must not block the runtime that runs the endpoint holding it.
+    async fn with_sqlite<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&rusqlite::Connection) -> T + Send + 'static,
+    ) -> T {
         let Target::Sqlite(path) = &self.target else {
             unreachable!("only called for SQLite")
         };
-        let conn = rusqlite::Connection::open(path).expect("open sqlite");
-        conn.busy_timeout(std::time::Duration::from_secs(30))
-            .expect("busy timeout");
-        conn
+        let path = path.clone();
+        tokio::task::spawn_blocking(move || {
+            let conn = rusqlite::Connection::open(path).expect("open sqlite");
+            conn.busy_timeout(std::time::Duration::from_secs(30))
+                .expect("busy timeout");
+            f(&conn)
+        })
+        .await
+        .expect("sqlite task")
     }
 
     /// Runs raw SQL statements (no results).
     pub async fn execute(&self, sql: &str) {
         match &self.target {
-            Target::Sqlite(_) => self.sqlite().execute_batch(sql).expect("raw sql"),
+            Target::Sqlite(_) => {
+                let sql = sql.to_string();
+                self.with_sqlite(move |c| c.execute_batch(&sql).expect("raw sql"))
+                    .await
+            }
             Target::Postgres { .. } => pg_client().await.batch_execute(sql).await.expect("raw sql"),
             Target::SqlServer { connection, .. } => {
                 mssql_client(connection)
@@ -189,7 +212,10 @@ impl TestDatabase {
     pub async fn count(&self, table: &str) -> i64 {
         let sql = format!("SELECT count(*) FROM {}", self.table(table));
         match &self.target {
-            Target::Sqlite(_) => self.sqlite().query_row(&sql, [], |r| r.get(0)).unwrap_or(0),
+            Target::Sqlite(_) => {
+                self.with_sqlite(move |c| c.query_row(&sql, [], |r| r.get(0)).unwrap_or(0))
+                    .await
+            }
             Target::Postgres { .. } => match pg_client().await.query_one(&sql, &[]).await {
                 Ok(row) => row.get(0),
                 Err(_) => 0,
@@ -217,12 +243,14 @@ impl TestDatabase {
         );
         match &self.target {
             Target::Sqlite(_) => {
-                let conn = self.sqlite();
-                let mut stmt = conn.prepare(&sql).expect("prepare");
-                stmt.query_map([], |r| r.get::<_, Vec<u8>>(0))
-                    .expect("query")
-                    .collect::<Result<_, _>>()
-                    .expect("rows")
+                self.with_sqlite(move |conn| {
+                    let mut stmt = conn.prepare(&sql).expect("prepare");
+                    stmt.query_map([], |r| r.get::<_, Vec<u8>>(0))
+                        .expect("query")
+                        .collect::<Result<_, _>>()
+                        .expect("rows")
+                })
+                .await
             }
             Target::Postgres { .. } => pg_client()
                 .await
@@ -257,14 +285,19 @@ impl TestDatabase {
     pub async fn indexes(&self, table: &str) -> Vec<String> {
         match &self.target {
             Target::Sqlite(_) => {
-                let conn = self.sqlite();
-                let mut stmt = conn
-                    .prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = ?1")
-                    .expect("prepare");
-                stmt.query_map([table], |r| r.get::<_, String>(0))
-                    .expect("query")
-                    .collect::<Result<_, _>>()
-                    .expect("rows")
+                let table = table.to_string();
+                self.with_sqlite(move |conn| {
+                    let mut stmt = conn
+                        .prepare(
+                            "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = ?1",
+                        )
+                        .expect("prepare");
+                    stmt.query_map([table], |r| r.get::<_, String>(0))
+                        .expect("query")
+                        .collect::<Result<_, _>>()
+                        .expect("rows")
+                })
+                .await
             }
             Target::Postgres { schema } => pg_client()
                 .await
@@ -292,6 +325,197 @@ impl TestDatabase {
                 .iter()
                 .filter_map(|r| r.get::<&str, _>(0).map(str::to_string))
                 .collect(),
+        }
+    }
+
+    /// Inserts a row into a queue table by hand, as another program (or a bug) might: `headers`
+    /// and `body` verbatim, and an `Expires` one hour in the past when `expired`.
+    pub async fn insert_raw(&self, table: &str, headers: &str, body: &[u8], expired: bool) {
+        let id = uuid::Uuid::new_v4();
+        let t = self.table(table);
+        match &self.target {
+            Target::Sqlite(_) => {
+                let expires = if expired {
+                    "strftime('%Y-%m-%d %H:%M:%f', 'now', '-1 hour')"
+                } else {
+                    "NULL"
+                };
+                let sql = format!(
+                    "INSERT INTO {t} (\"Id\", \"CorrelationId\", \"ReplyToAddress\", \"Recoverable\", \"Expires\", \"Headers\", \"Body\") \
+                     VALUES (?1, NULL, NULL, 1, {expires}, ?2, ?3)"
+                );
+                let (headers, body) = (headers.to_string(), body.to_vec());
+                self.with_sqlite(move |c| {
+                    c.execute(&sql, rusqlite::params![id.to_string(), headers, body])
+                        .expect("raw insert")
+                })
+                .await;
+            }
+            Target::Postgres { .. } => {
+                let expires = if expired {
+                    "(now() AT TIME ZONE 'utc') - interval '1 hour'"
+                } else {
+                    "NULL"
+                };
+                pg_client()
+                    .await
+                    .execute(
+                        &format!(
+                            "INSERT INTO {t} (\"Id\", \"CorrelationId\", \"ReplyToAddress\", \"Recoverable\", \"Expires\", \"Headers\", \"Body\") \
+                             VALUES ($1, NULL, NULL, TRUE, {expires}, $2, $3)"
+                        ),
+                        &[&id, &headers, &body],
+                    )
+                    .await
+                    .expect("raw insert");
+            }
+            Target::SqlServer { connection, .. } => {
+                let expires = if expired {
+                    "DATEADD(hour, -1, GETUTCDATE())"
+                } else {
+                    "NULL"
+                };
+                mssql_client(connection)
+                    .await
+                    .execute(
+                        format!(
+                            "INSERT INTO {t} ([Id], [CorrelationId], [ReplyToAddress], [Recoverable], [Expires], [Headers], [Body]) \
+                             VALUES (@P1, NULL, NULL, 1, {expires}, @P2, @P3)"
+                        ),
+                        &[&id, &headers, &body],
+                    )
+                    .await
+                    .expect("raw insert");
+            }
+        }
+    }
+
+    /// Every row of `NimbusDeadLetters`: MessageId, OriginalDestination, Body, DeliveryAttempts.
+    pub async fn dead_letters(&self) -> Vec<DeadLetterRow> {
+        let t = self.table("NimbusDeadLetters");
+        match &self.target {
+            Target::Sqlite(_) => {
+                let sql = format!(
+                    "SELECT \"MessageId\", \"OriginalDestination\", \"Body\", \"DeliveryAttempts\" FROM {t}"
+                );
+                self.with_sqlite(move |conn| {
+                    let Ok(mut stmt) = conn.prepare(&sql) else {
+                        return Vec::new();
+                    };
+                    stmt.query_map([], |r| {
+                        Ok(DeadLetterRow {
+                            message_id: r.get(0)?,
+                            original_destination: r.get(1)?,
+                            body: r.get(2)?,
+                            delivery_attempts: r.get(3)?,
+                        })
+                    })
+                    .expect("query")
+                    .collect::<Result<_, _>>()
+                    .expect("rows")
+                })
+                .await
+            }
+            Target::Postgres { .. } => pg_client()
+                .await
+                .query(
+                    &format!(
+                        "SELECT \"MessageId\"::text, \"OriginalDestination\", \"Body\", \"DeliveryAttempts\" FROM {t}"
+                    ),
+                    &[],
+                )
+                .await
+                .expect("query")
+                .iter()
+                .map(|r| DeadLetterRow {
+                    message_id: r.get(0),
+                    original_destination: r.get(1),
+                    body: r.get(2),
+                    delivery_attempts: r.get(3),
+                })
+                .collect(),
+            Target::SqlServer { connection, .. } => mssql_client(connection)
+                .await
+                .query(
+                    format!(
+                        "SELECT CAST([MessageId] AS nvarchar(36)), [OriginalDestination], [Body], [DeliveryAttempts] FROM {t}"
+                    ),
+                    &[],
+                )
+                .await
+                .expect("query")
+                .into_first_result()
+                .await
+                .expect("rows")
+                .iter()
+                .map(|r| DeadLetterRow {
+                    message_id: r.get::<&str, _>(0).unwrap_or_default().to_lowercase(),
+                    original_destination: r.get::<&str, _>(1).map(str::to_string),
+                    body: r.get::<&[u8], _>(2).unwrap_or_default().to_vec(),
+                    delivery_attempts: r.get::<i32, _>(3).unwrap_or_default(),
+                })
+                .collect(),
+        }
+    }
+
+    /// The database URL (or connection string) with the server's address replaced by `proxy`,
+    /// and the server's own address, for the outage tests. `None` for SQLite (no network).
+    pub fn url_through(&self, proxy: std::net::SocketAddr) -> Option<(String, String)> {
+        match &self.target {
+            Target::Sqlite(_) => None,
+            Target::Postgres { .. } => {
+                let config: tokio_postgres::Config =
+                    postgres_url().parse().expect("NIMBUS_POSTGRES");
+                let host = match config.get_hosts().first() {
+                    Some(tokio_postgres::config::Host::Tcp(h)) => h.clone(),
+                    _ => "127.0.0.1".into(),
+                };
+                let port = config.get_ports().first().copied().unwrap_or(5432);
+                let user = config.get_user().unwrap_or("postgres");
+                let db = config.get_dbname().unwrap_or("postgres");
+                let password = config
+                    .get_password()
+                    .map(|p| format!(":{}", String::from_utf8_lossy(p)))
+                    .unwrap_or_default();
+                Some((
+                    format!("postgres://{user}{password}@{proxy}/{db}?connect_timeout=2"),
+                    format!("{host}:{port}"),
+                ))
+            }
+            Target::SqlServer { connection, .. } => {
+                let config =
+                    tiberius::Config::from_ado_string(connection).expect("NIMBUS_SQLSERVER");
+                let upstream = config.get_addr();
+                let rest: Vec<&str> = connection
+                    .split(';')
+                    .filter(|pair| {
+                        let key = pair
+                            .split('=')
+                            .next()
+                            .unwrap_or("")
+                            .trim()
+                            .to_ascii_lowercase();
+                        ![
+                            "server",
+                            "data source",
+                            "address",
+                            "addr",
+                            "network address",
+                            "connect timeout",
+                        ]
+                        .contains(&key.as_str())
+                    })
+                    .collect();
+                Some((
+                    format!(
+                        "Server=tcp:{},{};Connect Timeout=2;{}",
+                        proxy.ip(),
+                        proxy.port(),
+                        rest.join(";")
+                    ),
+                    upstream,
+                ))
+            }
         }
     }
 

@@ -6,6 +6,8 @@
 //! it at the end, because CI reuses the same server.
 
 pub mod db;
+mod failures;
+pub mod proxy;
 pub mod suite;
 
 pub use db::{Kind, TestDatabase};
@@ -30,6 +32,16 @@ macro_rules! conformance_suite {
             concurrent_auto_create_is_safe,
             stop_lets_in_flight_handlers_finish,
             batch_send_is_atomic_and_ordered,
+            always_failing_handler_ends_in_dead_letters,
+            retry_counts_survive_a_restart,
+            panicking_handler_is_retried_then_dead_lettered,
+            hanging_handler_is_bounded_by_the_timeout,
+            bad_input_goes_to_dead_letters_at_once,
+            expired_messages_are_discarded_when_received,
+            expired_messages_are_purged,
+            delayed_messages_wait_for_their_time,
+            dead_letters_can_be_replayed,
+            database_outage_is_survived_and_reported,
         );
         #[test]
         fn sigkill_in_the_middle_loses_nothing() {

@@ -12,6 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::db::{Kind, TestDatabase};
 
+pub use crate::failures::*;
+
 /// How long a test waits for something that should happen within a second or two.
 const PATIENCE: Duration = Duration::from_secs(60);
 
@@ -51,7 +53,7 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    fn new(instance: &str, seen: &Arc<Mutex<Vec<(String, u32)>>>) -> Self {
+    pub(crate) fn new(instance: &str, seen: &Arc<Mutex<Vec<(String, u32)>>>) -> Self {
         Recorder {
             instance: instance.into(),
             seen: seen.clone(),
@@ -82,16 +84,16 @@ impl Handler<SomethingHappened> for Recorder {
     }
 }
 
-fn seen_list() -> Arc<Mutex<Vec<(String, u32)>>> {
+pub(crate) fn seen_list() -> Arc<Mutex<Vec<(String, u32)>>> {
     Arc::new(Mutex::new(Vec::new()))
 }
 
-fn count_of(seen: &Arc<Mutex<Vec<(String, u32)>>>) -> usize {
+pub(crate) fn count_of(seen: &Arc<Mutex<Vec<(String, u32)>>>) -> usize {
     seen.lock().unwrap().len()
 }
 
 /// Waits until `condition` holds, or fails the test after [`PATIENCE`] saying what it waited for.
-async fn wait_until<F, Fut>(what: &str, mut condition: F)
+pub(crate) async fn wait_until<F, Fut>(what: &str, mut condition: F)
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = bool>,
@@ -106,7 +108,7 @@ where
 }
 
 /// A send-only endpoint that routes `Numbered` and `Flaky` to `queue`.
-async fn sender(db: &TestDatabase, queue: &str) -> nimbus::Bus {
+pub(crate) async fn sender(db: &TestDatabase, queue: &str) -> nimbus::Bus {
     db.builder("Sender", "sender-1")
         .route::<Numbered>(queue)
         .route::<Flaky>(queue)

@@ -1,6 +1,9 @@
-//! The actors of an endpoint. Per received queue: a [`QueueSupervisor`] that starts one
-//! [`Peeker`] and up to the concurrency limit of [`Receiver`]s, and restarts them when they fail
-//! (actix `Supervisor`). The peek and receive modes follow seed 000:
+//! The actors of an endpoint.
+//!
+//! Per received queue: a [`QueueSupervisor`] that starts one peeker, up to the concurrency limit
+//! of receivers (restarted by actix `Supervisor` when they fail) and an expiry purger. Per
+//! endpoint: a [`DeadLetterer`] and a [`DelayedDelivery`] mover. The peek and receive modes follow
+//! seed 000:
 //!
 //! * **peek**: the peeker estimates the depth as `max(RowVersion) - min(RowVersion) + 1`; if it is
 //!   0 the supervisor waits the peek delay and peeks again;
@@ -8,8 +11,18 @@
 //!   more at once than the concurrency limit; when a receive finds nothing (another instance got
 //!   there first) it stops handing out, and when all are done it peeks again at once.
 
+mod dead_letterer;
+mod delayed_delivery;
+mod expiry_purger;
 mod peeker;
 mod receiver;
 mod supervisor;
 
+pub(crate) use dead_letterer::{DeadLetterer, MoveToDeadLetters};
+pub(crate) use delayed_delivery::DelayedDelivery;
 pub(crate) use supervisor::{Drain, QueueSupervisor};
+
+/// Stops an actor that runs on a timer.
+#[derive(actix::Message)]
+#[rtype(result = "()")]
+pub(crate) struct Shutdown;

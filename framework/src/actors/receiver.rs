@@ -50,7 +50,7 @@ impl Handler<ReceiveOne> for Receiver {
             async move { receive_and_handle(&shared, &queue).await }
                 .into_actor(self)
                 .map(|outcome, _act, ctx| {
-                    if matches!(outcome, Outcome::Panicked(_)) {
+                    if matches!(outcome, Outcome::Failed { panicked: true, .. }) {
                         ctx.stop();
                     }
                     outcome

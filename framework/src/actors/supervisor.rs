@@ -1,15 +1,19 @@
 //! The queue supervisor: owns the peek and receive modes of one queue.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use tokio::sync::oneshot;
 
+use super::expiry_purger::ExpiryPurger;
 use super::peeker::{Peek, Peeker};
 use super::receiver::{ReceiveOne, Receiver};
+use super::Shutdown;
+use crate::error::NimbusError;
 use crate::names::QueueName;
 use crate::pipeline::{EndpointShared, Outcome};
+use crate::recoverability::Recovery;
 
 /// The longest wait between attempts while the database is failing.
 const MAX_ERROR_BACKOFF: Duration = Duration::from_secs(30);
@@ -20,6 +24,7 @@ pub(crate) struct QueueSupervisor {
     shared: Arc<EndpointShared>,
     queue: QueueName,
     peeker: Option<Addr<Peeker>>,
+    purger: Option<Addr<ExpiryPurger>>,
     receivers: Vec<Addr<Receiver>>,
     idle: Vec<usize>,
     in_flight: usize,
@@ -27,6 +32,9 @@ pub(crate) struct QueueSupervisor {
     remaining: i64,
     peek_timer: Option<SpawnHandle>,
     consecutive_errors: u32,
+    /// When the database started failing, for the critical-error callback.
+    failing_since: Option<Instant>,
+    critical_raised: bool,
     stopping: bool,
     drained: Vec<oneshot::Sender<()>>,
 }
@@ -37,12 +45,15 @@ impl QueueSupervisor {
             shared,
             queue,
             peeker: None,
+            purger: None,
             receivers: Vec::new(),
             idle: Vec::new(),
             in_flight: 0,
             remaining: 0,
             peek_timer: None,
             consecutive_errors: 0,
+            failing_since: None,
+            critical_raised: false,
             stopping: false,
             drained: Vec::new(),
         }
@@ -71,6 +82,31 @@ impl QueueSupervisor {
         self.peek_timer = Some(ctx.run_later(delay, |act, ctx| act.peek(ctx)));
     }
 
+    /// The database answered: the outage, if there was one, is over.
+    fn database_ok(&mut self) {
+        self.consecutive_errors = 0;
+        if self.critical_raised {
+            tracing::info!(queue = %self.queue, "the database is reachable again");
+        }
+        self.failing_since = None;
+        self.critical_raised = false;
+    }
+
+    /// The database failed: back off, and raise the critical error once the outage has lasted
+    /// longer than configured.
+    fn database_failed(&mut self, error: &NimbusError) {
+        self.consecutive_errors += 1;
+        let since = *self.failing_since.get_or_insert_with(Instant::now);
+        let limit = self.shared.config.critical_error_after;
+        if !self.critical_raised && since.elapsed() >= limit {
+            self.critical_raised = true;
+            tracing::error!(queue = %self.queue, error = %error, outage = ?since.elapsed(), "critical error: the database has been failing longer than {limit:?}");
+            if let Some(callback) = &self.shared.config.on_critical_error {
+                callback(error);
+            }
+        }
+    }
+
     /// The wait after `consecutive_errors` failures in a row: the peek delay, doubled each time,
     /// at most 30 s.
     fn error_backoff(&self) -> Duration {
@@ -89,16 +125,18 @@ impl QueueSupervisor {
         }
         match result {
             Ok(Ok(estimate)) if estimate > 0 => {
-                self.consecutive_errors = 0;
+                self.database_ok();
+                self.set_depth(estimate);
                 self.remaining = estimate;
                 self.dispatch(ctx);
             }
             Ok(Ok(_)) => {
-                self.consecutive_errors = 0;
+                self.database_ok();
+                self.set_depth(0);
                 self.peek_later(self.shared.config.peek_delay, ctx);
             }
             Ok(Err(e)) => {
-                self.consecutive_errors += 1;
+                self.database_failed(&e);
                 let wait = self.error_backoff();
                 tracing::warn!(queue = %self.queue, error = %e, retry_in = ?wait, "peek failed");
                 self.peek_later(wait, ctx);
@@ -109,6 +147,13 @@ impl QueueSupervisor {
                 self.peek_later(self.error_backoff(), ctx);
             }
         }
+    }
+
+    fn set_depth(&self, estimate: i64) {
+        self.shared.counters.queue_depth.store(
+            u64::try_from(estimate).unwrap_or(0),
+            std::sync::atomic::Ordering::Relaxed,
+        );
     }
 
     /// Hands out receives to idle receivers while the estimate lasts.
@@ -138,19 +183,32 @@ impl QueueSupervisor {
         self.idle.push(index);
         let mut failed_infrastructure = false;
         match result {
-            Ok(Outcome::Handled) | Ok(Outcome::Expired) => self.consecutive_errors = 0,
-            Ok(Outcome::Empty) => self.remaining = 0,
-            Ok(Outcome::Failed(reason)) => {
-                tracing::warn!(queue = %self.queue, %reason, "handling failed; the message is back in the queue");
+            Ok(Outcome::Handled) | Ok(Outcome::Expired) => self.database_ok(),
+            Ok(Outcome::Empty) => {
+                self.database_ok();
+                self.remaining = 0;
             }
-            Ok(Outcome::Panicked(reason)) => {
-                tracing::error!(queue = %self.queue, %reason, "handler panicked; the message is back in the queue");
+            Ok(Outcome::Failed {
+                reason,
+                recovery,
+                panicked,
+            }) => {
+                self.database_ok();
+                if panicked {
+                    tracing::warn!(queue = %self.queue, receiver = index, %reason, "restarting the receiver of a panicked handler");
+                }
+                if recovery != Recovery::Immediate {
+                    // The message left the queue (delayed or dead-lettered): the estimate holds.
+                } else {
+                    // It went back to the end of the queue: receive it again in this round.
+                    self.remaining += 1;
+                }
             }
             Ok(Outcome::Infrastructure(e)) => {
-                self.consecutive_errors += 1;
+                self.database_failed(&e);
                 self.remaining = 0;
                 failed_infrastructure = true;
-                tracing::warn!(queue = %self.queue, error = %e, "receive failed");
+                tracing::warn!(queue = %self.queue, error = %e, "receive failed; backing off");
             }
             Err(e) => {
                 self.remaining = 0;
@@ -183,6 +241,7 @@ impl Actor for QueueSupervisor {
     fn started(&mut self, ctx: &mut Self::Context) {
         let (shared, queue) = (self.shared.clone(), self.queue.clone());
         self.peeker = Some(Supervisor::start(move |_| Peeker::new(shared, queue)));
+        self.purger = Some(ExpiryPurger::new(self.shared.clone(), self.queue.clone()).start());
         for index in 0..self.shared.config.concurrency {
             let (shared, queue) = (self.shared.clone(), self.queue.clone());
             self.receivers.push(Supervisor::start(move |_| {
@@ -192,6 +251,12 @@ impl Actor for QueueSupervisor {
         }
         tracing::info!(queue = %self.queue, receivers = self.receivers.len(), "receiving");
         self.peek(ctx);
+    }
+
+    fn stopped(&mut self, _ctx: &mut Self::Context) {
+        if let Some(purger) = self.purger.take() {
+            purger.do_send(Shutdown);
+        }
     }
 }
 

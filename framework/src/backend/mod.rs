@@ -12,10 +12,12 @@ pub(crate) mod sqlite;
 pub(crate) mod sqlserver;
 
 use async_trait::async_trait;
+use uuid::Uuid;
 
 pub(crate) use catalog::Catalog;
 
 use crate::config::{DatabaseUrl, EndpointConfig};
+use crate::dead_letter::DeadLetter;
 use crate::envelope::{OutgoingMessage, ReceivedMessage};
 use crate::error::Result;
 use crate::names::QueueName;
@@ -53,17 +55,35 @@ pub(crate) trait Backend: Send + Sync + 'static {
 
     /// Writes (or refreshes) the subscription of `queue` to `topic`.
     async fn subscribe(&self, topic: &str, queue: &QueueName) -> Result<()>;
+
+    /// Deletes at most `batch` messages of `queue` whose `Expires` has passed (by database
+    /// time), skipping rows other transactions hold. Returns how many it deleted.
+    async fn purge_expired(&self, queue: &QueueName, batch: i64) -> Result<u64>;
+
+    /// Moves at most `batch` due delayed messages into their queues, in one transaction, skipping
+    /// rows another mover holds. Returns how many it moved.
+    async fn deliver_due(&self, batch: i64) -> Result<u64>;
+
+    /// Moves the dead letter `id` back to its queue in one transaction, rebuilt by `rebuild`
+    /// from its original destination and body. `false` when there is no such dead letter.
+    async fn replay_dead_letter(&self, id: Uuid, rebuild: RebuildDeadLetter) -> Result<bool>;
 }
 
-/// The open transaction of one received message.
+/// Rebuilds the message a dead letter holds: `(OriginalDestination, Body) -> message`.
+pub(crate) type RebuildDeadLetter = fn(&str, &[u8]) -> Result<OutgoingMessage>;
+
+/// The open transaction of one received message. Every way of finishing it commits (the message
+/// handled, retried or dead-lettered); dropping it unfinished rolls back, leaving the message in
+/// its queue.
 #[async_trait]
 pub(crate) trait ReceiveTransaction: Send {
     /// Writes `outgoing` and commits, so that the receive and the sends happen together or not at
     /// all.
     async fn commit(self: Box<Self>, outgoing: Vec<OutgoingMessage>) -> Result<()>;
 
-    /// Rolls back: the message is back in its queue, and nothing the handler sent exists.
-    async fn rollback(self: Box<Self>) -> Result<()>;
+    /// Writes `letter` to `NimbusDeadLetters` (under a fresh id if one with its id is already
+    /// there) and commits: the message leaves its queue and becomes a dead letter atomically.
+    async fn dead_letter(self: Box<Self>, letter: DeadLetter) -> Result<()>;
 }
 
 /// Connects to the database of `config` and returns its backend.

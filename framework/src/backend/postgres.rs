@@ -10,10 +10,12 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
 use tokio_postgres::NoTls;
+use uuid::Uuid;
 
 use super::catalog::QueueEntry;
-use super::{Backend, Catalog, ReceiveTransaction};
-use crate::envelope::{Destination, OutgoingMessage, ReceivedMessage};
+use super::{Backend, Catalog, RebuildDeadLetter, ReceiveTransaction};
+use crate::dead_letter::DeadLetter;
+use crate::envelope::{Delivery, Destination, OutgoingMessage, ReceivedMessage};
 use crate::error::{NimbusError, Result};
 use crate::names::{QueueName, SchemaName};
 use crate::sql::postgres::{Postgres, SCHEMA_LOCK, SCHEMA_LOCK_KEY};
@@ -133,9 +135,17 @@ impl Shared {
                 }
             };
             for queue in queues {
+                if message.delivery != Delivery::Immediate {
+                    self.insert_delayed(client, &queue, &message).await?;
+                    continue;
+                }
                 let entry = self.catalog.queue(&queue);
                 if self.catalog.auto_create && !entry.is_known_to_exist() {
-                    self.create_queue_in_tx(client, &entry).await?;
+                    // Usually another endpoint made it: look before taking the schema lock,
+                    // whose DDL would wait for every transaction using the table.
+                    if !self.table_exists(client, queue.as_str()).await? {
+                        self.create_queue_in_tx(client, &entry).await?;
+                    }
                     created.push(entry.clone());
                 }
                 let stmt = client
@@ -152,6 +162,7 @@ impl Shared {
                             &message.time_to_be_received_ms,
                             &message.headers_json,
                             &message.body,
+                            &message.expires_at,
                         ],
                     )
                     .await
@@ -159,6 +170,71 @@ impl Shared {
             }
         }
         Ok(created)
+    }
+
+    /// Inserts `message` for `queue` into `NimbusDelayedMessages`, due after its delay.
+    async fn insert_delayed(
+        &self,
+        client: &Object,
+        queue: &QueueName,
+        message: &OutgoingMessage,
+    ) -> Result<()> {
+        let (delay_ms, due_at) = match message.delivery {
+            Delivery::AfterMs(ms) => (Some(ms), None),
+            Delivery::At(at) => (None, Some(at)),
+            Delivery::Immediate => (None, None),
+        };
+        let stmt = client
+            .prepare_cached(&self.catalog.shared.insert_delayed)
+            .await
+            .map_err(db_err("preparing a delayed send"))?;
+        client
+            .execute(
+                &stmt,
+                &[
+                    &message.id,
+                    &queue.as_str(),
+                    &message.correlation_id,
+                    &message.reply_to_address,
+                    &message.time_to_be_received_ms,
+                    &message.headers_json,
+                    &message.body,
+                    &message.expires_at,
+                    &delay_ms,
+                    &due_at,
+                ],
+            )
+            .await
+            .map_err(db_err(format!("sending a delayed message to {queue:?}")))?;
+        Ok(())
+    }
+
+    /// Inserts `letter`, under a fresh id if its id is taken.
+    async fn insert_dead_letter(&self, client: &Object, letter: &DeadLetter) -> Result<()> {
+        let stmt = client
+            .prepare_cached(&self.catalog.shared.insert_dead_letter)
+            .await
+            .map_err(db_err("preparing a dead letter"))?;
+        for id in [letter.message_id, Uuid::new_v4()] {
+            let inserted = client
+                .execute(
+                    &stmt,
+                    &[
+                        &id,
+                        &letter.original_destination,
+                        &letter.body,
+                        &letter.delivery_attempts,
+                    ],
+                )
+                .await
+                .map_err(db_err("writing a dead letter"))?;
+            if inserted == 1 {
+                return Ok(());
+            }
+        }
+        Err(NimbusError::NotRunning(
+            "a dead letter could not be written under two different ids".into(),
+        ))
     }
 
     async fn table_exists(&self, client: &Object, table: &str) -> Result<bool> {
@@ -206,6 +282,7 @@ impl Backend for PostgresBackend {
             let mut ddl = shared.create_schema.clone().unwrap_or_default();
             ddl.push_str(&shared.create_subscriptions);
             ddl.push_str(&shared.create_dead_letters);
+            ddl.push_str(&shared.create_delayed);
             client.batch_execute(&ddl).await.map_err(|e| {
                 NimbusError::database(
                     NAME,
@@ -246,6 +323,7 @@ impl Backend for PostgresBackend {
         for (table, statement) in [
             ("NimbusSubscriptions", &shared.create_subscriptions),
             ("NimbusDeadLetters", &shared.create_dead_letters),
+            ("NimbusDelayedMessages", &shared.create_delayed),
         ] {
             if !s.table_exists(&client, table).await? {
                 return Err(NimbusError::MissingSchema {
@@ -349,6 +427,7 @@ impl Backend for PostgresBackend {
                     headers_json: row.get(3),
                     body: row.get::<_, Option<Vec<u8>>>(4).unwrap_or_default(),
                     expired: row.get(5),
+                    expires: row.get(6),
                 };
                 let tx = PostgresTransaction {
                     client: Some(client),
@@ -392,6 +471,105 @@ impl Backend for PostgresBackend {
             .map_err(db_err(format!("subscribing queue {queue:?} to {topic}")))?;
         Ok(())
     }
+
+    async fn purge_expired(&self, queue: &QueueName, batch: i64) -> Result<u64> {
+        let s = &self.shared;
+        let entry = s.catalog.queue(queue);
+        let client = s.connection("purging expired messages").await?;
+        let stmt = client
+            .prepare_cached(&entry.statements.purge_expired)
+            .await
+            .map_err(db_err(format!("purging expired messages of {queue:?}")))?;
+        client
+            .execute(&stmt, &[&batch])
+            .await
+            .map_err(db_err(format!("purging expired messages of {queue:?}")))
+    }
+
+    async fn deliver_due(&self, batch: i64) -> Result<u64> {
+        let s = &self.shared;
+        let client = s.connection("delivering delayed messages").await?;
+        let moved = async {
+            client
+                .batch_execute("BEGIN")
+                .await
+                .map_err(db_err("delivering delayed messages"))?;
+            let stmt = client
+                .prepare_cached(&s.catalog.shared.take_due_delayed)
+                .await
+                .map_err(db_err("taking due delayed messages"))?;
+            let rows = client
+                .query(&stmt, &[&batch])
+                .await
+                .map_err(db_err("taking due delayed messages"))?;
+            let mut messages = Vec::with_capacity(rows.len());
+            for row in &rows {
+                let id: String = row.get(0);
+                let destination: String = row.get(1);
+                messages.push(OutgoingMessage {
+                    destination: Destination::Queue(QueueName::new(destination)?),
+                    id: Uuid::parse_str(&id).unwrap_or_else(|_| Uuid::new_v4()),
+                    correlation_id: row.get(2),
+                    reply_to_address: row.get(3),
+                    expires_at: row.get(4),
+                    headers_json: row.get(5),
+                    body: row.get::<_, Option<Vec<u8>>>(6).unwrap_or_default(),
+                    time_to_be_received_ms: None,
+                    delivery: Delivery::Immediate,
+                });
+            }
+            let count = messages.len() as u64;
+            let created = s.write(&client, messages).await?;
+            Ok::<_, NimbusError>((count, created))
+        }
+        .await;
+        match moved {
+            Ok((count, created)) => {
+                finish(client, "COMMIT", "committing delayed deliveries").await?;
+                created.iter().for_each(|e| e.mark_exists());
+                Ok(count)
+            }
+            Err(e) => {
+                let _ = Object::take(client);
+                Err(e)
+            }
+        }
+    }
+
+    async fn replay_dead_letter(&self, id: Uuid, rebuild: RebuildDeadLetter) -> Result<bool> {
+        let s = &self.shared;
+        let client = s.connection("replaying a dead letter").await?;
+        let replayed = async {
+            client
+                .batch_execute("BEGIN")
+                .await
+                .map_err(db_err("replaying a dead letter"))?;
+            let row = client
+                .query_opt(&s.catalog.shared.take_dead_letter, &[&id])
+                .await
+                .map_err(db_err(format!("taking dead letter {id}")))?;
+            let Some(row) = row else {
+                return Ok((false, Vec::new()));
+            };
+            let destination: Option<String> = row.get(0);
+            let body: Vec<u8> = row.get(1);
+            let message = rebuild(destination.as_deref().unwrap_or_default(), &body)?;
+            let created = s.write(&client, vec![message]).await?;
+            Ok::<_, NimbusError>((true, created))
+        }
+        .await;
+        match replayed {
+            Ok((found, created)) => {
+                finish(client, "COMMIT", "committing a replay").await?;
+                created.iter().for_each(|e| e.mark_exists());
+                Ok(found)
+            }
+            Err(e) => {
+                let _ = Object::take(client);
+                Err(e)
+            }
+        }
+    }
 }
 
 /// The open transaction of a message received from PostgreSQL. Dropped without commit or
@@ -434,8 +612,14 @@ impl ReceiveTransaction for PostgresTransaction {
         }
     }
 
-    async fn rollback(mut self: Box<Self>) -> Result<()> {
+    async fn dead_letter(mut self: Box<Self>, letter: DeadLetter) -> Result<()> {
         let client = self.take_client()?;
-        finish(client, "ROLLBACK", "rolling back a failed message").await
+        match self.shared.insert_dead_letter(&client, &letter).await {
+            Ok(()) => finish(client, "COMMIT", "committing a dead letter").await,
+            Err(e) => {
+                let _ = Object::take(client);
+                Err(e)
+            }
+        }
     }
 }

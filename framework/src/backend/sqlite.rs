@@ -17,10 +17,12 @@ use std::time::Duration;
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension};
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
+use uuid::Uuid;
 
 use super::catalog::QueueEntry;
-use super::{Backend, Catalog, ReceiveTransaction};
-use crate::envelope::{Destination, OutgoingMessage, ReceivedMessage};
+use super::{Backend, Catalog, RebuildDeadLetter, ReceiveTransaction};
+use crate::dead_letter::DeadLetter;
+use crate::envelope::{Delivery, Destination, OutgoingMessage, ReceivedMessage};
 use crate::error::{NimbusError, Result};
 use crate::names::{QueueName, SchemaName};
 use crate::sql::sqlite::{Sqlite, MAIN_SCHEMA};
@@ -32,6 +34,17 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 type SharedConnection = Arc<AsyncMutex<Connection>>;
 type Guard = OwnedMutexGuard<Connection>;
+
+/// How SQLite stores UTC times: `strftime('%Y-%m-%d %H:%M:%f')`, so text order is time order.
+const TIME_FORMAT: &str = "%Y-%m-%d %H:%M:%S%.3f";
+
+fn to_text(time: Option<chrono::NaiveDateTime>) -> Option<String> {
+    time.map(|t| t.format(TIME_FORMAT).to_string())
+}
+
+fn from_text(text: Option<String>) -> Option<chrono::NaiveDateTime> {
+    text.and_then(|t| chrono::NaiveDateTime::parse_from_str(&t, "%Y-%m-%d %H:%M:%S%.f").ok())
+}
 
 fn db_err(operation: impl Into<String>) -> impl FnOnce(rusqlite::Error) -> NimbusError {
     let operation = operation.into();
@@ -199,6 +212,27 @@ impl Shared {
                     // A subscription row with a name no endpoint could have written; skip it.
                     continue;
                 };
+                if message.delivery != Delivery::Immediate {
+                    let (delay_ms, due_at) = match message.delivery {
+                        Delivery::AfterMs(ms) => (Some(ms), None),
+                        Delivery::At(at) => (None, Some(at)),
+                        Delivery::Immediate => (None, None),
+                    };
+                    conn.prepare_cached(&self.catalog.shared.insert_delayed)?
+                        .execute(rusqlite::params![
+                            message.id.to_string(),
+                            queue.as_str(),
+                            message.correlation_id,
+                            message.reply_to_address,
+                            message.time_to_be_received_ms,
+                            message.headers_json,
+                            message.body,
+                            to_text(message.expires_at),
+                            delay_ms,
+                            to_text(due_at),
+                        ])?;
+                    continue;
+                }
                 let entry = self.catalog.queue(&queue);
                 if self.catalog.auto_create && !entry.is_known_to_exist() {
                     create_queue(conn, &entry)?;
@@ -212,11 +246,29 @@ impl Shared {
                     message.time_to_be_received_ms,
                     message.headers_json,
                     message.body,
+                    to_text(message.expires_at),
                 ])?;
             }
         }
         Ok(created)
     }
+}
+
+/// Inserts `letter`, under a fresh id if its id is taken.
+fn insert_dead_letter(conn: &Connection, sql: &str, letter: &DeadLetter) -> rusqlite::Result<()> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    for id in [letter.message_id, Uuid::new_v4()] {
+        let inserted = stmt.execute(rusqlite::params![
+            id.to_string(),
+            letter.original_destination,
+            letter.body,
+            letter.delivery_attempts,
+        ])?;
+        if inserted == 1 {
+            return Ok(());
+        }
+    }
+    Err(rusqlite::Error::StatementChangedRows(0))
 }
 
 fn create_queue(conn: &Connection, entry: &QueueEntry) -> rusqlite::Result<()> {
@@ -259,6 +311,7 @@ impl Backend for SqliteBackend {
             in_transaction(conn, |conn| {
                 conn.execute_batch(&shared.catalog.shared.create_subscriptions)?;
                 conn.execute_batch(&shared.catalog.shared.create_dead_letters)?;
+                conn.execute_batch(&shared.catalog.shared.create_delayed)?;
                 for entry in &entries {
                     create_queue(conn, entry)?;
                 }
@@ -282,6 +335,7 @@ impl Backend for SqliteBackend {
             for (table, statement) in [
                 ("NimbusSubscriptions", &s.create_subscriptions),
                 ("NimbusDeadLetters", &s.create_dead_letters),
+                ("NimbusDelayedMessages", &s.create_delayed),
             ] {
                 if !table_exists(conn, &s.table_exists, table)? {
                     return Ok(Err(NimbusError::MissingSchema {
@@ -359,6 +413,7 @@ impl Backend for SqliteBackend {
                         headers_json: r.get(3)?,
                         body: r.get::<_, Option<Vec<u8>>>(4)?.unwrap_or_default(),
                         expired: r.get(5)?,
+                        expires: from_text(r.get(6)?),
                     })
                 })
                 .optional();
@@ -410,6 +465,101 @@ impl Backend for SqliteBackend {
         result.map_err(db_err(format!("subscribing queue {queue:?}")))?;
         Ok(())
     }
+
+    async fn purge_expired(&self, queue: &QueueName, batch: i64) -> Result<u64> {
+        let entry = self.shared.catalog.queue(queue);
+        let guard = self.shared.lock().await;
+        let (_, result) = blocking(guard, false, move |conn| {
+            conn.prepare_cached(&entry.statements.purge_expired)?
+                .execute([batch])
+        })
+        .await?;
+        Ok(result.map_err(db_err(format!("purging expired messages of {queue:?}")))? as u64)
+    }
+
+    async fn deliver_due(&self, batch: i64) -> Result<u64> {
+        let shared = self.shared.clone();
+        let guard = shared.lock().await;
+        let (_, result) = blocking(guard, false, move |conn| {
+            in_transaction(conn, |conn| {
+                let rows = conn
+                    .prepare_cached(&shared.catalog.shared.take_due_delayed)?
+                    .query_map([batch], |r| {
+                        Ok((
+                            r.get::<_, String>(0)?,
+                            r.get::<_, String>(1)?,
+                            r.get::<_, Option<String>>(2)?,
+                            r.get::<_, Option<String>>(3)?,
+                            r.get::<_, Option<String>>(4)?,
+                            r.get::<_, String>(5)?,
+                            r.get::<_, Option<Vec<u8>>>(6)?,
+                        ))
+                    })?
+                    .collect::<rusqlite::Result<Vec<_>>>()?;
+                let mut messages = Vec::with_capacity(rows.len());
+                for (id, destination, correlation_id, reply_to_address, expires, headers, body) in
+                    rows
+                {
+                    let Ok(queue) = QueueName::new(destination) else {
+                        continue;
+                    };
+                    messages.push(OutgoingMessage {
+                        destination: Destination::Queue(queue),
+                        id: Uuid::parse_str(&id).unwrap_or_else(|_| Uuid::new_v4()),
+                        correlation_id,
+                        reply_to_address,
+                        expires_at: from_text(expires),
+                        headers_json: headers,
+                        body: body.unwrap_or_default(),
+                        time_to_be_received_ms: None,
+                        delivery: Delivery::Immediate,
+                    });
+                }
+                let count = messages.len() as u64;
+                let created = shared.write(conn, messages)?;
+                Ok((count, created))
+            })
+        })
+        .await?;
+        let (count, created) = result.map_err(db_err("delivering delayed messages"))?;
+        created.iter().for_each(|e| e.mark_exists());
+        Ok(count)
+    }
+
+    async fn replay_dead_letter(&self, id: Uuid, rebuild: RebuildDeadLetter) -> Result<bool> {
+        let shared = self.shared.clone();
+        let guard = shared.lock().await;
+        let (_, result) = blocking(guard, false, move |conn| {
+            conn.execute_batch("BEGIN IMMEDIATE")?;
+            let outcome = (|| {
+                let row = conn
+                    .prepare_cached(&shared.catalog.shared.take_dead_letter)?
+                    .query_row([id.to_string()], |r| {
+                        Ok((r.get::<_, Option<String>>(0)?, r.get::<_, Vec<u8>>(1)?))
+                    })
+                    .optional()?;
+                let Some((destination, body)) = row else {
+                    return Ok(Ok((false, Vec::new())));
+                };
+                let message = match rebuild(destination.as_deref().unwrap_or_default(), &body) {
+                    Ok(m) => m,
+                    Err(e) => return Ok(Err(e)),
+                };
+                Ok(Ok((true, shared.write(conn, vec![message])?)))
+            })();
+            match &outcome {
+                Ok(Ok(_)) => conn.execute_batch("COMMIT")?,
+                _ => {
+                    let _ = conn.execute_batch("ROLLBACK");
+                }
+            }
+            outcome
+        })
+        .await?;
+        let (found, created) = result.map_err(db_err(format!("replaying dead letter {id}")))??;
+        created.iter().for_each(|e| e.mark_exists());
+        Ok(found)
+    }
 }
 
 /// The open transaction of a message received from SQLite; it holds the file's connection.
@@ -460,16 +610,21 @@ impl ReceiveTransaction for SqliteTransaction {
         Ok(())
     }
 
-    async fn rollback(mut self: Box<Self>) -> Result<()> {
+    async fn dead_letter(mut self: Box<Self>, letter: DeadLetter) -> Result<()> {
         let guard = self.take_guard()?;
-        let (_, result) = blocking(guard, true, |conn| {
-            if conn.is_autocommit() {
-                Ok(())
-            } else {
-                conn.execute_batch("ROLLBACK")
+        let shared = self.shared.clone();
+        let (_, result) = blocking(guard, true, move |conn| {
+            match insert_dead_letter(conn, &shared.catalog.shared.insert_dead_letter, &letter)
+                .and_then(|()| conn.execute_batch("COMMIT"))
+            {
+                Ok(()) => Ok(()),
+                Err(e) => {
+                    let _ = conn.execute_batch("ROLLBACK");
+                    Err(e)
+                }
             }
         })
         .await?;
-        result.map_err(db_err("rolling back a failed message"))
+        result.map_err(db_err("committing a dead letter"))
     }
 }

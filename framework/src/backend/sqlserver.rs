@@ -16,8 +16,9 @@ use tokio_util::compat::{Compat, TokioAsyncWriteCompatExt};
 use uuid::Uuid;
 
 use super::catalog::QueueEntry;
-use super::{Backend, Catalog, ReceiveTransaction};
-use crate::envelope::{Destination, OutgoingMessage, ReceivedMessage};
+use super::{Backend, Catalog, RebuildDeadLetter, ReceiveTransaction};
+use crate::dead_letter::DeadLetter;
+use crate::envelope::{Delivery, Destination, OutgoingMessage, ReceivedMessage};
 use crate::error::{NimbusError, Result};
 use crate::names::{QueueName, SchemaName};
 use crate::sql::sqlserver::{SqlServer, SCHEMA_LOCK};
@@ -340,9 +341,16 @@ impl Shared {
                 }
             };
             for queue in queues {
+                if message.delivery != Delivery::Immediate {
+                    self.insert_delayed(client, &queue, &message).await?;
+                    continue;
+                }
                 let entry = self.catalog.queue(&queue);
                 if self.catalog.auto_create && !entry.is_known_to_exist() {
-                    self.create_queue_in_tx(client, &entry, &queue).await?;
+                    // Usually another endpoint made it: look before taking the schema lock.
+                    if !self.table_exists(client, queue.as_str()).await? {
+                        self.create_queue_in_tx(client, &entry, &queue).await?;
+                    }
                     created.push(entry.clone());
                 }
                 client
@@ -355,6 +363,7 @@ impl Shared {
                             &message.time_to_be_received_ms,
                             &message.headers_json,
                             &message.body,
+                            &message.expires_at,
                         ],
                     )
                     .await
@@ -362,6 +371,63 @@ impl Shared {
             }
         }
         Ok(created)
+    }
+
+    /// Inserts `message` for `queue` into `NimbusDelayedMessages`, due after its delay.
+    async fn insert_delayed(
+        &self,
+        client: &mut Connection,
+        queue: &QueueName,
+        message: &OutgoingMessage,
+    ) -> Result<()> {
+        let (delay_ms, due_at) = match message.delivery {
+            Delivery::AfterMs(ms) => (Some(ms), None),
+            Delivery::At(at) => (None, Some(at)),
+            Delivery::Immediate => (None, None),
+        };
+        client
+            .execute(
+                self.catalog.shared.insert_delayed.as_str(),
+                &[
+                    &message.id,
+                    &queue.as_str(),
+                    &message.correlation_id,
+                    &message.reply_to_address,
+                    &message.time_to_be_received_ms,
+                    &message.headers_json,
+                    &message.body,
+                    &message.expires_at,
+                    &delay_ms,
+                    &due_at,
+                ],
+            )
+            .await
+            .map_err(db_err(format!("sending a delayed message to {queue:?}")))?;
+        Ok(())
+    }
+
+    /// Inserts `letter`, under a fresh id if its id is taken.
+    async fn insert_dead_letter(&self, client: &mut Connection, letter: &DeadLetter) -> Result<()> {
+        for id in [letter.message_id, Uuid::new_v4()] {
+            let result = client
+                .execute(
+                    self.catalog.shared.insert_dead_letter.as_str(),
+                    &[
+                        &id,
+                        &letter.original_destination.as_str(),
+                        &letter.body,
+                        &letter.delivery_attempts,
+                    ],
+                )
+                .await
+                .map_err(db_err("writing a dead letter"))?;
+            if result.total() == 1 {
+                return Ok(());
+            }
+        }
+        Err(NimbusError::NotRunning(
+            "a dead letter could not be written under two different ids".into(),
+        ))
     }
 
     async fn table_exists(&self, client: &mut Connection, table: &str) -> Result<bool> {
@@ -460,6 +526,7 @@ impl Backend for SqlServerBackend {
         for (table, statement) in [
             ("NimbusSubscriptions", &shared.create_subscriptions),
             ("NimbusDeadLetters", &shared.create_dead_letters),
+            ("NimbusDelayedMessages", &shared.create_delayed),
         ] {
             if !s.table_exists(&mut client, table).await? {
                 return Err(NimbusError::MissingSchema {
@@ -577,6 +644,7 @@ impl Backend for SqlServerBackend {
                         .map(<[u8]>::to_vec)
                         .unwrap_or_default(),
                     expired: row.try_get::<bool, _>(5)?.unwrap_or(false),
+                    expires: row.try_get::<chrono::NaiveDateTime, _>(6)?,
                 })
             })()
             .map_err(read)?;
@@ -638,6 +706,125 @@ impl Backend for SqlServerBackend {
             .map_err(db_err(format!("subscribing queue {queue:?} to {topic}")))?;
         Ok(())
     }
+
+    async fn purge_expired(&self, queue: &QueueName, batch: i64) -> Result<u64> {
+        let s = &self.shared;
+        let entry = s.catalog.queue(queue);
+        let mut client = s.connection("purging expired messages").await?;
+        let result = client
+            .execute(entry.statements.purge_expired.as_str(), &[&batch])
+            .await
+            .map_err(db_err(format!("purging expired messages of {queue:?}")))?;
+        Ok(result.total())
+    }
+
+    async fn deliver_due(&self, batch: i64) -> Result<u64> {
+        let s = &self.shared;
+        let mut client = s.connection("delivering delayed messages").await?;
+        let moved = async {
+            client
+                .begin_transaction()
+                .await
+                .map_err(db_err("delivering delayed messages"))?;
+            let rows = client
+                .query(s.catalog.shared.take_due_delayed.as_str(), &[&batch])
+                .await
+                .map_err(db_err("taking due delayed messages"))?
+                .into_first_result()
+                .await
+                .map_err(db_err("taking due delayed messages"))?;
+            let mut messages = Vec::with_capacity(rows.len());
+            for row in &rows {
+                let read = || {
+                    Ok::<_, tiberius::error::Error>((
+                        row.try_get::<Uuid, _>(0)?.unwrap_or_else(Uuid::new_v4),
+                        row.try_get::<&str, _>(1)?.unwrap_or_default().to_string(),
+                        row.try_get::<&str, _>(2)?.map(str::to_string),
+                        row.try_get::<&str, _>(3)?.map(str::to_string),
+                        row.try_get::<chrono::NaiveDateTime, _>(4)?,
+                        row.try_get::<&str, _>(5)?.unwrap_or_default().to_string(),
+                        row.try_get::<&[u8], _>(6)?
+                            .map(<[u8]>::to_vec)
+                            .unwrap_or_default(),
+                    ))
+                };
+                let (id, destination, correlation_id, reply_to_address, expires_at, headers, body) =
+                    read().map_err(db_err("reading a due delayed message"))?;
+                messages.push(OutgoingMessage {
+                    destination: Destination::Queue(QueueName::new(destination)?),
+                    id,
+                    correlation_id,
+                    reply_to_address,
+                    expires_at,
+                    headers_json: headers,
+                    body,
+                    time_to_be_received_ms: None,
+                    delivery: Delivery::Immediate,
+                });
+            }
+            let count = messages.len() as u64;
+            let created = s.write(&mut client, messages).await?;
+            Ok::<_, NimbusError>((count, created))
+        }
+        .await;
+        match moved {
+            Ok((count, created)) => {
+                finish(client, true, "committing delayed deliveries").await?;
+                created.iter().for_each(|e| e.mark_exists());
+                Ok(count)
+            }
+            Err(e) => {
+                let _ = Object::take(client);
+                Err(e)
+            }
+        }
+    }
+
+    async fn replay_dead_letter(&self, id: Uuid, rebuild: RebuildDeadLetter) -> Result<bool> {
+        let s = &self.shared;
+        let mut client = s.connection("replaying a dead letter").await?;
+        let replayed = async {
+            client
+                .begin_transaction()
+                .await
+                .map_err(db_err("replaying a dead letter"))?;
+            let row = client
+                .query(s.catalog.shared.take_dead_letter.as_str(), &[&id])
+                .await
+                .map_err(db_err(format!("taking dead letter {id}")))?
+                .into_row()
+                .await
+                .map_err(db_err(format!("taking dead letter {id}")))?;
+            let Some(row) = row else {
+                return Ok((false, Vec::new()));
+            };
+            let destination = row
+                .try_get::<&str, _>(0)
+                .map_err(db_err("reading a dead letter"))?
+                .unwrap_or_default()
+                .to_string();
+            let body = row
+                .try_get::<&[u8], _>(1)
+                .map_err(db_err("reading a dead letter"))?
+                .unwrap_or_default()
+                .to_vec();
+            let message = rebuild(&destination, &body)?;
+            let created = s.write(&mut client, vec![message]).await?;
+            Ok::<_, NimbusError>((true, created))
+        }
+        .await;
+        match replayed {
+            Ok((found, created)) => {
+                finish(client, true, "committing a replay").await?;
+                created.iter().for_each(|e| e.mark_exists());
+                Ok(found)
+            }
+            Err(e) => {
+                let _ = Object::take(client);
+                Err(e)
+            }
+        }
+    }
 }
 
 /// The open transaction of a message received from SQL Server. Dropped without commit or
@@ -680,9 +867,15 @@ impl ReceiveTransaction for SqlServerTransaction {
         }
     }
 
-    async fn rollback(mut self: Box<Self>) -> Result<()> {
-        let client = self.take_client()?;
-        finish(client, false, "rolling back a failed message").await
+    async fn dead_letter(mut self: Box<Self>, letter: DeadLetter) -> Result<()> {
+        let mut client = self.take_client()?;
+        match self.shared.insert_dead_letter(&mut client, &letter).await {
+            Ok(()) => finish(client, true, "committing a dead letter").await,
+            Err(e) => {
+                let _ = Object::take(client);
+                Err(e)
+            }
+        }
     }
 }
 

@@ -22,11 +22,15 @@ pub(crate) struct QueueStatements {
     /// The indexes the seed requires, each with its creation statement.
     pub indexes: Vec<IndexStatement>,
     /// Inserts one message. Parameters, in order: Id, CorrelationId, ReplyToAddress,
-    /// time to be received in milliseconds (NULL for none), Headers, Body.
+    /// time to be received in milliseconds (NULL for none), Headers, Body, and an absolute
+    /// `Expires` that wins over the time to be received (NULL for none; kept by retries).
     pub insert: String,
     /// Deletes the oldest row no other transaction holds and returns Id, CorrelationId,
-    /// ReplyToAddress, Headers, Body, and whether it has expired by database time.
+    /// ReplyToAddress, Headers, Body, whether it has expired by database time, and Expires.
     pub receive: String,
+    /// Deletes at most `@P1`/`$1` expired rows (by database time), skipping locked ones, through
+    /// `Index_Expires`.
+    pub purge_expired: String,
     /// Estimates the queue depth as `max(RowVersion) - min(RowVersion) + 1` (0 when empty).
     pub peek: String,
 }
@@ -49,6 +53,20 @@ pub(crate) struct SharedStatements {
     pub create_subscriptions: String,
     /// Creates `NimbusDeadLetters` (seed 003).
     pub create_dead_letters: String,
+    /// Creates `NimbusDelayedMessages`, where delayed messages wait until due.
+    pub create_delayed: String,
+    /// Inserts a delayed message. Parameters: Id, Destination, CorrelationId, ReplyToAddress,
+    /// time to be received in ms, Headers, Body, absolute Expires, delay in ms, absolute due time
+    /// (the due time wins when both are given).
+    pub insert_delayed: String,
+    /// Deletes at most `batch` (first parameter) due delayed messages, skipping locked rows, and
+    /// returns Id, Destination, CorrelationId, ReplyToAddress, Expires, Headers, Body.
+    pub take_due_delayed: String,
+    /// Inserts a dead letter unless one with the same MessageId exists (then it affects no row).
+    /// Parameters: MessageId, OriginalDestination, Body, DeliveryAttempts.
+    pub insert_dead_letter: String,
+    /// Deletes one dead letter and returns OriginalDestination, Body. Parameter: MessageId.
+    pub take_dead_letter: String,
     /// Writes or refreshes one subscription. Parameters: TopicName, SubscriberQueue.
     pub subscribe: String,
     /// Lists the queues subscribed to a topic. Parameter: TopicName.

@@ -11,6 +11,10 @@ const INDEX_ROWVERSION: &str = include_str!("../../../schema/postgres/queue_inde
 const INDEX_EXPIRES: &str = include_str!("../../../schema/postgres/queue_index_expires.sql");
 const SUBSCRIPTIONS: &str = include_str!("../../../schema/postgres/subscriptions.sql");
 const DEAD_LETTERS: &str = include_str!("../../../schema/postgres/dead_letters.sql");
+const DELAYED: &str = include_str!("../../../schema/postgres/delayed_messages.sql");
+
+/// The database's current UTC time, as `Expires`, `Due` and `LastSeenAt` store it.
+const NOW: &str = "(now() AT TIME ZONE 'utc')";
 
 /// PostgreSQL identifiers are at most 63 bytes; index names add `_Index_RowVersion` (17).
 const MAX_IDENTIFIER: usize = 63;
@@ -61,8 +65,9 @@ impl Dialect for Postgres {
             insert: format!(
                 r#"INSERT INTO {table} ("Id", "CorrelationId", "ReplyToAddress", "Recoverable", "Expires", "Headers", "Body")
 VALUES ($1, $2, $3, TRUE,
-    CASE WHEN $4::bigint IS NULL THEN NULL
-         ELSE (now() AT TIME ZONE 'utc') + $4::bigint * interval '1 millisecond' END,
+    COALESCE($7::timestamp,
+        CASE WHEN $4::bigint IS NULL THEN NULL
+             ELSE {NOW} + $4::bigint * interval '1 millisecond' END),
     $5, $6)"#
             ),
             receive: format!(
@@ -76,8 +81,17 @@ USING message
 WHERE queue."RowVersion" = message."RowVersion"
 RETURNING queue."Id"::text, queue."CorrelationId", queue."ReplyToAddress", queue."Headers", queue."Body",
     CASE WHEN queue."Expires" IS NULL THEN FALSE
-         WHEN queue."Expires" > (now() AT TIME ZONE 'utc') THEN FALSE
-         ELSE TRUE END AS "Expired""#
+         WHEN queue."Expires" > {NOW} THEN FALSE
+         ELSE TRUE END AS "Expired",
+    queue."Expires""#
+            ),
+            purge_expired: format!(
+                r#"DELETE FROM {table}
+WHERE "RowVersion" IN (
+    SELECT "RowVersion" FROM {table}
+    WHERE "Expires" < {NOW}
+    LIMIT $1
+    FOR UPDATE SKIP LOCKED)"#
             ),
             peek: format!(
                 r#"SELECT COALESCE(max("RowVersion") - min("RowVersion") + 1, 0)::bigint AS "Estimate"
@@ -93,9 +107,43 @@ FROM {table}"#
             create_schema: Some(render(SCHEMA, &vars)),
             create_subscriptions: render(SUBSCRIPTIONS, &vars),
             create_dead_letters: render(DEAD_LETTERS, &vars),
+            create_delayed: render(DELAYED, &vars),
+            insert_delayed: format!(
+                r#"INSERT INTO {quoted}."NimbusDelayedMessages" ("Id", "Destination", "Due", "CorrelationId", "ReplyToAddress", "Expires", "Headers", "Body")
+VALUES ($1, $2,
+    COALESCE($10::timestamp, {NOW} + COALESCE($9::bigint, 0) * interval '1 millisecond'),
+    $3, $4,
+    COALESCE($8::timestamp,
+        CASE WHEN $5::bigint IS NULL THEN NULL
+             ELSE {NOW} + $5::bigint * interval '1 millisecond' END),
+    $6, $7)"#
+            ),
+            take_due_delayed: format!(
+                r#"WITH due AS (
+    SELECT "RowVersion" FROM {quoted}."NimbusDelayedMessages"
+    WHERE "Due" <= {NOW}
+    ORDER BY "Due", "RowVersion"
+    LIMIT $1
+    FOR UPDATE SKIP LOCKED)
+DELETE FROM {quoted}."NimbusDelayedMessages" AS delayed
+USING due
+WHERE delayed."RowVersion" = due."RowVersion"
+RETURNING delayed."Id"::text, delayed."Destination", delayed."CorrelationId", delayed."ReplyToAddress",
+    delayed."Expires", delayed."Headers", delayed."Body""#
+            ),
+            insert_dead_letter: format!(
+                r#"INSERT INTO {quoted}."NimbusDeadLetters" ("MessageId", "OriginalDestination", "Body", "DeliveryAttempts", "FailedAt")
+VALUES ($1, $2, $3, $4, {NOW})
+ON CONFLICT ("MessageId") DO NOTHING"#
+            ),
+            take_dead_letter: format!(
+                r#"DELETE FROM {quoted}."NimbusDeadLetters"
+WHERE "MessageId" = $1
+RETURNING "OriginalDestination", "Body""#
+            ),
             subscribe: format!(
                 r#"INSERT INTO {quoted}."NimbusSubscriptions" ("TopicName", "SubscriberQueue", "LastSeenAt")
-VALUES ($1, $2, now() AT TIME ZONE 'utc')
+VALUES ($1, $2, {NOW})
 ON CONFLICT ("TopicName", "SubscriberQueue")
 DO UPDATE SET "LastSeenAt" = EXCLUDED."LastSeenAt""#
             ),
@@ -148,7 +196,7 @@ mod tests {
     #[test]
     fn values_are_parameters() {
         let s = statements("public", "Sales");
-        for p in ["$1", "$2", "$3", "$4", "$5", "$6"] {
+        for p in ["$1", "$2", "$3", "$4", "$5", "$6", "$7"] {
             assert!(s.insert.contains(p), "insert lacks {p}");
         }
         assert!(s.receive.contains("FOR UPDATE SKIP LOCKED"));

@@ -13,6 +13,7 @@ const INDEX_ROWVERSION: &str = include_str!("../../../schema/sqlite/queue_index_
 const INDEX_EXPIRES: &str = include_str!("../../../schema/sqlite/queue_index_expires.sql");
 const SUBSCRIPTIONS: &str = include_str!("../../../schema/sqlite/subscriptions.sql");
 const DEAD_LETTERS: &str = include_str!("../../../schema/sqlite/dead_letters.sql");
+const DELAYED: &str = include_str!("../../../schema/sqlite/delayed_messages.sql");
 
 /// The current UTC time in the format stored in `Expires` and `LastSeenAt`.
 const NOW: &str = "strftime('%Y-%m-%d %H:%M:%f', 'now')";
@@ -62,8 +63,9 @@ impl Dialect for Sqlite {
             insert: format!(
                 r#"INSERT INTO {table} ("Id", "CorrelationId", "ReplyToAddress", "Recoverable", "Expires", "Headers", "Body")
 VALUES (?1, ?2, ?3, 1,
-    CASE WHEN ?4 IS NULL THEN NULL
-         ELSE strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || (?4 / 1000.0) || ' seconds') END,
+    COALESCE(?7,
+        CASE WHEN ?4 IS NULL THEN NULL
+             ELSE strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || (?4 / 1000.0) || ' seconds') END),
     ?5, ?6)"#
             ),
             receive: format!(
@@ -76,7 +78,15 @@ WHERE "RowVersion" IN (SELECT "RowVersion" FROM message)
 RETURNING "Id", "CorrelationId", "ReplyToAddress", "Headers", "Body",
     CASE WHEN "Expires" IS NULL THEN 0
          WHEN "Expires" > {NOW} THEN 0
-         ELSE 1 END AS "Expired""#
+         ELSE 1 END AS "Expired",
+    "Expires""#
+            ),
+            purge_expired: format!(
+                r#"DELETE FROM {table}
+WHERE "RowVersion" IN (
+    SELECT "RowVersion" FROM {table}
+    WHERE "Expires" < {NOW}
+    LIMIT ?1)"#
             ),
             peek: format!(
                 r#"SELECT COALESCE(max("RowVersion") - min("RowVersion") + 1, 0) AS "Estimate"
@@ -90,6 +100,35 @@ FROM {table}"#
             create_schema: None,
             create_subscriptions: SUBSCRIPTIONS.to_string(),
             create_dead_letters: DEAD_LETTERS.to_string(),
+            create_delayed: DELAYED.to_string(),
+            insert_delayed: r#"INSERT INTO "NimbusDelayedMessages" ("Id", "Destination", "Due", "CorrelationId", "ReplyToAddress", "Expires", "Headers", "Body")
+VALUES (?1, ?2,
+    COALESCE(?10, strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || (COALESCE(?9, 0) / 1000.0) || ' seconds')),
+    ?3, ?4,
+    COALESCE(?8,
+        CASE WHEN ?5 IS NULL THEN NULL
+             ELSE strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || (?5 / 1000.0) || ' seconds') END),
+    ?6, ?7)"#
+                .to_string(),
+            take_due_delayed: format!(
+                r#"WITH due AS (
+    SELECT "RowVersion" FROM "NimbusDelayedMessages"
+    WHERE "Due" <= {NOW}
+    ORDER BY "Due", "RowVersion"
+    LIMIT ?1)
+DELETE FROM "NimbusDelayedMessages"
+WHERE "RowVersion" IN (SELECT "RowVersion" FROM due)
+RETURNING "Id", "Destination", "CorrelationId", "ReplyToAddress", "Expires", "Headers", "Body""#
+            ),
+            insert_dead_letter: format!(
+                r#"INSERT INTO "NimbusDeadLetters" ("MessageId", "OriginalDestination", "Body", "DeliveryAttempts", "FailedAt")
+VALUES (?1, ?2, ?3, ?4, {NOW})
+ON CONFLICT ("MessageId") DO NOTHING"#
+            ),
+            take_dead_letter: r#"DELETE FROM "NimbusDeadLetters"
+WHERE "MessageId" = ?1
+RETURNING "OriginalDestination", "Body""#
+                .to_string(),
             subscribe: format!(
                 r#"INSERT INTO "NimbusSubscriptions" ("TopicName", "SubscriberQueue", "LastSeenAt")
 VALUES (?1, ?2, {NOW})
@@ -121,7 +160,7 @@ mod tests {
             &QueueName::new("it's \"q\" [x]").unwrap(),
         );
         assert!(s.insert.contains(r#"INSERT INTO "it's ""q"" [x]""#));
-        for p in ["?1", "?2", "?3", "?4", "?5", "?6"] {
+        for p in ["?1", "?2", "?3", "?4", "?5", "?6", "?7"] {
             assert!(s.insert.contains(p));
         }
         assert!(!s.receive.contains('?'));

@@ -27,6 +27,7 @@ const INDEX_EXPIRES: &str = include_str!("../../../schema/sqlserver/queue_index_
 const BODY_STRING: &str = include_str!("../../../schema/sqlserver/queue_body_string.sql");
 const SUBSCRIPTIONS: &str = include_str!("../../../schema/sqlserver/subscriptions.sql");
 const DEAD_LETTERS: &str = include_str!("../../../schema/sqlserver/dead_letters.sql");
+const DELAYED: &str = include_str!("../../../schema/sqlserver/delayed_messages.sql");
 
 /// SQL Server identifiers (`sysname`) are at most 128 characters.
 const MAX_IDENTIFIER: usize = 128;
@@ -102,8 +103,9 @@ impl Dialect for SqlServer {
             insert: format!(
                 "INSERT INTO {table} ([Id], [CorrelationId], [ReplyToAddress], [Recoverable], [Expires], [Headers], [Body])
 VALUES (@P1, @P2, @P3, 1,
-    CASE WHEN @P4 IS NULL THEN NULL
-         ELSE DATEADD(millisecond, @P4 % 1000, DATEADD(second, @P4 / 1000, GETUTCDATE())) END,
+    COALESCE(@P7,
+        CASE WHEN @P4 IS NULL THEN NULL
+             ELSE DATEADD(millisecond, @P4 % 1000, DATEADD(second, @P4 / 1000, GETUTCDATE())) END),
     @P5, @P6);"
             ),
             receive: format!(
@@ -115,7 +117,14 @@ DELETE FROM message
 OUTPUT deleted.[Id], deleted.[CorrelationId], deleted.[ReplyToAddress], deleted.[Headers], deleted.[Body],
     CAST(CASE WHEN deleted.[Expires] IS NULL THEN 0
               WHEN deleted.[Expires] > GETUTCDATE() THEN 0
-              ELSE 1 END AS bit) AS [Expired];"
+              ELSE 1 END AS bit) AS [Expired],
+    deleted.[Expires];"
+            ),
+            purge_expired: format!(
+                "DELETE FROM {table}
+WHERE [RowVersion] IN (
+    SELECT TOP (@P1) [RowVersion] FROM {table} WITH (READPAST)
+    WHERE [Expires] < GETUTCDATE());"
             ),
             peek: format!(
                 "SELECT ISNULL(MAX([RowVersion]) - MIN([RowVersion]) + 1, 0) AS [Estimate]
@@ -131,6 +140,39 @@ FROM {table} WITH (READPAST);"
             create_schema: Some(SCHEMA.to_string()),
             create_subscriptions: render(SUBSCRIPTIONS, &vars),
             create_dead_letters: render(DEAD_LETTERS, &vars),
+            create_delayed: render(DELAYED, &vars),
+            insert_delayed: format!(
+                "INSERT INTO {quoted}.[NimbusDelayedMessages] ([Id], [Destination], [Due], [CorrelationId], [ReplyToAddress], [Expires], [Headers], [Body])
+VALUES (@P1, @P2,
+    COALESCE(@P10, DATEADD(millisecond, COALESCE(@P9, 0) % 1000, DATEADD(second, COALESCE(@P9, 0) / 1000, SYSUTCDATETIME()))),
+    @P3, @P4,
+    COALESCE(@P8,
+        CASE WHEN @P5 IS NULL THEN NULL
+             ELSE DATEADD(millisecond, @P5 % 1000, DATEADD(second, @P5 / 1000, GETUTCDATE())) END),
+    @P6, @P7);"
+            ),
+            take_due_delayed: format!(
+                "WITH due AS (
+    SELECT TOP (@P1) *
+    FROM {quoted}.[NimbusDelayedMessages] WITH (UPDLOCK, READPAST, ROWLOCK)
+    WHERE [Due] <= SYSUTCDATETIME()
+    ORDER BY [Due], [RowVersion])
+DELETE FROM due
+OUTPUT deleted.[Id], deleted.[Destination], deleted.[CorrelationId], deleted.[ReplyToAddress],
+    deleted.[Expires], deleted.[Headers], deleted.[Body];"
+            ),
+            insert_dead_letter: format!(
+                "INSERT INTO {quoted}.[NimbusDeadLetters] ([MessageId], [OriginalDestination], [Body], [DeliveryAttempts], [FailedAt])
+SELECT @P1, @P2, @P3, @P4, SYSUTCDATETIME()
+WHERE NOT EXISTS (
+    SELECT 1 FROM {quoted}.[NimbusDeadLetters] WITH (UPDLOCK, HOLDLOCK)
+    WHERE [MessageId] = @P1);"
+            ),
+            take_dead_letter: format!(
+                "DELETE FROM {quoted}.[NimbusDeadLetters]
+OUTPUT deleted.[OriginalDestination], deleted.[Body]
+WHERE [MessageId] = @P1;"
+            ),
             subscribe: format!(
                 "UPDATE {quoted}.[NimbusSubscriptions] WITH (UPDLOCK, SERIALIZABLE)
 SET [LastSeenAt] = SYSUTCDATETIME()
@@ -186,6 +228,12 @@ mod tests {
             ("create_schema", s.create_schema.clone().unwrap()),
             ("create_subscriptions", s.create_subscriptions.clone()),
             ("create_dead_letters", s.create_dead_letters.clone()),
+            ("create_delayed", s.create_delayed.clone()),
+            ("insert_delayed", s.insert_delayed.clone()),
+            ("take_due_delayed", s.take_due_delayed.clone()),
+            ("insert_dead_letter", s.insert_dead_letter.clone()),
+            ("take_dead_letter", s.take_dead_letter.clone()),
+            ("purge_expired", q.purge_expired.clone()),
             ("subscribe", s.subscribe.clone()),
             ("subscribers", s.subscribers.clone()),
             ("list_indexes", s.list_indexes.clone()),
@@ -281,10 +329,18 @@ mod tests {
     #[test]
     fn values_are_parameters_in_order() {
         let (q, s) = statements();
-        for p in ["@P1", "@P2", "@P3", "@P4", "@P5", "@P6"] {
+        for p in ["@P1", "@P2", "@P3", "@P4", "@P5", "@P6", "@P7"] {
             assert!(q.insert.contains(p), "insert lacks {p}");
         }
-        assert!(!q.insert.contains("@P7"));
+        assert!(!q.insert.contains("@P8"));
+        for p in [
+            "@P1,", "@P2,", "@P3,", "@P4,", "@P5 ", "@P6,", "@P7)", "@P8,", "@P9,", "@P10,",
+        ] {
+            assert!(s.insert_delayed.contains(p), "insert_delayed lacks {p}");
+        }
+        assert!(q.purge_expired.contains("TOP (@P1)"));
+        assert!(s.take_due_delayed.contains("TOP (@P1)"));
+        assert!(s.take_dead_letter.contains("[MessageId] = @P1"));
         assert!(!q.receive.contains("@P"), "receive takes no values");
         assert!(!q.peek.contains("@P"), "peek takes no values");
         assert!(s.subscribe.contains("@P1") && s.subscribe.contains("@P2"));
@@ -310,6 +366,26 @@ mod tests {
         assert!(q.receive.contains("deleted.[Expires] > GETUTCDATE()"));
         assert!(q.peek.contains("WITH (READPAST)"));
         assert!(q.peek.contains("MAX([RowVersion]) - MIN([RowVersion]) + 1"));
+    }
+
+    #[test]
+    fn delayed_delivery_expiry_and_dead_letters_skip_locked_rows() {
+        let (q, s) = statements();
+        assert!(s
+            .take_due_delayed
+            .contains("WITH (UPDLOCK, READPAST, ROWLOCK)"));
+        assert!(s.take_due_delayed.contains("[Due] <= SYSUTCDATETIME()"));
+        assert!(s.take_due_delayed.contains("DELETE FROM due"));
+        assert!(q.purge_expired.contains("WITH (READPAST)"));
+        assert!(q.purge_expired.contains("[Expires] < GETUTCDATE()"));
+        assert!(s.insert_dead_letter.contains("WITH (UPDLOCK, HOLDLOCK)"));
+        assert!(s.insert_dead_letter.contains("WHERE NOT EXISTS"));
+        assert!(s
+            .take_dead_letter
+            .contains("OUTPUT deleted.[OriginalDestination], deleted.[Body]"));
+        assert!(s
+            .create_delayed
+            .contains("CREATE NONCLUSTERED INDEX [Index_Due]"));
     }
 
     #[test]

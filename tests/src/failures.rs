@@ -1,0 +1,603 @@
+//! Failure handling in the conformance suite: retries, dead letters, bad input, expiry, delayed
+//! delivery, timeouts, panics and database outages. Part of [`crate::suite`].
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use nimbus::{Handler, HandlerContext, HandlerError, SendOptions};
+use serde::Deserialize;
+
+use crate::db::{Kind, TestDatabase};
+use crate::proxy::Proxy;
+use crate::suite::{count_of, seen_list, sender, wait_until, Audit, Numbered, Recorder};
+
+/// How a test handler misbehaves.
+#[derive(Clone, Copy)]
+enum Misbehaviour {
+    Fail,
+    /// Fails after a pause, so that a test can stop the endpoint between attempts.
+    FailSlowly,
+    Panic,
+    Hang,
+}
+
+/// Misbehaves on every message while `active`, counting attempts; behaves otherwise.
+#[derive(Clone)]
+struct Troublemaker {
+    how: Misbehaviour,
+    active: Arc<std::sync::atomic::AtomicBool>,
+    attempts: Arc<AtomicUsize>,
+    handled: Arc<Mutex<Vec<u32>>>,
+}
+
+impl Troublemaker {
+    fn new(how: Misbehaviour) -> Self {
+        Troublemaker {
+            how,
+            active: Arc::new(true.into()),
+            attempts: Arc::default(),
+            handled: Arc::default(),
+        }
+    }
+    fn attempts(&self) -> usize {
+        self.attempts.load(Ordering::SeqCst)
+    }
+}
+
+#[nimbus::handler]
+impl Handler<Numbered> for Troublemaker {
+    async fn handle(&self, m: Numbered, _ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        self.attempts.fetch_add(1, Ordering::SeqCst);
+        if self.active.load(Ordering::SeqCst) {
+            match self.how {
+                Misbehaviour::Fail => {
+                    return Err(format!("message {} fails on purpose", m.n).into())
+                }
+                Misbehaviour::FailSlowly => {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    return Err(format!("message {} fails on purpose", m.n).into());
+                }
+                Misbehaviour::Panic => panic!("message {} panics on purpose", m.n),
+                Misbehaviour::Hang => tokio::time::sleep(Duration::from_secs(3600)).await,
+            }
+        }
+        self.handled.lock().unwrap().push(m.n);
+        Ok(())
+    }
+}
+
+/// The dead-letter envelope's fields a test reads.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Envelope {
+    destination: String,
+    reason: String,
+    delivery_attempts: u32,
+    headers: Option<std::collections::BTreeMap<String, String>>,
+    raw_headers: Option<String>,
+    body: Option<Box<serde_json::value::RawValue>>,
+}
+
+fn envelope(body: &[u8]) -> Envelope {
+    serde_json::from_slice(body).expect("a dead-letter envelope")
+}
+
+pub async fn always_failing_handler_ends_in_dead_letters(kind: Kind) {
+    let db = TestDatabase::new(kind).await;
+    let handler = Troublemaker::new(Misbehaviour::Fail);
+    let bus = db
+        .builder("Poison", "poison-1")
+        .immediate_retries(2)
+        .delayed_retries(2, Duration::from_millis(200))
+        .handler(handler.clone())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let sender = sender(&db, "Poison").await;
+    for n in 0..3 {
+        sender.send(Numbered { n }).await.unwrap();
+    }
+    wait_until("all three are dead-lettered", || async {
+        db.dead_letters().await.len() == 3
+    })
+    .await;
+    bus.stop().await.unwrap();
+    // 1 + 2 immediate + 2 delayed attempts each, then the move: no more, no less.
+    assert_eq!(handler.attempts(), 3 * 5);
+    for letter in db.dead_letters().await {
+        assert_eq!(letter.delivery_attempts, 5, "1 + immediate + delayed");
+        assert_eq!(letter.original_destination.as_deref(), Some("Poison"));
+        let env = envelope(&letter.body);
+        assert_eq!(env.destination, "Poison");
+        assert_eq!(env.delivery_attempts, 5);
+        assert!(env.reason.contains("fails on purpose"), "{}", env.reason);
+        let headers = env.headers.expect("the original headers");
+        assert_eq!(
+            headers["NServiceBus.EnclosedMessageTypes"],
+            "Conformance.Numbered"
+        );
+        assert!(headers["NServiceBus.ExceptionInfo.Message"].contains("fails on purpose"));
+        let body: Numbered = serde_json::from_str(env.body.expect("the body").get()).unwrap();
+        assert!(body.n < 3);
+    }
+    assert_eq!(db.count("Poison").await, 0, "nothing left to loop");
+    assert_eq!(db.count("NimbusDelayedMessages").await, 0);
+    let metrics = bus.metrics();
+    assert_eq!(metrics.dead_lettered, 3);
+    assert_eq!(metrics.immediate_retries, 6);
+    assert_eq!(metrics.delayed_retries, 6);
+    assert_eq!(metrics.failed, 15);
+}
+
+pub async fn retry_counts_survive_a_restart(kind: Kind) {
+    let db = TestDatabase::new(kind).await;
+    let start = |handler: Troublemaker| {
+        db.builder("Restarted", "restarted-1")
+            .concurrency(1)
+            .immediate_retries(3)
+            .delayed_retries(0, Duration::from_secs(1))
+            .handler(handler)
+            .build()
+            .unwrap()
+            .start()
+    };
+    let first = Troublemaker::new(Misbehaviour::FailSlowly);
+    let bus = start(first.clone()).await.unwrap();
+    sender(&db, "Restarted")
+        .await
+        .send(Numbered { n: 1 })
+        .await
+        .unwrap();
+    wait_until("two attempts failed", || async { first.attempts() >= 2 }).await;
+    bus.stop().await.unwrap();
+    let before_restart = first.attempts();
+    assert!(before_restart < 4, "stopped in the middle of the retries");
+    // A new process: no memory of the earlier attempts but what the message carries.
+    let second = Troublemaker::new(Misbehaviour::Fail);
+    let bus = start(second.clone()).await.unwrap();
+    wait_until("the message is dead-lettered", || async {
+        db.dead_letters().await.len() == 1
+    })
+    .await;
+    bus.stop().await.unwrap();
+    assert_eq!(
+        before_restart + second.attempts(),
+        4,
+        "1 + 3 immediate attempts in all, across the restart"
+    );
+    assert_eq!(db.dead_letters().await[0].delivery_attempts, 4);
+}
+
+pub async fn panicking_handler_is_retried_then_dead_lettered(kind: Kind) {
+    let db = TestDatabase::new(kind).await;
+    let handler = Troublemaker::new(Misbehaviour::Panic);
+    let seen = seen_list();
+    let bus = db
+        .builder("Panicky", "panicky-1")
+        .concurrency(2)
+        .immediate_retries(1)
+        .delayed_retries(1, Duration::from_millis(100))
+        .handler(handler.clone())
+        .handler::<Audit, _>(AuditRecorder(seen.clone()))
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let sender = sender(&db, "Panicky").await;
+    sender.send(Numbered { n: 1 }).await.unwrap();
+    wait_until("the panicking message is dead-lettered", || async {
+        db.dead_letters().await.len() == 1
+    })
+    .await;
+    // The endpoint survived three panics: its restarted receivers handle the next message.
+    sender
+        .send_with(Audit { n: 2 }, SendOptions::new().to("Panicky"))
+        .await
+        .unwrap();
+    wait_until("a later message is handled", || async {
+        count_of(&seen) == 1
+    })
+    .await;
+    bus.stop().await.unwrap();
+    assert_eq!(handler.attempts(), 3);
+    let letter = &db.dead_letters().await[0];
+    assert_eq!(letter.delivery_attempts, 3);
+    assert!(envelope(&letter.body).reason.contains("panicked"));
+}
+
+/// Records `Audit` messages.
+struct AuditRecorder(Arc<Mutex<Vec<(String, u32)>>>);
+
+#[nimbus::handler]
+impl Handler<Audit> for AuditRecorder {
+    async fn handle(&self, m: Audit, _ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        self.0.lock().unwrap().push(("audit".into(), m.n));
+        Ok(())
+    }
+}
+
+pub async fn hanging_handler_is_bounded_by_the_timeout(kind: Kind) {
+    let db = TestDatabase::new(kind).await;
+    let handler = Troublemaker::new(Misbehaviour::Hang);
+    let bus = db
+        .builder("Hanging", "hanging-1")
+        .handler_timeout(Duration::from_millis(300))
+        .immediate_retries(1)
+        .delayed_retries(0, Duration::from_secs(1))
+        .handler(handler.clone())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    sender(&db, "Hanging")
+        .await
+        .send(Numbered { n: 5 })
+        .await
+        .unwrap();
+    wait_until("the hanging message is dead-lettered", || async {
+        db.dead_letters().await.len() == 1
+    })
+    .await;
+    bus.stop().await.unwrap();
+    assert_eq!(handler.attempts(), 2);
+    let env = envelope(&db.dead_letters().await[0].body);
+    assert!(
+        env.reason.contains("did not finish within"),
+        "{}",
+        env.reason
+    );
+}
+
+pub async fn bad_input_goes_to_dead_letters_at_once(kind: Kind) {
+    let db = TestDatabase::new(kind).await;
+    let seen = seen_list();
+    let bus = db
+        .builder("Strict", "strict-1")
+        .immediate_retries(5)
+        .delayed_retries(3, Duration::from_millis(100))
+        .handler::<Numbered, _>(Recorder::new("strict-1", &seen))
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let numbered = r#"{"NServiceBus.EnclosedMessageTypes":"Conformance.Numbered","NServiceBus.MessageId":"m"}"#;
+    let rows: [(&str, &[u8], &str); 4] = [
+        ("{not json", br#"{"n":1}"#, "not a JSON object"),
+        (
+            r#"{"NServiceBus.MessageId":"x"}"#,
+            br#"{"n":1}"#,
+            "no NServiceBus.EnclosedMessageTypes",
+        ),
+        (
+            r#"{"NServiceBus.EnclosedMessageTypes":"Somebody.Elses.Message","NServiceBus.MessageId":"y"}"#,
+            br#"{"n":1}"#,
+            "no handler for",
+        ),
+        (numbered, br#"{"n":"not a number"}"#, "does not deserialize"),
+    ];
+    for (headers, body, _) in &rows {
+        db.insert_raw("Strict", headers, body, false).await;
+    }
+    wait_until("every bad row is dead-lettered", || async {
+        db.dead_letters().await.len() == rows.len()
+    })
+    .await;
+    // The endpoint is still up and handles good input.
+    sender(&db, "Strict")
+        .await
+        .send(Numbered { n: 9 })
+        .await
+        .unwrap();
+    wait_until("a good message is handled", || async {
+        count_of(&seen) == 1
+    })
+    .await;
+    bus.stop().await.unwrap();
+    let letters = db.dead_letters().await;
+    for (headers, body, reason) in &rows {
+        let letter = letters
+            .iter()
+            .map(|l| (l, envelope(&l.body)))
+            .find(|(_, env)| env.reason.contains(reason))
+            .unwrap_or_else(|| panic!("a dead letter for {reason:?}"));
+        assert_eq!(letter.0.delivery_attempts, 1, "no retries for bad input");
+        // Nothing of the row is lost: headers and body are kept for a fix and a replay.
+        match &letter.1.headers {
+            Some(h) => assert!(h.contains_key("NServiceBus.ExceptionInfo.Message")),
+            None => assert_eq!(letter.1.raw_headers.as_deref(), Some(*headers)),
+        }
+        assert_eq!(
+            letter.1.body.as_ref().map(|b| b.get().as_bytes()),
+            Some(*body)
+        );
+    }
+    assert_eq!(db.count("Strict").await, 0);
+    assert_eq!(bus.metrics().dead_lettered, rows.len() as u64);
+}
+
+pub async fn expired_messages_are_discarded_when_received(kind: Kind) {
+    let db = TestDatabase::new(kind).await;
+    let seen = seen_list();
+    let endpoint = db
+        .builder("Perishable", "perishable-1")
+        .handler::<Numbered, _>(Recorder::new("perishable-1", &seen))
+        .build()
+        .unwrap();
+    let sender = sender(&db, "Perishable").await;
+    for n in 0..5 {
+        sender
+            .send_with(
+                Numbered { n },
+                SendOptions::new().time_to_be_received(Duration::from_millis(1)),
+            )
+            .await
+            .unwrap();
+    }
+    sender.send(Numbered { n: 100 }).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let bus = endpoint.start().await.unwrap();
+    wait_until("the fresh message is handled", || async {
+        count_of(&seen) == 1
+    })
+    .await;
+    wait_until("the queue is empty", || async {
+        db.count("Perishable").await == 0
+    })
+    .await;
+    bus.stop().await.unwrap();
+    let handled: Vec<u32> = seen.lock().unwrap().iter().map(|(_, n)| *n).collect();
+    assert_eq!(handled, vec![100], "expired messages are never handled");
+    let m = bus.metrics();
+    assert_eq!(m.expired_discarded + m.expired_purged, 5);
+}
+
+/// Takes a while, so that the queue's receiver is busy.
+struct Slow(Arc<AtomicUsize>);
+
+#[nimbus::handler]
+impl Handler<Audit> for Slow {
+    async fn handle(&self, _m: Audit, _ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(2500)).await;
+        Ok(())
+    }
+}
+
+pub async fn expired_messages_are_purged(kind: Kind) {
+    let db = TestDatabase::new(kind).await;
+    let seen = seen_list();
+    let started = Arc::new(AtomicUsize::new(0));
+    let endpoint = db
+        .builder("Purged", "purged-1")
+        .concurrency(1)
+        .expiry_purge(Duration::from_secs(1), 7)
+        .handler::<Numbered, _>(Recorder::new("purged-1", &seen))
+        .handler(Slow(started.clone()))
+        .build()
+        .unwrap();
+    // First in the queue a slow message that keeps the only receiver busy, then 20 expired rows.
+    sender(&db, "Purged")
+        .await
+        .send_with(Audit { n: 0 }, SendOptions::new().to("Purged"))
+        .await
+        .unwrap();
+    let body = serde_json::to_vec(&Numbered { n: 1 }).unwrap();
+    let headers = r#"{"NServiceBus.EnclosedMessageTypes":"Conformance.Numbered"}"#;
+    for _ in 0..20 {
+        db.insert_raw("Purged", headers, &body, true).await;
+    }
+    let bus = endpoint.start().await.unwrap();
+    wait_until("the queue is empty", || async {
+        started.load(Ordering::SeqCst) == 1 && db.count("Purged").await == 0
+    })
+    .await;
+    bus.stop().await.unwrap();
+    assert_eq!(count_of(&seen), 0, "expired messages are never handled");
+    let m = bus.metrics();
+    assert_eq!(m.expired_purged + m.expired_discarded, 20);
+    if kind == Kind::Sqlite {
+        // SQLite's single writer lets receivers and the purger take turns; the purger's first
+        // batch of 7 runs while the slow message holds the receiver.
+        assert!(m.expired_purged >= 7, "{m:?}");
+    } else {
+        // With row locks the purger deletes everything around the busy receiver, 7 at a time.
+        assert_eq!(m.expired_purged, 20, "{m:?}");
+    }
+}
+
+/// Records when each message is handled.
+struct Clock(Arc<Mutex<Vec<(u32, Instant)>>>);
+
+#[nimbus::handler]
+impl Handler<Numbered> for Clock {
+    async fn handle(&self, m: Numbered, _ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        self.0.lock().unwrap().push((m.n, Instant::now()));
+        Ok(())
+    }
+}
+
+pub async fn delayed_messages_wait_for_their_time(kind: Kind) {
+    let db = TestDatabase::new(kind).await;
+    let handled = Arc::new(Mutex::new(Vec::new()));
+    let bus = db
+        .builder("Later2", "later2-1")
+        .handler(Clock(handled.clone()))
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let sender = sender(&db, "Later2").await;
+    let sent = Instant::now();
+    sender
+        .send_with(
+            Numbered { n: 1 },
+            SendOptions::new().delay(Duration::from_millis(1500)),
+        )
+        .await
+        .unwrap();
+    sender
+        .send_with(
+            Numbered { n: 2 },
+            SendOptions::new()
+                .deliver_at(chrono::Utc::now() + chrono::Duration::milliseconds(1000)),
+        )
+        .await
+        .unwrap();
+    sender.send(Numbered { n: 3 }).await.unwrap();
+    // Until due, the delayed ones are in the delayed table, not in the queue.
+    assert_eq!(db.count("NimbusDelayedMessages").await, 2);
+    wait_until("all three are handled", || async {
+        handled.lock().unwrap().len() == 3
+    })
+    .await;
+    bus.stop().await.unwrap();
+    let handled = handled.lock().unwrap().clone();
+    let at = |n: u32| {
+        handled
+            .iter()
+            .find(|(m, _)| *m == n)
+            .unwrap()
+            .1
+            .duration_since(sent)
+    };
+    assert!(
+        at(1) >= Duration::from_millis(1450),
+        "delay honoured: {:?}",
+        at(1)
+    );
+    assert!(
+        at(2) >= Duration::from_millis(950),
+        "due time honoured: {:?}",
+        at(2)
+    );
+    assert_eq!(handled[0].0, 3, "the undelayed message first");
+    assert_eq!(db.count("NimbusDelayedMessages").await, 0);
+    assert_eq!(bus.metrics().delayed_delivered, 2);
+}
+
+pub async fn dead_letters_can_be_replayed(kind: Kind) {
+    let db = TestDatabase::new(kind).await;
+    let handler = Troublemaker::new(Misbehaviour::Fail);
+    let bus = db
+        .builder("Replayed", "replayed-1")
+        .immediate_retries(0)
+        .delayed_retries(0, Duration::from_secs(1))
+        .handler(handler.clone())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    sender(&db, "Replayed")
+        .await
+        .send(Numbered { n: 42 })
+        .await
+        .unwrap();
+    wait_until("the message is dead-lettered", || async {
+        db.dead_letters().await.len() == 1
+    })
+    .await;
+    let id: uuid::Uuid = db.dead_letters().await[0].message_id.parse().unwrap();
+    // The bug is fixed; replay.
+    handler.active.store(false, Ordering::SeqCst);
+    assert!(bus.replay_dead_letter(id).await.unwrap());
+    wait_until("the replayed message is handled", || async {
+        handler.handled.lock().unwrap().len() == 1
+    })
+    .await;
+    assert!(
+        !bus.replay_dead_letter(id).await.unwrap(),
+        "gone once replayed"
+    );
+    bus.stop().await.unwrap();
+    assert_eq!(*handler.handled.lock().unwrap(), vec![42]);
+    assert!(db.dead_letters().await.is_empty());
+}
+
+/// Handles `Numbered` by sending an `Audit` in the same transaction.
+struct Forwarder;
+
+#[nimbus::handler]
+impl Handler<Numbered> for Forwarder {
+    async fn handle(&self, m: Numbered, ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        ctx.send(Audit { n: m.n })?;
+        Ok(())
+    }
+}
+
+pub async fn database_outage_is_survived_and_reported(kind: Kind) {
+    const TOTAL: u32 = 200;
+    let db = TestDatabase::new(kind).await;
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let Some((_, upstream)) = db.url_through(probe.local_addr().unwrap()) else {
+        // An embedded file cannot be cut off from its process.
+        return;
+    };
+    drop(probe);
+    let proxy = Proxy::start(upstream).await;
+    let (url, _) = db.url_through(proxy.addr).unwrap();
+    let critical = Arc::new(AtomicUsize::new(0));
+    let critical2 = critical.clone();
+    let mut builder = nimbus::Bus::builder()
+        .names("Outage", "outage-1")
+        .database_url(url)
+        .peek_delay(Duration::from_millis(100))
+        .concurrency(4)
+        .critical_error_after(Duration::from_millis(500))
+        .on_critical_error(move |_| {
+            critical2.fetch_add(1, Ordering::SeqCst);
+        })
+        .route::<Audit>("OutageAudits")
+        .handler(Forwarder);
+    if let Some(schema) = db.schema() {
+        builder = builder.schema(schema);
+    }
+    let bus = builder.build().unwrap().start().await.unwrap();
+    let sender = sender(&db, "Outage").await;
+    for chunk in (0..TOTAL).collect::<Vec<_>>().chunks(50) {
+        sender
+            .send_batch(chunk.iter().map(|&n| Numbered { n }))
+            .await
+            .unwrap();
+    }
+    wait_until("some are handled", || async {
+        db.count("OutageAudits").await >= 20
+    })
+    .await;
+    proxy.cut();
+    wait_until("the critical error fires", || async {
+        critical.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    proxy.restore();
+    wait_until(
+        "the endpoint recovers by itself and drains the queue",
+        || async {
+            db.count("Outage").await == 0 && db.count("OutageAudits").await >= TOTAL as i64
+        },
+    )
+    .await;
+    bus.stop().await.unwrap();
+    let audits: Vec<u32> = db
+        .bodies("OutageAudits")
+        .await
+        .iter()
+        .map(|b| serde_json::from_slice::<Audit>(b).unwrap().n)
+        .collect();
+    let unique: HashSet<u32> = audits.iter().copied().collect();
+    assert_eq!(unique.len(), TOTAL as usize, "none lost");
+    assert_eq!(audits.len(), TOTAL as usize, "none handled twice");
+    assert_eq!(
+        critical.load(Ordering::SeqCst),
+        1,
+        "raised once for one outage"
+    );
+}
