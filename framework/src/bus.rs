@@ -5,10 +5,15 @@ use std::sync::{Arc, Mutex};
 
 use actix::prelude::*;
 
-use crate::actors::{DeadLetterer, DelayedDelivery, Drain, QueueSupervisor, Shutdown};
+use crate::actors::{
+    DeadLetterer, DelayedDelivery, Drain, Heartbeat, IdleSweep, QueueSupervisor, Shutdown,
+};
 use crate::config::{BusBuilder, EndpointConfig};
-use crate::envelope::{build_outgoing, build_outgoing_with, Destination, Intent, SendOptions};
+use crate::envelope::{
+    build_outgoing, build_outgoing_with, build_request, Destination, Intent, SendOptions,
+};
 use crate::error::{NimbusError, Result};
+use crate::handler::SubscriptionMode;
 use crate::message::{Command, Event, Message};
 use crate::metrics::{Counters, Metrics};
 use crate::names::QueueName;
@@ -43,12 +48,15 @@ impl Endpoint {
         }
         let config = self.config;
         let backend = crate::backend::connect(&config).await?;
-        let receiving = !config.handlers.is_empty();
-        let queues: Vec<QueueName> = if receiving {
-            vec![config.identity.input_queue.clone()]
-        } else {
-            Vec::new()
-        };
+        let identity = config.identity.clone();
+        let mut queues: Vec<QueueName> = Vec::new();
+        if config.handlers.has_competing() {
+            queues.push(identity.input_queue.clone());
+        }
+        if let Some(instance_queue) = &identity.instance_queue {
+            queues.push(instance_queue.clone());
+        }
+        let receiving = !queues.is_empty();
         if config.auto_create_schema {
             backend.create_schema(&queues).await?;
         } else {
@@ -68,10 +76,9 @@ impl Endpoint {
                 warnings.push(warning);
             }
         }
-        for event in config.handlers.events() {
-            backend
-                .subscribe(event, &config.identity.input_queue)
-                .await?;
+        let subscriptions = subscriptions_of(&config);
+        for (topic, queue) in &subscriptions {
+            backend.subscribe(topic, queue).await?;
         }
         let counters = Arc::new(Counters::default());
         let dead_letterer = DeadLetterer::new(counters.clone()).start();
@@ -80,8 +87,20 @@ impl Endpoint {
             backend,
             counters,
             dead_letterer,
+            pending_requests: Default::default(),
         });
-        let delayed_delivery = receiving.then(|| DelayedDelivery::new(shared.clone()).start());
+        let mut maintenance: Vec<Recipient<Shutdown>> = Vec::new();
+        if receiving {
+            maintenance.push(DelayedDelivery::new(shared.clone()).start().recipient());
+            maintenance.push(IdleSweep::new(shared.clone()).start().recipient());
+        }
+        if !subscriptions.is_empty() {
+            maintenance.push(
+                Heartbeat::new(shared.clone(), subscriptions)
+                    .start()
+                    .recipient(),
+            );
+        }
         let supervisors = queues
             .into_iter()
             .map(|queue| QueueSupervisor::new(shared.clone(), queue).start())
@@ -96,12 +115,36 @@ impl Endpoint {
             inner: Arc::new(BusInner {
                 shared,
                 supervisors: Mutex::new(supervisors),
-                delayed_delivery: Mutex::new(delayed_delivery),
+                maintenance: Mutex::new(maintenance),
                 warnings,
                 stopped: AtomicBool::new(false),
             }),
         })
     }
+}
+
+/// The (topic, queue) subscriptions an endpoint holds and heartbeats: its competing events on the
+/// application queue, its multicast events and its instance-queue registration on the instance
+/// queue.
+fn subscriptions_of(config: &EndpointConfig) -> Vec<(String, QueueName)> {
+    let identity = &config.identity;
+    let mut subscriptions = Vec::new();
+    for (topic, mode) in config.handlers.subscriptions() {
+        let queue = match mode {
+            SubscriptionMode::Competing => Some(&identity.input_queue),
+            SubscriptionMode::Multicast => identity.instance_queue.as_ref(),
+        };
+        if let Some(queue) = queue {
+            subscriptions.push((topic.to_string(), queue.clone()));
+        }
+    }
+    if let Some(instance_queue) = &identity.instance_queue {
+        subscriptions.push((
+            crate::subscriptions::INSTANCE_QUEUE_TOPIC.to_string(),
+            instance_queue.clone(),
+        ));
+    }
+    subscriptions
 }
 
 /// A started endpoint: send and publish from anywhere, stop when done. Cheap to clone.
@@ -133,7 +176,8 @@ pub struct Bus {
 struct BusInner {
     shared: Arc<EndpointShared>,
     supervisors: Mutex<Vec<Addr<QueueSupervisor>>>,
-    delayed_delivery: Mutex<Option<Addr<DelayedDelivery>>>,
+    /// The timer-driven actors: delayed delivery, heartbeat, idle sweep.
+    maintenance: Mutex<Vec<Recipient<Shutdown>>>,
     warnings: Vec<String>,
     stopped: AtomicBool,
 }
@@ -218,6 +262,99 @@ impl Bus {
             .await
     }
 
+    /// Sends `request` (to the queue routed for its type) and waits for the typed reply, for at
+    /// most the builder's `request_timeout`. The endpoint needs its instance queue
+    /// ([`BusBuilder::enable_requests`](crate::BusBuilder::enable_requests)): the reply travels
+    /// there with `NServiceBus.ReplyToAddress` and `NServiceBus.CorrelationId`.
+    ///
+    /// ```no_run
+    /// # async fn demo(bus: nimbus::Bus) -> Result<(), nimbus::NimbusError> {
+    /// # #[derive(serde::Serialize, serde::Deserialize, nimbus::Command)] struct GetPrice { sku: String }
+    /// # #[derive(serde::Serialize, serde::Deserialize, nimbus::Message)] struct Price { cents: u64 }
+    /// let price: Price = bus.request(GetPrice { sku: "duck".into() }).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn request<R: Message, Resp: Message>(&self, request: R) -> Result<Resp> {
+        let timeout = self.inner.shared.config.request_timeout;
+        self.request_with(request, SendOptions::new(), timeout)
+            .await
+    }
+
+    /// [`request`](Self::request) with send options (a destination, a time to be received) and
+    /// its own timeout. On timeout the error is [`NimbusError::Timeout`]; a reply arriving later
+    /// goes to the dead letters, since nobody waits for it.
+    pub async fn request_with<R: Message, Resp: Message>(
+        &self,
+        request: R,
+        options: SendOptions,
+        timeout: std::time::Duration,
+    ) -> Result<Resp> {
+        self.ensure_running()?;
+        let shared = &self.inner.shared;
+        let Some(reply_to) = shared.config.identity.instance_queue.clone() else {
+            return Err(NimbusError::config(
+                "this endpoint has no instance queue to receive replies",
+                "call .enable_requests() on the bus builder",
+            ));
+        };
+        let queue = match options.destination() {
+            Some(queue) => QueueName::new(queue)?,
+            None => shared.config.routes.queue_for_name(R::TYPE_NAME)?,
+        };
+        let outgoing = build_request(
+            &request,
+            Destination::Queue(queue),
+            &shared.config.identity,
+            &reply_to,
+            &options,
+        )?;
+        let correlation_id = outgoing.id.to_string();
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        shared.pending_requests.insert(correlation_id.clone(), tx);
+        let waited = async {
+            shared.backend.send(vec![outgoing]).await?;
+            match tokio::time::timeout(timeout, rx).await {
+                Ok(Ok(reply)) => Ok(reply),
+                Ok(Err(_)) => Err(NimbusError::NotRunning(
+                    "the bus stopped before the reply came".into(),
+                )),
+                Err(_) => Err(NimbusError::Timeout {
+                    operation: format!(
+                        "waiting for the reply ({}) to {}",
+                        Resp::TYPE_NAME,
+                        R::TYPE_NAME
+                    ),
+                    timeout,
+                }),
+            }
+        }
+        .await;
+        shared.pending_requests.remove(&correlation_id);
+        let reply = waited?;
+        if reply.type_name != Resp::TYPE_NAME {
+            return Err(NimbusError::UnexpectedReply {
+                expected: Resp::TYPE_NAME,
+                got: reply.type_name,
+            });
+        }
+        serde_json::from_slice(&reply.body).map_err(|source| NimbusError::Deserialize {
+            type_name: Resp::TYPE_NAME,
+            source,
+        })
+    }
+
+    /// Deletes the subscriptions whose heartbeat lapsed more than `auto_delete_on_idle` ago (by
+    /// database time) and drops the instance queues left without subscriptions, with the
+    /// messages still in them. The sweep actor of every receiving endpoint does this on its own;
+    /// call it for maintenance. Safe while other instances sweep.
+    pub async fn sweep_idle_subscriptions(&self) -> Result<crate::backend::SweepReport> {
+        let shared = &self.inner.shared;
+        shared
+            .backend
+            .sweep_idle(shared.config.idle_seconds())
+            .await
+    }
+
     /// The endpoint's counters: handled, failed, retried, dead-lettered, expired, queue depth.
     pub fn metrics(&self) -> Metrics {
         self.inner.shared.counters.snapshot()
@@ -283,15 +420,16 @@ impl Bus {
             // A supervisor that is already gone has nothing in flight.
             let _ = supervisor.send(Drain).await;
         }
-        let delayed = self
-            .inner
-            .delayed_delivery
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
-        if let Some(delayed) = delayed {
-            // A move in flight is one transaction: stopping it rolls it back, losing nothing.
-            let _ = delayed.send(Shutdown).await;
+        let maintenance = std::mem::take(
+            &mut *self
+                .inner
+                .maintenance
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        );
+        for actor in maintenance {
+            // Work in flight is one transaction: stopping it rolls it back, losing nothing.
+            let _ = actor.send(Shutdown).await;
         }
         tracing::info!(application = %self.inner.shared.config.identity.application, "bus stopped");
         Ok(())

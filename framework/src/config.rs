@@ -13,6 +13,7 @@ use crate::message::{Command, Message};
 use crate::names::{QueueName, SchemaName};
 use crate::recoverability::RetryPolicy;
 use crate::sql::{postgres::Postgres, sqlite::Sqlite, sqlserver::SqlServer, Dialect};
+use crate::subscriptions::{DEFAULT_AUTO_DELETE_ON_IDLE, MIN_AUTO_DELETE_ON_IDLE};
 
 /// The database used when the builder is given none: a file in the working directory.
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://nimbus.db";
@@ -31,6 +32,8 @@ pub const DEFAULT_PURGE_BATCH_SIZE: i64 = 10_000;
 /// How long the database may fail before the critical-error callback fires, unless configured
 /// (NServiceBus: 2 minutes).
 pub const DEFAULT_CRITICAL_ERROR_AFTER: Duration = Duration::from_secs(120);
+/// How long `Bus::request` waits for the reply, unless configured.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long connecting may take unless the URL says otherwise.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -167,6 +170,8 @@ pub(crate) struct EndpointConfig {
     pub purge_batch_size: i64,
     pub critical_error_after: Duration,
     pub on_critical_error: Option<CriticalErrorCallback>,
+    pub auto_delete_on_idle: Duration,
+    pub request_timeout: Duration,
 }
 
 /// Called once when the database has been failing for longer than
@@ -174,6 +179,11 @@ pub(crate) struct EndpointConfig {
 pub type CriticalErrorCallback = Arc<dyn Fn(&NimbusError) + Send + Sync>;
 
 impl EndpointConfig {
+    /// `auto_delete_on_idle` in whole seconds, as the SQL takes it.
+    pub fn idle_seconds(&self) -> i64 {
+        i64::try_from(self.auto_delete_on_idle.as_secs()).unwrap_or(i64::MAX)
+    }
+
     /// Connections the endpoint needs: one per receiver, one for peeking, one for sends from
     /// outside handlers.
     pub fn pool_size(&self) -> usize {
@@ -211,6 +221,9 @@ pub struct BusBuilder {
     purge_batch_size: i64,
     critical_error_after: Duration,
     on_critical_error: Option<CriticalErrorCallback>,
+    auto_delete_on_idle: Duration,
+    request_timeout: Duration,
+    requests: bool,
     routes: Vec<(&'static str, String)>,
     handlers: HandlerRegistry,
 }
@@ -236,6 +249,9 @@ impl Default for BusBuilder {
             purge_batch_size: DEFAULT_PURGE_BATCH_SIZE,
             critical_error_after: DEFAULT_CRITICAL_ERROR_AFTER,
             on_critical_error: None,
+            auto_delete_on_idle: DEFAULT_AUTO_DELETE_ON_IDLE,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            requests: false,
             routes: Vec::new(),
             handlers: HandlerRegistry::default(),
         }
@@ -354,6 +370,41 @@ impl BusBuilder {
         self
     }
 
+    /// How long a subscription may go without a heartbeat before it counts as gone: publishers
+    /// skip it and the idle sweep deletes it, with its instance queue and the messages still in
+    /// it. Default 4 days; less than 5 minutes is a configuration error. Heartbeats run every
+    /// quarter of it (at most hourly), sweeps every half (at most hourly); see
+    /// [`crate::subscriptions`].
+    pub fn auto_delete_on_idle(mut self, idle: Duration) -> Self {
+        self.auto_delete_on_idle = idle;
+        self
+    }
+
+    /// Gives this instance its own queue (`Application.instance`) for replies, so that
+    /// [`Bus::request`](crate::Bus::request) works. Endpoints with multicast handlers have one
+    /// anyway.
+    pub fn enable_requests(mut self) -> Self {
+        self.requests = true;
+        self
+    }
+
+    /// How long [`Bus::request`](crate::Bus::request) waits for a reply (default 30 s).
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// Registers a handler for event `M` that runs on **every** running instance of the
+    /// application (each instance subscribes its own queue), instead of on one of them as
+    /// [`handler`](Self::handler) does for events.
+    pub fn multicast_handler<M: crate::message::Event, H: Handler<M>>(
+        mut self,
+        handler: H,
+    ) -> Self {
+        self.handlers.add_multicast::<M, H>(handler);
+        self
+    }
+
     /// Sends commands of type `M` to `queue` when `send` is called.
     pub fn route<M: Command>(mut self, queue: impl Into<String>) -> Self {
         self.routes.push((M::TYPE_NAME, queue.into()));
@@ -458,6 +509,21 @@ impl BusBuilder {
                 "use .expiry_purge(Duration::from_secs(300), 10_000) or another interval of 1 s or more and a positive batch size",
             ));
         }
+        if self.auto_delete_on_idle < MIN_AUTO_DELETE_ON_IDLE {
+            return Err(NimbusError::config(
+                format!(
+                    "auto_delete_on_idle of {:?} is below the minimum of 5 minutes: live subscribers would be swept between heartbeats",
+                    self.auto_delete_on_idle
+                ),
+                "use .auto_delete_on_idle(Duration::from_secs(300)) or more (the default is 4 days)",
+            ));
+        }
+        if self.request_timeout.is_zero() {
+            return Err(NimbusError::config(
+                "the request timeout is zero, so every request would time out",
+                "use .request_timeout(Duration::from_secs(30)) or another positive duration",
+            ));
+        }
         if self.critical_error_after.is_zero() {
             return Err(NimbusError::config(
                 "critical_error_after is zero: every passing database hiccup would be critical",
@@ -477,10 +543,18 @@ impl BusBuilder {
             routes.insert(type_name, queue);
         }
         self.handlers.check()?;
+        let instance_queue = if self.requests || self.handlers.has_multicast() {
+            let queue = QueueName::new(format!("{application}.{instance}"))?;
+            queue.check_len(max_queue)?;
+            Some(queue)
+        } else {
+            None
+        };
         let identity = Arc::new(EndpointIdentity {
             application,
             instance,
             input_queue,
+            instance_queue,
             fill_v1_columns: self.fill_v1_columns,
         });
         tracing::debug!(backend = database.backend_name(), queue = %identity.input_queue, "endpoint configured");
@@ -500,6 +574,8 @@ impl BusBuilder {
             purge_batch_size: self.purge_batch_size,
             critical_error_after: self.critical_error_after,
             on_critical_error: self.on_critical_error,
+            auto_delete_on_idle: self.auto_delete_on_idle,
+            request_timeout: self.request_timeout,
         }))
     }
 }

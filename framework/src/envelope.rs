@@ -73,6 +73,9 @@ pub(crate) struct EndpointIdentity {
     pub application: String,
     pub instance: String,
     pub input_queue: QueueName,
+    /// The instance's own queue (`Application.instance`), when it has one: multicast events
+    /// and replies arrive there.
+    pub instance_queue: Option<QueueName>,
     /// Write `CorrelationId`/`ReplyToAddress` columns too, for version-1 receivers.
     pub fill_v1_columns: bool,
 }
@@ -90,6 +93,7 @@ pub(crate) struct Causation {
 pub(crate) enum Intent {
     Send,
     Publish,
+    Reply,
 }
 
 impl Intent {
@@ -97,6 +101,7 @@ impl Intent {
         match self {
             Intent::Send => "Send",
             Intent::Publish => "Publish",
+            Intent::Reply => "Reply",
         }
     }
 }
@@ -222,6 +227,31 @@ pub(crate) fn build_outgoing_with<M: Message>(
     Ok(out)
 }
 
+/// Serializes a request: replies go to `reply_to` (the instance queue) and carry the request's
+/// own message id as their correlation id, which is how the waiting caller recognises them.
+pub(crate) fn build_request<M: Message>(
+    message: &M,
+    destination: Destination,
+    origin: &Arc<EndpointIdentity>,
+    reply_to: &QueueName,
+    options: &SendOptions,
+) -> Result<OutgoingMessage> {
+    let mut out = build_outgoing_inner(message, Intent::Send, destination, origin, None, |h| {
+        if let Some(id) = h.get(headers::MESSAGE_ID).cloned() {
+            h.insert(headers::CORRELATION_ID.into(), id);
+        }
+        h.insert(
+            headers::REPLY_TO_ADDRESS.into(),
+            reply_to.as_str().to_string(),
+        );
+        if let Some(ttl) = options.time_to_be_received {
+            h.insert(headers::TIME_TO_BE_RECEIVED.into(), format_time_span(ttl));
+        }
+    })?;
+    options.apply(&mut out)?;
+    Ok(out)
+}
+
 /// Serializes `message` and its headers into an [`OutgoingMessage`].
 pub(crate) fn build_outgoing<M: Message>(
     message: &M,
@@ -253,8 +283,6 @@ fn build_outgoing_inner<M: Message>(
     let conversation_id = causation
         .and_then(|c| c.conversation_id.clone())
         .unwrap_or_else(|| id_text.clone());
-    let reply_to = origin.input_queue.as_str().to_string();
-
     let mut h = Headers::new();
     h.insert(headers::MESSAGE_ID.into(), id_text);
     h.insert(headers::ENCLOSED_MESSAGE_TYPES.into(), M::TYPE_NAME.into());
@@ -272,13 +300,21 @@ fn build_outgoing_inner<M: Message>(
         origin.application.clone(),
     );
     h.insert(headers::ORIGINATING_MACHINE.into(), origin.instance.clone());
-    h.insert(headers::REPLY_TO_ADDRESS.into(), reply_to.clone());
-    h.insert(headers::CORRELATION_ID.into(), correlation_id.clone());
+    h.insert(
+        headers::REPLY_TO_ADDRESS.into(),
+        origin.input_queue.as_str().to_string(),
+    );
+    h.insert(headers::CORRELATION_ID.into(), correlation_id);
     h.insert(headers::CONVERSATION_ID.into(), conversation_id);
     if let Some(c) = causation {
         h.insert(headers::RELATED_TO.into(), c.message_id.clone());
     }
     extra_headers(&mut h);
+    let correlation_id = h.get(headers::CORRELATION_ID).cloned().unwrap_or_default();
+    let reply_to = h
+        .get(headers::REPLY_TO_ADDRESS)
+        .cloned()
+        .unwrap_or_default();
     // A map of strings always serializes.
     let headers_json = serde_json::to_string(&h).map_err(|source| NimbusError::Serialize {
         type_name: M::TYPE_NAME,
@@ -421,6 +457,7 @@ mod tests {
                 application: "A".into(),
                 instance: "1".into(),
                 input_queue: QueueName::new("A").unwrap(),
+                instance_queue: None,
                 fill_v1_columns: false,
             }),
             None,

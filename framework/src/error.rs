@@ -77,6 +77,25 @@ pub enum NimbusError {
         source: serde_json::Error,
     },
 
+    /// A message body could not be read as the expected type.
+    #[error("cannot deserialize a {type_name}: {source}")]
+    Deserialize {
+        /// The expected type name.
+        type_name: &'static str,
+        /// The serde error.
+        #[source]
+        source: serde_json::Error,
+    },
+
+    /// A request was answered with another message type than the caller expected.
+    #[error("the reply is a {got}, not the {expected} the caller expected. Fix: reply with the type the requester names")]
+    UnexpectedReply {
+        /// The type the caller asked for.
+        expected: &'static str,
+        /// The type that came back.
+        got: String,
+    },
+
     /// `send` was called for a message type that has no route.
     #[error("no route for message type {type_name}. Fix: add .route::<T>(\"QueueName\") to the bus builder, or use send_to")]
     NoRoute {

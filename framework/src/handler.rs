@@ -135,6 +135,28 @@ impl HandlerContext {
         Ok(())
     }
 
+    /// Replies to the incoming message: sends `message` to its `NServiceBus.ReplyToAddress` with
+    /// its correlation id, so a waiting [`Bus::request`](crate::Bus::request) gets it; written when
+    /// the handler succeeds.
+    pub fn reply<M: Message>(&mut self, message: M) -> Result<()> {
+        let address = self
+            .headers
+            .get(crate::headers::REPLY_TO_ADDRESS)
+            .cloned()
+            .ok_or_else(|| {
+                NimbusError::config(
+                    format!(
+                        "message {} has no {} header to reply to",
+                        self.causation.message_id,
+                        crate::headers::REPLY_TO_ADDRESS
+                    ),
+                    "reply only to messages sent with a reply address (Bus::request does so)",
+                )
+            })?;
+        let queue = QueueName::new(address)?;
+        self.push(&message, Intent::Reply, Destination::Queue(queue))
+    }
+
     /// Publishes an event to every subscribed queue; written when the handler succeeds.
     pub fn publish<M: Event>(&mut self, message: M) -> Result<()> {
         self.push(&message, Intent::Publish, Destination::Topic(M::TYPE_NAME))
@@ -209,12 +231,43 @@ impl<M: Message, H: Handler<M>> ErasedHandler for Typed<M, H> {
     }
 }
 
+/// Which instances handle an event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SubscriptionMode {
+    /// One instance of the application (the application queue is subscribed). Commands and
+    /// plain messages are handled this way too.
+    Competing,
+    /// Every running instance (each instance queue is subscribed).
+    Multicast,
+}
+
 /// The handlers of one message type.
 pub(crate) struct Registered {
     type_id: TypeId,
     rust_name: &'static str,
     pub kind: MessageKind,
-    pub handlers: Vec<Arc<dyn ErasedHandler>>,
+    handlers: Vec<(Arc<dyn ErasedHandler>, SubscriptionMode)>,
+}
+
+impl Registered {
+    /// The handlers that run for a message received from the application queue, or from the
+    /// instance queue (multicast handlers there, or — for replies and messages sent to the
+    /// instance — the ordinary ones).
+    pub fn for_queue(&self, instance_queue: bool) -> Vec<&Arc<dyn ErasedHandler>> {
+        let of = |mode| {
+            self.handlers
+                .iter()
+                .filter(move |(_, m)| *m == mode)
+                .map(|(h, _)| h)
+        };
+        if instance_queue {
+            let multicast: Vec<_> = of(SubscriptionMode::Multicast).collect();
+            if !multicast.is_empty() {
+                return multicast;
+            }
+        }
+        of(SubscriptionMode::Competing).collect()
+    }
 }
 
 /// Every handler of an endpoint, by message type name.
@@ -226,6 +279,14 @@ pub(crate) struct HandlerRegistry {
 
 impl HandlerRegistry {
     pub fn add<M: Message, H: Handler<M>>(&mut self, handler: H) {
+        self.add_with_mode::<M, H>(handler, SubscriptionMode::Competing);
+    }
+
+    pub fn add_multicast<M: Message, H: Handler<M>>(&mut self, handler: H) {
+        self.add_with_mode::<M, H>(handler, SubscriptionMode::Multicast);
+    }
+
+    fn add_with_mode<M: Message, H: Handler<M>>(&mut self, handler: H, mode: SubscriptionMode) {
         let entry = self
             .by_type
             .entry(M::TYPE_NAME)
@@ -244,10 +305,13 @@ impl HandlerRegistry {
             ));
             return;
         }
-        entry.handlers.push(Arc::new(Typed {
-            handler,
-            _message: PhantomData,
-        }));
+        entry.handlers.push((
+            Arc::new(Typed {
+                handler,
+                _message: PhantomData,
+            }),
+            mode,
+        ));
     }
 
     /// Fails when two Rust types were registered under one type name.
@@ -261,20 +325,38 @@ impl HandlerRegistry {
         }
     }
 
-    /// No handler is registered: the endpoint is send-only.
-    pub fn is_empty(&self) -> bool {
-        self.by_type.is_empty()
-    }
-
     pub fn get(&self, type_name: &str) -> Option<&Registered> {
         self.by_type.get(type_name)
     }
 
-    /// The event types this endpoint handles: it subscribes to each.
-    pub fn events(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.by_type
+    /// Some handler runs on every instance: the endpoint needs an instance queue.
+    pub fn has_multicast(&self) -> bool {
+        self.by_type.values().any(|r| {
+            r.handlers
+                .iter()
+                .any(|(_, m)| *m == SubscriptionMode::Multicast)
+        })
+    }
+
+    /// Some handler runs on one instance: the endpoint receives from its application queue.
+    pub fn has_competing(&self) -> bool {
+        self.by_type.values().any(|r| {
+            r.handlers
+                .iter()
+                .any(|(_, m)| *m == SubscriptionMode::Competing)
+        })
+    }
+
+    /// The event subscriptions this endpoint needs: (event type, mode), each once.
+    pub fn subscriptions(&self) -> Vec<(&'static str, SubscriptionMode)> {
+        let mut subscriptions: Vec<_> = self
+            .by_type
             .iter()
             .filter(|(_, r)| r.kind == MessageKind::Event)
-            .map(|(name, _)| *name)
+            .flat_map(|(name, r)| r.handlers.iter().map(move |(_, mode)| (*name, *mode)))
+            .collect();
+        subscriptions.sort_by_key(|(name, mode)| (*name, *mode == SubscriptionMode::Multicast));
+        subscriptions.dedup();
+        subscriptions
     }
 }

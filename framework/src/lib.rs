@@ -66,8 +66,11 @@ mod metrics;
 mod names;
 mod pipeline;
 pub mod recoverability;
+mod requests;
 mod sql;
+pub mod subscriptions;
 
+pub use backend::SweepReport;
 pub use bus::{Bus, Endpoint};
 pub use config::{
     BusBuilder, DEFAULT_DATABASE_URL, DEFAULT_PEEK_DELAY, MAX_RECOMMENDED_PEEK_DELAY,

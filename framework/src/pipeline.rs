@@ -24,6 +24,7 @@ use crate::headers::Headers;
 use crate::metrics::Counters;
 use crate::names::QueueName;
 use crate::recoverability::{failures_so_far, Recovery, DELAYED_RETRIES, FAILED_ATTEMPTS};
+use crate::requests::{PendingRequests, Reply};
 
 /// What an endpoint's actors share.
 pub(crate) struct EndpointShared {
@@ -31,6 +32,7 @@ pub(crate) struct EndpointShared {
     pub backend: Arc<dyn Backend>,
     pub counters: Arc<Counters>,
     pub dead_letterer: Addr<DeadLetterer>,
+    pub pending_requests: PendingRequests,
 }
 
 /// The result of one receive.
@@ -103,11 +105,45 @@ pub(crate) async fn receive_and_handle(shared: &EndpointShared, queue: &QueueNam
             return fail(shared, queue, tx, &row, None, Failure::BadInput(reason)).await;
         }
     };
-    let Some(registered) = shared.config.handlers.get(&incoming.type_name) else {
-        let reason = format!(
-            "message {} has type {:?}, which this endpoint has no handler for",
-            incoming.message_id, incoming.type_name
-        );
+    let on_instance_queue = shared.config.identity.instance_queue.as_ref() == Some(queue);
+    let reply_to = on_instance_queue
+        .then(|| reply_correlation(&incoming))
+        .flatten();
+    if let Some(waiter) = reply_to.and_then(|c| shared.pending_requests.take(c)) {
+        let reply = Reply {
+            type_name: incoming.type_name.clone(),
+            body: row.body.clone(),
+        };
+        // Hand it over first: if the transaction then fails, the caller has its reply and the
+        // redelivered copy, which nobody waits for, goes to the dead letters.
+        if waiter.send(reply).is_ok() {
+            return match tx.commit(Vec::new()).await {
+                Ok(()) => {
+                    Counters::add(&shared.counters.handled, 1);
+                    Outcome::Handled
+                }
+                Err(e) => Outcome::Infrastructure(e),
+            };
+        }
+    }
+    let handlers = shared
+        .config
+        .handlers
+        .get(&incoming.type_name)
+        .map(|registered| registered.for_queue(on_instance_queue))
+        .unwrap_or_default();
+    if handlers.is_empty() {
+        let reason = match reply_to {
+            Some(correlation) => format!(
+                "message {} is a reply to request {correlation}, which nobody waits for any more \
+                 (it timed out, or the requesting process restarted)",
+                incoming.message_id
+            ),
+            None => format!(
+                "message {} has type {:?}, which this endpoint has no handler for",
+                incoming.message_id, incoming.type_name
+            ),
+        };
         return fail(
             shared,
             queue,
@@ -117,7 +153,7 @@ pub(crate) async fn receive_and_handle(shared: &EndpointShared, queue: &QueueNam
             Failure::BadInput(reason),
         )
         .await;
-    };
+    }
     let span = tracing::info_span!(
         "message",
         queue = %queue,
@@ -131,7 +167,7 @@ pub(crate) async fn receive_and_handle(shared: &EndpointShared, queue: &QueueNam
         incoming.causation(),
     );
     let timeout = shared.config.handler_timeout;
-    for handler in &registered.handlers {
+    for handler in handlers {
         let invoked = tokio::time::timeout(
             timeout,
             AssertUnwindSafe(handler.invoke(&row.body, &mut ctx))
@@ -177,6 +213,16 @@ pub(crate) async fn receive_and_handle(shared: &EndpointShared, queue: &QueueNam
         }
         Err(e) => Outcome::Infrastructure(e),
     }
+}
+
+/// The correlation id of a reply (`NServiceBus.MessageIntent` = `Reply`), which names the
+/// request it answers.
+fn reply_correlation(incoming: &Incoming) -> Option<&str> {
+    let intent = incoming.headers.get(crate::headers::MESSAGE_INTENT)?;
+    (intent == "Reply")
+        .then(|| incoming.headers.get(crate::headers::CORRELATION_ID))
+        .flatten()
+        .map(String::as_str)
 }
 
 /// Counts the failed attempt in the message's headers and, in the receive's transaction, puts it

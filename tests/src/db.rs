@@ -519,6 +519,147 @@ impl TestDatabase {
         }
     }
 
+    /// Whether `table` exists in the test's schema.
+    pub async fn table_exists(&self, table: &str) -> bool {
+        match &self.target {
+            Target::Sqlite(_) => {
+                let table = table.to_string();
+                self.with_sqlite(move |c| {
+                    c.query_row(
+                        "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?1",
+                        [table],
+                        |r| r.get::<_, i64>(0),
+                    )
+                    .expect("query")
+                        == 1
+                })
+                .await
+            }
+            Target::Postgres { schema } => pg_client()
+                .await
+                .query_opt(
+                    "SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2",
+                    &[schema, &table],
+                )
+                .await
+                .expect("query")
+                .is_some(),
+            Target::SqlServer { schema, connection } => mssql_client(connection)
+                .await
+                .query(
+                    "SELECT 1 FROM sys.tables WHERE schema_id = SCHEMA_ID(@P1) AND name = @P2",
+                    &[&schema.as_str(), &table],
+                )
+                .await
+                .expect("query")
+                .into_row()
+                .await
+                .expect("row")
+                .is_some(),
+        }
+    }
+
+    /// Moves the `LastSeenAt` of every subscription of `queue` ten days back: longer than the
+    /// default `auto_delete_on_idle` of 4 days, as if the instance had stopped heartbeating then.
+    pub async fn age_subscriptions(&self, queue: &str) {
+        let t = self.table("NimbusSubscriptions");
+        match &self.target {
+            Target::Sqlite(_) => {
+                let sql = format!(
+                    "UPDATE {t} SET \"LastSeenAt\" = strftime('%Y-%m-%d %H:%M:%f', 'now', '-10 days') \
+                     WHERE \"SubscriberQueue\" = ?1"
+                );
+                let queue = queue.to_string();
+                self.with_sqlite(move |c| c.execute(&sql, [queue]).expect("age"))
+                    .await;
+            }
+            Target::Postgres { .. } => {
+                pg_client()
+                    .await
+                    .execute(
+                        &format!(
+                            "UPDATE {t} SET \"LastSeenAt\" = (now() AT TIME ZONE 'utc') - interval '10 days' \
+                             WHERE \"SubscriberQueue\" = $1"
+                        ),
+                        &[&queue],
+                    )
+                    .await
+                    .expect("age");
+            }
+            Target::SqlServer { connection, .. } => {
+                mssql_client(connection)
+                    .await
+                    .execute(
+                        format!(
+                            "UPDATE {t} SET [LastSeenAt] = DATEADD(day, -10, SYSUTCDATETIME()) \
+                             WHERE [SubscriberQueue] = @P1"
+                        ),
+                        &[&queue],
+                    )
+                    .await
+                    .expect("age");
+            }
+        }
+    }
+
+    /// Creates `NimbusSubscriptions` as seed 003 first had it, without `LastSeenAt`, holding one
+    /// subscription.
+    pub async fn create_subscriptions_without_last_seen_at(&self, topic: &str, queue: &str) {
+        let t = self.table("NimbusSubscriptions");
+        match &self.target {
+            Target::Sqlite(_) => {
+                let (topic, queue) = (topic.to_string(), queue.to_string());
+                self.with_sqlite(move |c| {
+                    c.execute_batch(&format!(
+                        "CREATE TABLE {t} (\"TopicName\" TEXT NOT NULL, \"SubscriberQueue\" TEXT NOT NULL, \
+                         PRIMARY KEY (\"TopicName\", \"SubscriberQueue\"))"
+                    ))
+                    .expect("old table");
+                    c.execute(&format!("INSERT INTO {t} VALUES (?1, ?2)"), [topic, queue])
+                        .expect("old row");
+                })
+                .await;
+            }
+            Target::Postgres { .. } => {
+                let client = pg_client().await;
+                client
+                    .batch_execute(&format!(
+                        "CREATE TABLE {t} (\"TopicName\" varchar(255) NOT NULL, \"SubscriberQueue\" varchar(255) NOT NULL, \
+                         PRIMARY KEY (\"TopicName\", \"SubscriberQueue\"))"
+                    ))
+                    .await
+                    .expect("old table");
+                client
+                    .execute(
+                        &format!("INSERT INTO {t} VALUES ($1, $2)"),
+                        &[&topic, &queue],
+                    )
+                    .await
+                    .expect("old row");
+            }
+            Target::SqlServer { connection, .. } => {
+                let mut client = mssql_client(connection).await;
+                client
+                    .execute(
+                        format!(
+                            "CREATE TABLE {t} ([TopicName] NVARCHAR(255) NOT NULL, [SubscriberQueue] NVARCHAR(255) NOT NULL, \
+                             PRIMARY KEY ([TopicName], [SubscriberQueue]))"
+                        ),
+                        &[],
+                    )
+                    .await
+                    .expect("old table");
+                client
+                    .execute(
+                        format!("INSERT INTO {t} VALUES (@P1, @P2)"),
+                        &[&topic, &queue],
+                    )
+                    .await
+                    .expect("old row");
+            }
+        }
+    }
+
     /// Drops an index of `table` by its catalog name.
     pub async fn drop_index(&self, table: &str, index: &str) {
         let sql = match &self.target {

@@ -8,6 +8,7 @@
 pub mod db;
 mod failures;
 pub mod proxy;
+mod pubsub;
 pub mod suite;
 
 pub use db::{Kind, TestDatabase};
@@ -42,6 +43,13 @@ macro_rules! conformance_suite {
             delayed_messages_wait_for_their_time,
             dead_letters_can_be_replayed,
             database_outage_is_survived_and_reported,
+            multicast_events_reach_every_instance,
+            competing_events_reach_one_instance,
+            lapsed_instance_is_swept_with_its_queue,
+            concurrent_sweeps_do_not_fail,
+            request_gets_its_reply,
+            request_times_out,
+            old_subscriptions_table_is_upgraded,
         );
         #[test]
         fn sigkill_in_the_middle_loses_nothing() {

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::db::{Kind, TestDatabase};
 
 pub use crate::failures::*;
+pub use crate::pubsub::*;
 
 /// How long a test waits for something that should happen within a second or two.
 const PATIENCE: Duration = Duration::from_secs(60);
@@ -332,6 +333,12 @@ pub async fn configuration_errors_are_clear(kind: Kind) {
         "empty",
     );
     config_error(db.builder("Cfg", "").build(), "instance name");
+    config_error(
+        db.builder("Cfg", "1")
+            .auto_delete_on_idle(Duration::from_secs(299))
+            .build(),
+        "5 minutes",
+    );
     match kind {
         Kind::Sqlite => config_error(
             db.builder("Cfg", "1").schema("other").build(),
@@ -440,6 +447,7 @@ pub async fn events_reach_every_subscribed_queue(kind: Kind) {
     for app in ["Billing", "Shipping"] {
         buses.push(
             db.builder(app, &format!("{app}-1"))
+                .concurrency(1)
                 .handler::<SomethingHappened, _>(Recorder::new(app, &seen))
                 .build()
                 .unwrap()

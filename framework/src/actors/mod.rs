@@ -2,7 +2,8 @@
 //!
 //! Per received queue: a [`QueueSupervisor`] that starts one peeker, up to the concurrency limit
 //! of receivers (restarted by actix `Supervisor` when they fail) and an expiry purger. Per
-//! endpoint: a [`DeadLetterer`] and a [`DelayedDelivery`] mover. The peek and receive modes follow
+//! endpoint: a [`DeadLetterer`], a [`DelayedDelivery`] mover, a [`Heartbeat`] for its
+//! subscriptions and an [`IdleSweep`] of lapsed ones. The peek and receive modes follow
 //! seed 000:
 //!
 //! * **peek**: the peeker estimates the depth as `max(RowVersion) - min(RowVersion) + 1`; if it is
@@ -14,12 +15,16 @@
 mod dead_letterer;
 mod delayed_delivery;
 mod expiry_purger;
+mod heartbeat;
+mod idle_sweep;
 mod peeker;
 mod receiver;
 mod supervisor;
 
 pub(crate) use dead_letterer::{DeadLetterer, MoveToDeadLetters};
 pub(crate) use delayed_delivery::DelayedDelivery;
+pub(crate) use heartbeat::Heartbeat;
+pub(crate) use idle_sweep::IdleSweep;
 pub(crate) use supervisor::{Drain, QueueSupervisor};
 
 /// Stops an actor that runs on a timer.

@@ -31,16 +31,19 @@ pub(crate) struct Catalog<D: Dialect> {
     pub schema: SchemaName,
     pub shared: SharedStatements,
     pub auto_create: bool,
+    /// Subscriptions not seen for this long are lapsed: publishers skip them, the sweep deletes.
+    pub idle_seconds: i64,
     queues: Mutex<HashMap<QueueName, Arc<QueueEntry>>>,
     _dialect: PhantomData<D>,
 }
 
 impl<D: Dialect> Catalog<D> {
-    pub fn new(schema: SchemaName, auto_create: bool) -> Self {
+    pub fn new(schema: SchemaName, auto_create: bool, idle_seconds: i64) -> Self {
         Catalog {
             shared: D::shared_statements(&schema),
             schema,
             auto_create,
+            idle_seconds,
             queues: Mutex::new(HashMap::new()),
             _dialect: PhantomData,
         }

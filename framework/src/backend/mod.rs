@@ -56,6 +56,16 @@ pub(crate) trait Backend: Send + Sync + 'static {
     /// Writes (or refreshes) the subscription of `queue` to `topic`.
     async fn subscribe(&self, topic: &str, queue: &QueueName) -> Result<()>;
 
+    /// Refreshes `LastSeenAt` of each (topic, queue) subscription; returns the positions of
+    /// those that were gone (swept), which the caller writes again.
+    async fn heartbeat(&self, subscriptions: &[(String, QueueName)]) -> Result<Vec<usize>>;
+
+    /// In one transaction: deletes the subscriptions not seen for `idle_seconds` (database
+    /// time), and drops the per-instance queues (those subscribed to
+    /// [`crate::subscriptions::INSTANCE_QUEUE_TOPIC`]) that no subscription is left for. Safe
+    /// when several instances sweep at once.
+    async fn sweep_idle(&self, idle_seconds: i64) -> Result<SweepReport>;
+
     /// Deletes at most `batch` messages of `queue` whose `Expires` has passed (by database
     /// time), skipping rows other transactions hold. Returns how many it deleted.
     async fn purge_expired(&self, queue: &QueueName, batch: i64) -> Result<u64>;
@@ -67,6 +77,29 @@ pub(crate) trait Backend: Send + Sync + 'static {
     /// Moves the dead letter `id` back to its queue in one transaction, rebuilt by `rebuild`
     /// from its original destination and body. `false` when there is no such dead letter.
     async fn replay_dead_letter(&self, id: Uuid, rebuild: RebuildDeadLetter) -> Result<bool>;
+}
+
+/// What one idle sweep removed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SweepReport {
+    /// The lapsed subscriptions deleted, as (topic, subscriber queue).
+    pub subscriptions: Vec<(String, String)>,
+    /// The per-instance queue tables dropped with the messages still in them.
+    pub queues_dropped: Vec<String>,
+}
+
+/// The per-instance queues among the swept subscriptions: those registered under
+/// [`crate::subscriptions::INSTANCE_QUEUE_TOPIC`].
+pub(crate) fn instance_queues(report: &SweepReport) -> Vec<QueueName> {
+    let mut queues: Vec<QueueName> = report
+        .subscriptions
+        .iter()
+        .filter(|(topic, _)| topic == crate::subscriptions::INSTANCE_QUEUE_TOPIC)
+        .filter_map(|(_, queue)| QueueName::new(queue.clone()).ok())
+        .collect();
+    queues.sort();
+    queues.dedup();
+    queues
 }
 
 /// Rebuilds the message a dead letter holds: `(OriginalDestination, Body) -> message`.
@@ -89,15 +122,17 @@ pub(crate) trait ReceiveTransaction: Send {
 /// Connects to the database of `config` and returns its backend.
 pub(crate) async fn connect(config: &EndpointConfig) -> Result<std::sync::Arc<dyn Backend>> {
     Ok(match &config.database {
-        DatabaseUrl::Sqlite { path } => {
-            std::sync::Arc::new(sqlite::SqliteBackend::open(path, config.auto_create_schema).await?)
-        }
+        DatabaseUrl::Sqlite { path } => std::sync::Arc::new(
+            sqlite::SqliteBackend::open(path, config.auto_create_schema, config.idle_seconds())
+                .await?,
+        ),
         DatabaseUrl::Postgres { config: pg, target } => std::sync::Arc::new(
             postgres::PostgresBackend::connect(
                 pg.clone(),
                 target.clone(),
                 config.schema.clone(),
                 config.auto_create_schema,
+                config.idle_seconds(),
                 config.pool_size(),
             )
             .await?,
@@ -107,6 +142,7 @@ pub(crate) async fn connect(config: &EndpointConfig) -> Result<std::sync::Arc<dy
                 (**settings).clone(),
                 config.schema.clone(),
                 config.auto_create_schema,
+                config.idle_seconds(),
                 config.body_string_column,
                 config.pool_size(),
             )

@@ -13,7 +13,9 @@ use tokio_postgres::NoTls;
 use uuid::Uuid;
 
 use super::catalog::QueueEntry;
-use super::{Backend, Catalog, RebuildDeadLetter, ReceiveTransaction};
+use super::{
+    instance_queues, Backend, Catalog, RebuildDeadLetter, ReceiveTransaction, SweepReport,
+};
 use crate::dead_letter::DeadLetter;
 use crate::envelope::{Delivery, Destination, OutgoingMessage, ReceivedMessage};
 use crate::error::{NimbusError, Result};
@@ -47,6 +49,7 @@ impl PostgresBackend {
         target: String,
         schema: SchemaName,
         auto_create: bool,
+        idle_seconds: i64,
         pool_size: usize,
     ) -> Result<Self> {
         let manager = Manager::from_config(
@@ -74,7 +77,7 @@ impl PostgresBackend {
             shared: Arc::new(Shared {
                 pool,
                 target,
-                catalog: Catalog::new(schema, auto_create),
+                catalog: Catalog::new(schema, auto_create, idle_seconds),
             }),
         })
     }
@@ -123,7 +126,7 @@ impl Shared {
                         .await
                         .map_err(db_err("reading subscriptions"))?;
                     let rows = client
-                        .query(&stmt, &[topic])
+                        .query(&stmt, &[topic, &self.catalog.idle_seconds])
                         .await
                         .map_err(db_err(format!("reading the subscribers of {topic}")))?;
                     let mut queues = Vec::with_capacity(rows.len());
@@ -237,6 +240,17 @@ impl Shared {
         ))
     }
 
+    async fn has_last_seen_at(&self, client: &Object) -> Result<bool> {
+        let row = client
+            .query_opt(
+                &self.catalog.shared.has_last_seen_at,
+                &[&self.catalog.schema.as_str()],
+            )
+            .await
+            .map_err(db_err("checking NimbusSubscriptions for LastSeenAt"))?;
+        Ok(row.is_some())
+    }
+
     async fn table_exists(&self, client: &Object, table: &str) -> Result<bool> {
         let row = client
             .query_opt(
@@ -283,6 +297,16 @@ impl Backend for PostgresBackend {
             ddl.push_str(&shared.create_subscriptions);
             ddl.push_str(&shared.create_dead_letters);
             ddl.push_str(&shared.create_delayed);
+            let upgrade = async {
+                if !s.has_last_seen_at(&client).await? {
+                    tracing::warn!(schema = %s.catalog.schema, "upgrading NimbusSubscriptions: adding LastSeenAt");
+                    client
+                        .batch_execute(&shared.upgrade_last_seen_at)
+                        .await
+                        .map_err(db_err("adding LastSeenAt to NimbusSubscriptions"))?;
+                }
+                Ok::<_, NimbusError>(())
+            };
             client.batch_execute(&ddl).await.map_err(|e| {
                 NimbusError::database(
                     NAME,
@@ -294,6 +318,7 @@ impl Backend for PostgresBackend {
                     e,
                 )
             })?;
+            upgrade.await?;
             let mut entries = Vec::new();
             for queue in queues {
                 let entry = s.catalog.queue(queue);
@@ -330,6 +355,14 @@ impl Backend for PostgresBackend {
                     backend: NAME,
                     object: format!("table {table} in schema {:?}", s.catalog.schema.as_str()),
                     statement: statement.clone(),
+                });
+            }
+            if table == "NimbusSubscriptions" && !s.has_last_seen_at(&client).await? {
+                return Err(NimbusError::MissingSchema {
+                    backend: NAME,
+                    object: "column LastSeenAt of NimbusSubscriptions (added for heartbeats)"
+                        .into(),
+                    statement: shared.upgrade_last_seen_at.clone(),
                 });
             }
         }
@@ -470,6 +503,72 @@ impl Backend for PostgresBackend {
             .await
             .map_err(db_err(format!("subscribing queue {queue:?} to {topic}")))?;
         Ok(())
+    }
+
+    async fn heartbeat(&self, subscriptions: &[(String, QueueName)]) -> Result<Vec<usize>> {
+        let s = &self.shared;
+        let client = s.connection("heartbeating").await?;
+        let stmt = client
+            .prepare_cached(&s.catalog.shared.refresh_subscription)
+            .await
+            .map_err(db_err("heartbeating subscriptions"))?;
+        let mut missing = Vec::new();
+        for (i, (topic, queue)) in subscriptions.iter().enumerate() {
+            let refreshed = client
+                .execute(&stmt, &[topic, &queue.as_str()])
+                .await
+                .map_err(db_err("heartbeating subscriptions"))?;
+            if refreshed == 0 {
+                missing.push(i);
+            }
+        }
+        Ok(missing)
+    }
+
+    async fn sweep_idle(&self, idle_seconds: i64) -> Result<SweepReport> {
+        let s = &self.shared;
+        let client = s.connection("sweeping idle subscriptions").await?;
+        let swept = async {
+            client
+                .batch_execute("BEGIN")
+                .await
+                .map_err(db_err("sweeping idle subscriptions"))?;
+            let rows = client
+                .query(&s.catalog.shared.sweep_subscriptions, &[&idle_seconds])
+                .await
+                .map_err(db_err("sweeping idle subscriptions"))?;
+            let mut report = SweepReport::default();
+            for row in rows {
+                report.subscriptions.push((row.get(0), row.get(1)));
+            }
+            for queue in instance_queues(&report) {
+                let left: i64 = client
+                    .query_one(&s.catalog.shared.queue_subscriptions, &[&queue.as_str()])
+                    .await
+                    .map_err(db_err("counting subscriptions"))?
+                    .get(0);
+                if left == 0 {
+                    let entry = s.catalog.queue(&queue);
+                    client
+                        .batch_execute(&entry.statements.drop_queue)
+                        .await
+                        .map_err(db_err(format!("dropping idle queue {queue:?}")))?;
+                    report.queues_dropped.push(queue.as_str().to_string());
+                }
+            }
+            Ok::<_, NimbusError>(report)
+        }
+        .await;
+        match swept {
+            Ok(report) => {
+                finish(client, "COMMIT", "committing a sweep").await?;
+                Ok(report)
+            }
+            Err(e) => {
+                let _ = Object::take(client);
+                Err(e)
+            }
+        }
     }
 
     async fn purge_expired(&self, queue: &QueueName, batch: i64) -> Result<u64> {

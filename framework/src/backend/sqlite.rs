@@ -20,7 +20,9 @@ use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 use uuid::Uuid;
 
 use super::catalog::QueueEntry;
-use super::{Backend, Catalog, RebuildDeadLetter, ReceiveTransaction};
+use super::{
+    instance_queues, Backend, Catalog, RebuildDeadLetter, ReceiveTransaction, SweepReport,
+};
 use crate::dead_letter::DeadLetter;
 use crate::envelope::{Delivery, Destination, OutgoingMessage, ReceivedMessage};
 use crate::error::{NimbusError, Result};
@@ -160,7 +162,7 @@ struct Shared {
 impl SqliteBackend {
     /// Opens (or creates) the database file, sharing the connection with every other endpoint of
     /// this process that uses the same file.
-    pub async fn open(path: &Path, auto_create: bool) -> Result<Self> {
+    pub async fn open(path: &Path, auto_create: bool, idle_seconds: i64) -> Result<Self> {
         let open_path = path.to_path_buf();
         let conn = tokio::task::spawn_blocking(move || shared_connection(&open_path))
             .await
@@ -179,7 +181,7 @@ impl SqliteBackend {
         Ok(SqliteBackend {
             shared: Arc::new(Shared {
                 conn,
-                catalog: Catalog::new(schema, auto_create),
+                catalog: Catalog::new(schema, auto_create, idle_seconds),
             }),
         })
     }
@@ -203,7 +205,10 @@ impl Shared {
                 Destination::Queue(queue) => vec![queue.as_str().to_string()],
                 Destination::Topic(topic) => {
                     let mut stmt = conn.prepare_cached(&self.catalog.shared.subscribers)?;
-                    let rows = stmt.query_map([topic], |r| r.get::<_, String>(0))?;
+                    let rows = stmt
+                        .query_map(rusqlite::params![topic, self.catalog.idle_seconds], |r| {
+                            r.get::<_, String>(0)
+                        })?;
                     rows.collect::<rusqlite::Result<_>>()?
                 }
             };
@@ -275,6 +280,13 @@ fn create_queue(conn: &Connection, entry: &QueueEntry) -> rusqlite::Result<()> {
     conn.execute_batch(&entry.statements.create_queue)
 }
 
+fn has_last_seen_at(conn: &Connection, sql: &str) -> rusqlite::Result<bool> {
+    Ok(conn
+        .query_row(sql, [MAIN_SCHEMA], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
 fn table_exists(conn: &Connection, sql: &str, table: &str) -> rusqlite::Result<bool> {
     Ok(conn
         .query_row(sql, [MAIN_SCHEMA, table], |_| Ok(()))
@@ -312,6 +324,10 @@ impl Backend for SqliteBackend {
                 conn.execute_batch(&shared.catalog.shared.create_subscriptions)?;
                 conn.execute_batch(&shared.catalog.shared.create_dead_letters)?;
                 conn.execute_batch(&shared.catalog.shared.create_delayed)?;
+                if !has_last_seen_at(conn, &shared.catalog.shared.has_last_seen_at)? {
+                    tracing::warn!("upgrading NimbusSubscriptions: adding LastSeenAt");
+                    conn.execute_batch(&shared.catalog.shared.upgrade_last_seen_at)?;
+                }
                 for entry in &entries {
                     create_queue(conn, entry)?;
                 }
@@ -342,6 +358,14 @@ impl Backend for SqliteBackend {
                         backend: NAME,
                         object: format!("table {table}"),
                         statement: statement.clone(),
+                    }));
+                }
+                if table == "NimbusSubscriptions" && !has_last_seen_at(conn, &s.has_last_seen_at)? {
+                    return Ok(Err(NimbusError::MissingSchema {
+                        backend: NAME,
+                        object: "column LastSeenAt of NimbusSubscriptions (added for heartbeats)"
+                            .into(),
+                        statement: s.upgrade_last_seen_at.clone(),
                     }));
                 }
             }
@@ -464,6 +488,56 @@ impl Backend for SqliteBackend {
         .await?;
         result.map_err(db_err(format!("subscribing queue {queue:?}")))?;
         Ok(())
+    }
+
+    async fn heartbeat(&self, subscriptions: &[(String, QueueName)]) -> Result<Vec<usize>> {
+        let shared = self.shared.clone();
+        let subscriptions: Vec<(String, String)> = subscriptions
+            .iter()
+            .map(|(t, q)| (t.clone(), q.as_str().to_string()))
+            .collect();
+        let guard = shared.lock().await;
+        let (_, result) = blocking(guard, false, move |conn| {
+            let mut stmt = conn.prepare_cached(&shared.catalog.shared.refresh_subscription)?;
+            let mut missing = Vec::new();
+            for (i, (topic, queue)) in subscriptions.iter().enumerate() {
+                if stmt.execute([topic, queue])? == 0 {
+                    missing.push(i);
+                }
+            }
+            Ok(missing)
+        })
+        .await?;
+        result.map_err(db_err("heartbeating subscriptions"))
+    }
+
+    async fn sweep_idle(&self, idle_seconds: i64) -> Result<SweepReport> {
+        let shared = self.shared.clone();
+        let guard = shared.lock().await;
+        let (_, result) = blocking(guard, false, move |conn| {
+            in_transaction(conn, |conn| {
+                let s = &shared.catalog.shared;
+                let mut report = SweepReport {
+                    subscriptions: conn
+                        .prepare_cached(&s.sweep_subscriptions)?
+                        .query_map([idle_seconds], |r| Ok((r.get(0)?, r.get(1)?)))?
+                        .collect::<rusqlite::Result<_>>()?,
+                    queues_dropped: Vec::new(),
+                };
+                for queue in instance_queues(&report) {
+                    let left: i64 = conn
+                        .prepare_cached(&s.queue_subscriptions)?
+                        .query_row([queue.as_str()], |r| r.get(0))?;
+                    if left == 0 {
+                        conn.execute_batch(&shared.catalog.queue(&queue).statements.drop_queue)?;
+                        report.queues_dropped.push(queue.as_str().to_string());
+                    }
+                }
+                Ok(report)
+            })
+        })
+        .await?;
+        result.map_err(db_err("sweeping idle subscriptions"))
     }
 
     async fn purge_expired(&self, queue: &QueueName, batch: i64) -> Result<u64> {

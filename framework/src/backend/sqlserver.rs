@@ -16,7 +16,9 @@ use tokio_util::compat::{Compat, TokioAsyncWriteCompatExt};
 use uuid::Uuid;
 
 use super::catalog::QueueEntry;
-use super::{Backend, Catalog, RebuildDeadLetter, ReceiveTransaction};
+use super::{
+    instance_queues, Backend, Catalog, RebuildDeadLetter, ReceiveTransaction, SweepReport,
+};
 use crate::dead_letter::DeadLetter;
 use crate::envelope::{Delivery, Destination, OutgoingMessage, ReceivedMessage};
 use crate::error::{NimbusError, Result};
@@ -228,6 +230,7 @@ impl SqlServerBackend {
         settings: ConnectionSettings,
         schema: SchemaName,
         auto_create: bool,
+        idle_seconds: i64,
         body_string: bool,
         pool_size: usize,
     ) -> Result<Self> {
@@ -242,7 +245,7 @@ impl SqlServerBackend {
         let shared = Shared {
             pool,
             target,
-            catalog: Catalog::new(schema, auto_create),
+            catalog: Catalog::new(schema, auto_create, idle_seconds),
             body_string,
         };
         drop(shared.connection("connecting").await?);
@@ -322,7 +325,10 @@ impl Shared {
                 Destination::Queue(queue) => vec![queue.clone()],
                 Destination::Topic(topic) => {
                     let rows = client
-                        .query(self.catalog.shared.subscribers.as_str(), &[topic])
+                        .query(
+                            self.catalog.shared.subscribers.as_str(),
+                            &[topic, &self.catalog.idle_seconds],
+                        )
                         .await
                         .map_err(db_err(format!("reading the subscribers of {topic}")))?
                         .into_first_result()
@@ -430,6 +436,20 @@ impl Shared {
         ))
     }
 
+    async fn has_last_seen_at(&self, client: &mut Connection) -> Result<bool> {
+        let row = client
+            .query(
+                self.catalog.shared.has_last_seen_at.as_str(),
+                &[&self.schema_params()],
+            )
+            .await
+            .map_err(db_err("checking NimbusSubscriptions for LastSeenAt"))?
+            .into_row()
+            .await
+            .map_err(db_err("checking NimbusSubscriptions for LastSeenAt"))?;
+        Ok(row.is_some())
+    }
+
     async fn table_exists(&self, client: &mut Connection, table: &str) -> Result<bool> {
         let row = client
             .query(
@@ -497,6 +517,13 @@ impl Backend for SqlServerBackend {
                         .map_err(|e| s.ddl_error(format!("{what} {schema:?}"), e))?;
                 }
             }
+            if !s.has_last_seen_at(&mut client).await? {
+                tracing::warn!(schema = %s.catalog.schema, "upgrading NimbusSubscriptions: adding LastSeenAt");
+                client
+                    .execute(shared.upgrade_last_seen_at.as_str(), &[&schema])
+                    .await
+                    .map_err(|e| s.ddl_error("adding LastSeenAt to NimbusSubscriptions".into(), e))?;
+            }
             let mut entries = Vec::new();
             for queue in queues {
                 let entry = s.catalog.queue(queue);
@@ -537,6 +564,14 @@ impl Backend for SqlServerBackend {
                         s.target
                     ),
                     statement: statement.clone(),
+                });
+            }
+            if table == "NimbusSubscriptions" && !s.has_last_seen_at(&mut client).await? {
+                return Err(NimbusError::MissingSchema {
+                    backend: NAME,
+                    object: "column LastSeenAt of NimbusSubscriptions (added for heartbeats)"
+                        .into(),
+                    statement: shared.upgrade_last_seen_at.clone(),
                 });
             }
         }
@@ -705,6 +740,94 @@ impl Backend for SqlServerBackend {
             .await
             .map_err(db_err(format!("subscribing queue {queue:?} to {topic}")))?;
         Ok(())
+    }
+
+    async fn heartbeat(&self, subscriptions: &[(String, QueueName)]) -> Result<Vec<usize>> {
+        let s = &self.shared;
+        let mut client = s.connection("heartbeating").await?;
+        let mut missing = Vec::new();
+        for (i, (topic, queue)) in subscriptions.iter().enumerate() {
+            let result = client
+                .execute(
+                    s.catalog.shared.refresh_subscription.as_str(),
+                    &[topic, &queue.as_str()],
+                )
+                .await
+                .map_err(db_err("heartbeating subscriptions"))?;
+            if result.total() == 0 {
+                missing.push(i);
+            }
+        }
+        Ok(missing)
+    }
+
+    async fn sweep_idle(&self, idle_seconds: i64) -> Result<SweepReport> {
+        let s = &self.shared;
+        let mut client = s.connection("sweeping idle subscriptions").await?;
+        let swept = async {
+            client
+                .begin_transaction()
+                .await
+                .map_err(db_err("sweeping idle subscriptions"))?;
+            let rows = client
+                .query(
+                    s.catalog.shared.sweep_subscriptions.as_str(),
+                    &[&idle_seconds],
+                )
+                .await
+                .map_err(db_err("sweeping idle subscriptions"))?
+                .into_first_result()
+                .await
+                .map_err(db_err("sweeping idle subscriptions"))?;
+            let mut report = SweepReport::default();
+            for row in &rows {
+                let topic = row
+                    .try_get::<&str, _>(0)
+                    .map_err(db_err("reading a swept row"))?;
+                let queue = row
+                    .try_get::<&str, _>(1)
+                    .map_err(db_err("reading a swept row"))?;
+                if let (Some(topic), Some(queue)) = (topic, queue) {
+                    report
+                        .subscriptions
+                        .push((topic.to_string(), queue.to_string()));
+                }
+            }
+            for queue in instance_queues(&report) {
+                let left = client
+                    .query(
+                        s.catalog.shared.queue_subscriptions.as_str(),
+                        &[&queue.as_str()],
+                    )
+                    .await
+                    .map_err(db_err("counting subscriptions"))?
+                    .into_row()
+                    .await
+                    .map_err(db_err("counting subscriptions"))?
+                    .and_then(|r| r.try_get::<i64, _>(0).ok().flatten())
+                    .unwrap_or(0);
+                if left == 0 {
+                    let entry = s.catalog.queue(&queue);
+                    client
+                        .execute(entry.statements.drop_queue.as_str(), &[])
+                        .await
+                        .map_err(db_err(format!("dropping idle queue {queue:?}")))?;
+                    report.queues_dropped.push(queue.as_str().to_string());
+                }
+            }
+            Ok::<_, NimbusError>(report)
+        }
+        .await;
+        match swept {
+            Ok(report) => {
+                finish(client, true, "committing a sweep").await?;
+                Ok(report)
+            }
+            Err(e) => {
+                let _ = Object::take(client);
+                Err(e)
+            }
+        }
     }
 
     async fn purge_expired(&self, queue: &QueueName, batch: i64) -> Result<u64> {

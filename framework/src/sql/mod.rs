@@ -33,6 +33,8 @@ pub(crate) struct QueueStatements {
     pub purge_expired: String,
     /// Estimates the queue depth as `max(RowVersion) - min(RowVersion) + 1` (0 when empty).
     pub peek: String,
+    /// Drops the queue table if it exists (the idle sweep of a per-instance queue).
+    pub drop_queue: String,
 }
 
 /// An index on a queue table.
@@ -69,8 +71,21 @@ pub(crate) struct SharedStatements {
     pub take_dead_letter: String,
     /// Writes or refreshes one subscription. Parameters: TopicName, SubscriberQueue.
     pub subscribe: String,
-    /// Lists the queues subscribed to a topic. Parameter: TopicName.
+    /// Lists the queues subscribed to a topic whose heartbeat is recent. Parameters: TopicName,
+    /// the idle period in seconds (rows not seen for longer are skipped).
     pub subscribers: String,
+    /// Refreshes `LastSeenAt` of one subscription; affects no row when it is gone. Parameters:
+    /// TopicName, SubscriberQueue.
+    pub refresh_subscription: String,
+    /// Deletes the subscriptions not seen for the idle period (seconds, the parameter) and returns
+    /// their TopicName and SubscriberQueue.
+    pub sweep_subscriptions: String,
+    /// Counts the subscriptions left for a queue. Parameter: SubscriberQueue.
+    pub queue_subscriptions: String,
+    /// Returns a row when `NimbusSubscriptions` has `LastSeenAt`. Parameter: the schema name.
+    pub has_last_seen_at: String,
+    /// Adds `LastSeenAt` to a `NimbusSubscriptions` from before heartbeats (seed 003's upgrade).
+    pub upgrade_last_seen_at: String,
     /// Lists the index names of a table. Parameters: schema, table (both as values).
     pub list_indexes: String,
     /// Returns a row when a table exists. Parameters: schema, table (both as values).

@@ -12,6 +12,8 @@ const INDEX_EXPIRES: &str = include_str!("../../../schema/postgres/queue_index_e
 const SUBSCRIPTIONS: &str = include_str!("../../../schema/postgres/subscriptions.sql");
 const DEAD_LETTERS: &str = include_str!("../../../schema/postgres/dead_letters.sql");
 const DELAYED: &str = include_str!("../../../schema/postgres/delayed_messages.sql");
+const UPGRADE_LAST_SEEN_AT: &str =
+    include_str!("../../../schema/postgres/upgrade_subscriptions_last_seen_at.sql");
 
 /// The database's current UTC time, as `Expires`, `Due` and `LastSeenAt` store it.
 const NOW: &str = "(now() AT TIME ZONE 'utc')";
@@ -97,6 +99,7 @@ WHERE "RowVersion" IN (
                 r#"SELECT COALESCE(max("RowVersion") - min("RowVersion") + 1, 0)::bigint AS "Estimate"
 FROM {table}"#
             ),
+            drop_queue: format!("DROP TABLE IF EXISTS {table}"),
         }
     }
 
@@ -150,8 +153,27 @@ DO UPDATE SET "LastSeenAt" = EXCLUDED."LastSeenAt""#
             subscribers: format!(
                 r#"SELECT "SubscriberQueue" FROM {quoted}."NimbusSubscriptions"
 WHERE "TopicName" = $1
+    AND "LastSeenAt" >= {NOW} - $2::bigint * interval '1 second'
 ORDER BY "SubscriberQueue""#
             ),
+            refresh_subscription: format!(
+                r#"UPDATE {quoted}."NimbusSubscriptions"
+SET "LastSeenAt" = {NOW}
+WHERE "TopicName" = $1 AND "SubscriberQueue" = $2"#
+            ),
+            sweep_subscriptions: format!(
+                r#"DELETE FROM {quoted}."NimbusSubscriptions"
+WHERE "LastSeenAt" < {NOW} - $1::bigint * interval '1 second'
+RETURNING "TopicName", "SubscriberQueue""#
+            ),
+            queue_subscriptions: format!(
+                r#"SELECT count(*) FROM {quoted}."NimbusSubscriptions"
+WHERE "SubscriberQueue" = $1"#
+            ),
+            has_last_seen_at: "SELECT 1 FROM information_schema.columns \
+                WHERE table_schema = $1 AND table_name = 'NimbusSubscriptions' AND column_name = 'LastSeenAt'"
+                .to_string(),
+            upgrade_last_seen_at: render(UPGRADE_LAST_SEEN_AT, &vars),
             list_indexes: "SELECT indexname::text FROM pg_catalog.pg_indexes \
                            WHERE schemaname = $1 AND tablename = $2"
                 .to_string(),

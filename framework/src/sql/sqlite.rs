@@ -14,6 +14,8 @@ const INDEX_EXPIRES: &str = include_str!("../../../schema/sqlite/queue_index_exp
 const SUBSCRIPTIONS: &str = include_str!("../../../schema/sqlite/subscriptions.sql");
 const DEAD_LETTERS: &str = include_str!("../../../schema/sqlite/dead_letters.sql");
 const DELAYED: &str = include_str!("../../../schema/sqlite/delayed_messages.sql");
+const UPGRADE_LAST_SEEN_AT: &str =
+    include_str!("../../../schema/sqlite/upgrade_subscriptions_last_seen_at.sql");
 
 /// The current UTC time in the format stored in `Expires` and `LastSeenAt`.
 const NOW: &str = "strftime('%Y-%m-%d %H:%M:%f', 'now')";
@@ -92,6 +94,7 @@ WHERE "RowVersion" IN (
                 r#"SELECT COALESCE(max("RowVersion") - min("RowVersion") + 1, 0) AS "Estimate"
 FROM {table}"#
             ),
+            drop_queue: format!("DROP TABLE IF EXISTS {table}"),
         }
     }
 
@@ -137,8 +140,25 @@ DO UPDATE SET "LastSeenAt" = excluded."LastSeenAt""#
             ),
             subscribers: r#"SELECT "SubscriberQueue" FROM "NimbusSubscriptions"
 WHERE "TopicName" = ?1
+    AND "LastSeenAt" >= strftime('%Y-%m-%d %H:%M:%f', 'now', '-' || ?2 || ' seconds')
 ORDER BY "SubscriberQueue""#
                 .to_string(),
+            refresh_subscription: format!(
+                r#"UPDATE "NimbusSubscriptions"
+SET "LastSeenAt" = {NOW}
+WHERE "TopicName" = ?1 AND "SubscriberQueue" = ?2"#
+            ),
+            sweep_subscriptions: r#"DELETE FROM "NimbusSubscriptions"
+WHERE "LastSeenAt" < strftime('%Y-%m-%d %H:%M:%f', 'now', '-' || ?1 || ' seconds')
+RETURNING "TopicName", "SubscriberQueue""#
+                .to_string(),
+            queue_subscriptions: r#"SELECT count(*) FROM "NimbusSubscriptions"
+WHERE "SubscriberQueue" = ?1"#
+                .to_string(),
+            has_last_seen_at: "SELECT 1 FROM pragma_table_info('NimbusSubscriptions') \
+                WHERE name = 'LastSeenAt' AND ?1 = 'main'"
+                .to_string(),
+            upgrade_last_seen_at: UPGRADE_LAST_SEEN_AT.to_string(),
             list_indexes: "SELECT name FROM sqlite_schema \
                            WHERE type = 'index' AND ?1 = 'main' AND tbl_name = ?2"
                 .to_string(),

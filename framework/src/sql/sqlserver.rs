@@ -28,6 +28,8 @@ const BODY_STRING: &str = include_str!("../../../schema/sqlserver/queue_body_str
 const SUBSCRIPTIONS: &str = include_str!("../../../schema/sqlserver/subscriptions.sql");
 const DEAD_LETTERS: &str = include_str!("../../../schema/sqlserver/dead_letters.sql");
 const DELAYED: &str = include_str!("../../../schema/sqlserver/delayed_messages.sql");
+const UPGRADE_LAST_SEEN_AT: &str =
+    include_str!("../../../schema/sqlserver/upgrade_subscriptions_last_seen_at.sql");
 
 /// SQL Server identifiers (`sysname`) are at most 128 characters.
 const MAX_IDENTIFIER: usize = 128;
@@ -130,6 +132,7 @@ WHERE [RowVersion] IN (
                 "SELECT ISNULL(MAX([RowVersion]) - MIN([RowVersion]) + 1, 0) AS [Estimate]
 FROM {table} WITH (READPAST);"
             ),
+            drop_queue: format!("DROP TABLE IF EXISTS {table};"),
         }
     }
 
@@ -184,8 +187,27 @@ IF @@ROWCOUNT = 0
             subscribers: format!(
                 "SELECT [SubscriberQueue] FROM {quoted}.[NimbusSubscriptions]
 WHERE [TopicName] = @P1
+    AND [LastSeenAt] >= DATEADD(second, -@P2, SYSUTCDATETIME())
 ORDER BY [SubscriberQueue];"
             ),
+            refresh_subscription: format!(
+                "UPDATE {quoted}.[NimbusSubscriptions]
+SET [LastSeenAt] = SYSUTCDATETIME()
+WHERE [TopicName] = @P1 AND [SubscriberQueue] = @P2;"
+            ),
+            sweep_subscriptions: format!(
+                "DELETE FROM {quoted}.[NimbusSubscriptions]
+OUTPUT deleted.[TopicName], deleted.[SubscriberQueue]
+WHERE [LastSeenAt] < DATEADD(second, -@P1, SYSUTCDATETIME());"
+            ),
+            queue_subscriptions: format!(
+                "SELECT COUNT_BIG(*) FROM {quoted}.[NimbusSubscriptions]
+WHERE [SubscriberQueue] = @P1;"
+            ),
+            has_last_seen_at: "SELECT 1 AS [Present]
+WHERE COL_LENGTH(QUOTENAME(@P1) + N'.[NimbusSubscriptions]', N'LastSeenAt') IS NOT NULL;"
+                .to_string(),
+            upgrade_last_seen_at: render(UPGRADE_LAST_SEEN_AT, &vars),
             list_indexes: "SELECT i.[name] FROM sys.indexes AS i
 JOIN sys.tables AS t ON t.[object_id] = i.[object_id]
 WHERE t.[schema_id] = SCHEMA_ID(@P1) AND t.[name] = @P2 AND i.[name] IS NOT NULL;"
@@ -233,6 +255,12 @@ mod tests {
             ("take_due_delayed", s.take_due_delayed.clone()),
             ("insert_dead_letter", s.insert_dead_letter.clone()),
             ("take_dead_letter", s.take_dead_letter.clone()),
+            ("refresh_subscription", s.refresh_subscription.clone()),
+            ("sweep_subscriptions", s.sweep_subscriptions.clone()),
+            ("queue_subscriptions", s.queue_subscriptions.clone()),
+            ("has_last_seen_at", s.has_last_seen_at.clone()),
+            ("upgrade_last_seen_at", s.upgrade_last_seen_at.clone()),
+            ("drop_queue", q.drop_queue.clone()),
             ("purge_expired", q.purge_expired.clone()),
             ("subscribe", s.subscribe.clone()),
             ("subscribers", s.subscribers.clone()),
@@ -386,6 +414,31 @@ mod tests {
         assert!(s
             .create_delayed
             .contains("CREATE NONCLUSTERED INDEX [Index_Due]"));
+    }
+
+    #[test]
+    fn subscriptions_heartbeat_lapse_and_sweep_by_database_time() {
+        let (q, s) = statements();
+        assert!(s
+            .subscribers
+            .contains("[LastSeenAt] >= DATEADD(second, -@P2, SYSUTCDATETIME())"));
+        assert!(s
+            .refresh_subscription
+            .contains("SET [LastSeenAt] = SYSUTCDATETIME()"));
+        assert!(s
+            .sweep_subscriptions
+            .contains("WHERE [LastSeenAt] < DATEADD(second, -@P1, SYSUTCDATETIME())"));
+        assert!(s
+            .sweep_subscriptions
+            .contains("OUTPUT deleted.[TopicName], deleted.[SubscriberQueue]"));
+        assert!(q
+            .drop_queue
+            .starts_with("DROP TABLE IF EXISTS [Zeb]]ra 'x']."));
+        // The seed's upgrade statement, run only when the column is missing.
+        assert!(s
+            .upgrade_last_seen_at
+            .contains("ADD [LastSeenAt] DATETIME2 NOT NULL DEFAULT SYSUTCDATETIME();"));
+        assert!(s.upgrade_last_seen_at.contains("COL_LENGTH(QUOTENAME(@P1)"));
     }
 
     #[test]
