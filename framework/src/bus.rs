@@ -355,6 +355,11 @@ impl Bus {
             .await
     }
 
+    /// The framework's own SQL, driven bare over this bus's pool, for the benchmark.
+    pub fn bare_sql(&self) -> crate::bench::BareSql {
+        crate::bench::BareSql::new(self.inner.shared.backend.clone())
+    }
+
     /// The endpoint's counters: handled, failed, retried, dead-lettered, expired, queue depth.
     pub fn metrics(&self) -> Metrics {
         self.inner.shared.counters.snapshot()

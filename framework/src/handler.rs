@@ -182,6 +182,11 @@ impl HandlerContext {
     pub(crate) fn into_outgoing(self) -> Vec<OutgoingMessage> {
         self.outgoing
     }
+
+    /// The incoming headers back, after a failed attempt (what it would have sent is dropped).
+    pub(crate) fn into_headers(self) -> Headers {
+        self.headers
+    }
 }
 
 /// Why invoking a handler failed.

@@ -54,6 +54,7 @@
 
 mod actors;
 mod backend;
+pub mod bench;
 mod bus;
 mod config;
 mod dead_letter;

@@ -160,11 +160,17 @@ pub(crate) async fn receive_and_handle(shared: &EndpointShared, queue: &QueueNam
         id = %incoming.message_id,
         message_type = %incoming.type_name
     );
+    let causation = incoming.causation();
+    let Incoming {
+        headers,
+        type_name,
+        message_id,
+    } = incoming;
     let mut ctx = HandlerContext::new(
         shared.config.identity.clone(),
         shared.config.routes.clone(),
-        incoming.headers.clone(),
-        incoming.causation(),
+        headers,
+        causation,
     );
     let timeout = shared.config.handler_timeout;
     for handler in handlers {
@@ -175,12 +181,7 @@ pub(crate) async fn receive_and_handle(shared: &EndpointShared, queue: &QueueNam
                 .instrument(span.clone()),
         )
         .await;
-        let what = |detail: String| {
-            format!(
-                "message {} ({}): {detail}",
-                incoming.message_id, incoming.type_name
-            )
-        };
+        let what = |detail: String| format!("message {message_id} ({type_name}): {detail}");
         let failure = match invoked {
             Ok(Ok(Ok(()))) => continue,
             Ok(Ok(Err(e @ InvokeError::Body { .. }))) => Failure::BadInput(what(e.to_string())),
@@ -203,6 +204,11 @@ pub(crate) async fn receive_and_handle(shared: &EndpointShared, queue: &QueueNam
                 reason: what(format!("the handler did not finish within {timeout:?}")),
                 panicked: false,
             },
+        };
+        let incoming = Incoming {
+            headers: ctx.into_headers(),
+            type_name,
+            message_id,
         };
         return fail(shared, queue, tx, &row, Some(&incoming), failure).await;
     }

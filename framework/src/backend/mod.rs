@@ -66,6 +66,9 @@ pub(crate) trait Backend: Send + Sync + 'static {
     /// when several instances sweep at once.
     async fn sweep_idle(&self, idle_seconds: i64) -> Result<SweepReport>;
 
+    /// Drops the table of `queue` with everything in it (maintenance and benchmarks).
+    async fn drop_queue(&self, queue: &QueueName) -> Result<()>;
+
     /// Deletes at most `batch` messages of `queue` whose `Expires` has passed (by database
     /// time), skipping rows other transactions hold. Returns how many it deleted.
     async fn purge_expired(&self, queue: &QueueName, batch: i64) -> Result<u64>;
@@ -100,6 +103,26 @@ pub(crate) fn instance_queues(report: &SweepReport) -> Vec<QueueName> {
     queues.sort();
     queues.dedup();
     queues
+}
+
+/// When `messages` is one message for a queue this process knows exists, to be visible at once:
+/// that queue and its statements. Such a send needs no explicit transaction (one autocommitted
+/// `INSERT` is atomic), which saves two round trips.
+pub(crate) fn single_plain_insert<'a, D: crate::sql::Dialect>(
+    catalog: &Catalog<D>,
+    messages: &'a [OutgoingMessage],
+) -> Option<(&'a QueueName, std::sync::Arc<catalog::QueueEntry>)> {
+    let [message] = messages else {
+        return None;
+    };
+    let crate::envelope::Destination::Queue(queue) = &message.destination else {
+        return None;
+    };
+    if message.delivery != crate::envelope::Delivery::Immediate {
+        return None;
+    }
+    let entry = catalog.queue(queue);
+    entry.is_known_to_exist().then_some((queue, entry))
 }
 
 /// Rebuilds the message a dead letter holds: `(OriginalDestination, Body) -> message`.

@@ -239,8 +239,11 @@ impl Shared {
                     continue;
                 }
                 let entry = self.catalog.queue(&queue);
-                if self.catalog.auto_create && !entry.is_known_to_exist() {
-                    create_queue(conn, &entry)?;
+                if !entry.is_known_to_exist() {
+                    if self.catalog.auto_create {
+                        create_queue(conn, &entry)?;
+                    }
+                    // Known to exist once this transaction commits its insert.
                     created.push(entry.clone());
                 }
                 let mut stmt = conn.prepare_cached(&entry.statements.insert)?;
@@ -538,6 +541,16 @@ impl Backend for SqliteBackend {
         })
         .await?;
         result.map_err(db_err("sweeping idle subscriptions"))
+    }
+
+    async fn drop_queue(&self, queue: &QueueName) -> Result<()> {
+        let entry = self.shared.catalog.queue(queue);
+        let guard = self.shared.lock().await;
+        let (_, result) = blocking(guard, false, move |conn| {
+            conn.execute_batch(&entry.statements.drop_queue)
+        })
+        .await?;
+        result.map_err(db_err(format!("dropping queue {queue:?}")))
     }
 
     async fn purge_expired(&self, queue: &QueueName, batch: i64) -> Result<u64> {

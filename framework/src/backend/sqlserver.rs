@@ -17,7 +17,8 @@ use uuid::Uuid;
 
 use super::catalog::QueueEntry;
 use super::{
-    instance_queues, Backend, Catalog, RebuildDeadLetter, ReceiveTransaction, SweepReport,
+    instance_queues, single_plain_insert, Backend, Catalog, RebuildDeadLetter, ReceiveTransaction,
+    SweepReport,
 };
 use crate::dead_letter::DeadLetter;
 use crate::envelope::{Delivery, Destination, OutgoingMessage, ReceivedMessage};
@@ -352,11 +353,14 @@ impl Shared {
                     continue;
                 }
                 let entry = self.catalog.queue(&queue);
-                if self.catalog.auto_create && !entry.is_known_to_exist() {
+                if !entry.is_known_to_exist() {
                     // Usually another endpoint made it: look before taking the schema lock.
-                    if !self.table_exists(client, queue.as_str()).await? {
+                    if self.catalog.auto_create
+                        && !self.table_exists(client, queue.as_str()).await?
+                    {
                         self.create_queue_in_tx(client, &entry, &queue).await?;
                     }
+                    // Known to exist once this transaction commits its insert.
                     created.push(entry.clone());
                 }
                 client
@@ -708,6 +712,27 @@ impl Backend for SqlServerBackend {
     async fn send(&self, messages: Vec<OutgoingMessage>) -> Result<()> {
         let s = &self.shared;
         let mut client = s.connection("sending").await?;
+        if let Some((queue, entry)) = single_plain_insert(&s.catalog, &messages) {
+            // One row into a queue known to exist: one autocommitted statement is as atomic as
+            // a transaction around it, at a third of the round trips.
+            let m = &messages[0];
+            client
+                .execute(
+                    entry.statements.insert.as_str(),
+                    &[
+                        &m.id,
+                        &m.correlation_id,
+                        &m.reply_to_address,
+                        &m.time_to_be_received_ms,
+                        &m.headers_json,
+                        &m.body,
+                        &m.expires_at,
+                    ],
+                )
+                .await
+                .map_err(db_err(format!("sending to queue {queue:?}")))?;
+            return Ok(());
+        }
         let written = async {
             client
                 .begin_transaction()
@@ -828,6 +853,17 @@ impl Backend for SqlServerBackend {
                 Err(e)
             }
         }
+    }
+
+    async fn drop_queue(&self, queue: &QueueName) -> Result<()> {
+        let s = &self.shared;
+        let entry = s.catalog.queue(queue);
+        let mut client = s.connection("dropping a queue").await?;
+        client
+            .execute(entry.statements.drop_queue.as_str(), &[])
+            .await
+            .map_err(db_err(format!("dropping queue {queue:?}")))?;
+        Ok(())
     }
 
     async fn purge_expired(&self, queue: &QueueName, batch: i64) -> Result<u64> {

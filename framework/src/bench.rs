@@ -1,0 +1,67 @@
+//! Support for the benchmark (`examples/bench.rs`): the same SQL the framework runs, driven with no
+//! framework around it, over the bus's own pool, so the two can be compared in one run.
+//!
+//! Not for applications: it bypasses headers, handlers, retries and actors.
+
+use std::sync::Arc;
+
+use uuid::Uuid;
+
+use crate::backend::Backend;
+use crate::envelope::{Delivery, Destination, OutgoingMessage};
+use crate::error::Result;
+use crate::names::QueueName;
+
+/// The headers every bare message carries: the least a receiver needs.
+const BARE_HEADERS: &str = r#"{"NServiceBus.EnclosedMessageTypes":"Bench.Bare"}"#;
+
+/// Bare statements over a started bus's backend: the dialect's `INSERT` and its
+/// skip-locked `DELETE … RETURNING`, each in its own transaction, as the framework runs them.
+#[derive(Clone)]
+pub struct BareSql {
+    backend: Arc<dyn Backend>,
+}
+
+impl BareSql {
+    pub(crate) fn new(backend: Arc<dyn Backend>) -> Self {
+        BareSql { backend }
+    }
+
+    /// Inserts `bodies` into `queue`, all in one transaction (one statement per row).
+    pub async fn send(&self, queue: &str, bodies: Vec<Vec<u8>>) -> Result<()> {
+        let queue = QueueName::new(queue)?;
+        let rows = bodies
+            .into_iter()
+            .map(|body| OutgoingMessage {
+                destination: Destination::Queue(queue.clone()),
+                id: Uuid::new_v4(),
+                headers_json: BARE_HEADERS.to_string(),
+                body,
+                correlation_id: None,
+                reply_to_address: None,
+                time_to_be_received_ms: None,
+                expires_at: None,
+                delivery: Delivery::Immediate,
+            })
+            .collect();
+        self.backend.send(rows).await
+    }
+
+    /// Deletes the oldest unlocked row of `queue` and commits; returns its body, or `None` when
+    /// the queue is empty.
+    pub async fn receive(&self, queue: &str) -> Result<Option<Vec<u8>>> {
+        let queue = QueueName::new(queue)?;
+        match self.backend.receive(&queue).await? {
+            None => Ok(None),
+            Some((row, tx)) => {
+                tx.commit(Vec::new()).await?;
+                Ok(Some(row.body))
+            }
+        }
+    }
+
+    /// Drops `queue`'s table.
+    pub async fn drop_queue(&self, queue: &str) -> Result<()> {
+        self.backend.drop_queue(&QueueName::new(queue)?).await
+    }
+}
