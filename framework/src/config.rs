@@ -37,6 +37,19 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long connecting may take unless the URL says otherwise.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How queues are stored.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StorageLayout {
+    /// One table per queue (seed 000), FIFO by an identity `RowVersion`; tables are created per
+    /// queue at run time when auto-create is on. The default.
+    #[default]
+    TablePerQueue,
+    /// Every queue in the one table `NimbusMessages` (seed 003), as a `Destination` value, FIFO
+    /// by `VisibleAfter` then `MessageId`; headers travel inside `Body`. Needs only the three
+    /// tables of seed 003, which a DBA can create once: no table is ever created at run time.
+    SharedTable,
+}
+
 /// A parsed database URL.
 #[derive(Clone, Debug)]
 pub(crate) enum DatabaseUrl {
@@ -172,6 +185,7 @@ pub(crate) struct EndpointConfig {
     pub on_critical_error: Option<CriticalErrorCallback>,
     pub auto_delete_on_idle: Duration,
     pub request_timeout: Duration,
+    pub layout: StorageLayout,
 }
 
 /// Called once when the database has been failing for longer than
@@ -224,6 +238,7 @@ pub struct BusBuilder {
     auto_delete_on_idle: Duration,
     request_timeout: Duration,
     requests: bool,
+    layout: StorageLayout,
     routes: Vec<(&'static str, String)>,
     handlers: HandlerRegistry,
 }
@@ -252,6 +267,7 @@ impl Default for BusBuilder {
             auto_delete_on_idle: DEFAULT_AUTO_DELETE_ON_IDLE,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             requests: false,
+            layout: StorageLayout::TablePerQueue,
             routes: Vec::new(),
             handlers: HandlerRegistry::default(),
         }
@@ -380,6 +396,13 @@ impl BusBuilder {
         self
     }
 
+    /// How queues are stored: a table per queue (the default) or the shared `NimbusMessages`
+    /// table of seed 003. Every endpoint on one database must use the same layout.
+    pub fn storage_layout(mut self, layout: StorageLayout) -> Self {
+        self.layout = layout;
+        self
+    }
+
     /// Gives this instance its own queue (`Application.instance`) for replies, so that
     /// [`Bus::request`](crate::Bus::request) works. Endpoints with multicast handlers have one
     /// anyway.
@@ -450,6 +473,12 @@ impl BusBuilder {
                 (SqlServer::MAX_QUEUE_NAME, SqlServer::MAX_SCHEMA_NAME, "dbo")
             }
         };
+        if self.body_string_column && self.layout == StorageLayout::SharedTable {
+            return Err(NimbusError::config(
+                "the BodyString column belongs to the table-per-queue layout; NimbusMessages has none",
+                "remove .create_body_string_column(true) or use StorageLayout::TablePerQueue",
+            ));
+        }
         if self.body_string_column && !matches!(database, DatabaseUrl::SqlServer { .. }) {
             return Err(NimbusError::config(
                 format!(
@@ -550,12 +579,17 @@ impl BusBuilder {
         } else {
             None
         };
+        let message_ids = match database {
+            DatabaseUrl::SqlServer { .. } => crate::envelope::MessageIds::SqlServerOrdered,
+            _ => crate::envelope::MessageIds::TimeOrdered,
+        };
         let identity = Arc::new(EndpointIdentity {
             application,
             instance,
             input_queue,
             instance_queue,
             fill_v1_columns: self.fill_v1_columns,
+            message_ids,
         });
         tracing::debug!(backend = database.backend_name(), queue = %identity.input_queue, "endpoint configured");
         Ok(crate::bus::Endpoint::new(EndpointConfig {
@@ -576,6 +610,7 @@ impl BusBuilder {
             on_critical_error: self.on_critical_error,
             auto_delete_on_idle: self.auto_delete_on_idle,
             request_timeout: self.request_timeout,
+            layout: self.layout,
         }))
     }
 }

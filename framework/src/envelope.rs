@@ -67,6 +67,18 @@ pub(crate) struct ReceivedMessage {
     pub expires: Option<NaiveDateTime>,
 }
 
+impl ReceivedMessage {
+    /// In the shared-table layout, takes the headers and the body out of the `Body` envelope.
+    pub fn unwrap_envelope(mut self, shared_table: bool) -> Self {
+        if shared_table {
+            let (headers, body) = crate::shared_envelope::unwrap(&self.body);
+            self.headers_json = headers;
+            self.body = body;
+        }
+        self
+    }
+}
+
 /// Who is sending: the endpoint's names, used to fill the origin headers.
 #[derive(Debug)]
 pub(crate) struct EndpointIdentity {
@@ -78,6 +90,40 @@ pub(crate) struct EndpointIdentity {
     pub instance_queue: Option<QueueName>,
     /// Write `CorrelationId`/`ReplyToAddress` columns too, for version-1 receivers.
     pub fill_v1_columns: bool,
+    /// How message ids are made.
+    pub message_ids: MessageIds,
+}
+
+/// How message ids are made. They are time-ordered, so that in the shared-table layout, where
+/// FIFO is by `VisibleAfter` then `MessageId`, messages sent in the same instant keep their order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MessageIds {
+    /// UUID version 7: ordered as bytes and as text (PostgreSQL, SQLite), and by creation within
+    /// a process.
+    TimeOrdered,
+    /// A UUID version 7 with its time and counter bytes moved to the end, because SQL Server
+    /// orders `uniqueidentifier` by bytes 10–15 first, then 8–9.
+    SqlServerOrdered,
+}
+
+impl MessageIds {
+    pub fn next(self) -> Uuid {
+        let v7 = Uuid::now_v7();
+        match self {
+            MessageIds::TimeOrdered => v7,
+            MessageIds::SqlServerOrdered => {
+                let b = v7.as_bytes();
+                let mut out = [0u8; 16];
+                // SQL Server compares 10..16, then 8..10, then 6..8, 4..6, 0..4.
+                out[10..16].copy_from_slice(&b[0..6]);
+                out[8..10].copy_from_slice(&b[6..8]);
+                out[6..8].copy_from_slice(&b[8..10]);
+                out[4..6].copy_from_slice(&b[10..12]);
+                out[0..4].copy_from_slice(&b[12..16]);
+                Uuid::from_bytes(out)
+            }
+        }
+    }
 }
 
 /// The message being handled, when a send happens inside a handler.
@@ -275,7 +321,7 @@ fn build_outgoing_inner<M: Message>(
         type_name: M::TYPE_NAME,
         source,
     })?;
-    let id = Uuid::new_v4();
+    let id = origin.message_ids.next();
     let id_text = id.to_string();
     let correlation_id = causation
         .and_then(|c| c.correlation_id.clone())
@@ -438,6 +484,25 @@ mod tests {
     }
 
     #[test]
+    fn message_ids_are_ordered_as_each_database_sorts_them() {
+        let ids: Vec<Uuid> = (0..1000).map(|_| MessageIds::TimeOrdered.next()).collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "bytes");
+        assert!(
+            ids.windows(2).all(|w| w[0].to_string() < w[1].to_string()),
+            "text"
+        );
+        // SQL Server's uniqueidentifier order: bytes 10..16, 8..10, 6..8, 4..6, 0..4.
+        let key = |u: &Uuid| {
+            let b = u.as_bytes();
+            [&b[10..16], &b[8..10], &b[6..8], &b[4..6], &b[0..4]].concat()
+        };
+        let ids: Vec<Uuid> = (0..1000)
+            .map(|_| MessageIds::SqlServerOrdered.next())
+            .collect();
+        assert!(ids.windows(2).all(|w| key(&w[0]) < key(&w[1])));
+    }
+
+    #[test]
     fn time_spans_are_formatted_like_dotnet() {
         assert_eq!(format_time_span(Duration::from_secs(10)), "00:00:10");
         assert_eq!(format_time_span(Duration::from_secs(90_061)), "1.01:01:01");
@@ -459,6 +524,7 @@ mod tests {
                 input_queue: QueueName::new("A").unwrap(),
                 instance_queue: None,
                 fill_v1_columns: false,
+                message_ids: MessageIds::TimeOrdered,
             }),
             None,
         )

@@ -68,14 +68,15 @@ mod names;
 mod pipeline;
 pub mod recoverability;
 mod requests;
+pub mod shared_envelope;
 mod sql;
 pub mod subscriptions;
 
 pub use backend::SweepReport;
 pub use bus::{Bus, Endpoint};
 pub use config::{
-    BusBuilder, DEFAULT_DATABASE_URL, DEFAULT_PEEK_DELAY, MAX_RECOMMENDED_PEEK_DELAY,
-    MIN_PEEK_DELAY,
+    BusBuilder, StorageLayout, DEFAULT_DATABASE_URL, DEFAULT_PEEK_DELAY,
+    MAX_RECOMMENDED_PEEK_DELAY, MIN_PEEK_DELAY,
 };
 pub use envelope::SendOptions;
 pub use error::{HandlerError, NimbusError, Result};

@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use nimbus::BusBuilder;
+use nimbus::{BusBuilder, StorageLayout};
 use tokio::net::TcpStream;
 use tokio_util::compat::{Compat, TokioAsyncWriteCompatExt};
 
@@ -20,6 +20,26 @@ pub enum Kind {
     /// A fresh schema in the SQL Server database of `NIMBUS_SQLSERVER` (an ADO.NET connection
     /// string); skipped with a notice when it is not set.
     SqlServer,
+}
+
+/// A backend and a storage layout: what one run of the suite is against.
+#[derive(Clone, Copy, Debug)]
+pub struct Setup {
+    pub kind: Kind,
+    pub layout: StorageLayout,
+}
+
+impl PartialEq<Kind> for Setup {
+    fn eq(&self, other: &Kind) -> bool {
+        self.kind == *other
+    }
+}
+
+impl Setup {
+    /// The shared-table layout (seed 003).
+    pub fn shared_table(&self) -> bool {
+        self.layout == StorageLayout::SharedTable
+    }
 }
 
 /// The PostgreSQL server the suite uses.
@@ -62,6 +82,7 @@ pub struct DeadLetterRow {
 /// One test's database. Dropping it deletes the file or the schema.
 pub struct TestDatabase {
     pub kind: Kind,
+    pub layout: StorageLayout,
     target: Target,
 }
 
@@ -88,7 +109,8 @@ pub fn mssql_quote(identifier: &str) -> String {
 impl TestDatabase {
     /// Creates an empty database for one test. PostgreSQL must be reachable: the test fails
     /// (never skips) when it is not.
-    pub async fn new(kind: Kind) -> Self {
+    pub async fn new(setup: Setup) -> Self {
+        let (kind, layout) = (setup.kind, setup.layout);
         // Quotes, brackets, spaces.
         let schema = format!("nimbus t\"st [{}] o'k", unique());
         let target = match kind {
@@ -114,7 +136,16 @@ impl TestDatabase {
                 Target::SqlServer { schema, connection }
             }
         };
-        TestDatabase { kind, target }
+        TestDatabase {
+            kind,
+            layout,
+            target,
+        }
+    }
+
+    /// The shared-table layout (seed 003).
+    pub fn shared_table(&self) -> bool {
+        self.layout == StorageLayout::SharedTable
     }
 
     /// The database URL (or connection string) for the bus.
@@ -139,6 +170,7 @@ impl TestDatabase {
         let builder = nimbus::Bus::builder()
             .names(application, instance)
             .database_url(self.url())
+            .storage_layout(self.layout)
             .peek_delay(std::time::Duration::from_millis(100));
         match self.schema() {
             Some(schema) => builder.schema(schema),
@@ -153,6 +185,77 @@ impl TestDatabase {
             Target::Postgres { schema } => format!("{}.{}", pg_quote(schema), pg_quote(table)),
             Target::SqlServer { schema, .. } => {
                 format!("{}.{}", mssql_quote(schema), mssql_quote(table))
+            }
+        }
+    }
+
+    /// The table holding `queue`'s messages and the seed indexes it must have: the queue table
+    /// with `Index_RowVersion` and `Index_Expires`, or `NimbusMessages` with
+    /// `IX_NimbusMessages_Dequeue`.
+    pub fn seed_indexes(&self, queue: &str) -> (String, Vec<String>) {
+        if self.shared_table() {
+            return (
+                "NimbusMessages".into(),
+                vec!["IX_NimbusMessages_Dequeue".into()],
+            );
+        }
+        (
+            queue.to_string(),
+            vec![
+                self.index_name(queue, "Index_RowVersion"),
+                self.index_name(queue, "Index_Expires"),
+            ],
+        )
+    }
+
+    /// Whether `queue` still has its storage: its table, or in the shared-table layout any
+    /// message or subscription.
+    pub async fn queue_exists(&self, queue: &str) -> bool {
+        if self.shared_table() {
+            return self.count(queue).await > 0 || self.subscriptions_of(queue).await > 0;
+        }
+        self.table_exists(queue).await
+    }
+
+    /// How many subscription rows name `queue`.
+    pub async fn subscriptions_of(&self, queue: &str) -> i64 {
+        let t = self.table("NimbusSubscriptions");
+        let sql = format!(
+            "SELECT count(*) FROM {t} WHERE {} = {}",
+            self.column("SubscriberQueue"),
+            self.param(1)
+        );
+        self.scalar(sql, queue.to_string()).await
+    }
+
+    fn param(&self, n: usize) -> String {
+        match self.kind {
+            Kind::Sqlite => format!("?{n}"),
+            Kind::Postgres => format!("${n}"),
+            Kind::SqlServer => format!("@P{n}"),
+        }
+    }
+
+    /// Runs a query returning one integer, with one text parameter.
+    async fn scalar(&self, sql: String, value: String) -> i64 {
+        match &self.target {
+            Target::Sqlite(_) => {
+                self.with_sqlite(move |c| c.query_row(&sql, [value], |r| r.get(0)).unwrap_or(0))
+                    .await
+            }
+            Target::Postgres { .. } => match pg_client().await.query_one(&sql, &[&value]).await {
+                Ok(row) => row.get(0),
+                Err(_) => 0,
+            },
+            Target::SqlServer { connection, .. } => {
+                let mut client = mssql_client(connection).await;
+                let Ok(stream) = client.query(sql, &[&value.as_str()]).await else {
+                    return 0;
+                };
+                match stream.into_row().await {
+                    Ok(Some(row)) => row.get::<i32, _>(0).map(i64::from).unwrap_or(0),
+                    _ => 0,
+                }
             }
         }
     }
@@ -208,8 +311,33 @@ impl TestDatabase {
         }
     }
 
-    /// Rows in `table` (0 when it does not exist yet).
+    /// Messages waiting in `queue` (0 when it does not exist yet), or rows in a `Nimbus…`
+    /// table. In the shared-table layout a queue is its visible rows of `NimbusMessages`, and
+    /// `NimbusDelayedMessages` counts the rows not visible yet.
     pub async fn count(&self, table: &str) -> i64 {
+        if self.shared_table() && !["NimbusDeadLetters", "NimbusSubscriptions"].contains(&table) {
+            let now = match self.kind {
+                Kind::Sqlite => "strftime('%Y-%m-%d %H:%M:%f', 'now')",
+                Kind::Postgres => "(now() AT TIME ZONE 'utc')",
+                Kind::SqlServer => "SYSUTCDATETIME()",
+            };
+            let messages = self.table("NimbusMessages");
+            let visible = self.column("VisibleAfter");
+            let sql = if table == "NimbusDelayedMessages" {
+                format!(
+                    "SELECT count(*) FROM {messages} WHERE {visible} > {now} AND {} <> {}",
+                    self.column("Destination"),
+                    self.param(1)
+                )
+            } else {
+                format!(
+                    "SELECT count(*) FROM {messages} WHERE {} = {} AND {visible} <= {now}",
+                    self.column("Destination"),
+                    self.param(1)
+                )
+            };
+            return self.scalar(sql, table.to_string()).await;
+        }
         let sql = format!("SELECT count(*) FROM {}", self.table(table));
         match &self.target {
             Target::Sqlite(_) => {
@@ -235,6 +363,9 @@ impl TestDatabase {
 
     /// The `Body` column of every row of a queue table, oldest first.
     pub async fn bodies(&self, table: &str) -> Vec<Vec<u8>> {
+        if self.shared_table() {
+            return self.shared_bodies(table).await;
+        }
         let sql = format!(
             "SELECT {} FROM {} ORDER BY {}",
             self.column("Body"),
@@ -272,6 +403,56 @@ impl TestDatabase {
                 .map(|r| r.get::<&[u8], _>(0).unwrap_or_default().to_vec())
                 .collect(),
         }
+    }
+
+    /// The message bodies of `queue` in `NimbusMessages`, in receive order, out of their
+    /// envelopes.
+    async fn shared_bodies(&self, queue: &str) -> Vec<Vec<u8>> {
+        let sql = format!(
+            "SELECT {} FROM {} WHERE {} = {} ORDER BY {}, {}",
+            self.column("Body"),
+            self.table("NimbusMessages"),
+            self.column("Destination"),
+            self.param(1),
+            self.column("VisibleAfter"),
+            self.column("MessageId"),
+        );
+        let queue = queue.to_string();
+        let envelopes: Vec<Vec<u8>> = match &self.target {
+            Target::Sqlite(_) => {
+                self.with_sqlite(move |conn| {
+                    let mut stmt = conn.prepare(&sql).expect("prepare");
+                    stmt.query_map([queue], |r| r.get::<_, Vec<u8>>(0))
+                        .expect("query")
+                        .collect::<Result<_, _>>()
+                        .expect("rows")
+                })
+                .await
+            }
+            Target::Postgres { .. } => pg_client()
+                .await
+                .query(&sql, &[&queue])
+                .await
+                .expect("query")
+                .iter()
+                .map(|r| r.get::<_, Vec<u8>>(0))
+                .collect(),
+            Target::SqlServer { connection, .. } => mssql_client(connection)
+                .await
+                .query(sql, &[&queue.as_str()])
+                .await
+                .expect("query")
+                .into_first_result()
+                .await
+                .expect("rows")
+                .iter()
+                .map(|r| r.get::<&[u8], _>(0).unwrap_or_default().to_vec())
+                .collect(),
+        };
+        envelopes
+            .iter()
+            .map(|e| nimbus::shared_envelope::unwrap_body(e))
+            .collect()
     }
 
     fn column(&self, name: &str) -> String {
@@ -331,6 +512,9 @@ impl TestDatabase {
     /// Inserts a row into a queue table by hand, as another program (or a bug) might: `headers`
     /// and `body` verbatim, and an `Expires` one hour in the past when `expired`.
     pub async fn insert_raw(&self, table: &str, headers: &str, body: &[u8], expired: bool) {
+        if self.shared_table() {
+            return self.insert_raw_shared(table, headers, body, expired).await;
+        }
         let id = uuid::Uuid::new_v4();
         let t = self.table(table);
         match &self.target {
@@ -383,6 +567,77 @@ impl TestDatabase {
                              VALUES (@P1, NULL, NULL, 1, {expires}, @P2, @P3)"
                         ),
                         &[&id, &headers, &body],
+                    )
+                    .await
+                    .expect("raw insert");
+            }
+        }
+    }
+
+    /// `insert_raw` for the shared-table layout: headers that are JSON go into a `Body`
+    /// envelope with the body; headers that are not make the whole `Body` (not an envelope).
+    async fn insert_raw_shared(&self, queue: &str, headers: &str, body: &[u8], expired: bool) {
+        let id = uuid::Uuid::now_v7();
+        let envelope = if serde_json::from_str::<serde_json::Value>(headers).is_ok() {
+            let mut e = format!("{{\"headers\":{headers},\"body\":").into_bytes();
+            e.extend_from_slice(body);
+            e.push(b'}');
+            e
+        } else {
+            headers.as_bytes().to_vec()
+        };
+        let t = self.table("NimbusMessages");
+        match &self.target {
+            Target::Sqlite(_) => {
+                let expires = if expired {
+                    "strftime('%Y-%m-%d %H:%M:%f', 'now', '-1 hour')"
+                } else {
+                    "NULL"
+                };
+                let sql = format!(
+                    "INSERT INTO {t} (\"MessageId\", \"Destination\", \"Body\", \"VisibleAfter\", \"ExpiresAt\") \
+                     VALUES (?1, ?2, ?3, strftime('%Y-%m-%d %H:%M:%f', 'now'), {expires})"
+                );
+                let queue = queue.to_string();
+                self.with_sqlite(move |c| {
+                    c.execute(&sql, rusqlite::params![id.to_string(), queue, envelope])
+                        .expect("raw insert")
+                })
+                .await;
+            }
+            Target::Postgres { .. } => {
+                let now = "(now() AT TIME ZONE 'utc')";
+                let expires = if expired {
+                    "(now() AT TIME ZONE 'utc') - interval '1 hour'"
+                } else {
+                    "NULL"
+                };
+                pg_client()
+                    .await
+                    .execute(
+                        &format!(
+                            "INSERT INTO {t} (\"MessageId\", \"Destination\", \"Body\", \"VisibleAfter\", \"ExpiresAt\") \
+                             VALUES ($1, $2, $3, {now}, {expires})"
+                        ),
+                        &[&id, &queue, &envelope],
+                    )
+                    .await
+                    .expect("raw insert");
+            }
+            Target::SqlServer { connection, .. } => {
+                let expires = if expired {
+                    "DATEADD(hour, -1, SYSUTCDATETIME())"
+                } else {
+                    "NULL"
+                };
+                mssql_client(connection)
+                    .await
+                    .execute(
+                        format!(
+                            "INSERT INTO {t} ([MessageId], [Destination], [Body], [VisibleAfter], [ExpiresAt]) \
+                             VALUES (@P1, @P2, @P3, SYSUTCDATETIME(), {expires})"
+                        ),
+                        &[&id, &queue, &envelope],
                     )
                     .await
                     .expect("raw insert");

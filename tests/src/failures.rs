@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use nimbus::{Handler, HandlerContext, HandlerError, SendOptions};
 use serde::Deserialize;
 
-use crate::db::{Kind, TestDatabase};
+use crate::db::{Kind, Setup, TestDatabase};
 use crate::proxy::Proxy;
 use crate::suite::{count_of, seen_list, sender, wait_until, Audit, Numbered, Recorder};
 
@@ -84,7 +84,7 @@ fn envelope(body: &[u8]) -> Envelope {
     serde_json::from_slice(body).expect("a dead-letter envelope")
 }
 
-pub async fn always_failing_handler_ends_in_dead_letters(kind: Kind) {
+pub async fn always_failing_handler_ends_in_dead_letters(kind: Setup) {
     let db = TestDatabase::new(kind).await;
     let handler = Troublemaker::new(Misbehaviour::Fail);
     let bus = db
@@ -133,7 +133,7 @@ pub async fn always_failing_handler_ends_in_dead_letters(kind: Kind) {
     assert_eq!(metrics.failed, 15);
 }
 
-pub async fn retry_counts_survive_a_restart(kind: Kind) {
+pub async fn retry_counts_survive_a_restart(kind: Setup) {
     let db = TestDatabase::new(kind).await;
     let start = |handler: Troublemaker| {
         db.builder("Restarted", "restarted-1")
@@ -172,7 +172,7 @@ pub async fn retry_counts_survive_a_restart(kind: Kind) {
     assert_eq!(db.dead_letters().await[0].delivery_attempts, 4);
 }
 
-pub async fn panicking_handler_is_retried_then_dead_lettered(kind: Kind) {
+pub async fn panicking_handler_is_retried_then_dead_lettered(kind: Setup) {
     let db = TestDatabase::new(kind).await;
     let handler = Troublemaker::new(Misbehaviour::Panic);
     let seen = seen_list();
@@ -221,7 +221,7 @@ impl Handler<Audit> for AuditRecorder {
     }
 }
 
-pub async fn hanging_handler_is_bounded_by_the_timeout(kind: Kind) {
+pub async fn hanging_handler_is_bounded_by_the_timeout(kind: Setup) {
     let db = TestDatabase::new(kind).await;
     let handler = Troublemaker::new(Misbehaviour::Hang);
     let bus = db
@@ -254,7 +254,7 @@ pub async fn hanging_handler_is_bounded_by_the_timeout(kind: Kind) {
     );
 }
 
-pub async fn bad_input_goes_to_dead_letters_at_once(kind: Kind) {
+pub async fn bad_input_goes_to_dead_letters_at_once(kind: Setup) {
     let db = TestDatabase::new(kind).await;
     let seen = seen_list();
     let bus = db
@@ -309,20 +309,28 @@ pub async fn bad_input_goes_to_dead_letters_at_once(kind: Kind) {
             .unwrap_or_else(|| panic!("a dead letter for {reason:?}"));
         assert_eq!(letter.0.delivery_attempts, 1, "no retries for bad input");
         // Nothing of the row is lost: headers and body are kept for a fix and a replay.
+        let kept_body = letter.1.body.as_ref().map(|b| b.get().as_bytes());
         match &letter.1.headers {
-            Some(h) => assert!(h.contains_key("NServiceBus.ExceptionInfo.Message")),
-            None => assert_eq!(letter.1.raw_headers.as_deref(), Some(*headers)),
+            Some(h) => {
+                assert!(h.contains_key("NServiceBus.ExceptionInfo.Message"));
+                assert_eq!(kept_body, Some(*body));
+            }
+            // In the shared table, unreadable headers make the whole Body unreadable as an
+            // envelope: it is kept whole, as the raw headers.
+            None if db.shared_table() => {
+                assert_eq!(letter.1.raw_headers.as_deref(), Some(*headers));
+            }
+            None => {
+                assert_eq!(letter.1.raw_headers.as_deref(), Some(*headers));
+                assert_eq!(kept_body, Some(*body));
+            }
         }
-        assert_eq!(
-            letter.1.body.as_ref().map(|b| b.get().as_bytes()),
-            Some(*body)
-        );
     }
     assert_eq!(db.count("Strict").await, 0);
     assert_eq!(bus.metrics().dead_lettered, rows.len() as u64);
 }
 
-pub async fn expired_messages_are_discarded_when_received(kind: Kind) {
+pub async fn expired_messages_are_discarded_when_received(kind: Setup) {
     let db = TestDatabase::new(kind).await;
     let seen = seen_list();
     let endpoint = db
@@ -370,7 +378,7 @@ impl Handler<Audit> for Slow {
     }
 }
 
-pub async fn expired_messages_are_purged(kind: Kind) {
+pub async fn expired_messages_are_purged(kind: Setup) {
     let db = TestDatabase::new(kind).await;
     let seen = seen_list();
     let started = Arc::new(AtomicUsize::new(0));
@@ -423,7 +431,7 @@ impl Handler<Numbered> for Clock {
     }
 }
 
-pub async fn delayed_messages_wait_for_their_time(kind: Kind) {
+pub async fn delayed_messages_wait_for_their_time(kind: Setup) {
     let db = TestDatabase::new(kind).await;
     let handled = Arc::new(Mutex::new(Vec::new()));
     let bus = db
@@ -480,10 +488,13 @@ pub async fn delayed_messages_wait_for_their_time(kind: Kind) {
     );
     assert_eq!(handled[0].0, 3, "the undelayed message first");
     assert_eq!(db.count("NimbusDelayedMessages").await, 0);
-    assert_eq!(bus.metrics().delayed_delivered, 2);
+    if !db.shared_table() {
+        // The shared table needs no mover: a message is visible once VisibleAfter passes.
+        assert_eq!(bus.metrics().delayed_delivered, 2);
+    }
 }
 
-pub async fn dead_letters_can_be_replayed(kind: Kind) {
+pub async fn dead_letters_can_be_replayed(kind: Setup) {
     let db = TestDatabase::new(kind).await;
     let handler = Troublemaker::new(Misbehaviour::Fail);
     let bus = db
@@ -533,7 +544,7 @@ impl Handler<Numbered> for Forwarder {
     }
 }
 
-pub async fn database_outage_is_survived_and_reported(kind: Kind) {
+pub async fn database_outage_is_survived_and_reported(kind: Setup) {
     const TOTAL: u32 = 200;
     let db = TestDatabase::new(kind).await;
     let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -547,6 +558,7 @@ pub async fn database_outage_is_survived_and_reported(kind: Kind) {
     let critical = Arc::new(AtomicUsize::new(0));
     let critical2 = critical.clone();
     let mut builder = nimbus::Bus::builder()
+        .storage_layout(db.layout)
         .names("Outage", "outage-1")
         .database_url(url)
         .peek_delay(Duration::from_millis(100))

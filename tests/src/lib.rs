@@ -11,13 +11,23 @@ pub mod proxy;
 mod pubsub;
 pub mod suite;
 
-pub use db::{Kind, TestDatabase};
+pub use db::{Kind, Setup, TestDatabase};
 
-/// Expands to one `#[test]` per behaviour of [`suite`] for the backend `$kind`.
+/// Expands to two modules, `table_per_queue` and `shared_table`, each with one `#[test]` per
+/// behaviour of [`suite`] for the backend `$kind` in that storage layout.
 #[macro_export]
 macro_rules! conformance_suite {
     ($kind:expr) => {
-        $crate::conformance_suite!(@tests $kind;
+        mod table_per_queue {
+            $crate::conformance_suite!(@layout $kind, ::nimbus::StorageLayout::TablePerQueue);
+        }
+        mod shared_table {
+            $crate::conformance_suite!(@layout $kind, ::nimbus::StorageLayout::SharedTable);
+        }
+    };
+    (@layout $kind:expr, $layout:expr) => {
+        const SETUP: $crate::Setup = $crate::Setup { kind: $kind, layout: $layout };
+        $crate::conformance_suite!(@tests SETUP;
             fifo_order_on_one_receiver,
             competing_consumers_handle_each_message_once,
             handler_error_rolls_back_outgoing_and_returns_message,
@@ -53,23 +63,23 @@ macro_rules! conformance_suite {
         );
         #[test]
         fn sigkill_in_the_middle_loses_nothing() {
-            if $crate::db::skip($kind, "sigkill_in_the_middle_loses_nothing") {
+            if $crate::db::skip(SETUP.kind, "sigkill_in_the_middle_loses_nothing") {
                 return;
             }
             $crate::suite::sigkill_in_the_middle_loses_nothing(
-                $kind,
+                SETUP,
                 env!("CARGO_BIN_EXE_crash_worker"),
             );
         }
     };
-    (@tests $kind:expr; $($name:ident),* $(,)?) => {
+    (@tests $setup:expr; $($name:ident),* $(,)?) => {
         $(
             #[actix_rt::test]
             async fn $name() {
-                if $crate::db::skip($kind, stringify!($name)) {
+                if $crate::db::skip($setup.kind, stringify!($name)) {
                     return;
                 }
-                $crate::suite::$name($kind).await;
+                $crate::suite::$name($setup).await;
             }
         )*
     };

@@ -7,7 +7,7 @@ use std::time::Duration;
 use nimbus::{Command, Handler, HandlerContext, HandlerError, Message, NimbusError};
 use serde::{Deserialize, Serialize};
 
-use crate::db::{Kind, TestDatabase};
+use crate::db::{Setup, TestDatabase};
 use crate::suite::{count_of, seen_list, sender, wait_until, Recorder, SomethingHappened};
 
 async fn instance(
@@ -42,7 +42,7 @@ fn per_instance(
     got
 }
 
-pub async fn multicast_events_reach_every_instance(kind: Kind) {
+pub async fn multicast_events_reach_every_instance(kind: Setup) {
     let db = TestDatabase::new(kind).await;
     let seen = seen_list();
     let a = instance(&db, "Dashboard", "d-1", true, &seen).await;
@@ -60,10 +60,10 @@ pub async fn multicast_events_reach_every_instance(kind: Kind) {
     b.stop().await.unwrap();
     assert_eq!(per_instance(&seen, "d-1"), vec![0, 1, 2, 3, 4]);
     assert_eq!(per_instance(&seen, "d-2"), vec![0, 1, 2, 3, 4]);
-    assert!(db.table_exists("Dashboard.d-1").await && db.table_exists("Dashboard.d-2").await);
+    assert!(db.queue_exists("Dashboard.d-1").await && db.queue_exists("Dashboard.d-2").await);
 }
 
-pub async fn competing_events_reach_one_instance(kind: Kind) {
+pub async fn competing_events_reach_one_instance(kind: Setup) {
     let db = TestDatabase::new(kind).await;
     let seen = seen_list();
     let a = instance(&db, "Ledger", "l-1", false, &seen).await;
@@ -84,12 +84,12 @@ pub async fn competing_events_reach_one_instance(kind: Kind) {
         "each event handled once by the application"
     );
     assert!(
-        !db.table_exists("Ledger.l-1").await,
+        !db.queue_exists("Ledger.l-1").await,
         "competing handlers need no instance queue"
     );
 }
 
-pub async fn lapsed_instance_is_swept_with_its_queue(kind: Kind) {
+pub async fn lapsed_instance_is_swept_with_its_queue(kind: Setup) {
     let db = TestDatabase::new(kind).await;
     let seen = seen_list();
     let live = instance(&db, "Screens", "s-1", true, &seen).await;
@@ -121,11 +121,11 @@ pub async fn lapsed_instance_is_swept_with_its_queue(kind: Kind) {
         "Screens.s-2".to_string()
     )));
     assert!(
-        !db.table_exists("Screens.s-2").await,
+        !db.queue_exists("Screens.s-2").await,
         "the queue went with its messages"
     );
     assert!(
-        db.table_exists("Screens.s-1").await,
+        db.queue_exists("Screens.s-1").await,
         "the live instance keeps its queue"
     );
     // The live instance is untouched and still gets events.
@@ -135,7 +135,7 @@ pub async fn lapsed_instance_is_swept_with_its_queue(kind: Kind) {
     assert_eq!(per_instance(&seen, "s-2"), Vec::<u32>::new());
 }
 
-pub async fn concurrent_sweeps_do_not_fail(kind: Kind) {
+pub async fn concurrent_sweeps_do_not_fail(kind: Setup) {
     let db = TestDatabase::new(kind).await;
     let seen = seen_list();
     let a = instance(&db, "Sweeper", "a", true, &seen).await;
@@ -165,11 +165,11 @@ pub async fn concurrent_sweeps_do_not_fail(kind: Kind) {
     assert_eq!(unique.len(), swept.len(), "each subscription deleted once");
     for i in 0..3 {
         assert!(
-            !db.table_exists(&format!("Kiosk.k-{i}")).await,
+            !db.queue_exists(&format!("Kiosk.k-{i}")).await,
             "k-{i} is gone"
         );
     }
-    assert!(db.table_exists("Sweeper.a").await && db.table_exists("Sweeper.b").await);
+    assert!(db.queue_exists("Sweeper.a").await && db.queue_exists("Sweeper.b").await);
 }
 
 /// A request.
@@ -208,7 +208,7 @@ impl Handler<GetQuote> for Pricing {
     }
 }
 
-pub async fn request_gets_its_reply(kind: Kind) {
+pub async fn request_gets_its_reply(kind: Setup) {
     let db = TestDatabase::new(kind).await;
     let pricing = db
         .builder("Pricing", "pricing-1")
@@ -250,7 +250,7 @@ pub async fn request_gets_its_reply(kind: Kind) {
     assert!(db.dead_letters().await.is_empty());
 }
 
-pub async fn request_times_out(kind: Kind) {
+pub async fn request_times_out(kind: Setup) {
     let db = TestDatabase::new(kind).await;
     let shop = db
         .builder("Shop", "shop-2")
@@ -305,7 +305,7 @@ pub async fn request_times_out(kind: Kind) {
     );
 }
 
-pub async fn old_subscriptions_table_is_upgraded(kind: Kind) {
+pub async fn old_subscriptions_table_is_upgraded(kind: Setup) {
     let db = TestDatabase::new(kind).await;
     db.create_subscriptions_without_last_seen_at("Conformance.SomethingHappened", "Archive")
         .await;

@@ -26,6 +26,17 @@ impl QueueEntry {
     }
 }
 
+/// What every backend's catalog is configured with.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CatalogSettings {
+    pub auto_create: bool,
+    pub idle_seconds: i64,
+    pub layout: crate::config::StorageLayout,
+    /// How row ids are made when one message becomes several rows (a publish in the shared
+    /// table, where `MessageId` is the primary key).
+    pub message_ids: crate::envelope::MessageIds,
+}
+
 /// Rendered statements for one schema of one dialect.
 pub(crate) struct Catalog<D: Dialect> {
     pub schema: SchemaName,
@@ -33,20 +44,31 @@ pub(crate) struct Catalog<D: Dialect> {
     pub auto_create: bool,
     /// Subscriptions not seen for this long are lapsed: publishers skip them, the sweep deletes.
     pub idle_seconds: i64,
+    /// How queues are stored.
+    pub layout: crate::config::StorageLayout,
+    /// How row ids are made for the copies of a published message in the shared table.
+    pub message_ids: crate::envelope::MessageIds,
     queues: Mutex<HashMap<QueueName, Arc<QueueEntry>>>,
     _dialect: PhantomData<D>,
 }
 
 impl<D: Dialect> Catalog<D> {
-    pub fn new(schema: SchemaName, auto_create: bool, idle_seconds: i64) -> Self {
+    pub fn new(settings: &CatalogSettings, schema: SchemaName) -> Self {
         Catalog {
             shared: D::shared_statements(&schema),
             schema,
-            auto_create,
-            idle_seconds,
+            auto_create: settings.auto_create,
+            idle_seconds: settings.idle_seconds,
+            layout: settings.layout,
+            message_ids: settings.message_ids,
             queues: Mutex::new(HashMap::new()),
             _dialect: PhantomData,
         }
+    }
+
+    /// The shared-table layout: queues are `Destination` values in `NimbusMessages`.
+    pub fn shared_table(&self) -> bool {
+        self.layout == crate::config::StorageLayout::SharedTable
     }
 
     /// The statements of `queue`, rendered on first use.

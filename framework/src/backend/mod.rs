@@ -14,7 +14,7 @@ pub(crate) mod sqlserver;
 use async_trait::async_trait;
 use uuid::Uuid;
 
-pub(crate) use catalog::Catalog;
+pub(crate) use catalog::{Catalog, CatalogSettings};
 
 use crate::config::{DatabaseUrl, EndpointConfig};
 use crate::dead_letter::DeadLetter;
@@ -144,28 +144,33 @@ pub(crate) trait ReceiveTransaction: Send {
 
 /// Connects to the database of `config` and returns its backend.
 pub(crate) async fn connect(config: &EndpointConfig) -> Result<std::sync::Arc<dyn Backend>> {
+    let settings = CatalogSettings {
+        auto_create: config.auto_create_schema,
+        idle_seconds: config.idle_seconds(),
+        layout: config.layout,
+        message_ids: config.identity.message_ids,
+    };
     Ok(match &config.database {
-        DatabaseUrl::Sqlite { path } => std::sync::Arc::new(
-            sqlite::SqliteBackend::open(path, config.auto_create_schema, config.idle_seconds())
-                .await?,
-        ),
+        DatabaseUrl::Sqlite { path } => {
+            std::sync::Arc::new(sqlite::SqliteBackend::open(path, settings).await?)
+        }
         DatabaseUrl::Postgres { config: pg, target } => std::sync::Arc::new(
             postgres::PostgresBackend::connect(
                 pg.clone(),
                 target.clone(),
                 config.schema.clone(),
-                config.auto_create_schema,
-                config.idle_seconds(),
+                settings,
                 config.pool_size(),
             )
             .await?,
         ),
-        DatabaseUrl::SqlServer { settings } => std::sync::Arc::new(
+        DatabaseUrl::SqlServer {
+            settings: connection,
+        } => std::sync::Arc::new(
             sqlserver::SqlServerBackend::connect(
-                (**settings).clone(),
+                (**connection).clone(),
                 config.schema.clone(),
-                config.auto_create_schema,
-                config.idle_seconds(),
+                settings,
                 config.body_string_column,
                 config.pool_size(),
             )

@@ -14,8 +14,8 @@ use uuid::Uuid;
 
 use super::catalog::QueueEntry;
 use super::{
-    instance_queues, single_plain_insert, Backend, Catalog, RebuildDeadLetter, ReceiveTransaction,
-    SweepReport,
+    instance_queues, single_plain_insert, Backend, Catalog, CatalogSettings, RebuildDeadLetter,
+    ReceiveTransaction, SweepReport,
 };
 use crate::dead_letter::DeadLetter;
 use crate::envelope::{Delivery, Destination, OutgoingMessage, ReceivedMessage};
@@ -49,8 +49,7 @@ impl PostgresBackend {
         config: Box<tokio_postgres::Config>,
         target: String,
         schema: SchemaName,
-        auto_create: bool,
-        idle_seconds: i64,
+        settings: CatalogSettings,
         pool_size: usize,
     ) -> Result<Self> {
         let manager = Manager::from_config(
@@ -78,7 +77,7 @@ impl PostgresBackend {
             shared: Arc::new(Shared {
                 pool,
                 target,
-                catalog: Catalog::new(schema, auto_create, idle_seconds),
+                catalog: Catalog::new(&settings, schema),
             }),
         })
     }
@@ -139,6 +138,15 @@ impl Shared {
                 }
             };
             for queue in queues {
+                if self.catalog.shared_table() {
+                    // Each copy of a published message is its own row, with its own key.
+                    let row_id = match message.destination {
+                        Destination::Topic(_) => self.catalog.message_ids.next(),
+                        Destination::Queue(_) => message.id,
+                    };
+                    self.insert_shared(client, &queue, &message, row_id).await?;
+                    continue;
+                }
                 if message.delivery != Delivery::Immediate {
                     self.insert_delayed(client, &queue, &message).await?;
                     continue;
@@ -179,6 +187,38 @@ impl Shared {
         Ok(created)
     }
 
+    /// Inserts `message` for `queue` into `NimbusMessages` (shared-table layout), its headers
+    /// in the body's envelope, visible after its delay.
+    async fn insert_shared(
+        &self,
+        client: &Object,
+        queue: &QueueName,
+        message: &OutgoingMessage,
+        row_id: Uuid,
+    ) -> Result<()> {
+        let (delay_ms, due_at) = delay_of(message.delivery);
+        let stmt = client
+            .prepare_cached(&self.catalog.shared.messages.insert)
+            .await
+            .map_err(db_err("preparing a send"))?;
+        client
+            .execute(
+                &stmt,
+                &[
+                    &row_id,
+                    &queue.as_str(),
+                    &crate::shared_envelope::wrap(&message.headers_json, &message.body),
+                    &message.time_to_be_received_ms,
+                    &message.expires_at,
+                    &delay_ms,
+                    &due_at,
+                ],
+            )
+            .await
+            .map_err(db_err(format!("sending to queue {queue:?}")))?;
+        Ok(())
+    }
+
     /// Inserts `message` for `queue` into `NimbusDelayedMessages`, due after its delay.
     async fn insert_delayed(
         &self,
@@ -186,11 +226,7 @@ impl Shared {
         queue: &QueueName,
         message: &OutgoingMessage,
     ) -> Result<()> {
-        let (delay_ms, due_at) = match message.delivery {
-            Delivery::AfterMs(ms) => (Some(ms), None),
-            Delivery::At(at) => (None, Some(at)),
-            Delivery::Immediate => (None, None),
-        };
+        let (delay_ms, due_at) = delay_of(message.delivery);
         let stmt = client
             .prepare_cached(&self.catalog.shared.insert_delayed)
             .await
@@ -244,6 +280,26 @@ impl Shared {
         ))
     }
 
+    /// Drops a queue's table, or in the shared-table layout deletes its rows.
+    async fn drop_queue_in(&self, client: &Object, queue: &QueueName) -> Result<()> {
+        let operation = format!("dropping queue {queue:?}");
+        if self.catalog.shared_table() {
+            client
+                .execute(
+                    &self.catalog.shared.messages.delete_destination,
+                    &[&queue.as_str()],
+                )
+                .await
+                .map_err(db_err(operation))?;
+            return Ok(());
+        }
+        let entry = self.catalog.queue(queue);
+        client
+            .batch_execute(&entry.statements.drop_queue)
+            .await
+            .map_err(db_err(operation))
+    }
+
     async fn has_last_seen_at(&self, client: &Object) -> Result<bool> {
         let row = client
             .query_opt(
@@ -267,6 +323,50 @@ impl Shared {
     }
 }
 
+/// A pooled connection while a transaction may be open on it. Dropped without
+/// [`TxGuard::into_inner`] (an error path, or a cancelled future), it closes the connection
+/// instead of returning it to the pool, so the server rolls back and no later user of the pool
+/// finds a transaction left open.
+struct TxGuard(Option<Object>);
+
+impl TxGuard {
+    /// The connection, to commit or to hand on; the guard is disarmed.
+    fn into_inner(mut self) -> Object {
+        match self.0.take() {
+            Some(client) => client,
+            None => unreachable!("a TxGuard always holds its connection until into_inner"),
+        }
+    }
+}
+
+impl std::ops::Deref for TxGuard {
+    type Target = Object;
+
+    fn deref(&self) -> &Object {
+        match &self.0 {
+            Some(client) => client,
+            None => unreachable!("a TxGuard always holds its connection until into_inner"),
+        }
+    }
+}
+
+impl Drop for TxGuard {
+    fn drop(&mut self) {
+        if let Some(client) = self.0.take() {
+            let _ = Object::take(client);
+        }
+    }
+}
+
+/// A delivery as the statements take it: a delay in milliseconds, or a due time.
+fn delay_of(delivery: Delivery) -> (Option<i64>, Option<chrono::NaiveDateTime>) {
+    match delivery {
+        Delivery::AfterMs(ms) => (Some(ms), None),
+        Delivery::At(at) => (None, Some(at)),
+        Delivery::Immediate => (None, None),
+    }
+}
+
 /// Commits `client`'s transaction, or closes the connection so the server rolls it back.
 async fn finish(client: Object, statement: &str, operation: &str) -> Result<()> {
     match client.batch_execute(statement).await {
@@ -286,7 +386,7 @@ impl Backend for PostgresBackend {
 
     async fn create_schema(&self, queues: &[QueueName]) -> Result<()> {
         let s = &self.shared;
-        let client = s.connection("creating the schema").await?;
+        let client = TxGuard(Some(s.connection("creating the schema").await?));
         client
             .batch_execute("BEGIN")
             .await
@@ -300,7 +400,11 @@ impl Backend for PostgresBackend {
             let mut ddl = shared.create_schema.clone().unwrap_or_default();
             ddl.push_str(&shared.create_subscriptions);
             ddl.push_str(&shared.create_dead_letters);
-            ddl.push_str(&shared.create_delayed);
+            if s.catalog.shared_table() {
+                ddl.push_str(&shared.messages.create);
+            } else {
+                ddl.push_str(&shared.create_delayed);
+            }
             let upgrade = async {
                 if !s.has_last_seen_at(&client).await? {
                     tracing::warn!(schema = %s.catalog.schema, "upgrading NimbusSubscriptions: adding LastSeenAt");
@@ -326,7 +430,9 @@ impl Backend for PostgresBackend {
             let mut entries = Vec::new();
             for queue in queues {
                 let entry = s.catalog.queue(queue);
-                s.create_queue_in_tx(&client, &entry).await?;
+                if !s.catalog.shared_table() {
+                    s.create_queue_in_tx(&client, &entry).await?;
+                }
                 entries.push(entry);
             }
             Ok::<_, NimbusError>(entries)
@@ -334,12 +440,13 @@ impl Backend for PostgresBackend {
         .await;
         match result {
             Ok(entries) => {
-                finish(client, "COMMIT", "committing the schema").await?;
+                finish(client.into_inner(), "COMMIT", "committing the schema").await?;
                 entries.iter().for_each(|e| e.mark_exists());
                 Ok(())
             }
             Err(e) => {
-                let _ = Object::take(client);
+                // Closes the connection: the server rolls back.
+                drop(client);
                 Err(e)
             }
         }
@@ -349,10 +456,15 @@ impl Backend for PostgresBackend {
         let s = &self.shared;
         let client = s.connection("checking the schema").await?;
         let shared = &s.catalog.shared;
+        let storage = if s.catalog.shared_table() {
+            ("NimbusMessages", &shared.messages.create)
+        } else {
+            ("NimbusDelayedMessages", &shared.create_delayed)
+        };
         for (table, statement) in [
             ("NimbusSubscriptions", &shared.create_subscriptions),
             ("NimbusDeadLetters", &shared.create_dead_letters),
-            ("NimbusDelayedMessages", &shared.create_delayed),
+            storage,
         ] {
             if !s.table_exists(&client, table).await? {
                 return Err(NimbusError::MissingSchema {
@@ -372,7 +484,7 @@ impl Backend for PostgresBackend {
         }
         for queue in queues {
             let entry = s.catalog.queue(queue);
-            if !s.table_exists(&client, queue.as_str()).await? {
+            if !s.catalog.shared_table() && !s.table_exists(&client, queue.as_str()).await? {
                 return Err(NimbusError::MissingSchema {
                     backend: NAME,
                     object: format!(
@@ -391,21 +503,28 @@ impl Backend for PostgresBackend {
     async fn missing_indexes(&self, queue: &QueueName) -> Result<Vec<IndexStatement>> {
         let s = &self.shared;
         let client = s.connection("checking indexes").await?;
+        let (table, expected) = if s.catalog.shared_table() {
+            (
+                "NimbusMessages",
+                vec![s.catalog.shared.messages.index.clone()],
+            )
+        } else {
+            (
+                queue.as_str(),
+                s.catalog.queue(queue).statements.indexes.clone(),
+            )
+        };
         let rows = client
             .query(
                 &s.catalog.shared.list_indexes,
-                &[&s.catalog.schema.as_str(), &queue.as_str()],
+                &[&s.catalog.schema.as_str(), &table],
             )
             .await
             .map_err(db_err("listing indexes"))?;
         let present: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
-        Ok(s.catalog
-            .queue(queue)
-            .statements
-            .indexes
-            .iter()
+        Ok(expected
+            .into_iter()
             .filter(|i| !present.contains(&i.name))
-            .cloned()
             .collect())
     }
 
@@ -413,12 +532,21 @@ impl Backend for PostgresBackend {
         let s = &self.shared;
         let entry = s.catalog.queue(queue);
         let client = s.connection("peeking").await?;
+        let shared_table = s.catalog.shared_table();
+        let sql = if shared_table {
+            &s.catalog.shared.messages.peek
+        } else {
+            &entry.statements.peek
+        };
         let stmt = client
-            .prepare_cached(&entry.statements.peek)
+            .prepare_cached(sql)
             .await
             .map_err(db_err(format!("peeking at queue {queue:?}")))?;
+        let destination = queue.as_str();
+        let params: &[&(dyn tokio_postgres::types::ToSql + Sync)] =
+            if shared_table { &[&destination] } else { &[] };
         let row = client
-            .query_one(&stmt, &[])
+            .query_one(&stmt, params)
             .await
             .map_err(db_err(format!("peeking at queue {queue:?}")))?;
         Ok(row.get(0))
@@ -430,28 +558,40 @@ impl Backend for PostgresBackend {
     ) -> Result<Option<(ReceivedMessage, Box<dyn ReceiveTransaction>)>> {
         let s = &self.shared;
         let entry = s.catalog.queue(queue);
-        let client = s.connection("receiving").await?;
+        let client = TxGuard(Some(s.connection("receiving").await?));
         let operation = format!("receiving from queue {queue:?}");
+        let shared_table = s.catalog.shared_table();
+        let destination = queue.as_str();
         let row = async {
+            let sql = if shared_table {
+                &s.catalog.shared.messages.receive
+            } else {
+                &entry.statements.receive
+            };
             let stmt = client
-                .prepare_cached(&entry.statements.receive)
+                .prepare_cached(sql)
                 .await
                 .map_err(db_err(operation.clone()))?;
+            let params: &[&(dyn tokio_postgres::types::ToSql + Sync)] =
+                if shared_table { &[&destination] } else { &[] };
             // Pipelined: tokio-postgres sends requests in the order they are first polled, so
             // BEGIN goes first and both travel in one round trip.
-            let (begun, row) =
-                futures::join!(client.batch_execute("BEGIN"), client.query_opt(&stmt, &[]));
+            let (begun, row) = futures::join!(
+                client.batch_execute("BEGIN"),
+                client.query_opt(&stmt, params)
+            );
             begun.map_err(db_err(operation.clone()))?;
             row.map_err(db_err(operation.clone()))
         }
         .await;
         match row {
             Err(e) => {
-                let _ = Object::take(client);
+                // Closes the connection: the server rolls back.
+                drop(client);
                 Err(e)
             }
             Ok(None) => {
-                finish(client, "COMMIT", &operation).await?;
+                finish(client.into_inner(), "COMMIT", &operation).await?;
                 Ok(None)
             }
             Ok(Some(row)) => {
@@ -459,13 +599,14 @@ impl Backend for PostgresBackend {
                     row_id: row.get(0),
                     correlation_id: row.get(1),
                     reply_to_address: row.get(2),
-                    headers_json: row.get(3),
+                    headers_json: row.get::<_, Option<String>>(3).unwrap_or_default(),
                     body: row.get::<_, Option<Vec<u8>>>(4).unwrap_or_default(),
                     expired: row.get(5),
                     expires: row.get(6),
-                };
+                }
+                .unwrap_envelope(shared_table);
                 let tx = PostgresTransaction {
-                    client: Some(client),
+                    client: Some(client.into_inner()),
                     shared: s.clone(),
                 };
                 Ok(Some((message, Box::new(tx))))
@@ -475,8 +616,10 @@ impl Backend for PostgresBackend {
 
     async fn send(&self, messages: Vec<OutgoingMessage>) -> Result<()> {
         let s = &self.shared;
-        let client = s.connection("sending").await?;
-        if let Some(message) = single_plain_insert(&s.catalog, &messages) {
+        let client = TxGuard(Some(s.connection("sending").await?));
+        if let Some(message) =
+            single_plain_insert(&s.catalog, &messages).filter(|_| !s.catalog.shared_table())
+        {
             // One row into a queue known to exist: one autocommitted statement is as atomic as
             // a transaction around it, at a third of the round trips.
             let (queue, entry) = message;
@@ -500,6 +643,8 @@ impl Backend for PostgresBackend {
                 )
                 .await
                 .map_err(db_err(format!("sending to queue {queue:?}")))?;
+            // No transaction was opened: the connection goes back to the pool.
+            drop(client.into_inner());
             return Ok(());
         }
         let written = async {
@@ -512,12 +657,13 @@ impl Backend for PostgresBackend {
         .await;
         match written {
             Ok(created) => {
-                finish(client, "COMMIT", "committing a send").await?;
+                finish(client.into_inner(), "COMMIT", "committing a send").await?;
                 created.iter().for_each(|e| e.mark_exists());
                 Ok(())
             }
             Err(e) => {
-                let _ = Object::take(client);
+                // Closes the connection: the server rolls back.
+                drop(client);
                 Err(e)
             }
         }
@@ -555,7 +701,7 @@ impl Backend for PostgresBackend {
 
     async fn sweep_idle(&self, idle_seconds: i64) -> Result<SweepReport> {
         let s = &self.shared;
-        let client = s.connection("sweeping idle subscriptions").await?;
+        let client = TxGuard(Some(s.connection("sweeping idle subscriptions").await?));
         let swept = async {
             client
                 .batch_execute("BEGIN")
@@ -576,11 +722,7 @@ impl Backend for PostgresBackend {
                     .map_err(db_err("counting subscriptions"))?
                     .get(0);
                 if left == 0 {
-                    let entry = s.catalog.queue(&queue);
-                    client
-                        .batch_execute(&entry.statements.drop_queue)
-                        .await
-                        .map_err(db_err(format!("dropping idle queue {queue:?}")))?;
+                    s.drop_queue_in(&client, &queue).await?;
                     report.queues_dropped.push(queue.as_str().to_string());
                 }
             }
@@ -589,11 +731,12 @@ impl Backend for PostgresBackend {
         .await;
         match swept {
             Ok(report) => {
-                finish(client, "COMMIT", "committing a sweep").await?;
+                finish(client.into_inner(), "COMMIT", "committing a sweep").await?;
                 Ok(report)
             }
             Err(e) => {
-                let _ = Object::take(client);
+                // Closes the connection: the server rolls back.
+                drop(client);
                 Err(e)
             }
         }
@@ -601,31 +744,42 @@ impl Backend for PostgresBackend {
 
     async fn drop_queue(&self, queue: &QueueName) -> Result<()> {
         let s = &self.shared;
-        let entry = s.catalog.queue(queue);
         let client = s.connection("dropping a queue").await?;
-        client
-            .batch_execute(&entry.statements.drop_queue)
-            .await
-            .map_err(db_err(format!("dropping queue {queue:?}")))
+        s.drop_queue_in(&client, queue).await
     }
 
     async fn purge_expired(&self, queue: &QueueName, batch: i64) -> Result<u64> {
         let s = &self.shared;
         let entry = s.catalog.queue(queue);
         let client = s.connection("purging expired messages").await?;
+        let operation = format!("purging expired messages of {queue:?}");
+        if s.catalog.shared_table() {
+            let stmt = client
+                .prepare_cached(&s.catalog.shared.messages.purge_expired)
+                .await
+                .map_err(db_err(operation.clone()))?;
+            return client
+                .execute(&stmt, &[&queue.as_str(), &batch])
+                .await
+                .map_err(db_err(operation));
+        }
         let stmt = client
             .prepare_cached(&entry.statements.purge_expired)
             .await
-            .map_err(db_err(format!("purging expired messages of {queue:?}")))?;
+            .map_err(db_err(operation.clone()))?;
         client
             .execute(&stmt, &[&batch])
             .await
-            .map_err(db_err(format!("purging expired messages of {queue:?}")))
+            .map_err(db_err(operation))
     }
 
     async fn deliver_due(&self, batch: i64) -> Result<u64> {
         let s = &self.shared;
-        let client = s.connection("delivering delayed messages").await?;
+        if s.catalog.shared_table() {
+            // Delayed messages wait in NimbusMessages until their VisibleAfter: nothing to move.
+            return Ok(0);
+        }
+        let client = TxGuard(Some(s.connection("delivering delayed messages").await?));
         let moved = async {
             client
                 .batch_execute("BEGIN")
@@ -662,12 +816,18 @@ impl Backend for PostgresBackend {
         .await;
         match moved {
             Ok((count, created)) => {
-                finish(client, "COMMIT", "committing delayed deliveries").await?;
+                finish(
+                    client.into_inner(),
+                    "COMMIT",
+                    "committing delayed deliveries",
+                )
+                .await?;
                 created.iter().for_each(|e| e.mark_exists());
                 Ok(count)
             }
             Err(e) => {
-                let _ = Object::take(client);
+                // Closes the connection: the server rolls back.
+                drop(client);
                 Err(e)
             }
         }
@@ -675,7 +835,7 @@ impl Backend for PostgresBackend {
 
     async fn replay_dead_letter(&self, id: Uuid, rebuild: RebuildDeadLetter) -> Result<bool> {
         let s = &self.shared;
-        let client = s.connection("replaying a dead letter").await?;
+        let client = TxGuard(Some(s.connection("replaying a dead letter").await?));
         let replayed = async {
             client
                 .batch_execute("BEGIN")
@@ -697,12 +857,13 @@ impl Backend for PostgresBackend {
         .await;
         match replayed {
             Ok((found, created)) => {
-                finish(client, "COMMIT", "committing a replay").await?;
+                finish(client.into_inner(), "COMMIT", "committing a replay").await?;
                 created.iter().for_each(|e| e.mark_exists());
                 Ok(found)
             }
             Err(e) => {
-                let _ = Object::take(client);
+                // Closes the connection: the server rolls back.
+                drop(client);
                 Err(e)
             }
         }

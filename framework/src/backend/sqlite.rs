@@ -21,7 +21,8 @@ use uuid::Uuid;
 
 use super::catalog::QueueEntry;
 use super::{
-    instance_queues, Backend, Catalog, RebuildDeadLetter, ReceiveTransaction, SweepReport,
+    instance_queues, Backend, Catalog, CatalogSettings, RebuildDeadLetter, ReceiveTransaction,
+    SweepReport,
 };
 use crate::dead_letter::DeadLetter;
 use crate::envelope::{Delivery, Destination, OutgoingMessage, ReceivedMessage};
@@ -162,7 +163,7 @@ struct Shared {
 impl SqliteBackend {
     /// Opens (or creates) the database file, sharing the connection with every other endpoint of
     /// this process that uses the same file.
-    pub async fn open(path: &Path, auto_create: bool, idle_seconds: i64) -> Result<Self> {
+    pub async fn open(path: &Path, settings: CatalogSettings) -> Result<Self> {
         let open_path = path.to_path_buf();
         let conn = tokio::task::spawn_blocking(move || shared_connection(&open_path))
             .await
@@ -181,7 +182,7 @@ impl SqliteBackend {
         Ok(SqliteBackend {
             shared: Arc::new(Shared {
                 conn,
-                catalog: Catalog::new(schema, auto_create, idle_seconds),
+                catalog: Catalog::new(&settings, schema),
             }),
         })
     }
@@ -217,12 +218,30 @@ impl Shared {
                     // A subscription row with a name no endpoint could have written; skip it.
                     continue;
                 };
-                if message.delivery != Delivery::Immediate {
-                    let (delay_ms, due_at) = match message.delivery {
-                        Delivery::AfterMs(ms) => (Some(ms), None),
-                        Delivery::At(at) => (None, Some(at)),
-                        Delivery::Immediate => (None, None),
+                let (delay_ms, due_at) = match message.delivery {
+                    Delivery::AfterMs(ms) => (Some(ms), None),
+                    Delivery::At(at) => (None, Some(at)),
+                    Delivery::Immediate => (None, None),
+                };
+                if self.catalog.shared_table() {
+                    // Each copy of a published message is its own row, with its own key.
+                    let row_id = match message.destination {
+                        Destination::Topic(_) => self.catalog.message_ids.next(),
+                        Destination::Queue(_) => message.id,
                     };
+                    conn.prepare_cached(&self.catalog.shared.messages.insert)?
+                        .execute(rusqlite::params![
+                            row_id.to_string(),
+                            queue.as_str(),
+                            crate::shared_envelope::wrap(&message.headers_json, &message.body),
+                            message.time_to_be_received_ms,
+                            to_text(message.expires_at),
+                            delay_ms,
+                            to_text(due_at),
+                        ])?;
+                    continue;
+                }
+                if message.delivery != Delivery::Immediate {
                     conn.prepare_cached(&self.catalog.shared.insert_delayed)?
                         .execute(rusqlite::params![
                             message.id.to_string(),
@@ -279,6 +298,20 @@ fn insert_dead_letter(conn: &Connection, sql: &str, letter: &DeadLetter) -> rusq
     Err(rusqlite::Error::StatementChangedRows(0))
 }
 
+/// Drops a queue's table, or in the shared-table layout deletes its rows.
+fn drop_queue_in(
+    conn: &Connection,
+    catalog: &Catalog<Sqlite>,
+    queue: &QueueName,
+) -> rusqlite::Result<()> {
+    if catalog.shared_table() {
+        conn.prepare_cached(&catalog.shared.messages.delete_destination)?
+            .execute([queue.as_str()])?;
+        return Ok(());
+    }
+    conn.execute_batch(&catalog.queue(queue).statements.drop_queue)
+}
+
 fn create_queue(conn: &Connection, entry: &QueueEntry) -> rusqlite::Result<()> {
     conn.execute_batch(&entry.statements.create_queue)
 }
@@ -326,13 +359,19 @@ impl Backend for SqliteBackend {
             in_transaction(conn, |conn| {
                 conn.execute_batch(&shared.catalog.shared.create_subscriptions)?;
                 conn.execute_batch(&shared.catalog.shared.create_dead_letters)?;
-                conn.execute_batch(&shared.catalog.shared.create_delayed)?;
+                if shared.catalog.shared_table() {
+                    conn.execute_batch(&shared.catalog.shared.messages.create)?;
+                } else {
+                    conn.execute_batch(&shared.catalog.shared.create_delayed)?;
+                }
                 if !has_last_seen_at(conn, &shared.catalog.shared.has_last_seen_at)? {
                     tracing::warn!("upgrading NimbusSubscriptions: adding LastSeenAt");
                     conn.execute_batch(&shared.catalog.shared.upgrade_last_seen_at)?;
                 }
-                for entry in &entries {
-                    create_queue(conn, entry)?;
+                if !shared.catalog.shared_table() {
+                    for entry in &entries {
+                        create_queue(conn, entry)?;
+                    }
                 }
                 Ok(entries)
             })
@@ -351,10 +390,15 @@ impl Backend for SqliteBackend {
         let guard = shared.lock().await;
         let (_, result) = blocking(guard, false, move |conn| {
             let s = &shared.catalog.shared;
+            let storage = if shared.catalog.shared_table() {
+                ("NimbusMessages", &s.messages.create)
+            } else {
+                ("NimbusDelayedMessages", &s.create_delayed)
+            };
             for (table, statement) in [
                 ("NimbusSubscriptions", &s.create_subscriptions),
                 ("NimbusDeadLetters", &s.create_dead_letters),
-                ("NimbusDelayedMessages", &s.create_delayed),
+                storage,
             ] {
                 if !table_exists(conn, &s.table_exists, table)? {
                     return Ok(Err(NimbusError::MissingSchema {
@@ -374,7 +418,9 @@ impl Backend for SqliteBackend {
             }
             for queue in &queues {
                 let entry = shared.catalog.queue(queue);
-                if !table_exists(conn, &s.table_exists, queue.as_str())? {
+                if !shared.catalog.shared_table()
+                    && !table_exists(conn, &s.table_exists, queue.as_str())?
+                {
                     return Ok(Err(NimbusError::MissingSchema {
                         backend: NAME,
                         object: format!("queue table {:?}", queue.as_str()),
@@ -391,20 +437,26 @@ impl Backend for SqliteBackend {
 
     async fn missing_indexes(&self, queue: &QueueName) -> Result<Vec<IndexStatement>> {
         let shared = self.shared.clone();
-        let entry = shared.catalog.queue(queue);
-        let table = queue.as_str().to_string();
+        let (table, expected) = if shared.catalog.shared_table() {
+            (
+                "NimbusMessages".to_string(),
+                vec![shared.catalog.shared.messages.index.clone()],
+            )
+        } else {
+            (
+                queue.as_str().to_string(),
+                shared.catalog.queue(queue).statements.indexes.clone(),
+            )
+        };
         let guard = shared.lock().await;
         let (_, result) = blocking(guard, false, move |conn| {
             let mut stmt = conn.prepare_cached(&shared.catalog.shared.list_indexes)?;
             let names = stmt
                 .query_map([MAIN_SCHEMA, table.as_str()], |r| r.get::<_, String>(0))?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
-            Ok(entry
-                .statements
-                .indexes
-                .iter()
+            Ok(expected
+                .into_iter()
                 .filter(|i| !names.contains(&i.name))
-                .cloned()
                 .collect())
         })
         .await?;
@@ -412,11 +464,18 @@ impl Backend for SqliteBackend {
     }
 
     async fn peek(&self, queue: &QueueName) -> Result<i64> {
-        let entry = self.shared.catalog.queue(queue);
-        let guard = self.shared.lock().await;
+        let shared = self.shared.clone();
+        let entry = shared.catalog.queue(queue);
+        let destination = queue.as_str().to_string();
+        let guard = shared.lock().await;
         let (_, result) = blocking(guard, false, move |conn| {
-            conn.prepare_cached(&entry.statements.peek)?
-                .query_row([], |r| r.get(0))
+            if shared.catalog.shared_table() {
+                conn.prepare_cached(&shared.catalog.shared.messages.peek)?
+                    .query_row([destination], |r| r.get(0))
+            } else {
+                conn.prepare_cached(&entry.statements.peek)?
+                    .query_row([], |r| r.get(0))
+            }
         })
         .await?;
         result.map_err(db_err(format!("peeking at queue {queue:?}")))
@@ -426,22 +485,31 @@ impl Backend for SqliteBackend {
         &self,
         queue: &QueueName,
     ) -> Result<Option<(ReceivedMessage, Box<dyn ReceiveTransaction>)>> {
-        let entry = self.shared.catalog.queue(queue);
+        let shared = self.shared.clone();
+        let entry = shared.catalog.queue(queue);
+        let shared_table = shared.catalog.shared_table();
+        let destination = queue.as_str().to_string();
         let guard = self.shared.lock().await;
         let (guard, result) = blocking(guard, false, move |conn| {
             conn.execute_batch("BEGIN IMMEDIATE")?;
+            let (sql, params): (&str, Vec<String>) = if shared_table {
+                (&shared.catalog.shared.messages.receive, vec![destination])
+            } else {
+                (&entry.statements.receive, Vec::new())
+            };
             let row = conn
-                .prepare_cached(&entry.statements.receive)?
-                .query_row([], |r| {
+                .prepare_cached(sql)?
+                .query_row(rusqlite::params_from_iter(params), |r| {
                     Ok(ReceivedMessage {
                         row_id: r.get(0)?,
                         correlation_id: r.get(1)?,
                         reply_to_address: r.get(2)?,
-                        headers_json: r.get(3)?,
+                        headers_json: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
                         body: r.get::<_, Option<Vec<u8>>>(4)?.unwrap_or_default(),
                         expired: r.get(5)?,
                         expires: from_text(r.get(6)?),
-                    })
+                    }
+                    .unwrap_envelope(shared_table))
                 })
                 .optional();
             match row {
@@ -532,7 +600,7 @@ impl Backend for SqliteBackend {
                         .prepare_cached(&s.queue_subscriptions)?
                         .query_row([queue.as_str()], |r| r.get(0))?;
                     if left == 0 {
-                        conn.execute_batch(&shared.catalog.queue(&queue).statements.drop_queue)?;
+                        drop_queue_in(conn, &shared.catalog, &queue)?;
                         report.queues_dropped.push(queue.as_str().to_string());
                     }
                 }
@@ -544,27 +612,39 @@ impl Backend for SqliteBackend {
     }
 
     async fn drop_queue(&self, queue: &QueueName) -> Result<()> {
-        let entry = self.shared.catalog.queue(queue);
-        let guard = self.shared.lock().await;
+        let shared = self.shared.clone();
+        let name = queue.clone();
+        let guard = shared.lock().await;
         let (_, result) = blocking(guard, false, move |conn| {
-            conn.execute_batch(&entry.statements.drop_queue)
+            drop_queue_in(conn, &shared.catalog, &name)
         })
         .await?;
         result.map_err(db_err(format!("dropping queue {queue:?}")))
     }
 
     async fn purge_expired(&self, queue: &QueueName, batch: i64) -> Result<u64> {
-        let entry = self.shared.catalog.queue(queue);
-        let guard = self.shared.lock().await;
+        let shared = self.shared.clone();
+        let entry = shared.catalog.queue(queue);
+        let destination = queue.as_str().to_string();
+        let guard = shared.lock().await;
         let (_, result) = blocking(guard, false, move |conn| {
-            conn.prepare_cached(&entry.statements.purge_expired)?
-                .execute([batch])
+            if shared.catalog.shared_table() {
+                conn.prepare_cached(&shared.catalog.shared.messages.purge_expired)?
+                    .execute(rusqlite::params![destination, batch])
+            } else {
+                conn.prepare_cached(&entry.statements.purge_expired)?
+                    .execute([batch])
+            }
         })
         .await?;
         Ok(result.map_err(db_err(format!("purging expired messages of {queue:?}")))? as u64)
     }
 
     async fn deliver_due(&self, batch: i64) -> Result<u64> {
+        if self.shared.catalog.shared_table() {
+            // Delayed messages wait in NimbusMessages until their VisibleAfter: nothing to move.
+            return Ok(0);
+        }
         let shared = self.shared.clone();
         let guard = shared.lock().await;
         let (_, result) = blocking(guard, false, move |conn| {

@@ -17,8 +17,8 @@ use uuid::Uuid;
 
 use super::catalog::QueueEntry;
 use super::{
-    instance_queues, single_plain_insert, Backend, Catalog, RebuildDeadLetter, ReceiveTransaction,
-    SweepReport,
+    instance_queues, single_plain_insert, Backend, Catalog, CatalogSettings, RebuildDeadLetter,
+    ReceiveTransaction, SweepReport,
 };
 use crate::dead_letter::DeadLetter;
 use crate::envelope::{Delivery, Destination, OutgoingMessage, ReceivedMessage};
@@ -230,8 +230,7 @@ impl SqlServerBackend {
     pub async fn connect(
         settings: ConnectionSettings,
         schema: SchemaName,
-        auto_create: bool,
-        idle_seconds: i64,
+        catalog_settings: CatalogSettings,
         body_string: bool,
         pool_size: usize,
     ) -> Result<Self> {
@@ -246,7 +245,7 @@ impl SqlServerBackend {
         let shared = Shared {
             pool,
             target,
-            catalog: Catalog::new(schema, auto_create, idle_seconds),
+            catalog: Catalog::new(&catalog_settings, schema),
             body_string,
         };
         drop(shared.connection("connecting").await?);
@@ -348,6 +347,15 @@ impl Shared {
                 }
             };
             for queue in queues {
+                if self.catalog.shared_table() {
+                    // Each copy of a published message is its own row, with its own key.
+                    let row_id = match message.destination {
+                        Destination::Topic(_) => self.catalog.message_ids.next(),
+                        Destination::Queue(_) => message.id,
+                    };
+                    self.insert_shared(client, &queue, &message, row_id).await?;
+                    continue;
+                }
                 if message.delivery != Delivery::Immediate {
                     self.insert_delayed(client, &queue, &message).await?;
                     continue;
@@ -381,6 +389,59 @@ impl Shared {
             }
         }
         Ok(created)
+    }
+
+    /// Inserts `message` for `queue` into `NimbusMessages` (shared-table layout), its headers
+    /// in the body's envelope, visible after its delay.
+    async fn insert_shared(
+        &self,
+        client: &mut Connection,
+        queue: &QueueName,
+        message: &OutgoingMessage,
+        row_id: Uuid,
+    ) -> Result<()> {
+        let (delay_ms, due_at) = match message.delivery {
+            Delivery::AfterMs(ms) => (Some(ms), None),
+            Delivery::At(at) => (None, Some(at)),
+            Delivery::Immediate => (None, None),
+        };
+        client
+            .execute(
+                self.catalog.shared.messages.insert.as_str(),
+                &[
+                    &row_id,
+                    &queue.as_str(),
+                    &crate::shared_envelope::wrap(&message.headers_json, &message.body),
+                    &message.time_to_be_received_ms,
+                    &message.expires_at,
+                    &delay_ms,
+                    &due_at,
+                ],
+            )
+            .await
+            .map_err(db_err(format!("sending to queue {queue:?}")))?;
+        Ok(())
+    }
+
+    /// Drops a queue's table, or in the shared-table layout deletes its rows.
+    async fn drop_queue_in(&self, client: &mut Connection, queue: &QueueName) -> Result<()> {
+        let operation = format!("dropping queue {queue:?}");
+        if self.catalog.shared_table() {
+            client
+                .execute(
+                    self.catalog.shared.messages.delete_destination.as_str(),
+                    &[&queue.as_str()],
+                )
+                .await
+                .map_err(db_err(operation))?;
+            return Ok(());
+        }
+        let entry = self.catalog.queue(queue);
+        client
+            .execute(entry.statements.drop_queue.as_str(), &[])
+            .await
+            .map_err(db_err(operation))?;
+        Ok(())
     }
 
     /// Inserts `message` for `queue` into `NimbusDelayedMessages`, due after its delay.
@@ -469,6 +530,50 @@ impl Shared {
     }
 }
 
+/// A pooled connection while a transaction may be open on it. Dropped without
+/// [`TxGuard::into_inner`] (an error path, or a cancelled future), it closes the connection
+/// instead of returning it to the pool, so the server rolls back and no later user of the pool
+/// finds a transaction left open.
+struct TxGuard(Option<Connection>);
+
+impl TxGuard {
+    /// The connection, to commit or to hand on; the guard is disarmed.
+    fn into_inner(mut self) -> Connection {
+        match self.0.take() {
+            Some(client) => client,
+            None => unreachable!("a TxGuard always holds its connection until into_inner"),
+        }
+    }
+}
+
+impl std::ops::Deref for TxGuard {
+    type Target = Connection;
+
+    fn deref(&self) -> &Connection {
+        match &self.0 {
+            Some(client) => client,
+            None => unreachable!("a TxGuard always holds its connection until into_inner"),
+        }
+    }
+}
+
+impl std::ops::DerefMut for TxGuard {
+    fn deref_mut(&mut self) -> &mut Connection {
+        match &mut self.0 {
+            Some(client) => client,
+            None => unreachable!("a TxGuard always holds its connection until into_inner"),
+        }
+    }
+}
+
+impl Drop for TxGuard {
+    fn drop(&mut self) {
+        if let Some(client) = self.0.take() {
+            let _ = Object::take(client);
+        }
+    }
+}
+
 /// Commits (or rolls back) `client`'s transaction, or closes the connection so the server rolls
 /// it back.
 async fn finish(mut client: Connection, commit: bool, operation: &str) -> Result<()> {
@@ -491,7 +596,7 @@ impl Backend for SqlServerBackend {
 
     async fn create_schema(&self, queues: &[QueueName]) -> Result<()> {
         let s = &self.shared;
-        let mut client = s.connection("creating the schema").await?;
+        let mut client = TxGuard(Some(s.connection("creating the schema").await?));
         let result = async {
             client
                 .begin_transaction()
@@ -513,6 +618,11 @@ impl Backend for SqlServerBackend {
                     "creating NimbusDeadLetters",
                     Some(&shared.create_dead_letters),
                 ),
+                if s.catalog.shared_table() {
+                    ("creating NimbusMessages", Some(&shared.messages.create))
+                } else {
+                    ("creating NimbusDelayedMessages", Some(&shared.create_delayed))
+                },
             ] {
                 if let Some(ddl) = ddl {
                     client
@@ -531,7 +641,9 @@ impl Backend for SqlServerBackend {
             let mut entries = Vec::new();
             for queue in queues {
                 let entry = s.catalog.queue(queue);
-                s.create_queue_in_tx(&mut client, &entry, queue).await?;
+                if !s.catalog.shared_table() {
+                    s.create_queue_in_tx(&mut client, &entry, queue).await?;
+                }
                 entries.push(entry);
             }
             Ok::<_, NimbusError>(entries)
@@ -539,12 +651,13 @@ impl Backend for SqlServerBackend {
         .await;
         match result {
             Ok(entries) => {
-                finish(client, true, "committing the schema").await?;
+                finish(client.into_inner(), true, "committing the schema").await?;
                 entries.iter().for_each(|e| e.mark_exists());
                 Ok(())
             }
             Err(e) => {
-                let _ = Object::take(client);
+                // Closes the connection: the server rolls back.
+                drop(client);
                 Err(e)
             }
         }
@@ -557,7 +670,11 @@ impl Backend for SqlServerBackend {
         for (table, statement) in [
             ("NimbusSubscriptions", &shared.create_subscriptions),
             ("NimbusDeadLetters", &shared.create_dead_letters),
-            ("NimbusDelayedMessages", &shared.create_delayed),
+            if s.catalog.shared_table() {
+                ("NimbusMessages", &shared.messages.create)
+            } else {
+                ("NimbusDelayedMessages", &shared.create_delayed)
+            },
         ] {
             if !s.table_exists(&mut client, table).await? {
                 return Err(NimbusError::MissingSchema {
@@ -581,7 +698,7 @@ impl Backend for SqlServerBackend {
         }
         for queue in queues {
             let entry = s.catalog.queue(queue);
-            if !s.table_exists(&mut client, queue.as_str()).await? {
+            if !s.catalog.shared_table() && !s.table_exists(&mut client, queue.as_str()).await? {
                 return Err(NimbusError::MissingSchema {
                     backend: NAME,
                     object: format!(
@@ -601,10 +718,21 @@ impl Backend for SqlServerBackend {
     async fn missing_indexes(&self, queue: &QueueName) -> Result<Vec<IndexStatement>> {
         let s = &self.shared;
         let mut client = s.connection("checking indexes").await?;
+        let (table, expected) = if s.catalog.shared_table() {
+            (
+                "NimbusMessages",
+                vec![s.catalog.shared.messages.index.clone()],
+            )
+        } else {
+            (
+                queue.as_str(),
+                s.catalog.queue(queue).statements.indexes.clone(),
+            )
+        };
         let rows = client
             .query(
                 s.catalog.shared.list_indexes.as_str(),
-                &[&s.schema_params(), &queue.as_str()],
+                &[&s.schema_params(), &table],
             )
             .await
             .map_err(db_err("listing indexes"))?
@@ -615,13 +743,9 @@ impl Backend for SqlServerBackend {
             .iter()
             .filter_map(|r| r.try_get::<&str, _>(0).ok().flatten().map(str::to_string))
             .collect();
-        Ok(s.catalog
-            .queue(queue)
-            .statements
-            .indexes
-            .iter()
+        Ok(expected
+            .into_iter()
             .filter(|i| !present.contains(&i.name))
-            .cloned()
             .collect())
     }
 
@@ -630,9 +754,15 @@ impl Backend for SqlServerBackend {
         let entry = s.catalog.queue(queue);
         let mut client = s.connection("peeking").await?;
         let operation = format!("peeking at queue {queue:?}");
-        let row = client
-            .query(entry.statements.peek.as_str(), &[])
-            .await
+        let destination = queue.as_str();
+        let stream = if s.catalog.shared_table() {
+            client
+                .query(s.catalog.shared.messages.peek.as_str(), &[&destination])
+                .await
+        } else {
+            client.query(entry.statements.peek.as_str(), &[]).await
+        };
+        let row = stream
             .map_err(db_err(operation.clone()))?
             .into_row()
             .await
@@ -648,16 +778,23 @@ impl Backend for SqlServerBackend {
     ) -> Result<Option<(ReceivedMessage, Box<dyn ReceiveTransaction>)>> {
         let s = &self.shared;
         let entry = s.catalog.queue(queue);
-        let mut client = s.connection("receiving").await?;
+        let mut client = TxGuard(Some(s.connection("receiving").await?));
         let operation = format!("receiving from queue {queue:?}");
+        let shared_table = s.catalog.shared_table();
         let received = async {
             client
                 .begin_transaction()
                 .await
                 .map_err(db_err(operation.clone()))?;
-            let row = client
-                .query(entry.statements.receive.as_str(), &[])
-                .await
+            let destination = queue.as_str();
+            let stream = if shared_table {
+                client
+                    .query(s.catalog.shared.messages.receive.as_str(), &[&destination])
+                    .await
+            } else {
+                client.query(entry.statements.receive.as_str(), &[]).await
+            };
+            let row = stream
                 .map_err(db_err(operation.clone()))?
                 .into_row()
                 .await
@@ -667,24 +804,27 @@ impl Backend for SqlServerBackend {
             };
             let read = db_err(format!("reading a message from queue {queue:?}"));
             let message = (|| {
-                Ok::<_, tiberius::error::Error>(ReceivedMessage {
-                    row_id: row
-                        .try_get::<Uuid, _>(0)?
-                        .map(|id| id.to_string())
-                        .unwrap_or_default(),
-                    correlation_id: row.try_get::<&str, _>(1)?.map(str::to_string),
-                    reply_to_address: row.try_get::<&str, _>(2)?.map(str::to_string),
-                    headers_json: row
-                        .try_get::<&str, _>(3)?
-                        .map(str::to_string)
-                        .unwrap_or_default(),
-                    body: row
-                        .try_get::<&[u8], _>(4)?
-                        .map(<[u8]>::to_vec)
-                        .unwrap_or_default(),
-                    expired: row.try_get::<bool, _>(5)?.unwrap_or(false),
-                    expires: row.try_get::<chrono::NaiveDateTime, _>(6)?,
-                })
+                Ok::<_, tiberius::error::Error>(
+                    ReceivedMessage {
+                        row_id: row
+                            .try_get::<Uuid, _>(0)?
+                            .map(|id| id.to_string())
+                            .unwrap_or_default(),
+                        correlation_id: row.try_get::<&str, _>(1)?.map(str::to_string),
+                        reply_to_address: row.try_get::<&str, _>(2)?.map(str::to_string),
+                        headers_json: row
+                            .try_get::<&str, _>(3)?
+                            .map(str::to_string)
+                            .unwrap_or_default(),
+                        body: row
+                            .try_get::<&[u8], _>(4)?
+                            .map(<[u8]>::to_vec)
+                            .unwrap_or_default(),
+                        expired: row.try_get::<bool, _>(5)?.unwrap_or(false),
+                        expires: row.try_get::<chrono::NaiveDateTime, _>(6)?,
+                    }
+                    .unwrap_envelope(shared_table),
+                )
             })()
             .map_err(read)?;
             Ok(Some(message))
@@ -692,17 +832,18 @@ impl Backend for SqlServerBackend {
         .await;
         match received {
             Err(e) => {
-                let _ = Object::take(client);
+                // Closes the connection: the server rolls back.
+                drop(client);
                 Err(e)
             }
             Ok(None) => {
-                finish(client, true, &operation).await?;
+                finish(client.into_inner(), true, &operation).await?;
                 Ok(None)
             }
             Ok(Some(message)) => Ok(Some((
                 message,
                 Box::new(SqlServerTransaction {
-                    client: Some(client),
+                    client: Some(client.into_inner()),
                     shared: s.clone(),
                 }),
             ))),
@@ -711,8 +852,10 @@ impl Backend for SqlServerBackend {
 
     async fn send(&self, messages: Vec<OutgoingMessage>) -> Result<()> {
         let s = &self.shared;
-        let mut client = s.connection("sending").await?;
-        if let Some((queue, entry)) = single_plain_insert(&s.catalog, &messages) {
+        let mut client = TxGuard(Some(s.connection("sending").await?));
+        if let Some((queue, entry)) =
+            single_plain_insert(&s.catalog, &messages).filter(|_| !s.catalog.shared_table())
+        {
             // One row into a queue known to exist: one autocommitted statement is as atomic as
             // a transaction around it, at a third of the round trips.
             let m = &messages[0];
@@ -731,6 +874,8 @@ impl Backend for SqlServerBackend {
                 )
                 .await
                 .map_err(db_err(format!("sending to queue {queue:?}")))?;
+            // No transaction was opened: the connection goes back to the pool.
+            drop(client.into_inner());
             return Ok(());
         }
         let written = async {
@@ -743,12 +888,13 @@ impl Backend for SqlServerBackend {
         .await;
         match written {
             Ok(created) => {
-                finish(client, true, "committing a send").await?;
+                finish(client.into_inner(), true, "committing a send").await?;
                 created.iter().for_each(|e| e.mark_exists());
                 Ok(())
             }
             Err(e) => {
-                let _ = Object::take(client);
+                // Closes the connection: the server rolls back.
+                drop(client);
                 Err(e)
             }
         }
@@ -788,7 +934,7 @@ impl Backend for SqlServerBackend {
 
     async fn sweep_idle(&self, idle_seconds: i64) -> Result<SweepReport> {
         let s = &self.shared;
-        let mut client = s.connection("sweeping idle subscriptions").await?;
+        let mut client = TxGuard(Some(s.connection("sweeping idle subscriptions").await?));
         let swept = async {
             client
                 .begin_transaction()
@@ -832,11 +978,7 @@ impl Backend for SqlServerBackend {
                     .and_then(|r| r.try_get::<i64, _>(0).ok().flatten())
                     .unwrap_or(0);
                 if left == 0 {
-                    let entry = s.catalog.queue(&queue);
-                    client
-                        .execute(entry.statements.drop_queue.as_str(), &[])
-                        .await
-                        .map_err(db_err(format!("dropping idle queue {queue:?}")))?;
+                    s.drop_queue_in(&mut client, &queue).await?;
                     report.queues_dropped.push(queue.as_str().to_string());
                 }
             }
@@ -845,11 +987,12 @@ impl Backend for SqlServerBackend {
         .await;
         match swept {
             Ok(report) => {
-                finish(client, true, "committing a sweep").await?;
+                finish(client.into_inner(), true, "committing a sweep").await?;
                 Ok(report)
             }
             Err(e) => {
-                let _ = Object::take(client);
+                // Closes the connection: the server rolls back.
+                drop(client);
                 Err(e)
             }
         }
@@ -857,29 +1000,38 @@ impl Backend for SqlServerBackend {
 
     async fn drop_queue(&self, queue: &QueueName) -> Result<()> {
         let s = &self.shared;
-        let entry = s.catalog.queue(queue);
         let mut client = s.connection("dropping a queue").await?;
-        client
-            .execute(entry.statements.drop_queue.as_str(), &[])
-            .await
-            .map_err(db_err(format!("dropping queue {queue:?}")))?;
-        Ok(())
+        s.drop_queue_in(&mut client, queue).await
     }
 
     async fn purge_expired(&self, queue: &QueueName, batch: i64) -> Result<u64> {
         let s = &self.shared;
         let entry = s.catalog.queue(queue);
         let mut client = s.connection("purging expired messages").await?;
-        let result = client
-            .execute(entry.statements.purge_expired.as_str(), &[&batch])
-            .await
-            .map_err(db_err(format!("purging expired messages of {queue:?}")))?;
+        let destination = queue.as_str();
+        let result = if s.catalog.shared_table() {
+            client
+                .execute(
+                    s.catalog.shared.messages.purge_expired.as_str(),
+                    &[&destination, &batch],
+                )
+                .await
+        } else {
+            client
+                .execute(entry.statements.purge_expired.as_str(), &[&batch])
+                .await
+        };
+        let result = result.map_err(db_err(format!("purging expired messages of {queue:?}")))?;
         Ok(result.total())
     }
 
     async fn deliver_due(&self, batch: i64) -> Result<u64> {
         let s = &self.shared;
-        let mut client = s.connection("delivering delayed messages").await?;
+        if s.catalog.shared_table() {
+            // Delayed messages wait in NimbusMessages until their VisibleAfter: nothing to move.
+            return Ok(0);
+        }
+        let mut client = TxGuard(Some(s.connection("delivering delayed messages").await?));
         let moved = async {
             client
                 .begin_transaction()
@@ -928,12 +1080,13 @@ impl Backend for SqlServerBackend {
         .await;
         match moved {
             Ok((count, created)) => {
-                finish(client, true, "committing delayed deliveries").await?;
+                finish(client.into_inner(), true, "committing delayed deliveries").await?;
                 created.iter().for_each(|e| e.mark_exists());
                 Ok(count)
             }
             Err(e) => {
-                let _ = Object::take(client);
+                // Closes the connection: the server rolls back.
+                drop(client);
                 Err(e)
             }
         }
@@ -941,7 +1094,7 @@ impl Backend for SqlServerBackend {
 
     async fn replay_dead_letter(&self, id: Uuid, rebuild: RebuildDeadLetter) -> Result<bool> {
         let s = &self.shared;
-        let mut client = s.connection("replaying a dead letter").await?;
+        let mut client = TxGuard(Some(s.connection("replaying a dead letter").await?));
         let replayed = async {
             client
                 .begin_transaction()
@@ -974,12 +1127,13 @@ impl Backend for SqlServerBackend {
         .await;
         match replayed {
             Ok((found, created)) => {
-                finish(client, true, "committing a replay").await?;
+                finish(client.into_inner(), true, "committing a replay").await?;
                 created.iter().for_each(|e| e.mark_exists());
                 Ok(found)
             }
             Err(e) => {
-                let _ = Object::take(client);
+                // Closes the connection: the server rolls back.
+                drop(client);
                 Err(e)
             }
         }

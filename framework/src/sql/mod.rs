@@ -46,6 +46,31 @@ pub(crate) struct IndexStatement {
     pub create: String,
 }
 
+/// Statements of the shared-table layout (seed 003): every queue is a `Destination` value in
+/// `NimbusMessages`; headers travel inside `Body` (see [`crate::shared_envelope`]).
+#[derive(Debug, Clone)]
+pub(crate) struct SharedTableStatements {
+    /// Creates `NimbusMessages` and `IX_NimbusMessages_Dequeue` (the seed's DDL; idempotent).
+    pub create: String,
+    /// The dequeue index, as the catalog names it, and the statement quoted when it is missing.
+    pub index: IndexStatement,
+    /// Parameters: MessageId, Destination, Body, time to be received in ms, absolute ExpiresAt,
+    /// delay in ms, absolute VisibleAfter (wins over the delay).
+    pub insert: String,
+    /// Deletes the first visible row of a destination (`VisibleAfter` then `MessageId`) that no
+    /// other transaction holds. Parameter: Destination. Returns the columns of
+    /// [`QueueStatements::receive`] (CorrelationId, ReplyToAddress and Headers as NULL: they
+    /// travel in the Body's envelope), so one reader serves both layouts.
+    pub receive: String,
+    /// Counts the visible messages of a destination, up to 10,000. Parameter: Destination.
+    pub peek: String,
+    /// Deletes at most a batch of expired messages of a destination, skipping locked rows.
+    /// Parameters: Destination, batch.
+    pub purge_expired: String,
+    /// Deletes every message of a destination. Parameter: Destination.
+    pub delete_destination: String,
+}
+
 /// Statements for the tables every endpoint shares.
 #[derive(Debug, Clone)]
 pub(crate) struct SharedStatements {
@@ -86,6 +111,8 @@ pub(crate) struct SharedStatements {
     pub has_last_seen_at: String,
     /// Adds `LastSeenAt` to a `NimbusSubscriptions` from before heartbeats (seed 003's upgrade).
     pub upgrade_last_seen_at: String,
+    /// The shared-table layout's statements.
+    pub messages: SharedTableStatements,
     /// Lists the index names of a table. Parameters: schema, table (both as values).
     pub list_indexes: String,
     /// Returns a row when a table exists. Parameters: schema, table (both as values).

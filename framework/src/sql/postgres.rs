@@ -2,7 +2,9 @@
 //! `FOR UPDATE SKIP LOCKED` stands where T-SQL has `WITH (UPDLOCK, READPAST, ROWLOCK)`,
 //! `RETURNING` where it has `OUTPUT deleted.*`, `now() AT TIME ZONE 'utc'` for `GETUTCDATE()`.
 
-use super::{render, Dialect, IndexStatement, QueueStatements, SharedStatements};
+use super::{
+    render, Dialect, IndexStatement, QueueStatements, SharedStatements, SharedTableStatements,
+};
 use crate::names::{QueueName, SchemaName};
 
 const SCHEMA: &str = include_str!("../../../schema/postgres/schema.sql");
@@ -12,6 +14,7 @@ const INDEX_EXPIRES: &str = include_str!("../../../schema/postgres/queue_index_e
 const SUBSCRIPTIONS: &str = include_str!("../../../schema/postgres/subscriptions.sql");
 const DEAD_LETTERS: &str = include_str!("../../../schema/postgres/dead_letters.sql");
 const DELAYED: &str = include_str!("../../../schema/postgres/delayed_messages.sql");
+const SHARED_MESSAGES: &str = include_str!("../../../schema/postgres/shared_messages.sql");
 const UPGRADE_LAST_SEEN_AT: &str =
     include_str!("../../../schema/postgres/upgrade_subscriptions_last_seen_at.sql");
 
@@ -174,6 +177,7 @@ WHERE "SubscriberQueue" = $1"#
                 WHERE table_schema = $1 AND table_name = 'NimbusSubscriptions' AND column_name = 'LastSeenAt'"
                 .to_string(),
             upgrade_last_seen_at: render(UPGRADE_LAST_SEEN_AT, &vars),
+            messages: shared_table(&quoted, render(SHARED_MESSAGES, &vars)),
             list_indexes: "SELECT indexname::text FROM pg_catalog.pg_indexes \
                            WHERE schemaname = $1 AND tablename = $2"
                 .to_string(),
@@ -181,6 +185,60 @@ WHERE "SubscriberQueue" = $1"#
                            WHERE table_schema = $1 AND table_name = $2"
                 .to_string(),
         }
+    }
+}
+
+fn shared_table(quoted_schema: &str, create: String) -> SharedTableStatements {
+    let table = format!("{quoted_schema}.\"NimbusMessages\"");
+    let index_create = create
+        .split_once("CREATE INDEX")
+        .map(|(_, index)| format!("CREATE INDEX{index}"))
+        .unwrap_or_default();
+    SharedTableStatements {
+        create,
+        index: IndexStatement {
+            name: "IX_NimbusMessages_Dequeue".into(),
+            create: index_create,
+        },
+        insert: format!(
+            r#"INSERT INTO {table} ("MessageId", "Destination", "Body", "VisibleAfter", "ExpiresAt")
+VALUES ($1, $2, $3,
+    COALESCE($7::timestamp, {NOW} + COALESCE($6::bigint, 0) * interval '1 millisecond'),
+    COALESCE($5::timestamp,
+        CASE WHEN $4::bigint IS NULL THEN NULL
+             ELSE {NOW} + $4::bigint * interval '1 millisecond' END))"#
+        ),
+        receive: format!(
+            r#"WITH message AS (
+    SELECT "MessageId" FROM {table}
+    WHERE "Destination" = $1 AND "VisibleAfter" <= {NOW}
+    ORDER BY "VisibleAfter", "MessageId"
+    LIMIT 1
+    FOR UPDATE SKIP LOCKED)
+DELETE FROM {table} AS queue
+USING message
+WHERE queue."MessageId" = message."MessageId"
+RETURNING queue."MessageId"::text, NULL::varchar, NULL::varchar, NULL::text, queue."Body",
+    CASE WHEN queue."ExpiresAt" IS NULL THEN FALSE
+         WHEN queue."ExpiresAt" > {NOW} THEN FALSE
+         ELSE TRUE END AS "Expired",
+    queue."ExpiresAt""#
+        ),
+        peek: format!(
+            r#"SELECT count(*) AS "Estimate" FROM (
+    SELECT 1 FROM {table}
+    WHERE "Destination" = $1 AND "VisibleAfter" <= {NOW}
+    LIMIT 10000) AS visible"#
+        ),
+        purge_expired: format!(
+            r#"DELETE FROM {table}
+WHERE "MessageId" IN (
+    SELECT "MessageId" FROM {table}
+    WHERE "Destination" = $1 AND "ExpiresAt" < {NOW}
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED)"#
+        ),
+        delete_destination: format!(r#"DELETE FROM {table} WHERE "Destination" = $1"#),
     }
 }
 

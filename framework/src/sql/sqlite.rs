@@ -5,7 +5,9 @@
 //!
 //! SQLite has no schemas here: everything lives in the database file's `main` schema.
 
-use super::{render, Dialect, IndexStatement, QueueStatements, SharedStatements};
+use super::{
+    render, Dialect, IndexStatement, QueueStatements, SharedStatements, SharedTableStatements,
+};
 use crate::names::{QueueName, SchemaName};
 
 const QUEUE_TABLE: &str = include_str!("../../../schema/sqlite/queue_table.sql");
@@ -14,6 +16,7 @@ const INDEX_EXPIRES: &str = include_str!("../../../schema/sqlite/queue_index_exp
 const SUBSCRIPTIONS: &str = include_str!("../../../schema/sqlite/subscriptions.sql");
 const DEAD_LETTERS: &str = include_str!("../../../schema/sqlite/dead_letters.sql");
 const DELAYED: &str = include_str!("../../../schema/sqlite/delayed_messages.sql");
+const SHARED_MESSAGES: &str = include_str!("../../../schema/sqlite/shared_messages.sql");
 const UPGRADE_LAST_SEEN_AT: &str =
     include_str!("../../../schema/sqlite/upgrade_subscriptions_last_seen_at.sql");
 
@@ -159,6 +162,7 @@ WHERE "SubscriberQueue" = ?1"#
                 WHERE name = 'LastSeenAt' AND ?1 = 'main'"
                 .to_string(),
             upgrade_last_seen_at: UPGRADE_LAST_SEEN_AT.to_string(),
+            messages: shared_table(),
             list_indexes: "SELECT name FROM sqlite_schema \
                            WHERE type = 'index' AND ?1 = 'main' AND tbl_name = ?2"
                 .to_string(),
@@ -166,6 +170,60 @@ WHERE "SubscriberQueue" = ?1"#
                            WHERE type = 'table' AND ?1 = 'main' AND name = ?2"
                 .to_string(),
         }
+    }
+}
+
+fn shared_table() -> SharedTableStatements {
+    let table = "\"NimbusMessages\"";
+    let index_create = SHARED_MESSAGES
+        .split_once("CREATE INDEX")
+        .map(|(_, index)| format!("CREATE INDEX{index}"))
+        .unwrap_or_default();
+    let later = |ms: &str| {
+        format!("strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || ({ms} / 1000.0) || ' seconds')")
+    };
+    SharedTableStatements {
+        create: SHARED_MESSAGES.to_string(),
+        index: IndexStatement {
+            name: "IX_NimbusMessages_Dequeue".into(),
+            create: index_create,
+        },
+        insert: format!(
+            r#"INSERT INTO {table} ("MessageId", "Destination", "Body", "VisibleAfter", "ExpiresAt")
+VALUES (?1, ?2, ?3,
+    COALESCE(?7, {visible}),
+    COALESCE(?5, CASE WHEN ?4 IS NULL THEN NULL ELSE {expires} END))"#,
+            visible = later("COALESCE(?6, 0)"),
+            expires = later("?4"),
+        ),
+        receive: format!(
+            r#"WITH message AS (
+    SELECT "MessageId" FROM {table}
+    WHERE "Destination" = ?1 AND "VisibleAfter" <= {NOW}
+    ORDER BY "VisibleAfter", "MessageId"
+    LIMIT 1)
+DELETE FROM {table}
+WHERE "MessageId" IN (SELECT "MessageId" FROM message)
+RETURNING "MessageId", NULL, NULL, NULL, "Body",
+    CASE WHEN "ExpiresAt" IS NULL THEN 0
+         WHEN "ExpiresAt" > {NOW} THEN 0
+         ELSE 1 END AS "Expired",
+    "ExpiresAt""#
+        ),
+        peek: format!(
+            r#"SELECT count(*) AS "Estimate" FROM (
+    SELECT 1 FROM {table}
+    WHERE "Destination" = ?1 AND "VisibleAfter" <= {NOW}
+    LIMIT 10000)"#
+        ),
+        purge_expired: format!(
+            r#"DELETE FROM {table}
+WHERE "MessageId" IN (
+    SELECT "MessageId" FROM {table}
+    WHERE "Destination" = ?1 AND "ExpiresAt" < {NOW}
+    LIMIT ?2)"#
+        ),
+        delete_destination: format!(r#"DELETE FROM {table} WHERE "Destination" = ?1"#),
     }
 }
 

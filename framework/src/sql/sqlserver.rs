@@ -17,7 +17,9 @@
 //! with brackets, `]` doubled. Scripts that need names as values (to look them up in the catalog)
 //! take the schema as `@P1` and the table as `@P2`.
 
-use super::{render, Dialect, IndexStatement, QueueStatements, SharedStatements};
+use super::{
+    render, Dialect, IndexStatement, QueueStatements, SharedStatements, SharedTableStatements,
+};
 use crate::names::{QueueName, SchemaName};
 
 const SCHEMA: &str = include_str!("../../../schema/sqlserver/schema.sql");
@@ -28,6 +30,7 @@ const BODY_STRING: &str = include_str!("../../../schema/sqlserver/queue_body_str
 const SUBSCRIPTIONS: &str = include_str!("../../../schema/sqlserver/subscriptions.sql");
 const DEAD_LETTERS: &str = include_str!("../../../schema/sqlserver/dead_letters.sql");
 const DELAYED: &str = include_str!("../../../schema/sqlserver/delayed_messages.sql");
+const SHARED_MESSAGES: &str = include_str!("../../../schema/sqlserver/shared_messages.sql");
 const UPGRADE_LAST_SEEN_AT: &str =
     include_str!("../../../schema/sqlserver/upgrade_subscriptions_last_seen_at.sql");
 
@@ -208,6 +211,7 @@ WHERE [SubscriberQueue] = @P1;"
 WHERE COL_LENGTH(QUOTENAME(@P1) + N'.[NimbusSubscriptions]', N'LastSeenAt') IS NOT NULL;"
                 .to_string(),
             upgrade_last_seen_at: render(UPGRADE_LAST_SEEN_AT, &vars),
+            messages: shared_table(&quoted, render(SHARED_MESSAGES, &vars)),
             list_indexes: "SELECT i.[name] FROM sys.indexes AS i
 JOIN sys.tables AS t ON t.[object_id] = i.[object_id]
 WHERE t.[schema_id] = SCHEMA_ID(@P1) AND t.[name] = @P2 AND i.[name] IS NOT NULL;"
@@ -216,6 +220,62 @@ WHERE t.[schema_id] = SCHEMA_ID(@P1) AND t.[name] = @P2 AND i.[name] IS NOT NULL
 WHERE [schema_id] = SCHEMA_ID(@P1) AND [name] = @P2;"
                 .to_string(),
         }
+    }
+}
+
+/// `@Pn` milliseconds after the database's current UTC time.
+fn after_ms(ms: &str) -> String {
+    format!("DATEADD(millisecond, {ms} % 1000, DATEADD(second, {ms} / 1000, SYSUTCDATETIME()))")
+}
+
+fn shared_table(quoted_schema: &str, create: String) -> SharedTableStatements {
+    let table = format!("{quoted_schema}.[NimbusMessages]");
+    let index_create = format!(
+        "CREATE INDEX [IX_NimbusMessages_Dequeue]
+    ON {table} ([Destination], [VisibleAfter])
+    INCLUDE ([ExpiresAt]);"
+    );
+    SharedTableStatements {
+        create,
+        index: IndexStatement {
+            name: "IX_NimbusMessages_Dequeue".into(),
+            create: index_create,
+        },
+        insert: format!(
+            "INSERT INTO {table} ([MessageId], [Destination], [Body], [VisibleAfter], [ExpiresAt])
+VALUES (@P1, @P2, @P3,
+    COALESCE(@P7, {visible}),
+    COALESCE(@P5, CASE WHEN @P4 IS NULL THEN NULL ELSE {expires} END));",
+            visible = after_ms("COALESCE(@P6, 0)"),
+            expires = after_ms("@P4"),
+        ),
+        receive: format!(
+            "WITH message AS (
+    SELECT TOP (1) *
+    FROM {table} WITH (UPDLOCK, READPAST, ROWLOCK)
+    WHERE [Destination] = @P1 AND [VisibleAfter] <= SYSUTCDATETIME()
+    ORDER BY [VisibleAfter], [MessageId])
+DELETE FROM message
+OUTPUT deleted.[MessageId], CAST(NULL AS varchar(255)), CAST(NULL AS varchar(255)),
+    CAST(NULL AS nvarchar(max)), deleted.[Body],
+    CAST(CASE WHEN deleted.[ExpiresAt] IS NULL THEN 0
+              WHEN deleted.[ExpiresAt] > SYSUTCDATETIME() THEN 0
+              ELSE 1 END AS bit) AS [Expired],
+    deleted.[ExpiresAt];"
+        ),
+        peek: format!(
+            "SELECT COUNT_BIG(*) AS [Estimate] FROM (
+    SELECT TOP (10000) 1 AS [Visible]
+    FROM {table} WITH (READPAST)
+    WHERE [Destination] = @P1 AND [VisibleAfter] <= SYSUTCDATETIME()) AS [visible];"
+        ),
+        purge_expired: format!(
+            "DELETE FROM {table}
+WHERE [MessageId] IN (
+    SELECT TOP (@P2) [MessageId] FROM {table} WITH (READPAST)
+    WHERE [Destination] = @P1 AND [ExpiresAt] < SYSUTCDATETIME());"
+        ),
+        delete_destination: format!("DELETE FROM {table} WHERE [Destination] = @P1;"),
     }
 }
 
@@ -261,6 +321,15 @@ mod tests {
             ("has_last_seen_at", s.has_last_seen_at.clone()),
             ("upgrade_last_seen_at", s.upgrade_last_seen_at.clone()),
             ("drop_queue", q.drop_queue.clone()),
+            ("messages.create", s.messages.create.clone()),
+            ("messages.insert", s.messages.insert.clone()),
+            ("messages.receive", s.messages.receive.clone()),
+            ("messages.peek", s.messages.peek.clone()),
+            ("messages.purge_expired", s.messages.purge_expired.clone()),
+            (
+                "messages.delete_destination",
+                s.messages.delete_destination.clone(),
+            ),
             ("purge_expired", q.purge_expired.clone()),
             ("subscribe", s.subscribe.clone()),
             ("subscribers", s.subscribers.clone()),
@@ -439,6 +508,37 @@ mod tests {
             .upgrade_last_seen_at
             .contains("ADD [LastSeenAt] DATETIME2 NOT NULL DEFAULT SYSUTCDATETIME();"));
         assert!(s.upgrade_last_seen_at.contains("COL_LENGTH(QUOTENAME(@P1)"));
+    }
+
+    #[test]
+    fn shared_table_is_the_seed_003_table_with_skip_locked_dequeue() {
+        let (_, s) = statements();
+        let m = &s.messages;
+        for column in [
+            "[MessageId]    UNIQUEIDENTIFIER NOT NULL PRIMARY KEY",
+            "[Destination]  NVARCHAR(255)    NOT NULL",
+            "[Body]         VARBINARY(MAX)   NOT NULL",
+            "[VisibleAfter] DATETIME2        NOT NULL",
+            "[ExpiresAt]    DATETIME2        NULL",
+        ] {
+            assert!(m.create.contains(column), "missing {column}");
+        }
+        assert!(m.create.contains(
+            "CREATE INDEX [IX_NimbusMessages_Dequeue]\n        ON [Zeb]]ra 'x'].[NimbusMessages] ([Destination], [VisibleAfter])\n        INCLUDE ([ExpiresAt]);"
+        ));
+        assert!(m.receive.contains("WITH (UPDLOCK, READPAST, ROWLOCK)"));
+        assert!(m
+            .receive
+            .contains("WHERE [Destination] = @P1 AND [VisibleAfter] <= SYSUTCDATETIME()"));
+        assert!(m.receive.contains("ORDER BY [VisibleAfter], [MessageId]"));
+        assert!(
+            m.purge_expired.contains("TOP (@P2)")
+                && m.purge_expired.contains("[Destination] = @P1")
+        );
+        for p in ["@P1", "@P2", "@P3", "@P4", "@P5", "@P6", "@P7"] {
+            assert!(m.insert.contains(p), "insert lacks {p}");
+        }
+        assert_eq!(m.index.name, "IX_NimbusMessages_Dequeue");
     }
 
     #[test]

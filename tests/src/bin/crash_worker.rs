@@ -1,9 +1,9 @@
 //! A worker process for the SIGKILL test: handles `Numbered` messages from the `Worker` queue and,
 //! in the same transaction, sends each number on to the `Done` queue. Runs until killed.
 //!
-//! Usage: `crash_worker <database-url> [schema]`
+//! Usage: `crash_worker <database-url> <table|shared> [schema]`
 
-use nimbus::{Handler, HandlerContext, HandlerError};
+use nimbus::{Handler, HandlerContext, HandlerError, StorageLayout};
 use nimbus_conformance::suite::Numbered;
 
 struct Forward;
@@ -18,13 +18,18 @@ impl Handler<Numbered> for Forward {
 
 #[actix_rt::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let usage = "usage: crash_worker <database-url> <table|shared> [schema]";
     let mut args = std::env::args().skip(1);
-    let url = args
-        .next()
-        .ok_or("usage: crash_worker <database-url> [schema]")?;
+    let url = args.next().ok_or(usage)?;
+    let layout = match args.next().as_deref() {
+        Some("table") => StorageLayout::TablePerQueue,
+        Some("shared") => StorageLayout::SharedTable,
+        _ => return Err(usage.into()),
+    };
     let mut builder = nimbus::Bus::builder()
         .names("Worker", format!("worker-{}", std::process::id()))
         .database_url(url)
+        .storage_layout(layout)
         .peek_delay(std::time::Duration::from_millis(100))
         .concurrency(8)
         .handler(Forward);
