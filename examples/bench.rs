@@ -47,6 +47,9 @@ struct Args {
     /// Messages per transaction in the batched send.
     #[arg(long, default_value_t = 100)]
     batch: usize,
+    /// Storage layout: `table` (a table per queue) or `shared` (NimbusMessages).
+    #[arg(long, default_value = "table", value_parser = ["table", "shared"])]
+    layout: String,
 }
 
 /// The benchmark's message: when it was sent, and padding up to the body size.
@@ -139,9 +142,15 @@ fn memory_mib() -> (f64, f64) {
 }
 
 fn builder(args: &Args, app: &str, instance: &str) -> nimbus::BusBuilder {
+    let layout = if args.layout == "shared" {
+        nimbus::StorageLayout::SharedTable
+    } else {
+        nimbus::StorageLayout::TablePerQueue
+    };
     let b = Bus::builder()
         .names(app, instance)
         .database_url(&args.database)
+        .storage_layout(layout)
         .concurrency(args.concurrency)
         .peek_delay(Duration::from_millis(100));
     match &args.schema {
@@ -199,12 +208,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let c = args.concurrency;
     let body = serde_json::to_vec(&ping(args.body_size))?;
     eprintln!(
-        "bench: {} messages of ~{} bytes, concurrency {} x {} instance(s), batch {}",
+        "bench: {} messages of ~{} bytes, concurrency {} x {} instance(s), batch {}, layout {}",
         n,
         body.len(),
         c,
         args.instances,
-        args.batch
+        args.batch,
+        args.layout
     );
 
     let sender = builder(&args, &q("Sender"), "sender")
@@ -442,6 +452,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             "concurrency": c,
             "instances": args.instances,
             "batch": args.batch,
+            "layout": args.layout,
             "workloads": rows.iter().map(|r| serde_json::json!({
                 "name": r.name,
                 "nimbus_per_s": r.framework.round(),
