@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use actix::prelude::*;
 
 use crate::actors::{
-    DeadLetterer, DelayedDelivery, Drain, Heartbeat, IdleSweep, QueueSupervisor, Shutdown,
+    delayed_delivery, heartbeat, idle_sweep, DeadLetterer, Drain, QueueSupervisor, Shutdown,
 };
 use crate::config::{BusBuilder, EndpointConfig};
 use crate::envelope::{
@@ -91,15 +91,11 @@ impl Endpoint {
         });
         let mut maintenance: Vec<Recipient<Shutdown>> = Vec::new();
         if receiving {
-            maintenance.push(DelayedDelivery::new(shared.clone()).start().recipient());
-            maintenance.push(IdleSweep::new(shared.clone()).start().recipient());
+            maintenance.push(delayed_delivery(shared.clone()).start().recipient());
+            maintenance.push(idle_sweep(shared.clone()).start().recipient());
         }
         if !subscriptions.is_empty() {
-            maintenance.push(
-                Heartbeat::new(shared.clone(), subscriptions)
-                    .start()
-                    .recipient(),
-            );
+            maintenance.push(heartbeat(shared.clone(), subscriptions).start().recipient());
         }
         let supervisors = queues
             .into_iter()

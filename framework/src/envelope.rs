@@ -32,6 +32,17 @@ pub(crate) enum Delivery {
     At(NaiveDateTime),
 }
 
+impl Delivery {
+    /// As the statements take it: (a delay in milliseconds, a due time), at most one set.
+    pub fn delay_and_due(self) -> (Option<i64>, Option<NaiveDateTime>) {
+        match self {
+            Delivery::AfterMs(ms) => (Some(ms), None),
+            Delivery::At(at) => (None, Some(at)),
+            Delivery::Immediate => (None, None),
+        }
+    }
+}
+
 /// A message ready to be inserted: everything serialized, nothing left to compute per row.
 #[derive(Clone, Debug)]
 pub(crate) struct OutgoingMessage {

@@ -1,39 +1,26 @@
-//! The delayed-delivery actor: every peek delay, moves the delayed messages that are due (by
-//! database time) from `NimbusDelayedMessages` into their queues, a batch per transaction.
-//! Every instance of every endpoint may run one: movers skip rows another mover holds.
+//! Delayed delivery: every peek delay, moves the delayed messages that are due (by database time)
+//! from `NimbusDelayedMessages` into their queues, a batch per transaction. Every instance of
+//! every endpoint may run it: movers skip rows another mover holds. (The shared-table layout
+//! needs no moving: its backend reports nothing to do.)
 
 use std::sync::Arc;
 
-use actix::prelude::*;
-
-use super::Shutdown;
+use super::periodic::Periodic;
+use crate::metrics::Counters;
 use crate::pipeline::EndpointShared;
 
 /// How many due messages one transaction moves.
 pub(crate) const DELIVERY_BATCH: i64 = 100;
 
-/// Moves due delayed messages for the whole schema.
-pub(crate) struct DelayedDelivery {
-    shared: Arc<EndpointShared>,
-    busy: bool,
-}
-
-impl DelayedDelivery {
-    pub fn new(shared: Arc<EndpointShared>) -> Self {
-        DelayedDelivery {
-            shared,
-            busy: false,
-        }
-    }
-
-    fn tick(&mut self, ctx: &mut Context<Self>) {
-        if self.busy {
-            return;
-        }
-        self.busy = true;
-        let shared = self.shared.clone();
-        ctx.spawn(
-            async move {
+/// The delayed-delivery actor of an endpoint.
+pub(crate) fn delayed_delivery(shared: Arc<EndpointShared>) -> Periodic {
+    let interval = shared.config.peek_delay;
+    Periodic::new(
+        interval,
+        true,
+        Arc::new(move || {
+            let shared = shared.clone();
+            Box::pin(async move {
                 let mut moved = 0u64;
                 loop {
                     match shared.backend.deliver_due(DELIVERY_BATCH).await {
@@ -49,33 +36,11 @@ impl DelayedDelivery {
                         }
                     }
                 }
-                moved
-            }
-            .into_actor(self)
-            .map(|moved, act, _ctx| {
-                act.busy = false;
                 if moved > 0 {
-                    crate::metrics::Counters::add(&act.shared.counters.delayed_delivered, moved);
+                    Counters::add(&shared.counters.delayed_delivered, moved);
                     tracing::debug!(moved, "delivered due delayed messages");
                 }
-            }),
-        );
-    }
-}
-
-impl Actor for DelayedDelivery {
-    type Context = Context<Self>;
-
-    fn started(&mut self, ctx: &mut Self::Context) {
-        self.tick(ctx);
-        ctx.run_interval(self.shared.config.peek_delay, |act, ctx| act.tick(ctx));
-    }
-}
-
-impl Handler<Shutdown> for DelayedDelivery {
-    type Result = ();
-
-    fn handle(&mut self, _msg: Shutdown, ctx: &mut Self::Context) {
-        ctx.stop();
-    }
+            })
+        }),
+    )
 }

@@ -1,42 +1,25 @@
 //! The expiry purger: at start and then every purge interval, deletes the messages of one queue
-//! whose `Expires` has passed, in batches (through `Index_Expires`), until a batch comes back
-//! short. Receivers never handle an expired message either way; the purger keeps them from piling
-//! up in a queue nobody drains quickly.
+//! whose expiry has passed, in batches (through `Index_Expires`, or `IX_NimbusMessages_Dequeue`
+//! in the shared table), until a batch comes back short. Receivers never handle an expired
+//! message either way; the purger keeps them from piling up in a queue nobody drains quickly.
 
 use std::sync::Arc;
 
-use actix::prelude::*;
-
-use super::Shutdown;
+use super::periodic::Periodic;
 use crate::metrics::Counters;
 use crate::names::QueueName;
 use crate::pipeline::EndpointShared;
 
-/// Purges expired messages from one queue.
-pub(crate) struct ExpiryPurger {
-    shared: Arc<EndpointShared>,
-    queue: QueueName,
-    busy: bool,
-}
-
-impl ExpiryPurger {
-    pub fn new(shared: Arc<EndpointShared>, queue: QueueName) -> Self {
-        ExpiryPurger {
-            shared,
-            queue,
-            busy: false,
-        }
-    }
-
-    fn tick(&mut self, ctx: &mut Context<Self>) {
-        if self.busy {
-            return;
-        }
-        self.busy = true;
-        let (shared, queue) = (self.shared.clone(), self.queue.clone());
-        let batch = shared.config.purge_batch_size;
-        ctx.spawn(
-            async move {
+/// The expiry purger of one queue.
+pub(crate) fn expiry_purger(shared: Arc<EndpointShared>, queue: QueueName) -> Periodic {
+    let interval = shared.config.purge_interval;
+    Periodic::new(
+        interval,
+        true,
+        Arc::new(move || {
+            let (shared, queue) = (shared.clone(), queue.clone());
+            Box::pin(async move {
+                let batch = shared.config.purge_batch_size;
                 let mut purged = 0u64;
                 loop {
                     match shared.backend.purge_expired(&queue, batch).await {
@@ -56,26 +39,7 @@ impl ExpiryPurger {
                 if purged > 0 {
                     tracing::info!(queue = %queue, purged, "purged expired messages");
                 }
-            }
-            .into_actor(self)
-            .map(|(), act, _ctx| act.busy = false),
-        );
-    }
-}
-
-impl Actor for ExpiryPurger {
-    type Context = Context<Self>;
-
-    fn started(&mut self, ctx: &mut Self::Context) {
-        self.tick(ctx);
-        ctx.run_interval(self.shared.config.purge_interval, |act, ctx| act.tick(ctx));
-    }
-}
-
-impl Handler<Shutdown> for ExpiryPurger {
-    type Result = ();
-
-    fn handle(&mut self, _msg: Shutdown, ctx: &mut Self::Context) {
-        ctx.stop();
-    }
+            })
+        }),
+    )
 }

@@ -2,8 +2,8 @@
 //!
 //! Per received queue: a [`QueueSupervisor`] that starts one peeker, up to the concurrency limit
 //! of receivers (restarted by actix `Supervisor` when they fail) and an expiry purger. Per
-//! endpoint: a [`DeadLetterer`], a [`DelayedDelivery`] mover, a [`Heartbeat`] for its
-//! subscriptions and an [`IdleSweep`] of lapsed ones. The peek and receive modes follow
+//! endpoint: a [`DeadLetterer`], and timer-driven actors (`periodic::Periodic`) for delayed
+//! delivery, the heartbeat of its subscriptions and the idle sweep of lapsed ones. The peek and receive modes follow
 //! seed 000:
 //!
 //! * **peek**: the peeker estimates the depth as `max(RowVersion) - min(RowVersion) + 1`; if it is
@@ -18,13 +18,14 @@ mod expiry_purger;
 mod heartbeat;
 mod idle_sweep;
 mod peeker;
+mod periodic;
 mod receiver;
 mod supervisor;
 
 pub(crate) use dead_letterer::{DeadLetterer, MoveToDeadLetters};
-pub(crate) use delayed_delivery::DelayedDelivery;
-pub(crate) use heartbeat::Heartbeat;
-pub(crate) use idle_sweep::IdleSweep;
+pub(crate) use delayed_delivery::delayed_delivery;
+pub(crate) use heartbeat::heartbeat;
+pub(crate) use idle_sweep::idle_sweep;
 pub(crate) use supervisor::{Drain, QueueSupervisor};
 
 /// Stops an actor that runs on a timer.

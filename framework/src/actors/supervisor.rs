@@ -6,8 +6,9 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use tokio::sync::oneshot;
 
-use super::expiry_purger::ExpiryPurger;
+use super::expiry_purger::expiry_purger;
 use super::peeker::{Peek, Peeker};
+use super::periodic::Periodic;
 use super::receiver::{ReceiveOne, Receiver};
 use super::Shutdown;
 use crate::error::NimbusError;
@@ -24,7 +25,7 @@ pub(crate) struct QueueSupervisor {
     shared: Arc<EndpointShared>,
     queue: QueueName,
     peeker: Option<Addr<Peeker>>,
-    purger: Option<Addr<ExpiryPurger>>,
+    purger: Option<Addr<Periodic>>,
     receivers: Vec<Addr<Receiver>>,
     idle: Vec<usize>,
     in_flight: usize,
@@ -241,7 +242,7 @@ impl Actor for QueueSupervisor {
     fn started(&mut self, ctx: &mut Self::Context) {
         let (shared, queue) = (self.shared.clone(), self.queue.clone());
         self.peeker = Some(Supervisor::start(move |_| Peeker::new(shared, queue)));
-        self.purger = Some(ExpiryPurger::new(self.shared.clone(), self.queue.clone()).start());
+        self.purger = Some(expiry_purger(self.shared.clone(), self.queue.clone()).start());
         for index in 0..self.shared.config.concurrency {
             let (shared, queue) = (self.shared.clone(), self.queue.clone());
             self.receivers.push(Supervisor::start(move |_| {

@@ -196,7 +196,7 @@ impl Shared {
         message: &OutgoingMessage,
         row_id: Uuid,
     ) -> Result<()> {
-        let (delay_ms, due_at) = delay_of(message.delivery);
+        let (delay_ms, due_at) = message.delivery.delay_and_due();
         let stmt = client
             .prepare_cached(&self.catalog.shared.messages.insert)
             .await
@@ -226,7 +226,7 @@ impl Shared {
         queue: &QueueName,
         message: &OutgoingMessage,
     ) -> Result<()> {
-        let (delay_ms, due_at) = delay_of(message.delivery);
+        let (delay_ms, due_at) = message.delivery.delay_and_due();
         let stmt = client
             .prepare_cached(&self.catalog.shared.insert_delayed)
             .await
@@ -355,15 +355,6 @@ impl Drop for TxGuard {
         if let Some(client) = self.0.take() {
             let _ = Object::take(client);
         }
-    }
-}
-
-/// A delivery as the statements take it: a delay in milliseconds, or a due time.
-fn delay_of(delivery: Delivery) -> (Option<i64>, Option<chrono::NaiveDateTime>) {
-    match delivery {
-        Delivery::AfterMs(ms) => (Some(ms), None),
-        Delivery::At(at) => (None, Some(at)),
-        Delivery::Immediate => (None, None),
     }
 }
 

@@ -218,11 +218,7 @@ impl Shared {
                     // A subscription row with a name no endpoint could have written; skip it.
                     continue;
                 };
-                let (delay_ms, due_at) = match message.delivery {
-                    Delivery::AfterMs(ms) => (Some(ms), None),
-                    Delivery::At(at) => (None, Some(at)),
-                    Delivery::Immediate => (None, None),
-                };
+                let (delay_ms, due_at) = message.delivery.delay_and_due();
                 if self.catalog.shared_table() {
                     // Each copy of a published message is its own row, with its own key.
                     let row_id = match message.destination {

@@ -400,11 +400,7 @@ impl Shared {
         message: &OutgoingMessage,
         row_id: Uuid,
     ) -> Result<()> {
-        let (delay_ms, due_at) = match message.delivery {
-            Delivery::AfterMs(ms) => (Some(ms), None),
-            Delivery::At(at) => (None, Some(at)),
-            Delivery::Immediate => (None, None),
-        };
+        let (delay_ms, due_at) = message.delivery.delay_and_due();
         client
             .execute(
                 self.catalog.shared.messages.insert.as_str(),
@@ -451,11 +447,7 @@ impl Shared {
         queue: &QueueName,
         message: &OutgoingMessage,
     ) -> Result<()> {
-        let (delay_ms, due_at) = match message.delivery {
-            Delivery::AfterMs(ms) => (Some(ms), None),
-            Delivery::At(at) => (None, Some(at)),
-            Delivery::Immediate => (None, None),
-        };
+        let (delay_ms, due_at) = message.delivery.delay_and_due();
         client
             .execute(
                 self.catalog.shared.insert_delayed.as_str(),
