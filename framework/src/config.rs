@@ -473,6 +473,12 @@ impl BusBuilder {
                 (SqlServer::MAX_QUEUE_NAME, SqlServer::MAX_SCHEMA_NAME, "dbo")
             }
         };
+        if self.fill_v1_columns && self.layout == StorageLayout::SharedTable {
+            return Err(NimbusError::config(
+                "NimbusMessages has no CorrelationId/ReplyToAddress columns to fill for version-1 receivers",
+                "remove .fill_v1_columns(true), or use StorageLayout::TablePerQueue to talk to NServiceBus v1 endpoints",
+            ));
+        }
         if self.body_string_column && self.layout == StorageLayout::SharedTable {
             return Err(NimbusError::config(
                 "the BodyString column belongs to the table-per-queue layout; NimbusMessages has none",

@@ -217,6 +217,20 @@ impl TestDatabase {
         self.table_exists(queue).await
     }
 
+    /// How many rows of the queue table `queue` have both version-1 columns (`CorrelationId`,
+    /// `ReplyToAddress`) filled. Table-per-queue layout only.
+    pub async fn rows_with_v1_columns(&self, queue: &str) -> i64 {
+        let sql = format!(
+            "SELECT count(*) FROM {} WHERE {} IS NOT NULL AND {} IS NOT NULL AND {} <> {}",
+            self.table(queue),
+            self.column("CorrelationId"),
+            self.column("ReplyToAddress"),
+            self.column("ReplyToAddress"),
+            self.param(1)
+        );
+        self.scalar(sql, String::new()).await
+    }
+
     /// How many subscription rows name `queue`.
     pub async fn subscriptions_of(&self, queue: &str) -> i64 {
         let t = self.table("NimbusSubscriptions");
@@ -772,6 +786,24 @@ impl TestDatabase {
                 ))
             }
         }
+    }
+
+    /// SQLite only: from a connection of its own on another thread (as another process would),
+    /// takes the file's write lock, holds it for `duration`, and releases it. The handle resolves
+    /// to `true` once it was taken and released.
+    pub fn hold_write_lock(&self, duration: std::time::Duration) -> tokio::task::JoinHandle<bool> {
+        let Target::Sqlite(path) = &self.target else {
+            unreachable!("only called for SQLite")
+        };
+        let path = path.clone();
+        tokio::task::spawn_blocking(move || {
+            let conn = rusqlite::Connection::open(path).expect("open sqlite");
+            conn.busy_timeout(std::time::Duration::from_secs(30))
+                .expect("busy timeout");
+            let taken = conn.execute_batch("BEGIN EXCLUSIVE").is_ok();
+            std::thread::sleep(duration);
+            taken && conn.execute_batch("COMMIT").is_ok()
+        })
     }
 
     /// Whether `table` exists in the test's schema.

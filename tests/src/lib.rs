@@ -43,6 +43,7 @@ macro_rules! conformance_suite {
             concurrent_auto_create_is_safe,
             stop_lets_in_flight_handlers_finish,
             batch_send_is_atomic_and_ordered,
+            version_1_columns_are_null_unless_asked_for,
             always_failing_handler_ends_in_dead_letters,
             retry_counts_survive_a_restart,
             panicking_handler_is_retried_then_dead_lettered,
