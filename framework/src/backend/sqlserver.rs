@@ -845,6 +845,15 @@ impl Backend for SqlServerBackend {
     async fn send(&self, messages: Vec<OutgoingMessage>) -> Result<()> {
         let s = &self.shared;
         let mut client = TxGuard(Some(s.connection("sending").await?));
+        if let ([message], true) = (messages.as_slice(), s.catalog.shared_table()) {
+            if let Destination::Queue(queue) = &message.destination {
+                // One row of NimbusMessages: one autocommitted INSERT, no transaction needed.
+                s.insert_shared(&mut client, queue, message, message.id)
+                    .await?;
+                drop(client.into_inner());
+                return Ok(());
+            }
+        }
         if let Some((queue, entry)) =
             single_plain_insert(&s.catalog, &messages).filter(|_| !s.catalog.shared_table())
         {
