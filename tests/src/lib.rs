@@ -44,6 +44,7 @@ macro_rules! conformance_suite {
             stop_lets_in_flight_handlers_finish,
             batch_send_is_atomic_and_ordered,
             version_1_columns_are_null_unless_asked_for,
+            a_dropped_queue_is_made_again_not_failed_forever,
             always_failing_handler_ends_in_dead_letters,
             retry_counts_survive_a_restart,
             panicking_handler_is_retried_then_dead_lettered,

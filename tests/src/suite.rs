@@ -731,6 +731,27 @@ pub async fn version_1_columns_are_null_unless_asked_for(kind: Setup) {
     );
 }
 
+pub async fn a_dropped_queue_is_made_again_not_failed_forever(kind: Setup) {
+    let db = TestDatabase::new(kind).await;
+    let sender = sender(&db, "Dropped").await;
+    sender.send(Numbered { n: 1 }).await.unwrap();
+    // Someone (an idle sweep, a DBA) drops the queue this process knows.
+    sender.bare_sql().drop_queue("Dropped").await.unwrap();
+    // At most the first send after the drop fails; from then on auto-create makes it again.
+    let first = sender.send(Numbered { n: 2 }).await;
+    sender.send(Numbered { n: 3 }).await.unwrap();
+    let bodies: Vec<u32> = db
+        .bodies("Dropped")
+        .await
+        .iter()
+        .map(|b| serde_json::from_slice::<Numbered>(b).unwrap().n)
+        .collect();
+    match first {
+        Ok(()) => assert_eq!(bodies, vec![2, 3]),
+        Err(_) => assert_eq!(bodies, vec![3]),
+    }
+}
+
 pub async fn batch_send_is_atomic_and_ordered(kind: Setup) {
     let db = TestDatabase::new(kind).await;
     let sender = sender(&db, "Batch").await;

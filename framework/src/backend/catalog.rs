@@ -24,6 +24,14 @@ impl QueueEntry {
         self.created
             .store(true, std::sync::atomic::Ordering::Release);
     }
+
+    /// An insert into the table failed (it may have been dropped, by an idle sweep for
+    /// instance): look for it (and create it, with auto-create) again before the next insert,
+    /// rather than failing the same way forever.
+    pub fn forget_exists(&self) {
+        self.created
+            .store(false, std::sync::atomic::Ordering::Release);
+    }
 }
 
 /// What every backend's catalog is configured with.

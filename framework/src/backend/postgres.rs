@@ -166,7 +166,14 @@ impl Shared {
                 let stmt = client
                     .prepare_cached(&entry.statements.insert)
                     .await
-                    .map_err(db_err(format!("preparing the send to queue {queue:?}")))?;
+                    .map_err(|e| {
+                        entry.forget_exists();
+                        NimbusError::database(
+                            NAME,
+                            format!("preparing the send to queue {queue:?}"),
+                            e,
+                        )
+                    })?;
                 client
                     .execute(
                         &stmt,
@@ -181,7 +188,10 @@ impl Shared {
                         ],
                     )
                     .await
-                    .map_err(db_err(format!("sending to queue {queue:?}")))?;
+                    .map_err(|e| {
+                        entry.forget_exists();
+                        NimbusError::database(NAME, format!("sending to queue {queue:?}"), e)
+                    })?;
             }
         }
         Ok(created)
@@ -625,7 +635,10 @@ impl Backend for PostgresBackend {
             let stmt = client
                 .prepare_cached(&entry.statements.insert)
                 .await
-                .map_err(db_err(format!("preparing the send to queue {queue:?}")))?;
+                .map_err(|e| {
+                    entry.forget_exists();
+                    NimbusError::database(NAME, format!("preparing the send to queue {queue:?}"), e)
+                })?;
             let m = &messages[0];
             client
                 .execute(
@@ -641,7 +654,10 @@ impl Backend for PostgresBackend {
                     ],
                 )
                 .await
-                .map_err(db_err(format!("sending to queue {queue:?}")))?;
+                .map_err(|e| {
+                    entry.forget_exists();
+                    NimbusError::database(NAME, format!("sending to queue {queue:?}"), e)
+                })?;
             // No transaction was opened: the connection goes back to the pool.
             drop(client.into_inner());
             return Ok(());

@@ -261,7 +261,9 @@ impl Shared {
                     // Known to exist once this transaction commits its insert.
                     created.push(entry.clone());
                 }
-                let mut stmt = conn.prepare_cached(&entry.statements.insert)?;
+                let mut stmt = conn
+                    .prepare_cached(&entry.statements.insert)
+                    .inspect_err(|_| entry.forget_exists())?;
                 stmt.execute(rusqlite::params![
                     message.id.to_string(),
                     message.correlation_id,
@@ -270,7 +272,8 @@ impl Shared {
                     message.headers_json,
                     message.body,
                     to_text(message.expires_at),
-                ])?;
+                ])
+                .inspect_err(|_| entry.forget_exists())?;
             }
         }
         Ok(created)

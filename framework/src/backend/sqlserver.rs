@@ -385,7 +385,10 @@ impl Shared {
                         ],
                     )
                     .await
-                    .map_err(db_err(format!("sending to queue {queue:?}")))?;
+                    .map_err(|e| {
+                        entry.forget_exists();
+                        NimbusError::database(NAME, format!("sending to queue {queue:?}"), e)
+                    })?;
             }
         }
         Ok(created)
@@ -874,7 +877,10 @@ impl Backend for SqlServerBackend {
                     ],
                 )
                 .await
-                .map_err(db_err(format!("sending to queue {queue:?}")))?;
+                .map_err(|e| {
+                    entry.forget_exists();
+                    NimbusError::database(NAME, format!("sending to queue {queue:?}"), e)
+                })?;
             // No transaction was opened: the connection goes back to the pool.
             drop(client.into_inner());
             return Ok(());
