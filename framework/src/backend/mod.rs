@@ -91,6 +91,60 @@ pub struct SweepReport {
     pub queues_dropped: Vec<String>,
 }
 
+/// A pooled connection while a transaction may be open on it. Dropped without
+/// [`TxGuard::into_inner`] (an error path, or a cancelled future), it hands the connection to
+/// `detach`, which takes it out of the pool and closes it, so the server rolls back and no later
+/// user of the pool finds a transaction left open.
+pub(crate) struct TxGuard<T> {
+    connection: Option<T>,
+    detach: fn(T),
+}
+
+impl<T> TxGuard<T> {
+    pub fn new(connection: T, detach: fn(T)) -> Self {
+        TxGuard {
+            connection: Some(connection),
+            detach,
+        }
+    }
+
+    /// The connection, to commit or to hand on; the guard is disarmed.
+    pub fn into_inner(mut self) -> T {
+        match self.connection.take() {
+            Some(connection) => connection,
+            None => unreachable!("a TxGuard holds its connection until into_inner"),
+        }
+    }
+}
+
+impl<T> std::ops::Deref for TxGuard<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        match &self.connection {
+            Some(connection) => connection,
+            None => unreachable!("a TxGuard holds its connection until into_inner"),
+        }
+    }
+}
+
+impl<T> std::ops::DerefMut for TxGuard<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        match &mut self.connection {
+            Some(connection) => connection,
+            None => unreachable!("a TxGuard holds its connection until into_inner"),
+        }
+    }
+}
+
+impl<T> Drop for TxGuard<T> {
+    fn drop(&mut self) {
+        if let Some(connection) = self.connection.take() {
+            (self.detach)(connection);
+        }
+    }
+}
+
 /// The per-instance queues among the swept subscriptions: those registered under
 /// [`crate::subscriptions::INSTANCE_QUEUE_TOPIC`].
 pub(crate) fn instance_queues(report: &SweepReport) -> Vec<QueueName> {

@@ -15,7 +15,7 @@ use uuid::Uuid;
 use super::catalog::QueueEntry;
 use super::{
     instance_queues, single_plain_insert, Backend, Catalog, CatalogSettings, RebuildDeadLetter,
-    ReceiveTransaction, SweepReport,
+    ReceiveTransaction, SweepReport, TxGuard,
 };
 use crate::dead_letter::DeadLetter;
 use crate::envelope::{Delivery, Destination, OutgoingMessage, ReceivedMessage};
@@ -333,39 +333,9 @@ impl Shared {
     }
 }
 
-/// A pooled connection while a transaction may be open on it. Dropped without
-/// [`TxGuard::into_inner`] (an error path, or a cancelled future), it closes the connection
-/// instead of returning it to the pool, so the server rolls back and no later user of the pool
-/// finds a transaction left open.
-struct TxGuard(Option<Object>);
-
-impl TxGuard {
-    /// The connection, to commit or to hand on; the guard is disarmed.
-    fn into_inner(mut self) -> Object {
-        match self.0.take() {
-            Some(client) => client,
-            None => unreachable!("a TxGuard always holds its connection until into_inner"),
-        }
-    }
-}
-
-impl std::ops::Deref for TxGuard {
-    type Target = Object;
-
-    fn deref(&self) -> &Object {
-        match &self.0 {
-            Some(client) => client,
-            None => unreachable!("a TxGuard always holds its connection until into_inner"),
-        }
-    }
-}
-
-impl Drop for TxGuard {
-    fn drop(&mut self) {
-        if let Some(client) = self.0.take() {
-            let _ = Object::take(client);
-        }
-    }
+/// Takes a connection out of the pool and closes it: the server rolls back whatever it had open.
+fn detach(connection: Object) {
+    let _ = Object::take(connection);
 }
 
 /// Commits `client`'s transaction, or closes the connection so the server rolls it back.
@@ -387,7 +357,7 @@ impl Backend for PostgresBackend {
 
     async fn create_schema(&self, queues: &[QueueName]) -> Result<()> {
         let s = &self.shared;
-        let client = TxGuard(Some(s.connection("creating the schema").await?));
+        let client = TxGuard::new(s.connection("creating the schema").await?, detach);
         client
             .batch_execute("BEGIN")
             .await
@@ -559,7 +529,7 @@ impl Backend for PostgresBackend {
     ) -> Result<Option<(ReceivedMessage, Box<dyn ReceiveTransaction>)>> {
         let s = &self.shared;
         let entry = s.catalog.queue(queue);
-        let client = TxGuard(Some(s.connection("receiving").await?));
+        let client = TxGuard::new(s.connection("receiving").await?, detach);
         let operation = format!("receiving from queue {queue:?}");
         let shared_table = s.catalog.shared_table();
         let destination = queue.as_str();
@@ -607,7 +577,7 @@ impl Backend for PostgresBackend {
                 }
                 .unwrap_envelope(shared_table);
                 let tx = PostgresTransaction {
-                    client: Some(client.into_inner()),
+                    client,
                     shared: s.clone(),
                 };
                 Ok(Some((message, Box::new(tx))))
@@ -617,7 +587,7 @@ impl Backend for PostgresBackend {
 
     async fn send(&self, messages: Vec<OutgoingMessage>) -> Result<()> {
         let s = &self.shared;
-        let client = TxGuard(Some(s.connection("sending").await?));
+        let client = TxGuard::new(s.connection("sending").await?, detach);
         if let ([message], true) = (messages.as_slice(), s.catalog.shared_table()) {
             if let Destination::Queue(queue) = &message.destination {
                 // One row of NimbusMessages: one autocommitted INSERT, no transaction needed.
@@ -716,7 +686,7 @@ impl Backend for PostgresBackend {
 
     async fn sweep_idle(&self, idle_seconds: i64) -> Result<SweepReport> {
         let s = &self.shared;
-        let client = TxGuard(Some(s.connection("sweeping idle subscriptions").await?));
+        let client = TxGuard::new(s.connection("sweeping idle subscriptions").await?, detach);
         let swept = async {
             client
                 .batch_execute("BEGIN")
@@ -794,7 +764,7 @@ impl Backend for PostgresBackend {
             // Delayed messages wait in NimbusMessages until their VisibleAfter: nothing to move.
             return Ok(0);
         }
-        let client = TxGuard(Some(s.connection("delivering delayed messages").await?));
+        let client = TxGuard::new(s.connection("delivering delayed messages").await?, detach);
         let moved = async {
             client
                 .batch_execute("BEGIN")
@@ -850,7 +820,7 @@ impl Backend for PostgresBackend {
 
     async fn replay_dead_letter(&self, id: Uuid, rebuild: RebuildDeadLetter) -> Result<bool> {
         let s = &self.shared;
-        let client = TxGuard(Some(s.connection("replaying a dead letter").await?));
+        let client = TxGuard::new(s.connection("replaying a dead letter").await?, detach);
         let replayed = async {
             client
                 .batch_execute("BEGIN")
@@ -885,54 +855,32 @@ impl Backend for PostgresBackend {
     }
 }
 
-/// The open transaction of a message received from PostgreSQL. Dropped without commit or
-/// rollback (a cancelled future), it closes its connection so the server rolls back.
+/// The open transaction of a message received from PostgreSQL. Dropped unfinished (a cancelled
+/// future), its guard closes the connection so the server rolls back.
 struct PostgresTransaction {
-    client: Option<Object>,
+    client: TxGuard<Object>,
     shared: Arc<Shared>,
-}
-
-impl PostgresTransaction {
-    fn take_client(&mut self) -> Result<Object> {
-        self.client.take().ok_or_else(|| {
-            NimbusError::NotRunning("the receive transaction was already finished".into())
-        })
-    }
-}
-
-impl Drop for PostgresTransaction {
-    fn drop(&mut self) {
-        if let Some(client) = self.client.take() {
-            let _ = Object::take(client);
-        }
-    }
 }
 
 #[async_trait]
 impl ReceiveTransaction for PostgresTransaction {
-    async fn commit(mut self: Box<Self>, outgoing: Vec<OutgoingMessage>) -> Result<()> {
-        let client = self.take_client()?;
-        match self.shared.write(&client, outgoing).await {
-            Ok(created) => {
-                finish(client, "COMMIT", "committing a handled message").await?;
-                created.iter().for_each(|e| e.mark_exists());
-                Ok(())
-            }
-            Err(e) => {
-                let _ = Object::take(client);
-                Err(e)
-            }
-        }
+    async fn commit(self: Box<Self>, outgoing: Vec<OutgoingMessage>) -> Result<()> {
+        let PostgresTransaction { client, shared } = *self;
+        // On an error the guard closes the connection: the server rolls back.
+        let created = shared.write(&client, outgoing).await?;
+        finish(
+            client.into_inner(),
+            "COMMIT",
+            "committing a handled message",
+        )
+        .await?;
+        created.iter().for_each(|e| e.mark_exists());
+        Ok(())
     }
 
-    async fn dead_letter(mut self: Box<Self>, letter: DeadLetter) -> Result<()> {
-        let client = self.take_client()?;
-        match self.shared.insert_dead_letter(&client, &letter).await {
-            Ok(()) => finish(client, "COMMIT", "committing a dead letter").await,
-            Err(e) => {
-                let _ = Object::take(client);
-                Err(e)
-            }
-        }
+    async fn dead_letter(self: Box<Self>, letter: DeadLetter) -> Result<()> {
+        let PostgresTransaction { client, shared } = *self;
+        shared.insert_dead_letter(&client, &letter).await?;
+        finish(client.into_inner(), "COMMIT", "committing a dead letter").await
     }
 }

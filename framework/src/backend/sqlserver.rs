@@ -18,7 +18,7 @@ use uuid::Uuid;
 use super::catalog::QueueEntry;
 use super::{
     instance_queues, single_plain_insert, Backend, Catalog, CatalogSettings, RebuildDeadLetter,
-    ReceiveTransaction, SweepReport,
+    ReceiveTransaction, SweepReport, TxGuard,
 };
 use crate::dead_letter::DeadLetter;
 use crate::envelope::{Delivery, Destination, OutgoingMessage, ReceivedMessage};
@@ -525,48 +525,9 @@ impl Shared {
     }
 }
 
-/// A pooled connection while a transaction may be open on it. Dropped without
-/// [`TxGuard::into_inner`] (an error path, or a cancelled future), it closes the connection
-/// instead of returning it to the pool, so the server rolls back and no later user of the pool
-/// finds a transaction left open.
-struct TxGuard(Option<Connection>);
-
-impl TxGuard {
-    /// The connection, to commit or to hand on; the guard is disarmed.
-    fn into_inner(mut self) -> Connection {
-        match self.0.take() {
-            Some(client) => client,
-            None => unreachable!("a TxGuard always holds its connection until into_inner"),
-        }
-    }
-}
-
-impl std::ops::Deref for TxGuard {
-    type Target = Connection;
-
-    fn deref(&self) -> &Connection {
-        match &self.0 {
-            Some(client) => client,
-            None => unreachable!("a TxGuard always holds its connection until into_inner"),
-        }
-    }
-}
-
-impl std::ops::DerefMut for TxGuard {
-    fn deref_mut(&mut self) -> &mut Connection {
-        match &mut self.0 {
-            Some(client) => client,
-            None => unreachable!("a TxGuard always holds its connection until into_inner"),
-        }
-    }
-}
-
-impl Drop for TxGuard {
-    fn drop(&mut self) {
-        if let Some(client) = self.0.take() {
-            let _ = Object::take(client);
-        }
-    }
+/// Takes a connection out of the pool and closes it: the server rolls back whatever it had open.
+fn detach(connection: Connection) {
+    let _ = Object::take(connection);
 }
 
 /// Commits (or rolls back) `client`'s transaction, or closes the connection so the server rolls
@@ -591,7 +552,7 @@ impl Backend for SqlServerBackend {
 
     async fn create_schema(&self, queues: &[QueueName]) -> Result<()> {
         let s = &self.shared;
-        let mut client = TxGuard(Some(s.connection("creating the schema").await?));
+        let mut client = TxGuard::new(s.connection("creating the schema").await?, detach);
         let result = async {
             client
                 .begin_transaction()
@@ -773,7 +734,7 @@ impl Backend for SqlServerBackend {
     ) -> Result<Option<(ReceivedMessage, Box<dyn ReceiveTransaction>)>> {
         let s = &self.shared;
         let entry = s.catalog.queue(queue);
-        let mut client = TxGuard(Some(s.connection("receiving").await?));
+        let mut client = TxGuard::new(s.connection("receiving").await?, detach);
         let operation = format!("receiving from queue {queue:?}");
         let shared_table = s.catalog.shared_table();
         let received = async {
@@ -838,7 +799,7 @@ impl Backend for SqlServerBackend {
             Ok(Some(message)) => Ok(Some((
                 message,
                 Box::new(SqlServerTransaction {
-                    client: Some(client.into_inner()),
+                    client,
                     shared: s.clone(),
                 }),
             ))),
@@ -847,7 +808,7 @@ impl Backend for SqlServerBackend {
 
     async fn send(&self, messages: Vec<OutgoingMessage>) -> Result<()> {
         let s = &self.shared;
-        let mut client = TxGuard(Some(s.connection("sending").await?));
+        let mut client = TxGuard::new(s.connection("sending").await?, detach);
         if let ([message], true) = (messages.as_slice(), s.catalog.shared_table()) {
             if let Destination::Queue(queue) = &message.destination {
                 // One row of NimbusMessages: one autocommitted INSERT, no transaction needed.
@@ -941,7 +902,7 @@ impl Backend for SqlServerBackend {
 
     async fn sweep_idle(&self, idle_seconds: i64) -> Result<SweepReport> {
         let s = &self.shared;
-        let mut client = TxGuard(Some(s.connection("sweeping idle subscriptions").await?));
+        let mut client = TxGuard::new(s.connection("sweeping idle subscriptions").await?, detach);
         let swept = async {
             client
                 .begin_transaction()
@@ -1038,7 +999,7 @@ impl Backend for SqlServerBackend {
             // Delayed messages wait in NimbusMessages until their VisibleAfter: nothing to move.
             return Ok(0);
         }
-        let mut client = TxGuard(Some(s.connection("delivering delayed messages").await?));
+        let mut client = TxGuard::new(s.connection("delivering delayed messages").await?, detach);
         let moved = async {
             client
                 .begin_transaction()
@@ -1101,7 +1062,7 @@ impl Backend for SqlServerBackend {
 
     async fn replay_dead_letter(&self, id: Uuid, rebuild: RebuildDeadLetter) -> Result<bool> {
         let s = &self.shared;
-        let mut client = TxGuard(Some(s.connection("replaying a dead letter").await?));
+        let mut client = TxGuard::new(s.connection("replaying a dead letter").await?, detach);
         let replayed = async {
             client
                 .begin_transaction()
@@ -1147,55 +1108,28 @@ impl Backend for SqlServerBackend {
     }
 }
 
-/// The open transaction of a message received from SQL Server. Dropped without commit or
-/// rollback (a cancelled future), it closes its connection so the server rolls back.
+/// The open transaction of a message received from SQL Server. Dropped unfinished (a cancelled
+/// future), its guard closes the connection so the server rolls back.
 struct SqlServerTransaction {
-    client: Option<Connection>,
+    client: TxGuard<Connection>,
     shared: Arc<Shared>,
-}
-
-impl SqlServerTransaction {
-    fn take_client(&mut self) -> Result<Connection> {
-        self.client.take().ok_or_else(|| {
-            NimbusError::NotRunning("the receive transaction was already finished".into())
-        })
-    }
-}
-
-impl Drop for SqlServerTransaction {
-    fn drop(&mut self) {
-        if let Some(client) = self.client.take() {
-            let _ = Object::take(client);
-        }
-    }
 }
 
 #[async_trait]
 impl ReceiveTransaction for SqlServerTransaction {
-    async fn commit(mut self: Box<Self>, outgoing: Vec<OutgoingMessage>) -> Result<()> {
-        let mut client = self.take_client()?;
-        match self.shared.write(&mut client, outgoing).await {
-            Ok(created) => {
-                finish(client, true, "committing a handled message").await?;
-                created.iter().for_each(|e| e.mark_exists());
-                Ok(())
-            }
-            Err(e) => {
-                let _ = Object::take(client);
-                Err(e)
-            }
-        }
+    async fn commit(self: Box<Self>, outgoing: Vec<OutgoingMessage>) -> Result<()> {
+        let SqlServerTransaction { mut client, shared } = *self;
+        // On an error the guard closes the connection: the server rolls back.
+        let created = shared.write(&mut client, outgoing).await?;
+        finish(client.into_inner(), true, "committing a handled message").await?;
+        created.iter().for_each(|e| e.mark_exists());
+        Ok(())
     }
 
-    async fn dead_letter(mut self: Box<Self>, letter: DeadLetter) -> Result<()> {
-        let mut client = self.take_client()?;
-        match self.shared.insert_dead_letter(&mut client, &letter).await {
-            Ok(()) => finish(client, true, "committing a dead letter").await,
-            Err(e) => {
-                let _ = Object::take(client);
-                Err(e)
-            }
-        }
+    async fn dead_letter(self: Box<Self>, letter: DeadLetter) -> Result<()> {
+        let SqlServerTransaction { mut client, shared } = *self;
+        shared.insert_dead_letter(&mut client, &letter).await?;
+        finish(client.into_inner(), true, "committing a dead letter").await
     }
 }
 
