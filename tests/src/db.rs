@@ -228,7 +228,7 @@ impl TestDatabase {
             self.column("ReplyToAddress"),
             self.param(1)
         );
-        self.scalar(sql, String::new()).await
+        self.scalar(sql, Some(String::new())).await
     }
 
     /// How many subscription rows name `queue`.
@@ -239,7 +239,7 @@ impl TestDatabase {
             self.column("SubscriberQueue"),
             self.param(1)
         );
-        self.scalar(sql, queue.to_string()).await
+        self.scalar(sql, Some(queue.to_string())).await
     }
 
     fn param(&self, n: usize) -> String {
@@ -250,20 +250,32 @@ impl TestDatabase {
         }
     }
 
-    /// Runs a query returning one integer, with one text parameter.
-    async fn scalar(&self, sql: String, value: String) -> i64 {
+    /// Runs a query returning one integer, with at most one text parameter.
+    async fn scalar(&self, sql: String, value: Option<String>) -> i64 {
+        let values: Vec<String> = value.into_iter().collect();
         match &self.target {
             Target::Sqlite(_) => {
-                self.with_sqlite(move |c| c.query_row(&sql, [value], |r| r.get(0)).unwrap_or(0))
-                    .await
+                self.with_sqlite(move |c| {
+                    c.query_row(&sql, rusqlite::params_from_iter(values), |r| r.get(0))
+                        .unwrap_or(0)
+                })
+                .await
             }
-            Target::Postgres { .. } => match pg_client().await.query_one(&sql, &[&value]).await {
-                Ok(row) => row.get(0),
-                Err(_) => 0,
-            },
+            Target::Postgres { .. } => {
+                let params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = values
+                    .iter()
+                    .map(|v| v as &(dyn tokio_postgres::types::ToSql + Sync))
+                    .collect();
+                match pg_client().await.query_one(&sql, &params).await {
+                    Ok(row) => row.get(0),
+                    Err(_) => 0,
+                }
+            }
             Target::SqlServer { connection, .. } => {
                 let mut client = mssql_client(connection).await;
-                let Ok(stream) = client.query(sql, &[&value.as_str()]).await else {
+                let params: Vec<&dyn tiberius::ToSql> =
+                    values.iter().map(|v| v as &dyn tiberius::ToSql).collect();
+                let Ok(stream) = client.query(sql, &params).await else {
                     return 0;
                 };
                 match stream.into_row().await {
@@ -337,20 +349,16 @@ impl TestDatabase {
             };
             let messages = self.table("NimbusMessages");
             let visible = self.column("VisibleAfter");
-            let sql = if table == "NimbusDelayedMessages" {
-                format!(
-                    "SELECT count(*) FROM {messages} WHERE {visible} > {now} AND {} <> {}",
-                    self.column("Destination"),
-                    self.param(1)
-                )
-            } else {
-                format!(
-                    "SELECT count(*) FROM {messages} WHERE {} = {} AND {visible} <= {now}",
-                    self.column("Destination"),
-                    self.param(1)
-                )
-            };
-            return self.scalar(sql, table.to_string()).await;
+            if table == "NimbusDelayedMessages" {
+                let sql = format!("SELECT count(*) FROM {messages} WHERE {visible} > {now}");
+                return self.scalar(sql, None).await;
+            }
+            let sql = format!(
+                "SELECT count(*) FROM {messages} WHERE {} = {} AND {visible} <= {now}",
+                self.column("Destination"),
+                self.param(1)
+            );
+            return self.scalar(sql, Some(table.to_string())).await;
         }
         let sql = format!("SELECT count(*) FROM {}", self.table(table));
         match &self.target {
