@@ -409,18 +409,11 @@ impl Backend for PostgresBackend {
             Ok::<_, NimbusError>(entries)
         }
         .await;
-        match result {
-            Ok(entries) => {
-                finish(client.into_inner(), "COMMIT", "committing the schema").await?;
-                entries.iter().for_each(|e| e.mark_exists());
-                Ok(())
-            }
-            Err(e) => {
-                // Closes the connection: the server rolls back.
-                drop(client);
-                Err(e)
-            }
-        }
+        // On an error the guard closes the connection: the server rolls back.
+        let entries = result?;
+        finish(client.into_inner(), "COMMIT", "committing the schema").await?;
+        entries.iter().for_each(|e| e.mark_exists());
+        Ok(())
     }
 
     async fn verify_schema(&self, queues: &[QueueName]) -> Result<()> {
@@ -555,17 +548,13 @@ impl Backend for PostgresBackend {
             row.map_err(db_err(operation.clone()))
         }
         .await;
-        match row {
-            Err(e) => {
-                // Closes the connection: the server rolls back.
-                drop(client);
-                Err(e)
-            }
-            Ok(None) => {
+        // On an error the guard closes the connection: the server rolls back.
+        match row? {
+            None => {
                 finish(client.into_inner(), "COMMIT", &operation).await?;
                 Ok(None)
             }
-            Ok(Some(row)) => {
+            Some(row) => {
                 let message = ReceivedMessage {
                     row_id: row.get(0),
                     correlation_id: row.get(1),
@@ -640,18 +629,11 @@ impl Backend for PostgresBackend {
             s.write(&client, messages).await
         }
         .await;
-        match written {
-            Ok(created) => {
-                finish(client.into_inner(), "COMMIT", "committing a send").await?;
-                created.iter().for_each(|e| e.mark_exists());
-                Ok(())
-            }
-            Err(e) => {
-                // Closes the connection: the server rolls back.
-                drop(client);
-                Err(e)
-            }
-        }
+        // On an error the guard closes the connection: the server rolls back.
+        let created = written?;
+        finish(client.into_inner(), "COMMIT", "committing a send").await?;
+        created.iter().for_each(|e| e.mark_exists());
+        Ok(())
     }
 
     async fn subscribe(&self, topic: &str, queue: &QueueName) -> Result<()> {
@@ -714,17 +696,10 @@ impl Backend for PostgresBackend {
             Ok::<_, NimbusError>(report)
         }
         .await;
-        match swept {
-            Ok(report) => {
-                finish(client.into_inner(), "COMMIT", "committing a sweep").await?;
-                Ok(report)
-            }
-            Err(e) => {
-                // Closes the connection: the server rolls back.
-                drop(client);
-                Err(e)
-            }
-        }
+        // On an error the guard closes the connection: the server rolls back.
+        let report = swept?;
+        finish(client.into_inner(), "COMMIT", "committing a sweep").await?;
+        Ok(report)
     }
 
     async fn drop_queue(&self, queue: &QueueName) -> Result<()> {
@@ -799,23 +774,16 @@ impl Backend for PostgresBackend {
             Ok::<_, NimbusError>((count, created))
         }
         .await;
-        match moved {
-            Ok((count, created)) => {
-                finish(
-                    client.into_inner(),
-                    "COMMIT",
-                    "committing delayed deliveries",
-                )
-                .await?;
-                created.iter().for_each(|e| e.mark_exists());
-                Ok(count)
-            }
-            Err(e) => {
-                // Closes the connection: the server rolls back.
-                drop(client);
-                Err(e)
-            }
-        }
+        // On an error the guard closes the connection: the server rolls back.
+        let (count, created) = moved?;
+        finish(
+            client.into_inner(),
+            "COMMIT",
+            "committing delayed deliveries",
+        )
+        .await?;
+        created.iter().for_each(|e| e.mark_exists());
+        Ok(count)
     }
 
     async fn replay_dead_letter(&self, id: Uuid, rebuild: RebuildDeadLetter) -> Result<bool> {
@@ -840,18 +808,11 @@ impl Backend for PostgresBackend {
             Ok::<_, NimbusError>((true, created))
         }
         .await;
-        match replayed {
-            Ok((found, created)) => {
-                finish(client.into_inner(), "COMMIT", "committing a replay").await?;
-                created.iter().for_each(|e| e.mark_exists());
-                Ok(found)
-            }
-            Err(e) => {
-                // Closes the connection: the server rolls back.
-                drop(client);
-                Err(e)
-            }
-        }
+        // On an error the guard closes the connection: the server rolls back.
+        let (found, created) = replayed?;
+        finish(client.into_inner(), "COMMIT", "committing a replay").await?;
+        created.iter().for_each(|e| e.mark_exists());
+        Ok(found)
     }
 }
 

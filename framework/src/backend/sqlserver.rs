@@ -605,18 +605,11 @@ impl Backend for SqlServerBackend {
             Ok::<_, NimbusError>(entries)
         }
         .await;
-        match result {
-            Ok(entries) => {
-                finish(client.into_inner(), true, "committing the schema").await?;
-                entries.iter().for_each(|e| e.mark_exists());
-                Ok(())
-            }
-            Err(e) => {
-                // Closes the connection: the server rolls back.
-                drop(client);
-                Err(e)
-            }
-        }
+        // On an error the guard closes the connection: the server rolls back.
+        let entries = result?;
+        finish(client.into_inner(), true, "committing the schema").await?;
+        entries.iter().for_each(|e| e.mark_exists());
+        Ok(())
     }
 
     async fn verify_schema(&self, queues: &[QueueName]) -> Result<()> {
@@ -786,17 +779,13 @@ impl Backend for SqlServerBackend {
             Ok(Some(message))
         }
         .await;
-        match received {
-            Err(e) => {
-                // Closes the connection: the server rolls back.
-                drop(client);
-                Err(e)
-            }
-            Ok(None) => {
+        // On an error the guard closes the connection: the server rolls back.
+        match received? {
+            None => {
                 finish(client.into_inner(), true, &operation).await?;
                 Ok(None)
             }
-            Ok(Some(message)) => Ok(Some((
+            Some(message) => Ok(Some((
                 message,
                 Box::new(SqlServerTransaction {
                     client,
@@ -854,18 +843,11 @@ impl Backend for SqlServerBackend {
             s.write(&mut client, messages).await
         }
         .await;
-        match written {
-            Ok(created) => {
-                finish(client.into_inner(), true, "committing a send").await?;
-                created.iter().for_each(|e| e.mark_exists());
-                Ok(())
-            }
-            Err(e) => {
-                // Closes the connection: the server rolls back.
-                drop(client);
-                Err(e)
-            }
-        }
+        // On an error the guard closes the connection: the server rolls back.
+        let created = written?;
+        finish(client.into_inner(), true, "committing a send").await?;
+        created.iter().for_each(|e| e.mark_exists());
+        Ok(())
     }
 
     async fn subscribe(&self, topic: &str, queue: &QueueName) -> Result<()> {
@@ -953,17 +935,10 @@ impl Backend for SqlServerBackend {
             Ok::<_, NimbusError>(report)
         }
         .await;
-        match swept {
-            Ok(report) => {
-                finish(client.into_inner(), true, "committing a sweep").await?;
-                Ok(report)
-            }
-            Err(e) => {
-                // Closes the connection: the server rolls back.
-                drop(client);
-                Err(e)
-            }
-        }
+        // On an error the guard closes the connection: the server rolls back.
+        let report = swept?;
+        finish(client.into_inner(), true, "committing a sweep").await?;
+        Ok(report)
     }
 
     async fn drop_queue(&self, queue: &QueueName) -> Result<()> {
@@ -1046,18 +1021,11 @@ impl Backend for SqlServerBackend {
             Ok::<_, NimbusError>((count, created))
         }
         .await;
-        match moved {
-            Ok((count, created)) => {
-                finish(client.into_inner(), true, "committing delayed deliveries").await?;
-                created.iter().for_each(|e| e.mark_exists());
-                Ok(count)
-            }
-            Err(e) => {
-                // Closes the connection: the server rolls back.
-                drop(client);
-                Err(e)
-            }
-        }
+        // On an error the guard closes the connection: the server rolls back.
+        let (count, created) = moved?;
+        finish(client.into_inner(), true, "committing delayed deliveries").await?;
+        created.iter().for_each(|e| e.mark_exists());
+        Ok(count)
     }
 
     async fn replay_dead_letter(&self, id: Uuid, rebuild: RebuildDeadLetter) -> Result<bool> {
@@ -1093,18 +1061,11 @@ impl Backend for SqlServerBackend {
             Ok::<_, NimbusError>((true, created))
         }
         .await;
-        match replayed {
-            Ok((found, created)) => {
-                finish(client.into_inner(), true, "committing a replay").await?;
-                created.iter().for_each(|e| e.mark_exists());
-                Ok(found)
-            }
-            Err(e) => {
-                // Closes the connection: the server rolls back.
-                drop(client);
-                Err(e)
-            }
-        }
+        // On an error the guard closes the connection: the server rolls back.
+        let (found, created) = replayed?;
+        finish(client.into_inner(), true, "committing a replay").await?;
+        created.iter().for_each(|e| e.mark_exists());
+        Ok(found)
     }
 }
 
