@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use uuid::Uuid;
 
-use crate::backend::Backend;
 use crate::envelope::{Delivery, Destination, OutgoingMessage};
 use crate::error::Result;
 use crate::names::QueueName;
+use crate::transport::Transport;
 
 /// The headers every bare message carries: the least a receiver needs.
 const BARE_HEADERS: &str = r#"{"NServiceBus.EnclosedMessageTypes":"Bench.Bare"}"#;
@@ -19,12 +19,12 @@ const BARE_HEADERS: &str = r#"{"NServiceBus.EnclosedMessageTypes":"Bench.Bare"}"
 /// skip-locked `DELETE … RETURNING`, each in its own transaction, as the framework runs them.
 #[derive(Clone)]
 pub struct BareSql {
-    backend: Arc<dyn Backend>,
+    transport: Arc<dyn Transport>,
 }
 
 impl BareSql {
-    pub(crate) fn new(backend: Arc<dyn Backend>) -> Self {
-        BareSql { backend }
+    pub(crate) fn new(transport: Arc<dyn Transport>) -> Self {
+        BareSql { transport }
     }
 
     /// Inserts `bodies` into `queue`, all in one transaction (one statement per row).
@@ -44,14 +44,14 @@ impl BareSql {
                 delivery: Delivery::Immediate,
             })
             .collect();
-        self.backend.send(rows).await
+        self.transport.send(rows).await
     }
 
     /// Deletes the oldest unlocked row of `queue` and commits; returns its body, or `None` when
     /// the queue is empty.
     pub async fn receive(&self, queue: &str) -> Result<Option<Vec<u8>>> {
         let queue = QueueName::new(queue)?;
-        match self.backend.receive(&queue).await? {
+        match self.transport.receive(&queue).await? {
             None => Ok(None),
             Some((row, tx)) => {
                 tx.commit(Vec::new()).await?;
@@ -62,6 +62,6 @@ impl BareSql {
 
     /// Drops `queue`'s table.
     pub async fn drop_queue(&self, queue: &str) -> Result<()> {
-        self.backend.drop_queue(&QueueName::new(queue)?).await
+        self.transport.drop_queue(&QueueName::new(queue)?).await
     }
 }

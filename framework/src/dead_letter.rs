@@ -78,10 +78,32 @@ pub(crate) fn dead_letter(
     reason: &str,
     attempts: u32,
 ) -> DeadLetter {
+    build(row, headers, queue.as_str(), reason, attempts)
+}
+
+/// The dead letter of a row that never reached a handler (its headers parsed if they can be),
+/// bound for `destination`.
+pub(crate) fn dead_letter_raw(
+    row: &ReceivedMessage,
+    destination: &str,
+    reason: &str,
+    attempts: u32,
+) -> DeadLetter {
+    let headers = serde_json::from_str::<Headers>(&row.headers_json).ok();
+    build(row, headers.as_ref(), destination, reason, attempts)
+}
+
+fn build(
+    row: &ReceivedMessage,
+    headers: Option<&Headers>,
+    queue: &str,
+    reason: &str,
+    attempts: u32,
+) -> DeadLetter {
     let headers = headers.map(|h| {
         let mut h = h.clone();
         h.insert(EXCEPTION_MESSAGE.into(), reason.to_string());
-        h.insert(FAILED_QUEUE.into(), queue.as_str().to_string());
+        h.insert(FAILED_QUEUE.into(), queue.to_string());
         h.insert(
             TIME_OF_FAILURE.into(),
             crate::headers::format_time(chrono::Utc::now()),
@@ -98,7 +120,7 @@ pub(crate) fn dead_letter(
     let envelope = DeadLetterEnvelope {
         format: FORMAT.into(),
         id: row.row_id.clone(),
-        destination: queue.as_str().to_string(),
+        destination: queue.to_string(),
         reason: reason.to_string(),
         delivery_attempts: attempts,
         raw_headers: headers.is_none().then(|| row.headers_json.clone()),
@@ -113,7 +135,7 @@ pub(crate) fn dead_letter(
     let body = serde_json::to_vec(&envelope).unwrap_or_else(|_| reason.as_bytes().to_vec());
     DeadLetter {
         message_id: Uuid::parse_str(&row.row_id).unwrap_or_else(|_| Uuid::new_v4()),
-        original_destination: queue.as_str().to_string(),
+        original_destination: queue.to_string(),
         body,
         delivery_attempts: i32::try_from(attempts).unwrap_or(i32::MAX),
     }
@@ -193,6 +215,7 @@ mod tests {
             reply_to_address: None,
             expired: false,
             expires: NaiveDateTime::parse_from_str("2030-01-02 03:04:05.678", EXPIRES_FORMAT).ok(),
+            undecodable: None,
         }
     }
 

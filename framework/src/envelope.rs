@@ -76,18 +76,9 @@ pub(crate) struct ReceivedMessage {
     pub expired: bool,
     /// The `Expires` column (UTC).
     pub expires: Option<NaiveDateTime>,
-}
-
-impl ReceivedMessage {
-    /// In the shared-table layout, takes the headers and the body out of the `Body` envelope.
-    pub fn unwrap_envelope(mut self, shared_table: bool) -> Self {
-        if shared_table {
-            let (headers, body) = crate::shared_envelope::unwrap(&self.body);
-            self.headers_json = headers;
-            self.body = body;
-        }
-        self
-    }
+    /// Columns the driver could not read (a value out of range, text that is not UTF-8, …): the
+    /// message goes to the dead letters with this reason.
+    pub undecodable: Option<String>,
 }
 
 /// Who is sending: the endpoint's names, used to fill the origin headers.
@@ -478,6 +469,7 @@ mod tests {
             reply_to_address: reply_to.map(Into::into),
             expired: false,
             expires: None,
+            undecodable: None,
         }
     }
 

@@ -52,40 +52,45 @@
 
 #![warn(missing_docs)]
 
+#[cfg(not(any(feature = "sqlite", feature = "postgres", feature = "sqlserver")))]
+compile_error!(
+    "nimbus needs at least one database: enable the `sqlite` (default), `postgres` or `sqlserver` feature"
+);
+
 mod actors;
-mod backend;
+pub mod admin;
+#[cfg(feature = "bench")]
 pub mod bench;
-mod bus;
-mod config;
 mod dead_letter;
+mod driver;
+mod endpoint;
 mod envelope;
 mod error;
-mod handler;
 pub mod headers;
 mod message;
-mod metrics;
 mod names;
 mod pipeline;
 pub mod recoverability;
-mod requests;
 pub mod shared_envelope;
 mod sql;
 pub mod subscriptions;
+mod transport;
 
-pub use backend::SweepReport;
-pub use bus::{Bus, Endpoint};
-pub use config::{
-    BusBuilder, StorageLayout, DEFAULT_DATABASE_URL, DEFAULT_PEEK_DELAY,
-    MAX_RECOMMENDED_PEEK_DELAY, MIN_PEEK_DELAY,
+pub use driver::DriverError;
+pub use endpoint::builder::{
+    BusBuilder, DEFAULT_DATABASE_URL, DEFAULT_PEEK_DELAY, MAX_RECOMMENDED_PEEK_DELAY,
+    MIN_PEEK_DELAY,
 };
+pub use endpoint::bus::{Bus, Endpoint};
 pub use envelope::SendOptions;
 pub use error::{HandlerError, NimbusError, Result};
-pub use handler::{Handler, HandlerContext};
 pub use headers::Headers;
 pub use message::{Command, Event, Message, MessageKind};
-pub use metrics::Metrics;
 pub use names::{QueueName, SchemaName, MAX_NAME_LEN};
 pub use nimbus_macros::{handler, Command, Event, Message};
+pub use pipeline::handler::{Handler, HandlerContext};
+pub use pipeline::metrics::Metrics;
+pub use transport::{StorageLayout, SweepReport, DEFAULT_CONNECT_TIMEOUT};
 
 /// Re-exports used by the code the macros generate. Not a public API.
 #[doc(hidden)]
@@ -95,5 +100,5 @@ pub mod __private {
 
 /// The README's example, compiled as a doc test so it cannot drift from the API.
 #[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
+#[doc = include_str!("../README.md")]
 mod readme {}

@@ -1,3 +1,5 @@
+-- Creates NimbusDeadLetters (seed 003) where it is missing.
+-- Parameters: none
 CREATE TABLE IF NOT EXISTS {schema}."NimbusDeadLetters" (
     "MessageId"           uuid         NOT NULL PRIMARY KEY,
     "OriginalDestination" varchar(255) NULL,

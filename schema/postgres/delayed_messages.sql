@@ -1,3 +1,5 @@
+-- Creates NimbusDelayedMessages (messages waiting until due) and its Due index where missing.
+-- Parameters: none
 CREATE TABLE IF NOT EXISTS {schema}."NimbusDelayedMessages" (
     "Id"             uuid         NOT NULL,
     "Destination"    varchar(255) NOT NULL,

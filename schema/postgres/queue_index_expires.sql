@@ -1,3 +1,5 @@
+-- Creates a queue table's Expires index (used to purge expired messages) where missing.
+-- Parameters: none
 CREATE INDEX IF NOT EXISTS {index_expires}
 ON {table}
 (

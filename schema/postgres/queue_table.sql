@@ -1,3 +1,5 @@
+-- Creates one queue table (seed 000 columns) where it is missing.
+-- Parameters: none
 CREATE TABLE IF NOT EXISTS {table} (
     "Id"             uuid         NOT NULL,
     "CorrelationId"  varchar(255) NULL,

@@ -1,3 +1,5 @@
+-- Creates NimbusMessages (seed 003), the table of the shared-table layout, where it is missing.
+-- Parameters: none
 CREATE TABLE IF NOT EXISTS {schema}."NimbusMessages" (
     "MessageId"    uuid         NOT NULL PRIMARY KEY,
     "Destination"  varchar(255) NOT NULL,
@@ -5,6 +7,3 @@ CREATE TABLE IF NOT EXISTS {schema}."NimbusMessages" (
     "VisibleAfter" timestamp    NOT NULL,
     "ExpiresAt"    timestamp    NULL
 );
-CREATE INDEX IF NOT EXISTS "IX_NimbusMessages_Dequeue"
-    ON {schema}."NimbusMessages" ("Destination", "VisibleAfter")
-    INCLUDE ("ExpiresAt");

@@ -1,3 +1,5 @@
+-- Creates NimbusSubscriptions (seed 003) where it is missing.
+-- Parameters: none
 CREATE TABLE IF NOT EXISTS {schema}."NimbusSubscriptions" (
     "TopicName"       varchar(255) NOT NULL,
     "SubscriberQueue" varchar(255) NOT NULL,

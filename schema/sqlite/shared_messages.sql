@@ -1,3 +1,5 @@
+-- Creates NimbusMessages (seed 003), the table of the shared-table layout, where it is missing.
+-- Parameters: none
 CREATE TABLE IF NOT EXISTS "NimbusMessages" (
     "MessageId"    TEXT NOT NULL PRIMARY KEY,
     "Destination"  TEXT NOT NULL,
@@ -5,6 +7,3 @@ CREATE TABLE IF NOT EXISTS "NimbusMessages" (
     "VisibleAfter" TEXT NOT NULL,
     "ExpiresAt"    TEXT NULL
 );
--- SQLite has no INCLUDE: ExpiresAt is a third key column, which covers the same queries.
-CREATE INDEX IF NOT EXISTS "IX_NimbusMessages_Dequeue"
-    ON "NimbusMessages" ("Destination", "VisibleAfter", "ExpiresAt");

@@ -1,4 +1,5 @@
--- @P1: the schema name (a value).
+-- Creates NimbusDeadLetters (seed 003) where it is missing.
+-- Parameters: 1 schema name (sysname, passed as the value @P1)
 IF NOT EXISTS (
     SELECT 1 FROM sys.tables
     WHERE [schema_id] = SCHEMA_ID(@P1) AND [name] = N'NimbusDeadLetters')

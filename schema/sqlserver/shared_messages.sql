@@ -1,16 +1,12 @@
--- The seed-003 table, created only when missing. @P1: the schema name (a value).
+-- Creates NimbusMessages (seed 003), the table of the shared-table layout, where it is missing.
+-- Parameters: 1 schema name (sysname, passed as the value @P1)
 IF NOT EXISTS (
     SELECT 1 FROM sys.tables
     WHERE [schema_id] = SCHEMA_ID(@P1) AND [name] = N'NimbusMessages')
-BEGIN
-    CREATE TABLE {schema}.[NimbusMessages] (
-        [MessageId]    UNIQUEIDENTIFIER NOT NULL PRIMARY KEY,
-        [Destination]  NVARCHAR(255)    NOT NULL,
-        [Body]         VARBINARY(MAX)   NOT NULL,
-        [VisibleAfter] DATETIME2        NOT NULL,
-        [ExpiresAt]    DATETIME2        NULL
-    );
-    CREATE INDEX [IX_NimbusMessages_Dequeue]
-        ON {schema}.[NimbusMessages] ([Destination], [VisibleAfter])
-        INCLUDE ([ExpiresAt]);
-END;
+CREATE TABLE {schema}.[NimbusMessages] (
+    [MessageId]    UNIQUEIDENTIFIER NOT NULL PRIMARY KEY,
+    [Destination]  NVARCHAR(255)    NOT NULL,
+    [Body]         VARBINARY(MAX)   NOT NULL,
+    [VisibleAfter] DATETIME2        NOT NULL,
+    [ExpiresAt]    DATETIME2        NULL
+);

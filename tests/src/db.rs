@@ -1,13 +1,16 @@
 //! Test databases: a unique SQLite file, PostgreSQL schema or SQL Server schema per test, dropped
 //! afterwards. Schema names are full of quotes, brackets and spaces, so every test also proves
 //! that names are quoted and never spliced into SQL.
+//!
+//! The fixtures read and write Nimbus data through the library's admin API
+//! ([`nimbus::admin::Database`]), written once for every database; an SQL error fails the test.
+//! Only test-only manipulations with no product statement (aging heartbeats, an old table, a
+//! dropped index) are SQL text per database, and they too run through that API.
 
-use std::io::Write;
 use std::path::PathBuf;
 
+use nimbus::admin::{ConnectOptions, Database, DeadLetterInfo, RawMessage};
 use nimbus::{BusBuilder, StorageLayout};
-use tokio::net::TcpStream;
-use tokio_util::compat::{Compat, TokioAsyncWriteCompatExt};
 
 /// Which backend a test runs against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,9 +21,15 @@ pub enum Kind {
     /// (default `postgres://postgres@127.0.0.1:5432/postgres`).
     Postgres,
     /// A fresh schema in the SQL Server database of `NIMBUS_SQLSERVER` (an ADO.NET connection
-    /// string); skipped with a notice when it is not set.
+    /// string). Its suite is `#[ignore]`d: see [`SQLSERVER_HOW_TO_RUN`].
     SqlServer,
 }
+
+/// How to run the SQL Server suite, whose tests are ignored by default.
+pub const SQLSERVER_HOW_TO_RUN: &str = "set NIMBUS_SQLSERVER to an ADO.NET connection string and \
+    run the ignored tests: NIMBUS_SQLSERVER='Server=tcp:127.0.0.1,1433;Database=nimbus;User Id=sa;\
+    Password=…;TrustServerCertificate=true' cargo test -p nimbus-conformance --test sqlserver -- \
+    --include-ignored";
 
 /// A backend and a storage layout: what one run of the suite is against.
 #[derive(Clone, Copy, Debug)]
@@ -55,37 +64,29 @@ pub fn sqlserver_connection_string() -> Option<String> {
         .filter(|s| !s.trim().is_empty())
 }
 
-/// True when the backend cannot be reached in this environment by design (SQL Server without
-/// `NIMBUS_SQLSERVER`); prints a notice that the test was skipped. PostgreSQL is never skipped.
-pub fn skip(kind: Kind, test: &str) -> bool {
-    if kind == Kind::SqlServer && sqlserver_connection_string().is_none() {
-        // Written to the process's stderr directly, so the notice shows even when the test
-        // harness captures output.
-        let _ = writeln!(
-            std::io::stderr(),
-            "notice: NIMBUS_SQLSERVER is not set: skipped the SQL Server conformance test {test}"
-        );
-        return true;
-    }
-    false
+/// Quotes an identifier for PostgreSQL and SQLite.
+pub fn pg_quote(identifier: &str) -> String {
+    format!("\"{}\"", identifier.replace('"', "\"\""))
 }
 
-/// A row of `NimbusDeadLetters`.
-#[derive(Debug, Clone)]
-pub struct DeadLetterRow {
-    pub message_id: String,
-    pub original_destination: Option<String>,
-    pub body: Vec<u8>,
-    pub delivery_attempts: i32,
+/// Enough rows to list everything a test writes.
+const EVERY_ROW: i64 = i32::MAX as i64;
+
+/// The value of an admin call; an error fails the test, naming what was being done.
+fn must<T>(what: impl std::fmt::Display, result: nimbus::Result<T>) -> T {
+    result.unwrap_or_else(|e| panic!("{what}: {e}"))
 }
 
 /// One test's database. Dropping it deletes the file or the schema.
 pub struct TestDatabase {
     pub kind: Kind,
     pub layout: StorageLayout,
+    admin: Database,
+    /// Declared after `admin`, so that its connections are closed before the cleanup.
     target: Target,
 }
 
+/// Where a test's data lives; dropping it deletes the file or the schema.
 enum Target {
     Sqlite(PathBuf),
     Postgres { schema: String },
@@ -96,19 +97,9 @@ fn unique() -> String {
     uuid::Uuid::new_v4().simple().to_string()[..12].to_string()
 }
 
-/// Quotes an identifier for PostgreSQL and SQLite.
-pub fn pg_quote(identifier: &str) -> String {
-    format!("\"{}\"", identifier.replace('"', "\"\""))
-}
-
-/// Quotes an identifier for SQL Server.
-pub fn mssql_quote(identifier: &str) -> String {
-    format!("[{}]", identifier.replace(']', "]]"))
-}
-
 impl TestDatabase {
     /// Creates an empty database for one test. PostgreSQL must be reachable: the test fails
-    /// (never skips) when it is not.
+    /// (never skips) when it is not. So must SQL Server, whose tests are ignored unless asked for.
     pub async fn new(setup: Setup) -> Self {
         let (kind, layout) = (setup.kind, setup.layout);
         // Quotes, brackets, spaces.
@@ -126,21 +117,39 @@ impl TestDatabase {
                 Target::Postgres { schema }
             }
             Kind::SqlServer => {
-                let connection =
-                    sqlserver_connection_string().expect("NIMBUS_SQLSERVER (checked by skip)");
-                let mut client = mssql_client(&connection).await;
-                client
-                    .execute(format!("CREATE SCHEMA {}", mssql_quote(&schema)), &[])
-                    .await
-                    .expect("create test schema");
+                let connection = sqlserver_connection_string().unwrap_or_else(|| {
+                    panic!("NIMBUS_SQLSERVER is not set: {SQLSERVER_HOW_TO_RUN}")
+                });
+                let server = must(
+                    "connect to the SQL Server of NIMBUS_SQLSERVER",
+                    Database::connect(&connection).await,
+                );
+                let create = format!("CREATE SCHEMA {}", server.quote(&schema));
+                must("create test schema", server.execute(&create).await);
                 Target::SqlServer { schema, connection }
             }
         };
+        let url = target.url();
+        let mut options = ConnectOptions::new().layout(layout);
+        if let Some(schema) = target.schema() {
+            options = options.schema(schema);
+        }
+        // On a panic here, `target` is dropped and cleans up.
+        let admin = must(
+            format!("connect the admin API to {url}"),
+            Database::connect_with(&url, options).await,
+        );
         TestDatabase {
             kind,
             layout,
+            admin,
             target,
         }
+    }
+
+    /// The library's admin API on this test's database (schema and layout included).
+    pub fn admin(&self) -> &Database {
+        &self.admin
     }
 
     /// The shared-table layout (seed 003).
@@ -150,19 +159,12 @@ impl TestDatabase {
 
     /// The database URL (or connection string) for the bus.
     pub fn url(&self) -> String {
-        match &self.target {
-            Target::Sqlite(path) => format!("sqlite://{}", path.display()),
-            Target::Postgres { .. } => postgres_url(),
-            Target::SqlServer { connection, .. } => connection.clone(),
-        }
+        self.target.url()
     }
 
     /// The schema the bus should use, where the backend has schemas.
     pub fn schema(&self) -> Option<&str> {
-        match &self.target {
-            Target::Sqlite(_) => None,
-            Target::Postgres { schema } | Target::SqlServer { schema, .. } => Some(schema),
-        }
+        self.target.schema()
     }
 
     /// A builder pointed at this database, with a short peek delay so tests run quickly.
@@ -180,12 +182,15 @@ impl TestDatabase {
 
     /// `table` quoted and qualified for raw SQL in tests.
     pub fn table(&self, table: &str) -> String {
-        match &self.target {
-            Target::Sqlite(_) => pg_quote(table),
-            Target::Postgres { schema } => format!("{}.{}", pg_quote(schema), pg_quote(table)),
-            Target::SqlServer { schema, .. } => {
-                format!("{}.{}", mssql_quote(schema), mssql_quote(table))
-            }
+        self.admin.qualified_table(table)
+    }
+
+    /// The table that holds `queue`'s messages in this layout.
+    fn storage_table<'a>(&self, queue: &'a str) -> &'a str {
+        if self.shared_table() {
+            "NimbusMessages"
+        } else {
+            queue
         }
     }
 
@@ -208,84 +213,6 @@ impl TestDatabase {
         )
     }
 
-    /// Whether `queue` still has its storage: its table, or in the shared-table layout any
-    /// message or subscription.
-    pub async fn queue_exists(&self, queue: &str) -> bool {
-        if self.shared_table() {
-            return self.count(queue).await > 0 || self.subscriptions_of(queue).await > 0;
-        }
-        self.table_exists(queue).await
-    }
-
-    /// How many rows of the queue table `queue` have both version-1 columns (`CorrelationId`,
-    /// `ReplyToAddress`) filled. Table-per-queue layout only.
-    pub async fn rows_with_v1_columns(&self, queue: &str) -> i64 {
-        let sql = format!(
-            "SELECT count(*) FROM {} WHERE {} IS NOT NULL AND {} IS NOT NULL AND {} <> {}",
-            self.table(queue),
-            self.column("CorrelationId"),
-            self.column("ReplyToAddress"),
-            self.column("ReplyToAddress"),
-            self.param(1)
-        );
-        self.scalar(sql, Some(String::new())).await
-    }
-
-    /// How many subscription rows name `queue`.
-    pub async fn subscriptions_of(&self, queue: &str) -> i64 {
-        let t = self.table("NimbusSubscriptions");
-        let sql = format!(
-            "SELECT count(*) FROM {t} WHERE {} = {}",
-            self.column("SubscriberQueue"),
-            self.param(1)
-        );
-        self.scalar(sql, Some(queue.to_string())).await
-    }
-
-    fn param(&self, n: usize) -> String {
-        match self.kind {
-            Kind::Sqlite => format!("?{n}"),
-            Kind::Postgres => format!("${n}"),
-            Kind::SqlServer => format!("@P{n}"),
-        }
-    }
-
-    /// Runs a query returning one integer, with at most one text parameter.
-    async fn scalar(&self, sql: String, value: Option<String>) -> i64 {
-        let values: Vec<String> = value.into_iter().collect();
-        match &self.target {
-            Target::Sqlite(_) => {
-                self.with_sqlite(move |c| {
-                    c.query_row(&sql, rusqlite::params_from_iter(values), |r| r.get(0))
-                        .unwrap_or(0)
-                })
-                .await
-            }
-            Target::Postgres { .. } => {
-                let params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = values
-                    .iter()
-                    .map(|v| v as &(dyn tokio_postgres::types::ToSql + Sync))
-                    .collect();
-                match pg_client().await.query_one(&sql, &params).await {
-                    Ok(row) => row.get(0),
-                    Err(_) => 0,
-                }
-            }
-            Target::SqlServer { connection, .. } => {
-                let mut client = mssql_client(connection).await;
-                let params: Vec<&dyn tiberius::ToSql> =
-                    values.iter().map(|v| v as &dyn tiberius::ToSql).collect();
-                let Ok(stream) = client.query(sql, &params).await else {
-                    return 0;
-                };
-                match stream.into_row().await {
-                    Ok(Some(row)) => row.get::<i32, _>(0).map(i64::from).unwrap_or(0),
-                    _ => 0,
-                }
-            }
-        }
-    }
-
     /// The catalog name of a seed index (`Index_RowVersion`, `Index_Expires`) on `table`:
     /// PostgreSQL and SQLite prefix it with the table name, SQL Server does not.
     pub fn index_name(&self, table: &str, index: &str) -> String {
@@ -295,444 +222,228 @@ impl TestDatabase {
         }
     }
 
-    /// Runs `f` with a connection of its own to the SQLite file, on a blocking thread: waiting for
-    /// the file's write lock must not block the runtime that runs the endpoint holding it.
-    async fn with_sqlite<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&rusqlite::Connection) -> T + Send + 'static,
-    ) -> T {
-        let Target::Sqlite(path) = &self.target else {
-            unreachable!("only called for SQLite")
-        };
-        let path = path.clone();
-        tokio::task::spawn_blocking(move || {
-            let conn = rusqlite::Connection::open(path).expect("open sqlite");
-            conn.busy_timeout(std::time::Duration::from_secs(30))
-                .expect("busy timeout");
-            f(&conn)
-        })
-        .await
-        .expect("sqlite task")
-    }
-
-    /// Runs raw SQL statements (no results).
-    pub async fn execute(&self, sql: &str) {
-        match &self.target {
-            Target::Sqlite(_) => {
-                let sql = sql.to_string();
-                self.with_sqlite(move |c| c.execute_batch(&sql).expect("raw sql"))
-                    .await
-            }
-            Target::Postgres { .. } => pg_client().await.batch_execute(sql).await.expect("raw sql"),
-            Target::SqlServer { connection, .. } => {
-                mssql_client(connection)
-                    .await
-                    .simple_query(sql)
-                    .await
-                    .expect("raw sql")
-                    .into_results()
-                    .await
-                    .expect("raw sql results");
-            }
+    /// Whether `queue` still has its storage: its table, or in the shared-table layout any
+    /// message or subscription.
+    pub async fn queue_exists(&self, queue: &str) -> bool {
+        if self.shared_table() {
+            return self.count(queue).await > 0 || self.subscriptions_of(queue).await > 0;
         }
+        self.table_exists(queue).await
     }
 
-    /// Messages waiting in `queue` (0 when it does not exist yet), or rows in a `Nimbus…`
-    /// table. In the shared-table layout a queue is its visible rows of `NimbusMessages`, and
-    /// `NimbusDelayedMessages` counts the rows not visible yet.
-    pub async fn count(&self, table: &str) -> i64 {
-        if self.shared_table() && !["NimbusDeadLetters", "NimbusSubscriptions"].contains(&table) {
+    /// Messages in `queue`, delayed ones included in the shared table (0 when its table does not
+    /// exist yet); or, for `NimbusDelayedMessages`, the delayed messages not due yet.
+    pub async fn count(&self, queue: &str) -> i64 {
+        if queue == "NimbusDelayedMessages" {
+            return self.delayed_messages().await;
+        }
+        if !self.table_exists(self.storage_table(queue)).await {
+            return 0;
+        }
+        must(
+            format!("counting the messages of {queue:?}"),
+            self.admin.queue_depth(queue).await,
+        )
+    }
+
+    /// Delayed messages not delivered yet: the rows of `NimbusDelayedMessages`, or in the shared
+    /// table the rows not visible yet (no product statement counts those).
+    async fn delayed_messages(&self) -> i64 {
+        let table = if self.shared_table() {
+            "NimbusMessages"
+        } else {
+            "NimbusDelayedMessages"
+        };
+        if !self.table_exists(table).await {
+            return 0;
+        }
+        let mut sql = format!("SELECT count(*) FROM {}", self.table(table));
+        if self.shared_table() {
             let now = match self.kind {
                 Kind::Sqlite => "strftime('%Y-%m-%d %H:%M:%f', 'now')",
                 Kind::Postgres => "(now() AT TIME ZONE 'utc')",
                 Kind::SqlServer => "SYSUTCDATETIME()",
             };
-            let messages = self.table("NimbusMessages");
-            let visible = self.column("VisibleAfter");
-            if table == "NimbusDelayedMessages" {
-                let sql = format!("SELECT count(*) FROM {messages} WHERE {visible} > {now}");
-                return self.scalar(sql, None).await;
-            }
-            let sql = format!(
-                "SELECT count(*) FROM {messages} WHERE {} = {} AND {visible} <= {now}",
-                self.column("Destination"),
-                self.param(1)
-            );
-            return self.scalar(sql, Some(table.to_string())).await;
+            sql += &format!(" WHERE {} > {now}", self.admin.quote("VisibleAfter"));
         }
-        let sql = format!("SELECT count(*) FROM {}", self.table(table));
-        match &self.target {
-            Target::Sqlite(_) => {
-                self.with_sqlite(move |c| c.query_row(&sql, [], |r| r.get(0)).unwrap_or(0))
-                    .await
-            }
-            Target::Postgres { .. } => match pg_client().await.query_one(&sql, &[]).await {
-                Ok(row) => row.get(0),
-                Err(_) => 0,
-            },
-            Target::SqlServer { connection, .. } => {
-                let mut client = mssql_client(connection).await;
-                let Ok(stream) = client.query(sql, &[]).await else {
-                    return 0;
-                };
-                match stream.into_row().await {
-                    Ok(Some(row)) => row.get::<i32, _>(0).map(i64::from).unwrap_or(0),
-                    _ => 0,
-                }
-            }
-        }
+        self.scalar(&sql, &[]).await
     }
 
-    /// The `Body` column of every row of a queue table, oldest first.
-    pub async fn bodies(&self, table: &str) -> Vec<Vec<u8>> {
-        if self.shared_table() {
-            return self.shared_bodies(table).await;
-        }
-        let sql = format!(
-            "SELECT {} FROM {} ORDER BY {}",
-            self.column("Body"),
-            self.table(table),
-            self.column("RowVersion")
-        );
-        match &self.target {
-            Target::Sqlite(_) => {
-                self.with_sqlite(move |conn| {
-                    let mut stmt = conn.prepare(&sql).expect("prepare");
-                    stmt.query_map([], |r| r.get::<_, Vec<u8>>(0))
-                        .expect("query")
-                        .collect::<Result<_, _>>()
-                        .expect("rows")
-                })
-                .await
-            }
-            Target::Postgres { .. } => pg_client()
-                .await
-                .query(&sql, &[])
-                .await
-                .expect("query")
-                .iter()
-                .map(|r| r.get::<_, Vec<u8>>(0))
-                .collect(),
-            Target::SqlServer { connection, .. } => mssql_client(connection)
-                .await
-                .query(sql, &[])
-                .await
-                .expect("query")
-                .into_first_result()
-                .await
-                .expect("rows")
-                .iter()
-                .map(|r| r.get::<&[u8], _>(0).unwrap_or_default().to_vec())
-                .collect(),
-        }
+    /// The bodies of the messages in `queue` (out of their envelopes in the shared table), in
+    /// the order they would be received.
+    pub async fn bodies(&self, queue: &str) -> Vec<Vec<u8>> {
+        must(
+            format!("browsing queue {queue:?}"),
+            self.admin.peek(queue, EVERY_ROW).await,
+        )
+        .into_iter()
+        .map(|message| message.body)
+        .collect()
     }
 
-    /// The message bodies of `queue` in `NimbusMessages`, in receive order, out of their
-    /// envelopes.
-    async fn shared_bodies(&self, queue: &str) -> Vec<Vec<u8>> {
-        let sql = format!(
-            "SELECT {} FROM {} WHERE {} = {} ORDER BY {}, {}",
-            self.column("Body"),
-            self.table("NimbusMessages"),
-            self.column("Destination"),
-            self.param(1),
-            self.column("VisibleAfter"),
-            self.column("MessageId"),
-        );
-        let queue = queue.to_string();
-        let envelopes: Vec<Vec<u8>> = match &self.target {
-            Target::Sqlite(_) => {
-                self.with_sqlite(move |conn| {
-                    let mut stmt = conn.prepare(&sql).expect("prepare");
-                    stmt.query_map([queue], |r| r.get::<_, Vec<u8>>(0))
-                        .expect("query")
-                        .collect::<Result<_, _>>()
-                        .expect("rows")
-                })
-                .await
-            }
-            Target::Postgres { .. } => pg_client()
-                .await
-                .query(&sql, &[&queue])
-                .await
-                .expect("query")
-                .iter()
-                .map(|r| r.get::<_, Vec<u8>>(0))
-                .collect(),
-            Target::SqlServer { connection, .. } => mssql_client(connection)
-                .await
-                .query(sql, &[&queue.as_str()])
-                .await
-                .expect("query")
-                .into_first_result()
-                .await
-                .expect("rows")
-                .iter()
-                .map(|r| r.get::<&[u8], _>(0).unwrap_or_default().to_vec())
-                .collect(),
-        };
-        envelopes
-            .iter()
-            .map(|e| nimbus::shared_envelope::unwrap_body(e))
-            .collect()
+    /// Every dead letter, oldest first.
+    pub async fn dead_letters(&self) -> Vec<DeadLetterInfo> {
+        must(
+            "listing the dead letters",
+            self.admin.dead_letters(EVERY_ROW).await,
+        )
     }
 
-    fn column(&self, name: &str) -> String {
-        match self.kind {
-            Kind::SqlServer => mssql_quote(name),
-            Kind::Sqlite | Kind::Postgres => pg_quote(name),
-        }
+    /// How many subscriptions name `queue`.
+    pub async fn subscriptions_of(&self, queue: &str) -> i64 {
+        let subscriptions = must("listing subscriptions", self.admin.subscriptions().await);
+        subscriptions.iter().filter(|s| s.queue == queue).count() as i64
     }
 
     /// Names of the indexes on `table`.
     pub async fn indexes(&self, table: &str) -> Vec<String> {
-        match &self.target {
-            Target::Sqlite(_) => {
-                let table = table.to_string();
-                self.with_sqlite(move |conn| {
-                    let mut stmt = conn
-                        .prepare(
-                            "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = ?1",
-                        )
-                        .expect("prepare");
-                    stmt.query_map([table], |r| r.get::<_, String>(0))
-                        .expect("query")
-                        .collect::<Result<_, _>>()
-                        .expect("rows")
-                })
-                .await
-            }
-            Target::Postgres { schema } => pg_client()
-                .await
-                .query(
-                    "SELECT indexname::text FROM pg_indexes WHERE schemaname = $1 AND tablename = $2",
-                    &[schema, &table],
-                )
-                .await
-                .expect("query")
-                .iter()
-                .map(|r| r.get(0))
-                .collect(),
-            Target::SqlServer { schema, connection } => mssql_client(connection)
-                .await
-                .query(
-                    "SELECT i.name FROM sys.indexes AS i JOIN sys.tables AS t ON t.object_id = i.object_id \
-                     WHERE t.schema_id = SCHEMA_ID(@P1) AND t.name = @P2 AND i.name IS NOT NULL",
-                    &[&schema.as_str(), &table],
-                )
-                .await
-                .expect("query")
-                .into_first_result()
-                .await
-                .expect("rows")
-                .iter()
-                .filter_map(|r| r.get::<&str, _>(0).map(str::to_string))
-                .collect(),
+        must(
+            format!("listing the indexes of {table:?}"),
+            self.admin.index_names(table).await,
+        )
+    }
+
+    /// Whether `table` exists in the test's schema.
+    pub async fn table_exists(&self, table: &str) -> bool {
+        must(
+            format!("looking for table {table:?}"),
+            self.admin.table_exists(table).await,
+        )
+    }
+
+    /// Writes a message row by hand, as another program (or a bug) might: `headers` and `body`
+    /// verbatim (in the shared table, wrapped into the `Body` envelope as the library writes
+    /// it), already expired when `expired`.
+    pub async fn insert_raw(&self, queue: &str, headers: &str, body: &[u8], expired: bool) {
+        let mut message = RawMessage::new(headers, body);
+        if expired {
+            message = message.expires_in_ms(-60_000);
+        }
+        must(
+            format!("writing a raw row to {queue:?}"),
+            self.admin.insert_raw(queue, &message).await,
+        );
+    }
+
+    /// Drops `queue` with its messages behind the back of every running endpoint, as an idle
+    /// sweep in another process or a DBA would.
+    pub async fn drop_queue(&self, queue: &str) {
+        must(
+            format!("dropping queue {queue:?}"),
+            self.admin.drop_queue(queue).await,
+        );
+    }
+
+    /// Runs raw SQL statements (no results).
+    pub async fn execute(&self, sql: &str) {
+        must(format!("running {sql}"), self.admin.execute(sql).await);
+    }
+
+    /// Runs a statement with text parameters (`?1`, `$1` or `@P1`, see [`Self::param`]) and
+    /// returns the integer of its first row, 0 when it returns none (an `UPDATE`, an `INSERT`).
+    async fn scalar(&self, sql: &str, params: &[&str]) -> i64 {
+        must(
+            format!("running {sql}"),
+            self.admin.query_scalar(sql, params).await,
+        )
+    }
+
+    /// Parameter `n` in the database's SQL.
+    fn param(&self, n: usize) -> String {
+        match self.kind {
+            Kind::Sqlite => format!("?{n}"),
+            Kind::Postgres => format!("${n}"),
+            Kind::SqlServer => format!("@P{n}"),
         }
     }
 
-    /// Inserts a row into a queue table by hand, as another program (or a bug) might: `headers`
-    /// and `body` verbatim, and an `Expires` one hour in the past when `expired`.
-    pub async fn insert_raw(&self, table: &str, headers: &str, body: &[u8], expired: bool) {
-        if self.shared_table() {
-            return self.insert_raw_shared(table, headers, body, expired).await;
-        }
-        let id = uuid::Uuid::new_v4();
-        let t = self.table(table);
-        match &self.target {
-            Target::Sqlite(_) => {
-                let expires = if expired {
-                    "strftime('%Y-%m-%d %H:%M:%f', 'now', '-1 hour')"
-                } else {
-                    "NULL"
-                };
-                let sql = format!(
-                    "INSERT INTO {t} (\"Id\", \"CorrelationId\", \"ReplyToAddress\", \"Recoverable\", \"Expires\", \"Headers\", \"Body\") \
-                     VALUES (?1, NULL, NULL, 1, {expires}, ?2, ?3)"
-                );
-                let (headers, body) = (headers.to_string(), body.to_vec());
-                self.with_sqlite(move |c| {
-                    c.execute(&sql, rusqlite::params![id.to_string(), headers, body])
-                        .expect("raw insert")
-                })
-                .await;
-            }
-            Target::Postgres { .. } => {
-                let expires = if expired {
-                    "(now() AT TIME ZONE 'utc') - interval '1 hour'"
-                } else {
-                    "NULL"
-                };
-                pg_client()
-                    .await
-                    .execute(
-                        &format!(
-                            "INSERT INTO {t} (\"Id\", \"CorrelationId\", \"ReplyToAddress\", \"Recoverable\", \"Expires\", \"Headers\", \"Body\") \
-                             VALUES ($1, NULL, NULL, TRUE, {expires}, $2, $3)"
-                        ),
-                        &[&id, &headers, &body],
-                    )
-                    .await
-                    .expect("raw insert");
-            }
-            Target::SqlServer { connection, .. } => {
-                let expires = if expired {
-                    "DATEADD(hour, -1, GETUTCDATE())"
-                } else {
-                    "NULL"
-                };
-                mssql_client(connection)
-                    .await
-                    .execute(
-                        format!(
-                            "INSERT INTO {t} ([Id], [CorrelationId], [ReplyToAddress], [Recoverable], [Expires], [Headers], [Body]) \
-                             VALUES (@P1, NULL, NULL, 1, {expires}, @P2, @P3)"
-                        ),
-                        &[&id, &headers, &body],
-                    )
-                    .await
-                    .expect("raw insert");
-            }
-        }
+    /// How many rows of the queue table `queue` have both version-1 columns (`CorrelationId`,
+    /// `ReplyToAddress`) filled. Table-per-queue layout only.
+    pub async fn rows_with_v1_columns(&self, queue: &str) -> i64 {
+        let q = |column| self.admin.quote(column);
+        let sql = format!(
+            "SELECT count(*) FROM {} WHERE {} IS NOT NULL AND {reply_to} IS NOT NULL \
+             AND {reply_to} <> {}",
+            self.table(queue),
+            q("CorrelationId"),
+            self.param(1),
+            reply_to = q("ReplyToAddress"),
+        );
+        self.scalar(&sql, &[""]).await
     }
 
-    /// `insert_raw` for the shared-table layout: headers that are JSON go into a `Body`
-    /// envelope with the body; headers that are not make the whole `Body` (not an envelope).
-    async fn insert_raw_shared(&self, queue: &str, headers: &str, body: &[u8], expired: bool) {
-        let id = uuid::Uuid::now_v7();
-        let envelope = if serde_json::from_str::<serde_json::Value>(headers).is_ok() {
-            let mut e = format!("{{\"headers\":{headers},\"body\":").into_bytes();
-            e.extend_from_slice(body);
-            e.push(b'}');
-            e
-        } else {
-            headers.as_bytes().to_vec()
+    /// Moves the `LastSeenAt` of every subscription of `queue` ten days back: longer than the
+    /// default `auto_delete_on_idle` of 4 days, as if the instance had stopped heartbeating then.
+    pub async fn age_subscriptions(&self, queue: &str) {
+        let ten_days_ago = match self.kind {
+            Kind::Sqlite => "strftime('%Y-%m-%d %H:%M:%f', 'now', '-10 days')",
+            Kind::Postgres => "(now() AT TIME ZONE 'utc') - interval '10 days'",
+            Kind::SqlServer => "DATEADD(day, -10, SYSUTCDATETIME())",
         };
-        let t = self.table("NimbusMessages");
-        match &self.target {
-            Target::Sqlite(_) => {
-                let expires = if expired {
-                    "strftime('%Y-%m-%d %H:%M:%f', 'now', '-1 hour')"
-                } else {
-                    "NULL"
-                };
-                let sql = format!(
-                    "INSERT INTO {t} (\"MessageId\", \"Destination\", \"Body\", \"VisibleAfter\", \"ExpiresAt\") \
-                     VALUES (?1, ?2, ?3, strftime('%Y-%m-%d %H:%M:%f', 'now'), {expires})"
-                );
-                let queue = queue.to_string();
-                self.with_sqlite(move |c| {
-                    c.execute(&sql, rusqlite::params![id.to_string(), queue, envelope])
-                        .expect("raw insert")
-                })
-                .await;
-            }
-            Target::Postgres { .. } => {
-                let now = "(now() AT TIME ZONE 'utc')";
-                let expires = if expired {
-                    "(now() AT TIME ZONE 'utc') - interval '1 hour'"
-                } else {
-                    "NULL"
-                };
-                pg_client()
-                    .await
-                    .execute(
-                        &format!(
-                            "INSERT INTO {t} (\"MessageId\", \"Destination\", \"Body\", \"VisibleAfter\", \"ExpiresAt\") \
-                             VALUES ($1, $2, $3, {now}, {expires})"
-                        ),
-                        &[&id, &queue, &envelope],
-                    )
-                    .await
-                    .expect("raw insert");
-            }
-            Target::SqlServer { connection, .. } => {
-                let expires = if expired {
-                    "DATEADD(hour, -1, SYSUTCDATETIME())"
-                } else {
-                    "NULL"
-                };
-                mssql_client(connection)
-                    .await
-                    .execute(
-                        format!(
-                            "INSERT INTO {t} ([MessageId], [Destination], [Body], [VisibleAfter], [ExpiresAt]) \
-                             VALUES (@P1, @P2, @P3, SYSUTCDATETIME(), {expires})"
-                        ),
-                        &[&id, &queue, &envelope],
-                    )
-                    .await
-                    .expect("raw insert");
-            }
-        }
+        let sql = format!(
+            "UPDATE {} SET {} = {ten_days_ago} WHERE {} = {}",
+            self.table("NimbusSubscriptions"),
+            self.admin.quote("LastSeenAt"),
+            self.admin.quote("SubscriberQueue"),
+            self.param(1)
+        );
+        self.scalar(&sql, &[queue]).await;
+        let nine_days_ago = chrono::Utc::now().naive_utc() - chrono::Duration::days(9);
+        let subscriptions = must("listing subscriptions", self.admin.subscriptions().await);
+        let of_queue: Vec<_> = subscriptions.iter().filter(|s| s.queue == queue).collect();
+        assert!(
+            !of_queue.is_empty()
+                && of_queue
+                    .iter()
+                    .all(|s| s.last_seen_at.is_some_and(|t| t < nine_days_ago)),
+            "the subscriptions of {queue:?} were aged: {of_queue:?}"
+        );
     }
 
-    /// Every row of `NimbusDeadLetters`: MessageId, OriginalDestination, Body, DeliveryAttempts.
-    pub async fn dead_letters(&self) -> Vec<DeadLetterRow> {
-        let t = self.table("NimbusDeadLetters");
-        match &self.target {
-            Target::Sqlite(_) => {
-                let sql = format!(
-                    "SELECT \"MessageId\", \"OriginalDestination\", \"Body\", \"DeliveryAttempts\" FROM {t}"
-                );
-                self.with_sqlite(move |conn| {
-                    let Ok(mut stmt) = conn.prepare(&sql) else {
-                        return Vec::new();
-                    };
-                    stmt.query_map([], |r| {
-                        Ok(DeadLetterRow {
-                            message_id: r.get(0)?,
-                            original_destination: r.get(1)?,
-                            body: r.get(2)?,
-                            delivery_attempts: r.get(3)?,
-                        })
-                    })
-                    .expect("query")
-                    .collect::<Result<_, _>>()
-                    .expect("rows")
-                })
-                .await
-            }
-            Target::Postgres { .. } => pg_client()
-                .await
-                .query(
-                    &format!(
-                        "SELECT \"MessageId\"::text, \"OriginalDestination\", \"Body\", \"DeliveryAttempts\" FROM {t}"
-                    ),
-                    &[],
-                )
-                .await
-                .expect("query")
-                .iter()
-                .map(|r| DeadLetterRow {
-                    message_id: r.get(0),
-                    original_destination: r.get(1),
-                    body: r.get(2),
-                    delivery_attempts: r.get(3),
-                })
-                .collect(),
-            Target::SqlServer { connection, .. } => mssql_client(connection)
-                .await
-                .query(
-                    format!(
-                        "SELECT CAST([MessageId] AS nvarchar(36)), [OriginalDestination], [Body], [DeliveryAttempts] FROM {t}"
-                    ),
-                    &[],
-                )
-                .await
-                .expect("query")
-                .into_first_result()
-                .await
-                .expect("rows")
-                .iter()
-                .map(|r| DeadLetterRow {
-                    message_id: r.get::<&str, _>(0).unwrap_or_default().to_lowercase(),
-                    original_destination: r.get::<&str, _>(1).map(str::to_string),
-                    body: r.get::<&[u8], _>(2).unwrap_or_default().to_vec(),
-                    delivery_attempts: r.get::<i32, _>(3).unwrap_or_default(),
-                })
-                .collect(),
-        }
+    /// Creates `NimbusSubscriptions` as seed 003 first had it, without `LastSeenAt`, holding one
+    /// subscription.
+    pub async fn create_subscriptions_without_last_seen_at(&self, topic: &str, queue: &str) {
+        let text = match self.kind {
+            Kind::Sqlite => "TEXT",
+            Kind::Postgres => "varchar(255)",
+            Kind::SqlServer => "NVARCHAR(255)",
+        };
+        let t = self.table("NimbusSubscriptions");
+        let (topic_name, subscriber_queue) = (
+            self.admin.quote("TopicName"),
+            self.admin.quote("SubscriberQueue"),
+        );
+        self.execute(&format!(
+            "CREATE TABLE {t} ({topic_name} {text} NOT NULL, {subscriber_queue} {text} NOT NULL, \
+             PRIMARY KEY ({topic_name}, {subscriber_queue}))"
+        ))
+        .await;
+        let insert = format!(
+            "INSERT INTO {t} ({topic_name}, {subscriber_queue}) VALUES ({}, {})",
+            self.param(1),
+            self.param(2)
+        );
+        self.scalar(&insert, &[topic, queue]).await;
+        let rows = self.scalar(&format!("SELECT count(*) FROM {t}"), &[]).await;
+        assert_eq!(rows, 1, "the old subscription was written");
+    }
+
+    /// Drops an index of `table` by its catalog name.
+    pub async fn drop_index(&self, table: &str, index: &str) {
+        let sql = match self.kind {
+            Kind::SqlServer => format!(
+                "DROP INDEX {} ON {}",
+                self.admin.quote(index),
+                self.table(table)
+            ),
+            // Indexes live in the schema: qualified like a table (SQLite has no schemas).
+            Kind::Sqlite | Kind::Postgres => format!("DROP INDEX {}", self.table(index)),
+        };
+        self.execute(&sql).await;
+        assert!(
+            !self.indexes(table).await.iter().any(|i| i == index),
+            "{index} is dropped"
+        );
     }
 
     /// The database URL (or connection string) with the server's address replaced by `proxy`,
@@ -760,29 +471,27 @@ impl TestDatabase {
                 ))
             }
             Target::SqlServer { connection, .. } => {
-                let config =
-                    tiberius::Config::from_ado_string(connection).expect("NIMBUS_SQLSERVER");
-                let upstream = config.get_addr();
-                let rest: Vec<&str> = connection
-                    .split(';')
-                    .filter(|pair| {
-                        let key = pair
-                            .split('=')
-                            .next()
-                            .unwrap_or("")
-                            .trim()
-                            .to_ascii_lowercase();
-                        ![
-                            "server",
-                            "data source",
-                            "address",
-                            "addr",
-                            "network address",
-                            "connect timeout",
-                        ]
-                        .contains(&key.as_str())
-                    })
-                    .collect();
+                let is_address = |key: &str| {
+                    [
+                        "server",
+                        "data source",
+                        "address",
+                        "addr",
+                        "network address",
+                    ]
+                    .contains(&key)
+                };
+                let mut upstream = None;
+                let mut rest = Vec::new();
+                for pair in connection.split(';') {
+                    let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+                    let key = key.trim().to_ascii_lowercase();
+                    if is_address(&key) {
+                        upstream = Some(sqlserver_address(value));
+                    } else if key != "connect timeout" {
+                        rest.push(pair);
+                    }
+                }
                 Some((
                     format!(
                         "Server=tcp:{},{};Connect Timeout=2;{}",
@@ -790,7 +499,7 @@ impl TestDatabase {
                         proxy.port(),
                         rest.join(";")
                     ),
-                    upstream,
+                    upstream.expect("NIMBUS_SQLSERVER names its server"),
                 ))
             }
         }
@@ -813,177 +522,56 @@ impl TestDatabase {
             taken && conn.execute_batch("COMMIT").is_ok()
         })
     }
+}
 
-    /// Whether `table` exists in the test's schema.
-    pub async fn table_exists(&self, table: &str) -> bool {
-        match &self.target {
-            Target::Sqlite(_) => {
-                let table = table.to_string();
-                self.with_sqlite(move |c| {
-                    c.query_row(
-                        "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?1",
-                        [table],
-                        |r| r.get::<_, i64>(0),
-                    )
-                    .expect("query")
-                        == 1
-                })
-                .await
-            }
-            Target::Postgres { schema } => pg_client()
-                .await
-                .query_opt(
-                    "SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2",
-                    &[schema, &table],
-                )
-                .await
-                .expect("query")
-                .is_some(),
-            Target::SqlServer { schema, connection } => mssql_client(connection)
-                .await
-                .query(
-                    "SELECT 1 FROM sys.tables WHERE schema_id = SCHEMA_ID(@P1) AND name = @P2",
-                    &[&schema.as_str(), &table],
-                )
-                .await
-                .expect("query")
-                .into_row()
-                .await
-                .expect("row")
-                .is_some(),
+/// `host:port` of an ADO.NET `Server` value (`tcp:host,port`, `host,port`, `host\instance`).
+fn sqlserver_address(server: &str) -> String {
+    let server = server.trim();
+    let server = match server.get(..4) {
+        Some(prefix) if prefix.eq_ignore_ascii_case("tcp:") => &server[4..],
+        _ => server,
+    };
+    let (host, port) = server.split_once(',').unwrap_or((server, "1433"));
+    let host = host.split('\\').next().unwrap_or(host).trim();
+    let host = if host == "." || host.eq_ignore_ascii_case("(local)") {
+        "localhost"
+    } else {
+        host
+    };
+    format!("{host}:{}", port.trim())
+}
+
+impl Target {
+    fn url(&self) -> String {
+        match self {
+            Target::Sqlite(path) => format!("sqlite://{}", path.display()),
+            Target::Postgres { .. } => postgres_url(),
+            Target::SqlServer { connection, .. } => connection.clone(),
         }
     }
 
-    /// Moves the `LastSeenAt` of every subscription of `queue` ten days back: longer than the
-    /// default `auto_delete_on_idle` of 4 days, as if the instance had stopped heartbeating then.
-    pub async fn age_subscriptions(&self, queue: &str) {
-        let t = self.table("NimbusSubscriptions");
-        match &self.target {
-            Target::Sqlite(_) => {
-                let sql = format!(
-                    "UPDATE {t} SET \"LastSeenAt\" = strftime('%Y-%m-%d %H:%M:%f', 'now', '-10 days') \
-                     WHERE \"SubscriberQueue\" = ?1"
-                );
-                let queue = queue.to_string();
-                self.with_sqlite(move |c| c.execute(&sql, [queue]).expect("age"))
-                    .await;
-            }
-            Target::Postgres { .. } => {
-                pg_client()
-                    .await
-                    .execute(
-                        &format!(
-                            "UPDATE {t} SET \"LastSeenAt\" = (now() AT TIME ZONE 'utc') - interval '10 days' \
-                             WHERE \"SubscriberQueue\" = $1"
-                        ),
-                        &[&queue],
-                    )
-                    .await
-                    .expect("age");
-            }
-            Target::SqlServer { connection, .. } => {
-                mssql_client(connection)
-                    .await
-                    .execute(
-                        format!(
-                            "UPDATE {t} SET [LastSeenAt] = DATEADD(day, -10, SYSUTCDATETIME()) \
-                             WHERE [SubscriberQueue] = @P1"
-                        ),
-                        &[&queue],
-                    )
-                    .await
-                    .expect("age");
-            }
+    fn schema(&self) -> Option<&str> {
+        match self {
+            Target::Sqlite(_) => None,
+            Target::Postgres { schema } | Target::SqlServer { schema, .. } => Some(schema),
         }
-    }
-
-    /// Creates `NimbusSubscriptions` as seed 003 first had it, without `LastSeenAt`, holding one
-    /// subscription.
-    pub async fn create_subscriptions_without_last_seen_at(&self, topic: &str, queue: &str) {
-        let t = self.table("NimbusSubscriptions");
-        match &self.target {
-            Target::Sqlite(_) => {
-                let (topic, queue) = (topic.to_string(), queue.to_string());
-                self.with_sqlite(move |c| {
-                    c.execute_batch(&format!(
-                        "CREATE TABLE {t} (\"TopicName\" TEXT NOT NULL, \"SubscriberQueue\" TEXT NOT NULL, \
-                         PRIMARY KEY (\"TopicName\", \"SubscriberQueue\"))"
-                    ))
-                    .expect("old table");
-                    c.execute(&format!("INSERT INTO {t} VALUES (?1, ?2)"), [topic, queue])
-                        .expect("old row");
-                })
-                .await;
-            }
-            Target::Postgres { .. } => {
-                let client = pg_client().await;
-                client
-                    .batch_execute(&format!(
-                        "CREATE TABLE {t} (\"TopicName\" varchar(255) NOT NULL, \"SubscriberQueue\" varchar(255) NOT NULL, \
-                         PRIMARY KEY (\"TopicName\", \"SubscriberQueue\"))"
-                    ))
-                    .await
-                    .expect("old table");
-                client
-                    .execute(
-                        &format!("INSERT INTO {t} VALUES ($1, $2)"),
-                        &[&topic, &queue],
-                    )
-                    .await
-                    .expect("old row");
-            }
-            Target::SqlServer { connection, .. } => {
-                let mut client = mssql_client(connection).await;
-                client
-                    .execute(
-                        format!(
-                            "CREATE TABLE {t} ([TopicName] NVARCHAR(255) NOT NULL, [SubscriberQueue] NVARCHAR(255) NOT NULL, \
-                             PRIMARY KEY ([TopicName], [SubscriberQueue]))"
-                        ),
-                        &[],
-                    )
-                    .await
-                    .expect("old table");
-                client
-                    .execute(
-                        format!("INSERT INTO {t} VALUES (@P1, @P2)"),
-                        &[&topic, &queue],
-                    )
-                    .await
-                    .expect("old row");
-            }
-        }
-    }
-
-    /// Drops an index of `table` by its catalog name.
-    pub async fn drop_index(&self, table: &str, index: &str) {
-        let sql = match &self.target {
-            Target::Sqlite(_) => format!("DROP INDEX {}", pg_quote(index)),
-            Target::Postgres { schema } => {
-                format!("DROP INDEX {}.{}", pg_quote(schema), pg_quote(index))
-            }
-            Target::SqlServer { .. } => {
-                format!("DROP INDEX {} ON {}", mssql_quote(index), self.table(table))
-            }
-        };
-        self.execute(&sql).await;
     }
 }
 
-impl Drop for TestDatabase {
+impl Drop for Target {
     fn drop(&mut self) {
-        let cleanup: Option<Box<dyn FnOnce() + Send>> = match &self.target {
+        let cleanup: Box<dyn FnOnce() + Send> = match self {
             Target::Sqlite(path) => {
                 for suffix in ["", "-wal", "-shm"] {
                     let mut p = path.clone().into_os_string();
                     p.push(suffix);
                     let _ = std::fs::remove_file(p);
                 }
-                None
+                return;
             }
             Target::Postgres { schema } => {
                 let sql = format!("DROP SCHEMA IF EXISTS {} CASCADE", pg_quote(schema));
-                Some(Box::new(move || {
+                Box::new(move || {
                     block_on(async move {
                         if let Ok((client, conn)) =
                             tokio_postgres::connect(&postgres_url(), tokio_postgres::NoTls).await
@@ -992,29 +580,32 @@ impl Drop for TestDatabase {
                             let _ = client.batch_execute(&sql).await;
                         }
                     })
-                }))
+                })
             }
             Target::SqlServer { schema, connection } => {
-                let (schema, connection) = (schema.clone(), connection.clone());
-                Some(Box::new(move || {
-                    block_on(async move {
-                        let mut client = mssql_client(&connection).await;
-                        let drop_all = "DECLARE @sql nvarchar(max) = N'';
+                let connection = connection.clone();
+                let drop_all = format!(
+                    "DECLARE @schema sysname = N'{}';
+DECLARE @sql nvarchar(max) = N'';
 SELECT @sql += N'DROP TABLE ' + QUOTENAME(s.name) + N'.' + QUOTENAME(t.name) + N';'
 FROM sys.tables AS t JOIN sys.schemas AS s ON s.schema_id = t.schema_id
-WHERE s.name = @P1;
+WHERE s.name = @schema;
 EXEC sys.sp_executesql @sql;
-DECLARE @drop nvarchar(max) = N'DROP SCHEMA ' + QUOTENAME(@P1);
-EXEC sys.sp_executesql @drop;";
-                        let _ = client.execute(drop_all, &[&schema.as_str()]).await;
+DECLARE @drop nvarchar(max) = N'DROP SCHEMA ' + QUOTENAME(@schema);
+EXEC sys.sp_executesql @drop;",
+                    schema.replace('\'', "''")
+                );
+                Box::new(move || {
+                    block_on(async move {
+                        if let Ok(server) = Database::connect(&connection).await {
+                            let _ = server.execute(&drop_all).await;
+                        }
                     })
-                }))
+                })
             }
         };
         // Drop runs inside the test's runtime; clean up on a runtime of our own.
-        if let Some(cleanup) = cleanup {
-            let _ = std::thread::spawn(cleanup).join();
-        }
+        let _ = std::thread::spawn(cleanup).join();
     }
 }
 
@@ -1040,15 +631,4 @@ async fn pg_client() -> tokio_postgres::Client {
         let _ = conn.await;
     });
     client
-}
-
-async fn mssql_client(connection: &str) -> tiberius::Client<Compat<TcpStream>> {
-    let config = tiberius::Config::from_ado_string(connection).expect("NIMBUS_SQLSERVER parses");
-    let tcp = TcpStream::connect(config.get_addr())
-        .await
-        .expect("SQL Server of NIMBUS_SQLSERVER is reachable");
-    tcp.set_nodelay(true).expect("nodelay");
-    tiberius::Client::connect(config, tcp.compat_write())
-        .await
-        .expect("log in to the SQL Server of NIMBUS_SQLSERVER")
 }

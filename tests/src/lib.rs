@@ -14,20 +14,39 @@ pub mod suite;
 pub use db::{Kind, Setup, TestDatabase};
 
 /// Expands to two modules, `table_per_queue` and `shared_table`, each with one `#[test]` per
-/// behaviour of [`suite`] for the backend `$kind` in that storage layout.
+/// behaviour of [`suite`] for the backend `$kind` (a path to a [`Kind`] variant) in that storage
+/// layout.
+///
+/// The SQL Server tests are always `#[ignore]`d, so that a run without a server reports them as
+/// ignored, never as passed; run them with
+/// `NIMBUS_SQLSERVER=… cargo test -p nimbus-conformance --test sqlserver -- --include-ignored`
+/// (see [`db::SQLSERVER_HOW_TO_RUN`]).
 #[macro_export]
 macro_rules! conformance_suite {
-    ($kind:expr) => {
+    ($(::)? $($segment:ident)::+) => {
+        $crate::conformance_suite!(@pick [$($segment)::+] $($segment)+);
+    };
+    // The attributes every test of the kind gets, by the last segment of its path.
+    (@pick [$($kind:tt)*] SqlServer) => {
+        $crate::conformance_suite!(@suite [#[ignore = "needs SQL Server: NIMBUS_SQLSERVER=<ADO.NET connection string> cargo test -p nimbus-conformance --test sqlserver -- --include-ignored"]] $($kind)*);
+    };
+    (@pick [$($kind:tt)*] $last:ident) => {
+        $crate::conformance_suite!(@suite [] $($kind)*);
+    };
+    (@pick [$($kind:tt)*] $first:ident $($rest:ident)+) => {
+        $crate::conformance_suite!(@pick [$($kind)*] $($rest)+);
+    };
+    (@suite $attrs:tt $kind:expr) => {
         mod table_per_queue {
-            $crate::conformance_suite!(@layout $kind, ::nimbus::StorageLayout::TablePerQueue);
+            $crate::conformance_suite!(@layout $attrs $kind, ::nimbus::StorageLayout::TablePerQueue);
         }
         mod shared_table {
-            $crate::conformance_suite!(@layout $kind, ::nimbus::StorageLayout::SharedTable);
+            $crate::conformance_suite!(@layout $attrs $kind, ::nimbus::StorageLayout::SharedTable);
         }
     };
-    (@layout $kind:expr, $layout:expr) => {
+    (@layout $attrs:tt $kind:expr, $layout:expr) => {
         const SETUP: $crate::Setup = $crate::Setup { kind: $kind, layout: $layout };
-        $crate::conformance_suite!(@tests SETUP;
+        $crate::conformance_suite!(@tests $attrs SETUP;
             fifo_order_on_one_receiver,
             competing_consumers_handle_each_message_once,
             handler_error_rolls_back_outgoing_and_returns_message,
@@ -63,26 +82,26 @@ macro_rules! conformance_suite {
             request_times_out,
             old_subscriptions_table_is_upgraded,
         );
+        $crate::conformance_suite!(@sigkill $attrs SETUP);
+    };
+    (@tests $attrs:tt $setup:expr; $($name:ident),* $(,)?) => {
+        $($crate::conformance_suite!(@test $attrs $setup, $name);)*
+    };
+    (@test [$(#[$attr:meta])*] $setup:expr, $name:ident) => {
+        $(#[$attr])*
+        #[actix_rt::test]
+        async fn $name() {
+            $crate::suite::$name($setup).await;
+        }
+    };
+    (@sigkill [$(#[$attr:meta])*] $setup:expr) => {
+        $(#[$attr])*
         #[test]
         fn sigkill_in_the_middle_loses_nothing() {
-            if $crate::db::skip(SETUP.kind, "sigkill_in_the_middle_loses_nothing") {
-                return;
-            }
             $crate::suite::sigkill_in_the_middle_loses_nothing(
-                SETUP,
+                $setup,
                 env!("CARGO_BIN_EXE_crash_worker"),
             );
         }
-    };
-    (@tests $setup:expr; $($name:ident),* $(,)?) => {
-        $(
-            #[actix_rt::test]
-            async fn $name() {
-                if $crate::db::skip($setup.kind, stringify!($name)) {
-                    return;
-                }
-                $crate::suite::$name($setup).await;
-            }
-        )*
     };
 }

@@ -1,7 +1,13 @@
-//! The conformance suite on SQL Server, when `NIMBUS_SQLSERVER` holds an ADO.NET connection
-//! string (for example `Server=tcp:127.0.0.1,1433;Database=nimbus;User Id=sa;Password=…;
-//! TrustServerCertificate=true`). Without it, each test prints a notice and is skipped; the tests
-//! below that need no server always run.
+//! The conformance suite on SQL Server. Its tests need a server, so they are always `#[ignore]`d
+//! (a run without one reports them as ignored, never as passed). Run them with the connection
+//! string of a SQL Server database in `NIMBUS_SQLSERVER` (ADO.NET format):
+//!
+//! ```text
+//! NIMBUS_SQLSERVER='Server=tcp:127.0.0.1,1433;Database=nimbus;User Id=sa;Password=…;TrustServerCertificate=true' \
+//!     cargo test -p nimbus-conformance --test sqlserver -- --include-ignored
+//! ```
+//!
+//! The tests in `without_a_server` need no server and always run.
 
 nimbus_conformance::conformance_suite!(nimbus_conformance::Kind::SqlServer);
 

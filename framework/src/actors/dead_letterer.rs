@@ -6,11 +6,9 @@ use std::sync::Arc;
 
 use actix::prelude::*;
 
-use crate::backend::ReceiveTransaction;
-use crate::dead_letter::DeadLetter;
 use crate::error::Result;
-use crate::metrics::Counters;
-use crate::names::QueueName;
+use crate::pipeline::metrics::Counters;
+use crate::pipeline::MoveToDeadLetters;
 
 /// Moves messages to the dead letters for one endpoint and counts them.
 pub(crate) struct DeadLetterer {
@@ -25,16 +23,6 @@ impl DeadLetterer {
 
 impl Actor for DeadLetterer {
     type Context = Context<Self>;
-}
-
-/// Write `letter` in `tx` and commit.
-#[derive(Message)]
-#[rtype(result = "Result<()>")]
-pub(crate) struct MoveToDeadLetters {
-    pub tx: Box<dyn ReceiveTransaction>,
-    pub letter: DeadLetter,
-    pub queue: QueueName,
-    pub reason: String,
 }
 
 impl Handler<MoveToDeadLetters> for DeadLetterer {

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use super::periodic::Periodic;
-use crate::metrics::Counters;
+use crate::pipeline::metrics::Counters;
 use crate::pipeline::EndpointShared;
 
 /// How many due messages one transaction moves.
@@ -23,7 +23,7 @@ pub(crate) fn delayed_delivery(shared: Arc<EndpointShared>) -> Periodic {
             Box::pin(async move {
                 let mut moved = 0u64;
                 loop {
-                    match shared.backend.deliver_due(DELIVERY_BATCH).await {
+                    match shared.transport.deliver_due(DELIVERY_BATCH).await {
                         Ok(n) => {
                             moved += n;
                             if n < DELIVERY_BATCH as u64 {

@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use super::periodic::Periodic;
-use crate::metrics::Counters;
 use crate::names::QueueName;
+use crate::pipeline::metrics::Counters;
 use crate::pipeline::EndpointShared;
 
 /// The expiry purger of one queue.
@@ -22,7 +22,7 @@ pub(crate) fn expiry_purger(shared: Arc<EndpointShared>, queue: QueueName) -> Pe
                 let batch = shared.config.purge_batch_size;
                 let mut purged = 0u64;
                 loop {
-                    match shared.backend.purge_expired(&queue, batch).await {
+                    match shared.transport.purge_expired(&queue, batch).await {
                         Ok(n) => {
                             purged += n;
                             Counters::add(&shared.counters.expired_purged, n);

@@ -22,7 +22,7 @@ pub(crate) fn heartbeat(
         Arc::new(move || {
             let (shared, subscriptions) = (shared.clone(), subscriptions.clone());
             Box::pin(async move {
-                let missing = match shared.backend.heartbeat(&subscriptions).await {
+                let missing = match shared.transport.heartbeat(&subscriptions).await {
                     Ok(missing) => missing,
                     Err(e) => {
                         tracing::warn!(error = %e, "heartbeat failed; retrying at the next beat");
@@ -34,14 +34,14 @@ pub(crate) fn heartbeat(
                     tracing::warn!(%topic, %queue, "subscription was swept while this instance ran; writing it again");
                     if shared.config.auto_create_schema {
                         if let Err(e) = shared
-                            .backend
+                            .transport
                             .create_schema(std::slice::from_ref(queue))
                             .await
                         {
                             tracing::warn!(%queue, error = %e, "could not create the queue again");
                         }
                     }
-                    if let Err(e) = shared.backend.subscribe(topic, queue).await {
+                    if let Err(e) = shared.transport.subscribe(topic, queue).await {
                         tracing::warn!(%topic, %queue, error = %e, "could not subscribe again");
                     }
                 }

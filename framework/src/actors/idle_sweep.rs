@@ -17,7 +17,7 @@ pub(crate) fn idle_sweep(shared: Arc<EndpointShared>) -> Periodic {
             let shared = shared.clone();
             Box::pin(async move {
                 match shared
-                    .backend
+                    .transport
                     .sweep_idle(shared.config.idle_seconds())
                     .await
                 {

@@ -22,7 +22,7 @@ mod periodic;
 mod receiver;
 mod supervisor;
 
-pub(crate) use dead_letterer::{DeadLetterer, MoveToDeadLetters};
+pub(crate) use dead_letterer::DeadLetterer;
 pub(crate) use delayed_delivery::delayed_delivery;
 pub(crate) use heartbeat::heartbeat;
 pub(crate) use idle_sweep::idle_sweep;

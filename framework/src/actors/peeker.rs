@@ -41,6 +41,6 @@ impl Handler<Peek> for Peeker {
     fn handle(&mut self, _msg: Peek, _ctx: &mut Self::Context) -> Self::Result {
         let shared = self.shared.clone();
         let queue = self.queue.clone();
-        Box::pin(async move { shared.backend.peek(&queue).await })
+        Box::pin(async move { shared.transport.peek(&queue).await })
     }
 }

@@ -1,0 +1,393 @@
+//! Operating a Nimbus database without running an endpoint: look at queues, dead letters and
+//! subscriptions, replay dead letters, sweep, check the schema. The command-line tool and the
+//! conformance suite's fixtures use this; so can your own maintenance code.
+//!
+//! ```no_run
+//! # async fn demo() -> nimbus::Result<()> {
+//! use nimbus::admin::Database;
+//!
+//! let db = Database::connect("sqlite://shop.db").await?;
+//! println!("Billing holds {} messages", db.queue_depth("Billing").await?);
+//! for letter in db.dead_letters(20).await? {
+//!     println!("{} from {:?}", letter.message_id, letter.original_destination);
+//! }
+//! # Ok(()) }
+//! ```
+
+use std::sync::Arc;
+
+use chrono::NaiveDateTime;
+use uuid::Uuid;
+
+use crate::error::{NimbusError, Result};
+use crate::names::{QueueName, SchemaName};
+use crate::transport::{Admin, DatabaseUrl, RawRow, StorageLayout, SweepReport, TransportSettings};
+
+/// A connection to a database that holds Nimbus queues, for operators and tools.
+#[derive(Clone)]
+pub struct Database {
+    transport: Arc<dyn Admin>,
+}
+
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Database")
+            .field("database", &self.transport.name())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Where and how to connect: the schema (default: the database's default schema) and the
+/// storage layout the endpoints use.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct ConnectOptions {
+    /// The schema holding the tables; `None` for the database's default (`dbo`, `public`,
+    /// `main`).
+    pub schema: Option<String>,
+    /// How the endpoints store queues.
+    pub layout: StorageLayout,
+}
+
+impl ConnectOptions {
+    /// The defaults: the database's default schema, one table per queue.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Uses `schema`.
+    pub fn schema(mut self, schema: impl Into<String>) -> Self {
+        self.schema = Some(schema.into());
+        self
+    }
+
+    /// Uses `layout`.
+    pub fn layout(mut self, layout: StorageLayout) -> Self {
+        self.layout = layout;
+        self
+    }
+}
+
+/// A message still in its queue, as [`Database::peek`] shows it.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct QueuedMessage {
+    /// The row's `Id` (`MessageId` in the shared table).
+    pub id: String,
+    /// The headers' JSON text.
+    pub headers: String,
+    /// The body, byte for byte.
+    pub body: Vec<u8>,
+    /// When it expires (UTC), if it does.
+    pub expires: Option<NaiveDateTime>,
+    /// What could not be read from the row, if anything: such a message goes to the dead
+    /// letters when received.
+    pub unreadable: Option<String>,
+}
+
+/// A dead letter, as [`Database::dead_letters`] lists it.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct DeadLetterInfo {
+    /// The dead letter's id (the failed message's id), to replay it.
+    pub message_id: String,
+    /// The queue it was received from.
+    pub original_destination: Option<String>,
+    /// The dead-letter envelope: JSON with the reason, the headers and the body (see the
+    /// README's "Dead letters").
+    pub body: Vec<u8>,
+    /// How many times it was tried.
+    pub delivery_attempts: i64,
+    /// When it failed for good (UTC).
+    pub failed_at: Option<NaiveDateTime>,
+}
+
+/// A subscription row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SubscriptionInfo {
+    /// The topic (an event's type name).
+    pub topic: String,
+    /// The queue that receives it.
+    pub queue: String,
+    /// The subscriber's last heartbeat (UTC, database time).
+    pub last_seen_at: Option<NaiveDateTime>,
+}
+
+/// A message row to write as it is, bypassing serialization (moving rows by hand, testing what
+/// receivers do with bad input).
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct RawMessage {
+    /// The row id.
+    pub id: Uuid,
+    /// The `Headers` text, written as it is (it need not be JSON).
+    pub headers: String,
+    /// The `Body`, written as it is.
+    pub body: Vec<u8>,
+    /// Milliseconds until it expires, by database time; negative for a message already
+    /// expired; `None` for one that never expires.
+    pub time_to_be_received_ms: Option<i64>,
+}
+
+impl RawMessage {
+    /// A row with a fresh id that never expires.
+    pub fn new(headers: impl Into<String>, body: impl Into<Vec<u8>>) -> Self {
+        RawMessage {
+            id: Uuid::new_v4(),
+            headers: headers.into(),
+            body: body.into(),
+            time_to_be_received_ms: None,
+        }
+    }
+
+    /// Expires `ms` milliseconds after it is written (negative: already expired).
+    pub fn expires_in_ms(mut self, ms: i64) -> Self {
+        self.time_to_be_received_ms = Some(ms);
+        self
+    }
+}
+
+/// The script that creates what Nimbus needs, for a DBA to run by hand (with auto-create off):
+/// the statements of `schema/<database>/` for `database` (`sqlite`, `postgres` or `sqlserver`,
+/// whatever features are compiled in), `schema` (`None`: the database's default), `layout`, and
+/// the tables of `queues` (table-per-queue layout).
+///
+/// ```
+/// let script = nimbus::admin::creation_script(
+///     "sqlserver", Some("sales"), nimbus::StorageLayout::TablePerQueue, &["Sales", "Billing"],
+/// ).unwrap();
+/// assert!(script.contains("CREATE TABLE [sales].[Billing]"));
+/// ```
+pub fn creation_script(
+    database: &str,
+    schema: Option<&str>,
+    layout: StorageLayout,
+    queues: &[&str],
+) -> Result<String> {
+    let dialect = crate::sql::dialect_named(database)?;
+    let default_schema = dialect.only_schema.unwrap_or(match dialect.folder {
+        "postgres" => "public",
+        _ => "dbo",
+    });
+    let schema = SchemaName::new(schema.unwrap_or(default_schema))?;
+    schema.check_len(dialect.max_schema_name)?;
+    let queues = queues
+        .iter()
+        .map(|q| {
+            let queue = QueueName::new(*q)?;
+            queue.check_len(dialect.max_queue_name)?;
+            Ok(queue)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(crate::sql::creation_script(
+        dialect, &schema, layout, &queues,
+    ))
+}
+
+impl Database {
+    /// Connects with the default schema and the table-per-queue layout.
+    pub async fn connect(url: &str) -> Result<Database> {
+        Self::connect_with(url, ConnectOptions::default()).await
+    }
+
+    /// Connects with `options`. Nothing is created: use [`Database::create_schema`].
+    pub async fn connect_with(url: &str, options: ConnectOptions) -> Result<Database> {
+        let database = DatabaseUrl::parse(url)?;
+        let dialect = database.dialect();
+        let schema = SchemaName::new(
+            options
+                .schema
+                .unwrap_or_else(|| database.default_schema().to_string()),
+        )?;
+        schema.check_len(dialect.max_schema_name)?;
+        let message_ids = if database.is_sql_server() {
+            crate::envelope::MessageIds::SqlServerOrdered
+        } else {
+            crate::envelope::MessageIds::TimeOrdered
+        };
+        let transport = crate::transport::connect(TransportSettings {
+            message_ids,
+            database,
+            schema,
+            auto_create: false,
+            idle_seconds: i64::try_from(
+                crate::subscriptions::DEFAULT_AUTO_DELETE_ON_IDLE.as_secs(),
+            )
+            .unwrap_or(i64::MAX),
+            layout: options.layout,
+            body_string: false,
+            pool_size: 2,
+        })
+        .await?;
+        Ok(Database { transport })
+    }
+
+    fn queue(&self, name: &str) -> Result<QueueName> {
+        QueueName::new(name)
+    }
+
+    /// The database's name ("PostgreSQL", "SQL Server", "SQLite").
+    pub fn database_name(&self) -> &'static str {
+        self.transport.name()
+    }
+
+    /// Creates the common tables, the layout's tables and the tables of `queues` where missing.
+    pub async fn create_schema(&self, queues: &[&str]) -> Result<()> {
+        let queues = queues
+            .iter()
+            .map(|q| self.queue(q))
+            .collect::<Result<Vec<_>>>()?;
+        self.transport.create_schema(&queues).await
+    }
+
+    /// Checks that the tables exist; the error quotes the statement that creates what is missing.
+    pub async fn verify_schema(&self, queues: &[&str]) -> Result<()> {
+        let queues = queues
+            .iter()
+            .map(|q| self.queue(q))
+            .collect::<Result<Vec<_>>>()?;
+        self.transport.verify_schema(&queues).await
+    }
+
+    /// The seed's indexes `queue` lacks, as (name, statement that creates it).
+    pub async fn missing_indexes(&self, queue: &str) -> Result<Vec<(String, String)>> {
+        Ok(self
+            .transport
+            .missing_indexes(&self.queue(queue)?)
+            .await?
+            .into_iter()
+            .map(|i| (i.name, i.create))
+            .collect())
+    }
+
+    /// The number of messages in `queue`, counted exactly (every row, delayed ones included in
+    /// the shared table).
+    pub async fn queue_depth(&self, queue: &str) -> Result<i64> {
+        self.transport.count(&self.queue(queue)?).await
+    }
+
+    /// The estimate receivers use to decide how many receives to start.
+    pub async fn queue_estimate(&self, queue: &str) -> Result<i64> {
+        self.transport.peek(&self.queue(queue)?).await
+    }
+
+    /// Up to `limit` messages of `queue` in the order they would be received, without removing
+    /// them.
+    pub async fn peek(&self, queue: &str, limit: i64) -> Result<Vec<QueuedMessage>> {
+        Ok(self
+            .transport
+            .browse(&self.queue(queue)?, limit)
+            .await?
+            .into_iter()
+            .map(|row| QueuedMessage {
+                id: row.id,
+                headers: row.headers,
+                body: row.body,
+                expires: row.expires,
+                unreadable: row.undecodable,
+            })
+            .collect())
+    }
+
+    /// Up to `limit` dead letters, oldest first.
+    pub async fn dead_letters(&self, limit: i64) -> Result<Vec<DeadLetterInfo>> {
+        Ok(self
+            .transport
+            .dead_letters(limit)
+            .await?
+            .into_iter()
+            .map(|d| DeadLetterInfo {
+                message_id: d.message_id,
+                original_destination: d.original_destination,
+                body: d.body,
+                delivery_attempts: d.delivery_attempts,
+                failed_at: d.failed_at,
+            })
+            .collect())
+    }
+
+    /// Moves the dead letter `id` back to its queue, with the failure headers removed so it gets
+    /// a full retry budget. `false` when there is no such dead letter.
+    pub async fn replay_dead_letter(&self, id: Uuid) -> Result<bool> {
+        self.transport
+            .replay_dead_letter(id, crate::dead_letter::replay_message)
+            .await
+    }
+
+    /// Every subscription.
+    pub async fn subscriptions(&self) -> Result<Vec<SubscriptionInfo>> {
+        Ok(self
+            .transport
+            .subscriptions()
+            .await?
+            .into_iter()
+            .map(|s| SubscriptionInfo {
+                topic: s.topic,
+                queue: s.queue,
+                last_seen_at: s.last_seen_at,
+            })
+            .collect())
+    }
+
+    /// Deletes the subscriptions not seen for `idle`, and the per-instance queues left without
+    /// one.
+    pub async fn sweep_subscriptions(&self, idle: std::time::Duration) -> Result<SweepReport> {
+        let seconds = i64::try_from(idle.as_secs()).map_err(|_| {
+            NimbusError::config("the idle period is too long", "use at most a few years")
+        })?;
+        self.transport.sweep_idle(seconds).await
+    }
+
+    /// Whether `table` exists in the schema.
+    pub async fn table_exists(&self, table: &str) -> Result<bool> {
+        self.transport.table_exists(table).await
+    }
+
+    /// The names of `table`'s indexes.
+    pub async fn index_names(&self, table: &str) -> Result<Vec<String>> {
+        self.transport.index_names(table).await
+    }
+
+    /// Drops `queue` with every message in it (in the shared table: deletes its rows).
+    pub async fn drop_queue(&self, queue: &str) -> Result<()> {
+        self.transport.drop_queue(&self.queue(queue)?).await
+    }
+
+    /// Writes `message` into `queue` exactly as given.
+    pub async fn insert_raw(&self, queue: &str, message: &RawMessage) -> Result<()> {
+        self.transport
+            .insert_raw(
+                &self.queue(queue)?,
+                &RawRow {
+                    id: message.id,
+                    headers: message.headers.clone(),
+                    body: message.body.clone(),
+                    time_to_be_received_ms: message.time_to_be_received_ms,
+                },
+            )
+            .await
+    }
+
+    /// Runs SQL text in the database's own dialect (several statements allowed, no
+    /// parameters): maintenance by hand, at your own risk.
+    pub async fn execute(&self, sql: &str) -> Result<()> {
+        self.transport.run_sql(sql).await
+    }
+
+    /// Runs a query and returns the integer in its first column of its first row (0 when it
+    /// returns no row). `params` are bound as text, in order. An SQL error is an error.
+    pub async fn query_scalar(&self, sql: &str, params: &[&str]) -> Result<i64> {
+        self.transport.scalar(sql, params).await
+    }
+
+    /// `table` quoted and schema-qualified for SQL text in this database's dialect.
+    pub fn qualified_table(&self, table: &str) -> String {
+        self.transport.qualified(table)
+    }
+
+    /// `identifier` quoted in this database's dialect.
+    pub fn quote(&self, identifier: &str) -> String {
+        self.transport.quote(identifier)
+    }
+}

@@ -1,0 +1,527 @@
+//! The driver-level suite: every driver runs every statement against its real database and must
+//! keep each statement's contract (what it writes, what it returns, in which order), and must
+//! turn every odd value a column can hold into an error or an undecodable cell, never a panic.
+//!
+//! SQLite runs on a fresh file; PostgreSQL on a fresh schema at 127.0.0.1:5432 (it must be
+//! reachable: the test fails, never skips); SQL Server when `NIMBUS_SQLSERVER` holds a connection
+//! string (ignored otherwise: `cargo test -p nimbus-bus --all-features contract -- --include-ignored`).
+
+use std::sync::Arc;
+
+use uuid::Uuid;
+
+use super::statements::{DeadLetterRow, DelayedRow, QueueRow, SharedRow};
+use super::{Driver, Held, Param};
+use crate::names::{QueueName, SchemaName};
+use crate::sql::{QueueSql, SchemaSql};
+
+fn unique() -> String {
+    Uuid::new_v4().simple().to_string()[..12].to_string()
+}
+
+fn row<'a>(id: Uuid, headers: &'a str, body: &'a [u8]) -> QueueRow<'a> {
+    QueueRow {
+        id,
+        correlation_id: None,
+        reply_to_address: None,
+        time_to_be_received_ms: None,
+        headers,
+        body,
+        expires_at: None,
+    }
+}
+
+/// Creates the tables the statements need (the scripts, as auto-create runs them).
+async fn create<D: Driver>(
+    c: &mut Held<D>,
+    s: &SchemaSql,
+    q: &QueueSql,
+    schema: &str,
+    queue: &str,
+) {
+    if let Some(create) = &s.schema {
+        c.run_script(create, &[schema]).await.expect("schema");
+    }
+    for script in [
+        &s.subscriptions,
+        &s.dead_letters,
+        &s.delayed_messages,
+        &s.shared_messages,
+    ] {
+        c.run_script(script, &[schema]).await.expect("common table");
+    }
+    let dequeue = &s.shared_messages_index_dequeue;
+    c.run_script(
+        &dequeue.create_if_missing,
+        &[schema, "NimbusMessages", &dequeue.name],
+    )
+    .await
+    .expect("dequeue index");
+    c.run_script(&q.create_table, &[schema, queue])
+        .await
+        .expect("queue table");
+    for index in q.indexes() {
+        // Twice: creating an index that exists must do nothing.
+        for _ in 0..2 {
+            c.run_script(&index.create_if_missing, &[schema, queue, &index.name])
+                .await
+                .expect("queue index");
+        }
+    }
+}
+
+/// Every statement's contract, on one driver.
+async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
+    let dialect = driver.dialect();
+    let queue = QueueName::new(format!("Q it's [{}]", unique())).expect("a valid name");
+    let s = dialect.schema_sql(&schema);
+    let q = dialect.queue_sql(&schema, &queue);
+    let mut c = Held::take(&driver).await.expect("a connection");
+    create(&mut c, &s, &q, schema.as_str(), queue.as_str()).await;
+
+    // Catalog.
+    let table_params = |t: &'static str| [Param::Text(Some(schema.as_str())), Param::Text(Some(t))];
+    assert!(c
+        .exists(
+            &s.catalog_table_exists,
+            &table_params("NimbusSubscriptions")
+        )
+        .await
+        .expect("table check"));
+    assert!(!c
+        .exists(&s.catalog_table_exists, &table_params("NoSuchTable"))
+        .await
+        .expect("table check"));
+    assert!(c
+        .exists(
+            &s.catalog_has_last_seen_at,
+            &[Param::Text(Some(schema.as_str()))]
+        )
+        .await
+        .expect("column check"));
+    let indexes = c
+        .index_names(&s.catalog_list_indexes, schema.as_str(), queue.as_str())
+        .await
+        .expect("index list");
+    for index in q.indexes() {
+        assert!(
+            indexes.contains(&index.name),
+            "{} lacks {}",
+            dialect.name,
+            index.name
+        );
+    }
+
+    // Queue table: insert, count, browse, peek, FIFO receive.
+    let ids: Vec<Uuid> = (0..3).map(|_| Uuid::new_v4()).collect();
+    for (i, id) in ids.iter().enumerate() {
+        let body = format!("{{\"n\":{i}}}");
+        let inserted = c
+            .insert_queue_row(&q.insert, &row(*id, "{}", body.as_bytes()))
+            .await
+            .expect("insert");
+        assert_eq!(inserted, 1);
+    }
+    assert_eq!(c.count(&q.count, &[]).await.expect("count"), 3);
+    assert_eq!(c.count(&q.peek, &[]).await.expect("peek"), 3);
+    let browsed = c.browse_queue(&q.browse, 2).await.expect("browse");
+    assert_eq!(browsed.len(), 2);
+    assert_eq!(browsed[0].id, ids[0].to_string());
+    let first = c
+        .begin_and_receive(&q.receive, &[])
+        .await
+        .expect("receive")
+        .expect("a message");
+    assert_eq!(first.id, ids[0].to_string(), "FIFO by RowVersion");
+    assert_eq!(first.body, b"{\"n\":0}");
+    assert!(!first.expired && first.undecodable.is_none());
+    c = commit(c).await;
+    assert_eq!(c.count(&q.count, &[]).await.expect("count"), 2);
+
+    // Expiry: a message already expired is returned as expired, and purged.
+    let mut expired = row(Uuid::new_v4(), "{}", b"x");
+    expired.time_to_be_received_ms = Some(-60_000);
+    c.insert_queue_row(&q.insert, &expired)
+        .await
+        .expect("insert expired");
+    assert_eq!(
+        c.execute(&q.purge_expired, &[Param::BigInt(Some(10))])
+            .await
+            .expect("purge"),
+        1
+    );
+
+    // Delayed messages: due ones are taken, others stay.
+    let delayed = |id, delay| DelayedRow {
+        message: row(id, "{\"h\":1}", b"later"),
+        destination: queue.as_str(),
+        delay_ms: Some(delay),
+        due_at: None,
+    };
+    let (due, not_due) = (Uuid::new_v4(), Uuid::new_v4());
+    c.insert_delayed_row(&s.delayed_insert, &delayed(due, -1_000))
+        .await
+        .expect("delayed insert");
+    c.insert_delayed_row(&s.delayed_insert, &delayed(not_due, 3_600_000))
+        .await
+        .expect("delayed insert");
+    c.begin().await.expect("begin");
+    let taken = c
+        .take_due_delayed(&s.delayed_take_due, 10)
+        .await
+        .expect("take due");
+    c = commit(c).await;
+    assert_eq!(taken.len(), 1);
+    assert_eq!(taken[0].id, due.to_string());
+    assert_eq!(taken[0].destination.as_deref(), Some(queue.as_str()));
+    assert_eq!(taken[0].headers, "{\"h\":1}");
+
+    // Dead letters: a duplicate id inserts nothing; take returns and deletes.
+    let letter_id = Uuid::new_v4();
+    let letter = DeadLetterRow {
+        message_id: letter_id,
+        original_destination: queue.as_str(),
+        body: b"{\"reason\":\"x\"}",
+        delivery_attempts: 3,
+    };
+    assert!(c
+        .insert_dead_letter(&s.dead_letter_insert, &letter)
+        .await
+        .expect("dead letter"));
+    assert!(!c
+        .insert_dead_letter(&s.dead_letter_insert, &letter)
+        .await
+        .expect("duplicate dead letter"));
+    let listed = c
+        .list_dead_letters(&s.dead_letter_list, 10)
+        .await
+        .expect("list");
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].delivery_attempts, 3);
+    let (destination, body) = c
+        .take_dead_letter(&s.dead_letter_take, letter_id)
+        .await
+        .expect("take")
+        .expect("the dead letter");
+    assert_eq!(destination.as_deref(), Some(queue.as_str()));
+    assert_eq!(body, b"{\"reason\":\"x\"}");
+    assert!(c
+        .take_dead_letter(&s.dead_letter_take, letter_id)
+        .await
+        .expect("take")
+        .is_none());
+
+    // Subscriptions: upsert twice, list live ones, refresh, sweep with a negative idle period.
+    for _ in 0..2 {
+        c.subscribe(&s.subscription_upsert, "Topic.A", queue.as_str())
+            .await
+            .expect("subscribe");
+    }
+    assert_eq!(
+        c.subscribers(&s.subscription_list, "Topic.A", 3600)
+            .await
+            .expect("subscribers"),
+        vec![queue.as_str().to_string()]
+    );
+    assert!(c
+        .refresh_subscription(&s.subscription_refresh, "Topic.A", queue.as_str())
+        .await
+        .expect("refresh"));
+    assert!(!c
+        .refresh_subscription(&s.subscription_refresh, "Topic.B", queue.as_str())
+        .await
+        .expect("refresh of nothing"));
+    assert_eq!(
+        c.count(
+            &s.subscription_count_for_queue,
+            &[Param::Text(Some(queue.as_str()))]
+        )
+        .await
+        .expect("count subscriptions"),
+        1
+    );
+    assert_eq!(
+        c.all_subscriptions(&s.subscription_all)
+            .await
+            .expect("all")
+            .len(),
+        1
+    );
+    assert!(c
+        .sweep_subscriptions(&s.subscription_sweep, 3600)
+        .await
+        .expect("sweep of nothing")
+        .is_empty());
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    assert_eq!(
+        c.sweep_subscriptions(&s.subscription_sweep, 0)
+            .await
+            .expect("sweep"),
+        vec![("Topic.A".to_string(), queue.as_str().to_string())]
+    );
+
+    // Shared table: visible after the delay, FIFO, headers travel in the body.
+    let shared = |id, delay| SharedRow {
+        message_id: id,
+        destination: queue.as_str(),
+        body: b"env",
+        time_to_be_received_ms: None,
+        expires_at: None,
+        delay_ms: Some(delay),
+        visible_after: None,
+    };
+    let (now, later) = (Uuid::new_v4(), Uuid::new_v4());
+    c.insert_shared_row(&s.messages_insert, &shared(later, 3_600_000))
+        .await
+        .expect("shared insert");
+    c.insert_shared_row(&s.messages_insert, &shared(now, 0))
+        .await
+        .expect("shared insert");
+    let destination = [Param::Text(Some(queue.as_str()))];
+    assert_eq!(
+        c.count(&s.messages_count, &destination)
+            .await
+            .expect("count"),
+        2
+    );
+    assert_eq!(
+        c.count(&s.messages_peek, &destination).await.expect("peek"),
+        1
+    );
+    let received = c
+        .begin_and_receive(&s.messages_receive, &destination)
+        .await
+        .expect("receive")
+        .expect("the visible message");
+    assert_eq!(received.id, now.to_string());
+    c = commit(c).await;
+    assert!(c
+        .begin_and_receive(&s.messages_receive, &destination)
+        .await
+        .expect("receive")
+        .is_none());
+    c = commit(c).await;
+    c.execute(&s.messages_delete_destination, &destination)
+        .await
+        .expect("delete destination");
+
+    // Dropping a queue twice is fine.
+    for _ in 0..2 {
+        c.run_script(&q.drop, &[]).await.expect("drop queue");
+    }
+    assert!(!c
+        .exists(
+            &s.catalog_table_exists,
+            &[
+                Param::Text(Some(schema.as_str())),
+                Param::Text(Some(queue.as_str()))
+            ]
+        )
+        .await
+        .expect("table check"));
+    c.release();
+}
+
+async fn commit<D: Driver>(c: Held<D>) -> Held<D> {
+    let driver = c.driver.clone();
+    c.commit().await.expect("commit");
+    Held::take(&driver).await.expect("a connection")
+}
+
+#[cfg(feature = "sqlite")]
+mod sqlite {
+    use super::*;
+    use crate::driver::sqlite::SqliteDriver;
+
+    async fn open() -> (SqliteDriver, std::path::PathBuf) {
+        let path = std::env::temp_dir().join(format!("nimbus-driver-{}.db", unique()));
+        (SqliteDriver::open(&path).await.expect("open"), path)
+    }
+
+    #[tokio::test]
+    async fn every_statement_keeps_its_contract() {
+        let (driver, path) = open().await;
+        contract(Arc::new(driver), SchemaName::new("main").expect("main")).await;
+        let _ = std::fs::remove_file(path);
+    }
+
+    /// Rows of another storage class than the statements write (a text body, blob or invalid
+    /// UTF-8 headers, a blob id) are read or reported, never a panic, and never block the queue.
+    #[tokio::test]
+    async fn odd_storage_classes_are_read_or_reported() {
+        let (driver, path) = open().await;
+        let driver = Arc::new(driver);
+        let schema = SchemaName::new("main").expect("main");
+        let queue = QueueName::new("Odd").expect("a valid name");
+        let s = driver.dialect().schema_sql(&schema);
+        let q = driver.dialect().queue_sql(&schema, &queue);
+        let mut c = Held::take(&driver).await.expect("a connection");
+        create(&mut c, &s, &q, "main", "Odd").await;
+        c.run_script(
+            r#"INSERT INTO "Odd" ("Id", "Recoverable", "Headers", "Body") VALUES
+                ('00000000-0000-0000-0000-000000000001', 1, '{}', 'a text body'),
+                ('00000000-0000-0000-0000-000000000002', 1, X'7B7D', X'00'),
+                ('00000000-0000-0000-0000-000000000003', 1, X'FFFE', X'00'),
+                (X'FF01', 1, '{}', X'00'),
+                ('00000000-0000-0000-0000-000000000005', 1, '{}', X'00');
+               UPDATE "Odd" SET "Expires" = 'not a time' WHERE "RowVersion" = 5;"#,
+            &[],
+        )
+        .await
+        .expect("odd rows");
+        let mut outcomes = Vec::new();
+        for _ in 0..5 {
+            let message = c
+                .begin_and_receive(&q.receive, &[])
+                .await
+                .expect("a receive never fails on a value")
+                .expect("a row");
+            outcomes.push(message);
+            c = commit(c).await;
+        }
+        assert_eq!(outcomes[0].body, b"a text body");
+        assert!(outcomes[0].undecodable.is_none());
+        assert_eq!(
+            outcomes[1].headers, "{}",
+            "headers stored as a blob of UTF-8"
+        );
+        assert!(outcomes[2]
+            .undecodable
+            .as_deref()
+            .is_some_and(|why| why.contains("Headers")));
+        assert!(outcomes[3]
+            .undecodable
+            .as_deref()
+            .is_some_and(|why| why.contains("Id")));
+        assert!(outcomes[4]
+            .undecodable
+            .as_deref()
+            .is_some_and(|why| why.contains("Expires")));
+        c.release();
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+#[cfg(feature = "postgres")]
+mod postgres {
+    use super::*;
+    use crate::driver::postgres::PostgresDriver;
+
+    fn url() -> String {
+        std::env::var("NIMBUS_POSTGRES")
+            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+    }
+
+    /// A driver on a fresh schema; PostgreSQL must be reachable.
+    async fn fresh() -> (PostgresDriver, SchemaName) {
+        let config: tokio_postgres::Config = url().parse().expect("a PostgreSQL URL");
+        let driver = PostgresDriver::new(config, "test".into(), 2).expect("a pool");
+        let schema =
+            SchemaName::new(format!("nimbus driver \"{}\"", unique())).expect("a valid name");
+        (driver, schema)
+    }
+
+    async fn drop_schema(driver: &Arc<PostgresDriver>, schema: &SchemaName) {
+        let mut c = Held::take(driver).await.expect("a connection");
+        c.run_script(
+            &format!(
+                "DROP SCHEMA IF EXISTS {} CASCADE",
+                driver.dialect().quote(schema.as_str())
+            ),
+            &[],
+        )
+        .await
+        .expect("drop the test schema");
+        c.release();
+    }
+
+    #[tokio::test]
+    async fn every_statement_keeps_its_contract() {
+        let (driver, schema) = fresh().await;
+        let driver = Arc::new(driver);
+        contract(driver.clone(), schema.clone()).await;
+        drop_schema(&driver, &schema).await;
+    }
+
+    /// Valid PostgreSQL values chrono cannot hold (`infinity`, a year past its range) are
+    /// reported as undecodable, never a panic.
+    #[tokio::test]
+    async fn out_of_range_times_are_reported_not_panics() {
+        let (driver, schema) = fresh().await;
+        let driver = Arc::new(driver);
+        let queue = QueueName::new("Odd").expect("a valid name");
+        let s = driver.dialect().schema_sql(&schema);
+        let q = driver.dialect().queue_sql(&schema, &queue);
+        let mut c = Held::take(&driver).await.expect("a connection");
+        create(&mut c, &s, &q, schema.as_str(), "Odd").await;
+        let table = driver.dialect().table(&schema, &queue);
+        c.run_script(
+            &format!(
+                r#"INSERT INTO {table} ("Id", "Recoverable", "Expires", "Headers", "Body") VALUES
+                    (gen_random_uuid(), TRUE, 'infinity', '{{}}', '\x00'),
+                    (gen_random_uuid(), TRUE, '294000-01-01', '{{}}', '\x00')"#
+            ),
+            &[],
+        )
+        .await
+        .expect("odd rows");
+        for _ in 0..2 {
+            let message = c
+                .begin_and_receive(&q.receive, &[])
+                .await
+                .expect("a receive never fails on a value")
+                .expect("a row");
+            assert!(
+                message
+                    .undecodable
+                    .as_deref()
+                    .is_some_and(|why| why.contains("Expires")),
+                "{message:?}"
+            );
+            c = commit(c).await;
+        }
+        c.release();
+        drop_schema(&driver, &schema).await;
+    }
+}
+
+#[cfg(feature = "sqlserver")]
+mod sqlserver {
+    use super::*;
+    use crate::driver::sqlserver::{parse_connection_string, SqlServerDriver};
+
+    #[tokio::test]
+    #[ignore = "needs SQL Server: NIMBUS_SQLSERVER=<ADO.NET connection string> cargo test -p nimbus-bus --all-features contract -- --include-ignored"]
+    async fn every_statement_keeps_its_contract() {
+        let connection = std::env::var("NIMBUS_SQLSERVER")
+            .expect("NIMBUS_SQLSERVER must hold an ADO.NET connection string for this test");
+        let settings = parse_connection_string(&connection).expect("a connection string");
+        let driver = Arc::new(SqlServerDriver::new(settings, 2).expect("a pool"));
+        let schema = SchemaName::new(format!("nimbus_driver_{}", unique())).expect("a name");
+        let mut c = Held::take(&driver).await.expect("a connection");
+        c.run_script(
+            &format!("CREATE SCHEMA {}", driver.dialect().quote(schema.as_str())),
+            &[],
+        )
+        .await
+        .expect("create the test schema");
+        c.release();
+        contract(driver.clone(), schema.clone()).await;
+        let mut c = Held::take(&driver).await.expect("a connection");
+        c.run_script(
+            &format!(
+                "DECLARE @drop nvarchar(max) = N'';
+SELECT @drop += N'DROP TABLE ' + QUOTENAME(s.[name]) + N'.' + QUOTENAME(t.[name]) + N'; '
+FROM sys.tables AS t JOIN sys.schemas AS s ON s.[schema_id] = t.[schema_id]
+WHERE s.[name] = @P1;
+EXEC sys.sp_executesql @drop;
+DROP SCHEMA {};",
+                driver.dialect().quote(schema.as_str())
+            ),
+            &[schema.as_str()],
+        )
+        .await
+        .expect("drop the test schema");
+        c.release();
+    }
+}

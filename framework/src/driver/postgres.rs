@@ -1,0 +1,221 @@
+//! PostgreSQL: tokio-postgres over a deadpool pool. Connect, bind, decode; nothing else.
+
+use async_trait::async_trait;
+use bytes::BytesMut;
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
+use tokio_postgres::types::{IsNull, ToSql, Type};
+use tokio_postgres::NoTls;
+
+use super::{Driver, DriverError, DriverResult, Param, Row, Value};
+use crate::sql::{Dialect, POSTGRES};
+
+/// A PostgreSQL database.
+pub(crate) struct PostgresDriver {
+    pool: Pool,
+    target: String,
+}
+
+impl std::fmt::Debug for PostgresDriver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresDriver")
+            .field("target", &self.target)
+            .finish()
+    }
+}
+
+fn error(e: tokio_postgres::Error) -> DriverError {
+    let code = e.code().map(|c| c.code().to_string());
+    DriverError::new(code, e)
+}
+
+impl PostgresDriver {
+    /// Builds the pool; connections open on first use.
+    pub fn new(
+        config: tokio_postgres::Config,
+        target: String,
+        pool_size: usize,
+    ) -> DriverResult<Self> {
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(pool_size)
+            .build()
+            .map_err(|e| DriverError::new(None, e))?;
+        Ok(PostgresDriver { pool, target })
+    }
+}
+
+impl ToSql for Param<'_> {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut BytesMut,
+    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        match self {
+            Param::Uuid(v) => v.to_sql(ty, out),
+            Param::Text(v) => v.to_sql(ty, out),
+            Param::Bytes(v) => v.to_sql(ty, out),
+            Param::BigInt(v) => v.to_sql(ty, out),
+            Param::Int(v) => v.to_sql(ty, out),
+            Param::Time(v) => v.to_sql(ty, out),
+        }
+    }
+
+    fn accepts(_: &Type) -> bool {
+        // Checked per value in `to_sql_checked`, by the type each variant holds.
+        true
+    }
+
+    fn to_sql_checked(
+        &self,
+        ty: &Type,
+        out: &mut BytesMut,
+    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        match self {
+            Param::Uuid(v) => v.to_sql_checked(ty, out),
+            Param::Text(v) => v.to_sql_checked(ty, out),
+            Param::Bytes(v) => v.to_sql_checked(ty, out),
+            Param::BigInt(v) => v.to_sql_checked(ty, out),
+            Param::Int(v) => v.to_sql_checked(ty, out),
+            Param::Time(v) => v.to_sql_checked(ty, out),
+        }
+    }
+}
+
+fn refs<'a>(params: &'a [Param<'a>]) -> Vec<&'a (dyn ToSql + Sync)> {
+    params.iter().map(|p| p as &(dyn ToSql + Sync)).collect()
+}
+
+/// Decodes one cell by its column type; never panics.
+fn cell(row: &tokio_postgres::Row, index: usize) -> Value {
+    fn get<'a, T: tokio_postgres::types::FromSql<'a>>(
+        row: &'a tokio_postgres::Row,
+        index: usize,
+        wrap: impl FnOnce(T) -> Value,
+    ) -> Value {
+        match row.try_get::<_, Option<T>>(index) {
+            Ok(Some(v)) => wrap(v),
+            Ok(None) => Value::Null,
+            Err(e) => Value::Undecodable(crate::error::error_chain(&e)),
+        }
+    }
+    let ty = row.columns()[index].type_().clone();
+    match ty {
+        Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN => {
+            get::<String>(row, index, Value::Text)
+        }
+        Type::BYTEA => get::<Vec<u8>>(row, index, Value::Bytes),
+        Type::INT8 => get::<i64>(row, index, Value::Int),
+        Type::INT4 => get::<i32>(row, index, |v| Value::Int(v.into())),
+        Type::INT2 => get::<i16>(row, index, |v| Value::Int(v.into())),
+        Type::OID => get::<u32>(row, index, |v| Value::Int(v.into())),
+        Type::BOOL => get::<bool>(row, index, Value::Bool),
+        Type::FLOAT8 => get::<f64>(row, index, Value::Float),
+        Type::FLOAT4 => get::<f32>(row, index, |v| Value::Float(v.into())),
+        Type::UUID => get::<uuid::Uuid>(row, index, Value::Uuid),
+        Type::TIMESTAMP => get::<chrono::NaiveDateTime>(row, index, Value::Time),
+        Type::TIMESTAMPTZ => {
+            get::<chrono::DateTime<chrono::Utc>>(row, index, |v| Value::Time(v.naive_utc()))
+        }
+        other => Value::Undecodable(format!("values of type {other} are not read by nimbus")),
+    }
+}
+
+#[async_trait]
+impl Driver for PostgresDriver {
+    type Connection = Object;
+
+    fn dialect(&self) -> &'static Dialect {
+        &POSTGRES
+    }
+
+    fn target(&self) -> &str {
+        &self.target
+    }
+
+    async fn connection(&self) -> DriverResult<Object> {
+        self.pool.get().await.map_err(|e| DriverError::new(None, e))
+    }
+
+    fn release(&self, connection: Object) {
+        drop(connection);
+    }
+
+    fn discard(&self, connection: Object) {
+        let _ = Object::take(connection);
+    }
+
+    async fn begin(&self, connection: &mut Object) -> DriverResult<()> {
+        connection.batch_execute("BEGIN").await.map_err(error)
+    }
+
+    async fn commit(&self, connection: &mut Object) -> DriverResult<()> {
+        connection.batch_execute("COMMIT").await.map_err(error)
+    }
+
+    async fn execute(
+        &self,
+        connection: &mut Object,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> DriverResult<u64> {
+        let statement = connection.prepare_cached(sql).await.map_err(error)?;
+        connection
+            .execute(&statement, &refs(params))
+            .await
+            .map_err(error)
+    }
+
+    async fn query(
+        &self,
+        connection: &mut Object,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> DriverResult<Vec<Row>> {
+        let statement = connection.prepare_cached(sql).await.map_err(error)?;
+        let rows = connection
+            .query(&statement, &refs(params))
+            .await
+            .map_err(error)?;
+        Ok(rows
+            .iter()
+            .map(|row| Row((0..row.len()).map(|i| cell(row, i)).collect()))
+            .collect())
+    }
+
+    async fn begin_and_query(
+        &self,
+        connection: &mut Object,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> DriverResult<Vec<Row>> {
+        let statement = connection.prepare_cached(sql).await.map_err(error)?;
+        let params = refs(params);
+        // Pipelined: tokio-postgres sends requests in the order they are first polled, so BEGIN
+        // goes first and both travel in one round trip.
+        let (begun, rows) = futures::join!(
+            connection.batch_execute("BEGIN"),
+            connection.query(&statement, &params)
+        );
+        begun.map_err(error)?;
+        let rows = rows.map_err(error)?;
+        Ok(rows
+            .iter()
+            .map(|row| Row((0..row.len()).map(|i| cell(row, i)).collect()))
+            .collect())
+    }
+
+    async fn run_script(
+        &self,
+        connection: &mut Object,
+        sql: &str,
+        _names: &[&str],
+    ) -> DriverResult<()> {
+        connection.batch_execute(sql).await.map_err(error)
+    }
+}

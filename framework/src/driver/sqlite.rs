@@ -1,0 +1,362 @@
+//! SQLite: rusqlite, bundled, so no system library is needed. Connect, bind, decode; nothing
+//! else.
+//!
+//! SQLite allows one writer per database file. All endpoints of a process that use the same file
+//! share one connection behind an async mutex; "taking a connection from the pool" takes that
+//! mutex, and a receive holds it (with `BEGIN IMMEDIATE`, the file's write lock) while its
+//! handler runs, so no two receivers can take the same row. Other processes on the same file wait
+//! on SQLite's busy timeout. Statements run on tokio's blocking threads.
+//!
+//! The database runs in WAL mode with `synchronous = FULL`: a committed message survives a crash
+//! of the process and of the machine.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use rusqlite::types::{ToSqlOutput, ValueRef};
+use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
+
+use super::{Driver, DriverError, DriverResult, Param, Row, Value};
+use crate::sql::{Dialect, SQLITE};
+
+/// How SQLite stores UTC times: text, so that text order is time order (what `strftime` in the
+/// statement files writes).
+const SQLITE_TIME_FORMAT: &str = "%Y-%m-%d %H:%M:%S%.3f";
+
+/// How long a statement waits for another process's write lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+type SharedConnection = Arc<AsyncMutex<rusqlite::Connection>>;
+
+/// The file's connection, held by one user at a time. `None` only while a statement runs on a
+/// blocking thread, or after that thread was lost.
+pub(crate) struct SqliteConnection(Option<OwnedMutexGuard<rusqlite::Connection>>);
+
+/// An SQLite database file.
+pub(crate) struct SqliteDriver {
+    connection: SharedConnection,
+    target: String,
+}
+
+impl std::fmt::Debug for SqliteDriver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteDriver")
+            .field("target", &self.target)
+            .finish()
+    }
+}
+
+fn error(e: rusqlite::Error) -> DriverError {
+    let code = match &e {
+        rusqlite::Error::SqliteFailure(failure, _) => Some(failure.extended_code.to_string()),
+        _ => None,
+    };
+    DriverError::new(code, e)
+}
+
+/// The connections this process has open, by canonical file path.
+fn open_files() -> &'static Mutex<HashMap<PathBuf, Weak<AsyncMutex<rusqlite::Connection>>>> {
+    static OPEN: OnceLock<Mutex<HashMap<PathBuf, Weak<AsyncMutex<rusqlite::Connection>>>>> =
+        OnceLock::new();
+    OPEN.get_or_init(Default::default)
+}
+
+fn canonical(path: &Path) -> PathBuf {
+    if let Ok(p) = path.canonicalize() {
+        return p;
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    match (parent.canonicalize(), path.file_name()) {
+        (Ok(dir), Some(file)) => dir.join(file),
+        _ => path.to_path_buf(),
+    }
+}
+
+/// The connection of this process to the file at `path`, opened on first use. Blocks: call it on
+/// a blocking thread. The registry stays locked while a file is opened, so a process never has two
+/// connections to one file.
+fn shared_connection(path: &Path) -> rusqlite::Result<SharedConnection> {
+    let key = canonical(path);
+    let mut files = open_files().lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(conn) = files.get(&key).and_then(Weak::upgrade) {
+        return Ok(conn);
+    }
+    let conn = Arc::new(AsyncMutex::new(open_connection(path)?));
+    files.insert(key, Arc::downgrade(&conn));
+    Ok(conn)
+}
+
+fn open_connection(path: &Path) -> rusqlite::Result<rusqlite::Connection> {
+    let conn = rusqlite::Connection::open(path)?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    // Switching to WAL needs a moment alone with the file, and SQLite does not wait for it on its
+    // own: retry while another process holds the file, up to the busy timeout.
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)) {
+            Ok(_) => break,
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    conn.execute_batch("PRAGMA synchronous = FULL;")?;
+    conn.set_prepared_statement_cache_capacity(128);
+    Ok(conn)
+}
+
+/// Rolls back a transaction left open on the connection (by a cancelled or failed user).
+fn reset(conn: &rusqlite::Connection) {
+    if !conn.is_autocommit() {
+        if let Err(e) = conn.execute_batch("ROLLBACK") {
+            tracing::warn!(error = %e, "could not roll back a transaction left open on SQLite");
+        }
+    }
+}
+
+impl SqliteDriver {
+    /// Opens (or creates) the database file, sharing the connection with every other endpoint of
+    /// this process that uses the same file.
+    pub async fn open(path: &Path) -> DriverResult<Self> {
+        let open_path = path.to_path_buf();
+        let connection = tokio::task::spawn_blocking(move || shared_connection(&open_path))
+            .await
+            .map_err(|e| DriverError::other(format!("opening the file failed: {e}")))?
+            .map_err(error)?;
+        Ok(SqliteDriver {
+            connection,
+            target: path.display().to_string(),
+        })
+    }
+}
+
+impl rusqlite::ToSql for Param<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(match self {
+            Param::Uuid(id) => ToSqlOutput::from(id.to_string()),
+            Param::Text(Some(text)) => ToSqlOutput::from(*text),
+            Param::Bytes(Some(bytes)) => ToSqlOutput::from(*bytes),
+            Param::BigInt(Some(n)) => ToSqlOutput::from(*n),
+            Param::Int(n) => ToSqlOutput::from(*n),
+            Param::Time(Some(t)) => ToSqlOutput::from(t.format(SQLITE_TIME_FORMAT).to_string()),
+            Param::Text(None) | Param::Bytes(None) | Param::BigInt(None) | Param::Time(None) => {
+                ToSqlOutput::from(rusqlite::types::Null)
+            }
+        })
+    }
+}
+
+/// An owned copy of a parameter, to move onto a blocking thread.
+#[derive(Debug)]
+enum Owned {
+    Uuid(uuid::Uuid),
+    Text(Option<String>),
+    Bytes(Option<Vec<u8>>),
+    BigInt(Option<i64>),
+    Int(i32),
+    Time(Option<chrono::NaiveDateTime>),
+}
+
+impl Owned {
+    fn of(param: &Param<'_>) -> Self {
+        match *param {
+            Param::Uuid(v) => Owned::Uuid(v),
+            Param::Text(v) => Owned::Text(v.map(str::to_string)),
+            Param::Bytes(v) => Owned::Bytes(v.map(<[u8]>::to_vec)),
+            Param::BigInt(v) => Owned::BigInt(v),
+            Param::Int(v) => Owned::Int(v),
+            Param::Time(v) => Owned::Time(v),
+        }
+    }
+
+    fn as_param(&self) -> Param<'_> {
+        match self {
+            Owned::Uuid(v) => Param::Uuid(*v),
+            Owned::Text(v) => Param::Text(v.as_deref()),
+            Owned::Bytes(v) => Param::Bytes(v.as_deref()),
+            Owned::BigInt(v) => Param::BigInt(*v),
+            Owned::Int(v) => Param::Int(*v),
+            Owned::Time(v) => Param::Time(*v),
+        }
+    }
+}
+
+fn cell(value: ValueRef<'_>) -> Value {
+    match value {
+        ValueRef::Null => Value::Null,
+        ValueRef::Integer(n) => Value::Int(n),
+        ValueRef::Real(f) => Value::Float(f),
+        ValueRef::Text(bytes) => match std::str::from_utf8(bytes) {
+            Ok(text) => Value::Text(text.to_string()),
+            Err(_) => Value::Bytes(bytes.to_vec()),
+        },
+        ValueRef::Blob(bytes) => Value::Bytes(bytes.to_vec()),
+    }
+}
+
+/// Runs `f` with the connection on a blocking thread and puts the connection back.
+async fn blocking<T, F>(connection: &mut SqliteConnection, f: F) -> DriverResult<T>
+where
+    T: Send + 'static,
+    F: FnOnce(&mut rusqlite::Connection) -> rusqlite::Result<T> + Send + 'static,
+{
+    let mut guard = connection.0.take().ok_or_else(|| {
+        DriverError::other("the SQLite connection was lost by a failed statement")
+    })?;
+    let (guard, result) = tokio::task::spawn_blocking(move || {
+        let result = f(&mut guard);
+        (guard, result)
+    })
+    .await
+    .map_err(|e| DriverError::other(format!("a statement's thread failed: {e}")))?;
+    connection.0 = Some(guard);
+    result.map_err(error)
+}
+
+fn run_query(
+    conn: &rusqlite::Connection,
+    sql: &str,
+    params: &[Owned],
+) -> rusqlite::Result<Vec<Row>> {
+    let mut statement = conn.prepare_cached(sql)?;
+    let columns = statement.column_count();
+    let bound: Vec<Param<'_>> = params.iter().map(Owned::as_param).collect();
+    let mut rows = statement.query(rusqlite::params_from_iter(bound.iter()))?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        let mut cells = Vec::with_capacity(columns);
+        for i in 0..columns {
+            cells.push(match row.get_ref(i) {
+                Ok(value) => cell(value),
+                Err(e) => Value::Undecodable(e.to_string()),
+            });
+        }
+        out.push(Row(cells));
+    }
+    Ok(out)
+}
+
+#[async_trait]
+impl Driver for SqliteDriver {
+    type Connection = SqliteConnection;
+
+    fn dialect(&self) -> &'static Dialect {
+        &SQLITE
+    }
+
+    fn target(&self) -> &str {
+        &self.target
+    }
+
+    fn connect_advice(&self, _error: &DriverError) -> String {
+        "check that the directory exists and is writable, and that the file is an SQLite database"
+            .into()
+    }
+
+    async fn connection(&self) -> DriverResult<SqliteConnection> {
+        let guard = self.connection.clone().lock_owned().await;
+        let mut connection = SqliteConnection(Some(guard));
+        // A user that was cancelled mid-transaction may have left one open.
+        if connection.0.as_ref().is_some_and(|c| !c.is_autocommit()) {
+            blocking(&mut connection, |c| {
+                reset(c);
+                Ok(())
+            })
+            .await?;
+        }
+        Ok(connection)
+    }
+
+    fn release(&self, connection: SqliteConnection) {
+        drop(connection);
+    }
+
+    fn discard(&self, mut connection: SqliteConnection) {
+        // Roll back here, on this thread, before the lock is let go: a ROLLBACK never waits for
+        // another lock, and deferring it could leave the file's write lock held for other
+        // processes if the runtime is shutting down.
+        if let Some(guard) = connection.0.take() {
+            reset(&guard);
+        }
+    }
+
+    async fn begin(&self, connection: &mut SqliteConnection) -> DriverResult<()> {
+        blocking(connection, |c| c.execute_batch("BEGIN IMMEDIATE")).await
+    }
+
+    async fn commit(&self, connection: &mut SqliteConnection) -> DriverResult<()> {
+        blocking(connection, |c| c.execute_batch("COMMIT")).await
+    }
+
+    async fn execute(
+        &self,
+        connection: &mut SqliteConnection,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> DriverResult<u64> {
+        let sql = sql.to_string();
+        let params: Vec<Owned> = params.iter().map(Owned::of).collect();
+        blocking(connection, move |c| {
+            let bound: Vec<Param<'_>> = params.iter().map(Owned::as_param).collect();
+            let mut statement = c.prepare_cached(&sql)?;
+            // A statement with RETURNING is run as a query; count its rows.
+            if statement.readonly() || statement.column_count() > 0 {
+                let mut rows = statement.query(rusqlite::params_from_iter(bound.iter()))?;
+                let mut n = 0;
+                while rows.next()?.is_some() {
+                    n += 1;
+                }
+                return Ok(n);
+            }
+            Ok(statement.execute(rusqlite::params_from_iter(bound.iter()))? as u64)
+        })
+        .await
+    }
+
+    async fn query(
+        &self,
+        connection: &mut SqliteConnection,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> DriverResult<Vec<Row>> {
+        let sql = sql.to_string();
+        let params: Vec<Owned> = params.iter().map(Owned::of).collect();
+        blocking(connection, move |c| run_query(c, &sql, &params)).await
+    }
+
+    async fn begin_and_query(
+        &self,
+        connection: &mut SqliteConnection,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> DriverResult<Vec<Row>> {
+        let sql = sql.to_string();
+        let params: Vec<Owned> = params.iter().map(Owned::of).collect();
+        // One trip to a blocking thread for both.
+        blocking(connection, move |c| {
+            c.execute_batch("BEGIN IMMEDIATE")?;
+            run_query(c, &sql, &params)
+        })
+        .await
+    }
+
+    async fn run_script(
+        &self,
+        connection: &mut SqliteConnection,
+        sql: &str,
+        _names: &[&str],
+    ) -> DriverResult<()> {
+        let sql = sql.to_string();
+        blocking(connection, move |c| c.execute_batch(&sql)).await
+    }
+}

@@ -1,0 +1,226 @@
+//! SQL Server and Azure SQL: tiberius (TDS 7.3, TLS by rustls) over a deadpool pool. Connect,
+//! bind, decode; nothing else.
+//!
+//! Transactions are TDS transaction-manager requests (`begin_transaction`), so a receive's
+//! transaction spans the statements of its handler. A connection whose statement failed is
+//! discarded, never pooled again: after an outage tiberius refuses to reuse it.
+
+mod connection_string;
+
+use std::borrow::Cow;
+
+use async_trait::async_trait;
+use deadpool::managed::{self, Object, Pool};
+use tiberius::ColumnData;
+
+pub(crate) use connection_string::{
+    parse_connection_string, ConnectionManager, ConnectionSettings,
+};
+
+use super::{Driver, DriverError, DriverResult, Param, Row, Value};
+use crate::sql::{Dialect, SQLSERVER};
+
+/// A pooled SQL Server connection.
+pub(crate) type Connection = Object<ConnectionManager>;
+
+/// A SQL Server database.
+pub(crate) struct SqlServerDriver {
+    pool: Pool<ConnectionManager>,
+    target: String,
+}
+
+impl std::fmt::Debug for SqlServerDriver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqlServerDriver")
+            .field("target", &self.target)
+            .finish()
+    }
+}
+
+fn error(e: tiberius::error::Error) -> DriverError {
+    let code = e.code().map(|n| n.to_string());
+    DriverError::new(code, e)
+}
+
+/// What to tell the user for a server error met while connecting.
+fn advice(error: &DriverError, target: &str) -> String {
+    match error.code() {
+        Some("18456") => "the login failed: check User Id and Password".into(),
+        Some("4060") => format!(
+            "the database in {target} does not exist or the login may not open it: create it \
+             or fix Database= in the connection string"
+        ),
+        Some("262") | Some("2760") | Some("15247") => "the login may not create tables: grant it \
+            CREATE TABLE (and CREATE SCHEMA for a new schema), or turn auto_create_schema off and \
+            have a DBA run the scripts in schema/sqlserver"
+            .into(),
+        _ if error.to_string().contains("TLS") || error.to_string().contains("tls") => {
+            "TLS failed: for a server with a self-signed certificate add \
+             TrustServerCertificate=true, otherwise install its CA"
+                .into()
+        }
+        _ => "check that the server runs and accepts TCP connections on that port, and the \
+              connection string"
+            .into(),
+    }
+}
+
+impl SqlServerDriver {
+    /// Builds the pool; connections open on first use, each within the connect timeout.
+    pub fn new(settings: ConnectionSettings, pool_size: usize) -> DriverResult<Self> {
+        let target = settings.target.clone();
+        let timeout = settings.connect_timeout;
+        let pool = Pool::builder(ConnectionManager { settings })
+            .max_size(pool_size)
+            .runtime(deadpool::Runtime::Tokio1)
+            .create_timeout(Some(timeout))
+            .build()
+            .map_err(|e| DriverError::new(None, e))?;
+        Ok(SqlServerDriver { pool, target })
+    }
+}
+
+impl tiberius::ToSql for Param<'_> {
+    fn to_sql(&self) -> ColumnData<'_> {
+        match self {
+            Param::Uuid(id) => ColumnData::Guid(Some(*id)),
+            Param::Text(text) => ColumnData::String(text.map(Cow::Borrowed)),
+            Param::Bytes(bytes) => ColumnData::Binary(bytes.map(Cow::Borrowed)),
+            Param::BigInt(n) => ColumnData::I64(*n),
+            Param::Int(n) => ColumnData::I32(Some(*n)),
+            Param::Time(t) => t.to_sql(),
+        }
+    }
+}
+
+fn refs<'a>(params: &'a [Param<'a>]) -> Vec<&'a dyn tiberius::ToSql> {
+    params.iter().map(|p| p as &dyn tiberius::ToSql).collect()
+}
+
+/// Decodes one cell by the type the server sent; never panics.
+fn cell(data: &ColumnData<'static>) -> Value {
+    use tiberius::FromSql;
+    let time = |data: &ColumnData<'static>| match chrono::NaiveDateTime::from_sql(data) {
+        Ok(Some(t)) => Value::Time(t),
+        Ok(None) => Value::Null,
+        Err(e) => Value::Undecodable(e.to_string()),
+    };
+    match data {
+        ColumnData::U8(v) => v.map_or(Value::Null, |v| Value::Int(v.into())),
+        ColumnData::I16(v) => v.map_or(Value::Null, |v| Value::Int(v.into())),
+        ColumnData::I32(v) => v.map_or(Value::Null, |v| Value::Int(v.into())),
+        ColumnData::I64(v) => v.map_or(Value::Null, Value::Int),
+        ColumnData::F32(v) => v.map_or(Value::Null, |v| Value::Float(v.into())),
+        ColumnData::F64(v) => v.map_or(Value::Null, Value::Float),
+        ColumnData::Bit(v) => v.map_or(Value::Null, Value::Bool),
+        ColumnData::String(v) => v
+            .as_ref()
+            .map_or(Value::Null, |s| Value::Text(s.to_string())),
+        ColumnData::Guid(v) => v.map_or(Value::Null, Value::Uuid),
+        ColumnData::Binary(v) => v.as_ref().map_or(Value::Null, |b| Value::Bytes(b.to_vec())),
+        ColumnData::Xml(v) => v
+            .as_ref()
+            .map_or(Value::Null, |x| Value::Text(x.to_string())),
+        ColumnData::DateTime(_) | ColumnData::SmallDateTime(_) | ColumnData::DateTime2(_) => {
+            time(data)
+        }
+        ColumnData::DateTimeOffset(v) => match v {
+            None => Value::Null,
+            Some(_) => match chrono::DateTime::<chrono::Utc>::from_sql(data) {
+                Ok(Some(t)) => Value::Time(t.naive_utc()),
+                Ok(None) => Value::Null,
+                Err(e) => Value::Undecodable(e.to_string()),
+            },
+        },
+        other => Value::Undecodable(format!("values like {other:?} are not read by nimbus")),
+    }
+}
+
+#[async_trait]
+impl Driver for SqlServerDriver {
+    type Connection = Connection;
+
+    fn dialect(&self) -> &'static Dialect {
+        &SQLSERVER
+    }
+
+    fn target(&self) -> &str {
+        &self.target
+    }
+
+    fn connect_advice(&self, error: &DriverError) -> String {
+        advice(error, &self.target)
+    }
+
+    async fn connection(&self) -> DriverResult<Connection> {
+        self.pool.get().await.map_err(|e| match e {
+            managed::PoolError::Backend(e) => error(e),
+            other => DriverError::other(format!(
+                "the server did not answer in time ({other}); check that it runs and that \
+                 Connect Timeout suits the network"
+            )),
+        })
+    }
+
+    fn release(&self, connection: Connection) {
+        drop(connection);
+    }
+
+    fn discard(&self, connection: Connection) {
+        let _ = Object::take(connection);
+    }
+
+    async fn begin(&self, connection: &mut Connection) -> DriverResult<()> {
+        connection.begin_transaction().await.map_err(error)
+    }
+
+    async fn commit(&self, connection: &mut Connection) -> DriverResult<()> {
+        connection.commit_transaction().await.map_err(error)
+    }
+
+    async fn execute(
+        &self,
+        connection: &mut Connection,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> DriverResult<u64> {
+        let result = connection
+            .execute(sql, &refs(params))
+            .await
+            .map_err(error)?;
+        Ok(result.total())
+    }
+
+    async fn query(
+        &self,
+        connection: &mut Connection,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> DriverResult<Vec<Row>> {
+        let rows = connection
+            .query(sql, &refs(params))
+            .await
+            .map_err(error)?
+            .into_first_result()
+            .await
+            .map_err(error)?;
+        Ok(rows
+            .iter()
+            .map(|row| Row(row.cells().map(|(_, data)| cell(data)).collect()))
+            .collect())
+    }
+
+    async fn run_script(
+        &self,
+        connection: &mut Connection,
+        sql: &str,
+        names: &[&str],
+    ) -> DriverResult<()> {
+        let params: Vec<Param<'_>> = names.iter().map(|n| Param::Text(Some(n))).collect();
+        connection
+            .execute(sql, &refs(&params))
+            .await
+            .map_err(error)
+            .map(drop)
+    }
+}

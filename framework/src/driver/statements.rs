@@ -1,0 +1,508 @@
+//! One method per statement, with typed parameters and rows, written once for every driver: each
+//! binds its parameters in the order the statement file's header lists and decodes the rows the
+//! file says it returns. The SQL text comes from the dialect's files (`crate::sql`).
+
+use chrono::NaiveDateTime;
+use uuid::Uuid;
+
+use super::{Driver, DriverError, DriverResult, Held, Param, Row};
+
+/// A row for a queue table (`queue_insert.sql`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct QueueRow<'a> {
+    pub id: Uuid,
+    pub correlation_id: Option<&'a str>,
+    pub reply_to_address: Option<&'a str>,
+    /// Time to be received in milliseconds; the database adds it to its own clock.
+    pub time_to_be_received_ms: Option<i64>,
+    pub headers: &'a str,
+    pub body: &'a [u8],
+    /// An absolute `Expires` that wins over the time to be received.
+    pub expires_at: Option<NaiveDateTime>,
+}
+
+/// A row for `NimbusMessages` (`messages_insert.sql`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SharedRow<'a> {
+    pub message_id: Uuid,
+    pub destination: &'a str,
+    /// The body envelope: headers and body together.
+    pub body: &'a [u8],
+    pub time_to_be_received_ms: Option<i64>,
+    pub expires_at: Option<NaiveDateTime>,
+    pub delay_ms: Option<i64>,
+    /// An absolute `VisibleAfter` that wins over the delay.
+    pub visible_after: Option<NaiveDateTime>,
+}
+
+/// A row for `NimbusDelayedMessages` (`delayed_insert.sql`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DelayedRow<'a> {
+    pub message: QueueRow<'a>,
+    pub destination: &'a str,
+    pub delay_ms: Option<i64>,
+    /// An absolute due time that wins over the delay.
+    pub due_at: Option<NaiveDateTime>,
+}
+
+/// A row for `NimbusDeadLetters` (`dead_letter_insert.sql`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DeadLetterRow<'a> {
+    pub message_id: Uuid,
+    pub original_destination: &'a str,
+    pub body: &'a [u8],
+    pub delivery_attempts: i32,
+}
+
+/// A message as a receive (or a browse, or a due delayed message) returns it. Every column the
+/// framework could not read is named in `undecodable` instead of failing the statement, so the
+/// message can still be moved to the dead letters and the queue keeps flowing.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct MessageRow {
+    /// The `Id` (or `MessageId`) as text.
+    pub id: String,
+    pub correlation_id: Option<String>,
+    pub reply_to_address: Option<String>,
+    pub headers: String,
+    pub body: Vec<u8>,
+    /// Past its `Expires` by database time.
+    pub expired: bool,
+    pub expires: Option<NaiveDateTime>,
+    /// The destination (due delayed messages only).
+    pub destination: Option<String>,
+    /// What could not be read, when something could not.
+    pub undecodable: Option<String>,
+}
+
+/// Collects the columns of one row that cannot be read.
+#[derive(Default)]
+struct Problems(Vec<String>);
+
+impl Problems {
+    fn take<T: Default>(&mut self, what: &str, value: Result<T, String>) -> T {
+        value.unwrap_or_else(|e| {
+            self.0.push(format!("{what}: {e}"));
+            T::default()
+        })
+    }
+
+    fn into_reason(self) -> Option<String> {
+        (!self.0.is_empty()).then(|| {
+            format!(
+                "the row cannot be read as a message ({})",
+                self.0.join("; ")
+            )
+        })
+    }
+}
+
+/// Reads `Id, CorrelationId, ReplyToAddress, Headers, Body, Expired, Expires` (the columns of
+/// `queue_receive.sql` and `messages_receive.sql`).
+fn received(row: &Row) -> MessageRow {
+    let mut p = Problems::default();
+    let mut message = MessageRow {
+        id: p.take("Id", row.text(0)).unwrap_or_default(),
+        correlation_id: p.take("CorrelationId", row.text(1)),
+        reply_to_address: p.take("ReplyToAddress", row.text(2)),
+        headers: p.take("Headers", row.text(3)).unwrap_or_default(),
+        body: p.take("Body", row.bytes(4)).unwrap_or_default(),
+        expired: p.take("Expired", row.bool(5)).unwrap_or(false),
+        expires: p.take("Expires", row.time(6)),
+        destination: None,
+        undecodable: None,
+    };
+    message.undecodable = p.into_reason();
+    message
+}
+
+/// A row of `NimbusSubscriptions`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SubscriptionRow {
+    pub topic: String,
+    pub queue: String,
+    pub last_seen_at: Option<NaiveDateTime>,
+}
+
+/// A row of `NimbusDeadLetters`, as listed.
+#[derive(Debug, Clone)]
+pub(crate) struct ListedDeadLetter {
+    pub message_id: String,
+    pub original_destination: Option<String>,
+    pub body: Vec<u8>,
+    pub delivery_attempts: i64,
+    pub failed_at: Option<NaiveDateTime>,
+}
+
+impl<D: Driver> Held<D> {
+    fn parts(&mut self) -> DriverResult<(&D, &mut D::Connection)> {
+        let driver: &D = &self.driver;
+        let connection = self
+            .connection
+            .as_mut()
+            .ok_or_else(|| DriverError::other("the connection was already given back"))?;
+        Ok((driver, connection))
+    }
+
+    /// Runs a statement; returns the rows it affected.
+    pub async fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> DriverResult<u64> {
+        let (driver, connection) = self.parts()?;
+        driver.execute(connection, sql, params).await
+    }
+
+    /// Runs a statement and returns its rows.
+    pub async fn query(&mut self, sql: &str, params: &[Param<'_>]) -> DriverResult<Vec<Row>> {
+        let (driver, connection) = self.parts()?;
+        driver.query(connection, sql, params).await
+    }
+
+    /// Runs a DDL script; `names` are the schema, table and index names SQL Server's scripts
+    /// take as values.
+    pub async fn run_script(&mut self, sql: &str, names: &[&str]) -> DriverResult<()> {
+        let (driver, connection) = self.parts()?;
+        driver.run_script(connection, sql, names).await
+    }
+
+    /// Opens a transaction.
+    pub async fn begin(&mut self) -> DriverResult<()> {
+        let (driver, connection) = self.parts()?;
+        driver.begin(connection).await
+    }
+
+    /// Reads a single count (`queue_peek.sql`, `queue_count.sql`, …): 0 when no row comes back.
+    pub async fn count(&mut self, sql: &str, params: &[Param<'_>]) -> DriverResult<i64> {
+        let rows = self.query(sql, params).await?;
+        match rows.first() {
+            None => Ok(0),
+            Some(row) => row
+                .int(0)
+                .map(|n| n.unwrap_or(0))
+                .map_err(DriverError::other),
+        }
+    }
+
+    /// Whether a catalog query (`catalog_table_exists.sql`, …) returns a row.
+    pub async fn exists(&mut self, sql: &str, params: &[Param<'_>]) -> DriverResult<bool> {
+        Ok(!self.query(sql, params).await?.is_empty())
+    }
+
+    /// `queue_insert.sql`.
+    pub async fn insert_queue_row(&mut self, sql: &str, row: &QueueRow<'_>) -> DriverResult<u64> {
+        self.execute(sql, &queue_row_params(row)).await
+    }
+
+    /// `messages_insert.sql`.
+    pub async fn insert_shared_row(&mut self, sql: &str, row: &SharedRow<'_>) -> DriverResult<u64> {
+        self.execute(
+            sql,
+            &[
+                Param::Uuid(row.message_id),
+                Param::Text(Some(row.destination)),
+                Param::Bytes(Some(row.body)),
+                Param::BigInt(row.time_to_be_received_ms),
+                Param::Time(row.expires_at),
+                Param::BigInt(row.delay_ms),
+                Param::Time(row.visible_after),
+            ],
+        )
+        .await
+    }
+
+    /// `delayed_insert.sql`.
+    pub async fn insert_delayed_row(
+        &mut self,
+        sql: &str,
+        row: &DelayedRow<'_>,
+    ) -> DriverResult<u64> {
+        let m = &row.message;
+        self.execute(
+            sql,
+            &[
+                Param::Uuid(m.id),
+                Param::Text(Some(row.destination)),
+                Param::Text(m.correlation_id),
+                Param::Text(m.reply_to_address),
+                Param::BigInt(m.time_to_be_received_ms),
+                Param::Text(Some(m.headers)),
+                Param::Bytes(Some(m.body)),
+                Param::Time(m.expires_at),
+                Param::BigInt(row.delay_ms),
+                Param::Time(row.due_at),
+            ],
+        )
+        .await
+    }
+
+    /// `queue_receive.sql` or `messages_receive.sql`, after opening the transaction the receive
+    /// keeps until the message is handled.
+    pub async fn begin_and_receive(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> DriverResult<Option<MessageRow>> {
+        let (driver, connection) = self.parts()?;
+        let rows = driver.begin_and_query(connection, sql, params).await?;
+        Ok(rows.first().map(received))
+    }
+
+    /// `delayed_take_due.sql`: deletes and returns up to `batch` due delayed messages.
+    pub async fn take_due_delayed(
+        &mut self,
+        sql: &str,
+        batch: i64,
+    ) -> DriverResult<Vec<MessageRow>> {
+        let rows = self.query(sql, &[Param::BigInt(Some(batch))]).await?;
+        Ok(rows
+            .iter()
+            .map(|row| {
+                let mut p = Problems::default();
+                let mut message = MessageRow {
+                    id: p.take("Id", row.text(0)).unwrap_or_default(),
+                    destination: p.take("Destination", row.text(1)),
+                    correlation_id: p.take("CorrelationId", row.text(2)),
+                    reply_to_address: p.take("ReplyToAddress", row.text(3)),
+                    expires: p.take("Expires", row.time(4)),
+                    headers: p.take("Headers", row.text(5)).unwrap_or_default(),
+                    body: p.take("Body", row.bytes(6)).unwrap_or_default(),
+                    expired: false,
+                    undecodable: None,
+                };
+                message.undecodable = p.into_reason();
+                message
+            })
+            .collect())
+    }
+
+    /// `dead_letter_insert.sql`: `false` when a dead letter with that id exists already.
+    pub async fn insert_dead_letter(
+        &mut self,
+        sql: &str,
+        row: &DeadLetterRow<'_>,
+    ) -> DriverResult<bool> {
+        let inserted = self
+            .execute(
+                sql,
+                &[
+                    Param::Uuid(row.message_id),
+                    Param::Text(Some(row.original_destination)),
+                    Param::Bytes(Some(row.body)),
+                    Param::Int(row.delivery_attempts),
+                ],
+            )
+            .await?;
+        Ok(inserted > 0)
+    }
+
+    /// `dead_letter_take.sql`: deletes the dead letter `id` and returns its original destination
+    /// and body.
+    pub async fn take_dead_letter(
+        &mut self,
+        sql: &str,
+        id: Uuid,
+    ) -> DriverResult<Option<(Option<String>, Vec<u8>)>> {
+        let rows = self.query(sql, &[Param::Uuid(id)]).await?;
+        let Some(row) = rows.first() else {
+            return Ok(None);
+        };
+        let destination = row.text(0).map_err(DriverError::other)?;
+        let body = row.bytes(1).map_err(DriverError::other)?;
+        Ok(Some((destination, body.unwrap_or_default())))
+    }
+
+    /// `dead_letter_list.sql`: up to `limit` dead letters, oldest first. Rows that cannot be
+    /// read are skipped with a warning.
+    pub async fn list_dead_letters(
+        &mut self,
+        sql: &str,
+        limit: i64,
+    ) -> DriverResult<Vec<ListedDeadLetter>> {
+        let rows = self.query(sql, &[Param::BigInt(Some(limit))]).await?;
+        Ok(rows
+            .iter()
+            .filter_map(|row| {
+                let read = || -> Result<ListedDeadLetter, String> {
+                    Ok(ListedDeadLetter {
+                        message_id: row.text(0)?.unwrap_or_default(),
+                        original_destination: row.text(1)?,
+                        body: row.bytes(2)?.unwrap_or_default(),
+                        delivery_attempts: row.int(3)?.unwrap_or(0),
+                        failed_at: row.time(4)?,
+                    })
+                };
+                read()
+                    .inspect_err(
+                        |e| tracing::warn!(problem = %e, "skipping an unreadable dead letter"),
+                    )
+                    .ok()
+            })
+            .collect())
+    }
+
+    /// `queue_browse.sql`: up to `limit` rows in receive order, left in place.
+    pub async fn browse_queue(&mut self, sql: &str, limit: i64) -> DriverResult<Vec<MessageRow>> {
+        let rows = self.query(sql, &[Param::BigInt(Some(limit))]).await?;
+        Ok(rows
+            .iter()
+            .map(|row| {
+                let mut p = Problems::default();
+                let mut message = MessageRow {
+                    id: p.take("Id", row.text(0)).unwrap_or_default(),
+                    correlation_id: p.take("CorrelationId", row.text(1)),
+                    reply_to_address: p.take("ReplyToAddress", row.text(2)),
+                    headers: p.take("Headers", row.text(3)).unwrap_or_default(),
+                    body: p.take("Body", row.bytes(4)).unwrap_or_default(),
+                    expires: p.take("Expires", row.time(5)),
+                    ..MessageRow::default()
+                };
+                message.undecodable = p.into_reason();
+                message
+            })
+            .collect())
+    }
+
+    /// `messages_browse.sql`: up to `limit` rows of `destination` in receive order, left in
+    /// place; the body is still the envelope (headers inside).
+    pub async fn browse_shared(
+        &mut self,
+        sql: &str,
+        destination: &str,
+        limit: i64,
+    ) -> DriverResult<Vec<MessageRow>> {
+        let rows = self
+            .query(
+                sql,
+                &[Param::Text(Some(destination)), Param::BigInt(Some(limit))],
+            )
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|row| {
+                let mut p = Problems::default();
+                let mut message = MessageRow {
+                    id: p.take("MessageId", row.text(0)).unwrap_or_default(),
+                    body: p.take("Body", row.bytes(1)).unwrap_or_default(),
+                    expires: p.take("ExpiresAt", row.time(3)),
+                    destination: Some(destination.to_string()),
+                    ..MessageRow::default()
+                };
+                message.undecodable = p.into_reason();
+                message
+            })
+            .collect())
+    }
+
+    /// `subscription_upsert.sql`.
+    pub async fn subscribe(&mut self, sql: &str, topic: &str, queue: &str) -> DriverResult<()> {
+        self.execute(sql, &[Param::Text(Some(topic)), Param::Text(Some(queue))])
+            .await
+            .map(drop)
+    }
+
+    /// `subscription_refresh.sql`: `false` when the subscription is gone.
+    pub async fn refresh_subscription(
+        &mut self,
+        sql: &str,
+        topic: &str,
+        queue: &str,
+    ) -> DriverResult<bool> {
+        let refreshed = self
+            .execute(sql, &[Param::Text(Some(topic)), Param::Text(Some(queue))])
+            .await?;
+        Ok(refreshed > 0)
+    }
+
+    /// `subscription_list.sql`: the queues subscribed to `topic` seen within `idle_seconds`.
+    /// Names that cannot be read are skipped with a warning.
+    pub async fn subscribers(
+        &mut self,
+        sql: &str,
+        topic: &str,
+        idle_seconds: i64,
+    ) -> DriverResult<Vec<String>> {
+        let rows = self
+            .query(
+                sql,
+                &[Param::Text(Some(topic)), Param::BigInt(Some(idle_seconds))],
+            )
+            .await?;
+        Ok(rows
+            .iter()
+            .filter_map(|row| match row.text(0) {
+                Ok(Some(name)) => Some(name),
+                Ok(None) => None,
+                Err(e) => {
+                    tracing::warn!(topic, problem = %e, "skipping an unreadable subscription");
+                    None
+                }
+            })
+            .collect())
+    }
+
+    /// `subscription_sweep.sql`: deletes the subscriptions not seen for `idle_seconds` and
+    /// returns them as (topic, queue).
+    pub async fn sweep_subscriptions(
+        &mut self,
+        sql: &str,
+        idle_seconds: i64,
+    ) -> DriverResult<Vec<(String, String)>> {
+        let rows = self
+            .query(sql, &[Param::BigInt(Some(idle_seconds))])
+            .await?;
+        Ok(rows
+            .iter()
+            .filter_map(|row| match (row.text(0), row.text(1)) {
+                (Ok(Some(topic)), Ok(Some(queue))) => Some((topic, queue)),
+                _ => {
+                    tracing::warn!(?row, "swept a subscription whose names cannot be read");
+                    None
+                }
+            })
+            .collect())
+    }
+
+    /// `subscription_all.sql`.
+    pub async fn all_subscriptions(&mut self, sql: &str) -> DriverResult<Vec<SubscriptionRow>> {
+        let rows = self.query(sql, &[]).await?;
+        Ok(rows
+            .iter()
+            .filter_map(|row| match (row.text(0), row.text(1), row.time(2)) {
+                (Ok(Some(topic)), Ok(Some(queue)), Ok(last_seen_at)) => Some(SubscriptionRow {
+                    topic,
+                    queue,
+                    last_seen_at,
+                }),
+                _ => {
+                    tracing::warn!(?row, "skipping a subscription that cannot be read");
+                    None
+                }
+            })
+            .collect())
+    }
+
+    /// `catalog_list_indexes.sql`: the index names of `table` in `schema`.
+    pub async fn index_names(
+        &mut self,
+        sql: &str,
+        schema: &str,
+        table: &str,
+    ) -> DriverResult<Vec<String>> {
+        let rows = self
+            .query(sql, &[Param::Text(Some(schema)), Param::Text(Some(table))])
+            .await?;
+        Ok(rows
+            .iter()
+            .filter_map(|row| row.text(0).ok().flatten())
+            .collect())
+    }
+}
+
+fn queue_row_params<'a>(row: &QueueRow<'a>) -> [Param<'a>; 7] {
+    [
+        Param::Uuid(row.id),
+        Param::Text(row.correlation_id),
+        Param::Text(row.reply_to_address),
+        Param::BigInt(row.time_to_be_received_ms),
+        Param::Text(Some(row.headers)),
+        Param::Bytes(Some(row.body)),
+        Param::Time(row.expires_at),
+    ]
+}

@@ -1,0 +1,445 @@
+//! The bus builder: every setting, checked when [`BusBuilder::build`] runs, so that a bad
+//! configuration fails before anything starts and says what to change.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::envelope::EndpointIdentity;
+use crate::error::{NimbusError, Result};
+use crate::message::{Command, Message};
+use crate::names::{QueueName, SchemaName};
+use crate::pipeline::config::{CriticalErrorCallback, EndpointConfig};
+use crate::pipeline::handler::{Handler, HandlerRegistry, Routes};
+use crate::recoverability::RetryPolicy;
+use crate::subscriptions::{DEFAULT_AUTO_DELETE_ON_IDLE, MIN_AUTO_DELETE_ON_IDLE};
+use crate::transport::{DatabaseUrl, StorageLayout};
+
+/// The database used when the builder is given none: a file in the working directory.
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://nimbus.db";
+/// How long a receiver waits before looking again at an empty queue, unless configured.
+pub const DEFAULT_PEEK_DELAY: Duration = Duration::from_secs(1);
+/// The shortest peek delay accepted: less puts needless load on the database.
+pub const MIN_PEEK_DELAY: Duration = Duration::from_millis(100);
+/// Peek delays above this are accepted with a warning: messages may back up.
+pub const MAX_RECOMMENDED_PEEK_DELAY: Duration = Duration::from_secs(10);
+/// How long a handler may run before the attempt counts as failed, unless configured.
+pub const DEFAULT_HANDLER_TIMEOUT: Duration = Duration::from_secs(60);
+/// How often expired messages are purged, unless configured (NServiceBus: 5 minutes).
+pub const DEFAULT_PURGE_INTERVAL: Duration = Duration::from_secs(300);
+/// How many expired messages one purge statement deletes, unless configured (NServiceBus: 10000).
+pub const DEFAULT_PURGE_BATCH_SIZE: i64 = 10_000;
+/// How long the database may fail before the critical-error callback fires, unless configured
+/// (NServiceBus: 2 minutes).
+pub const DEFAULT_CRITICAL_ERROR_AFTER: Duration = Duration::from_secs(120);
+/// How long `Bus::request` waits for the reply, unless configured.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Builds a bus. Start from [`crate::Bus::builder`].
+///
+/// ```
+/// use std::time::Duration;
+/// let endpoint = nimbus::Bus::builder()
+///     .names("Sales", "sales-1")
+///     .database_url("sqlite://sales.db")
+///     .peek_delay(Duration::from_millis(250))
+///     .concurrency(4)
+///     .build()
+///     .expect("valid configuration");
+/// assert_eq!(endpoint.input_queue(), "Sales");
+/// ```
+#[must_use = "a builder does nothing until build() and start() are called"]
+pub struct BusBuilder {
+    application: Option<String>,
+    instance: Option<String>,
+    database_url: String,
+    schema: Option<String>,
+    auto_create_schema: bool,
+    peek_delay: Duration,
+    concurrency: usize,
+    fill_v1_columns: bool,
+    body_string_column: bool,
+    retry: RetryPolicy,
+    handler_timeout: Duration,
+    purge_interval: Duration,
+    purge_batch_size: i64,
+    critical_error_after: Duration,
+    on_critical_error: Option<CriticalErrorCallback>,
+    auto_delete_on_idle: Duration,
+    request_timeout: Duration,
+    requests: bool,
+    layout: StorageLayout,
+    routes: Vec<(&'static str, String)>,
+    handlers: HandlerRegistry,
+}
+
+impl Default for BusBuilder {
+    fn default() -> Self {
+        BusBuilder {
+            application: None,
+            instance: None,
+            database_url: DEFAULT_DATABASE_URL.to_string(),
+            schema: None,
+            auto_create_schema: true,
+            peek_delay: DEFAULT_PEEK_DELAY,
+            concurrency: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(2)
+                .max(2),
+            fill_v1_columns: false,
+            body_string_column: false,
+            retry: RetryPolicy::default(),
+            handler_timeout: DEFAULT_HANDLER_TIMEOUT,
+            purge_interval: DEFAULT_PURGE_INTERVAL,
+            purge_batch_size: DEFAULT_PURGE_BATCH_SIZE,
+            critical_error_after: DEFAULT_CRITICAL_ERROR_AFTER,
+            on_critical_error: None,
+            auto_delete_on_idle: DEFAULT_AUTO_DELETE_ON_IDLE,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            requests: false,
+            layout: StorageLayout::TablePerQueue,
+            routes: Vec::new(),
+            handlers: HandlerRegistry::default(),
+        }
+    }
+}
+
+impl BusBuilder {
+    /// The application name (it is also the endpoint's input queue) and this instance's name.
+    /// Required.
+    pub fn names(mut self, application: impl Into<String>, instance: impl Into<String>) -> Self {
+        self.application = Some(application.into());
+        self.instance = Some(instance.into());
+        self
+    }
+
+    /// Where the queues live: `sqlite://path` (the default, `sqlite://nimbus.db`),
+    /// `postgres://user@host:port/database`, or for SQL Server an ADO.NET connection string
+    /// (`Server=tcp:host,1433;Database=Orders;User Id=app;Password=…;TrustServerCertificate=true`).
+    pub fn database_url(mut self, url: impl Into<String>) -> Self {
+        self.database_url = url.into();
+        self
+    }
+
+    /// The database schema for every table (PostgreSQL default `public`, SQL Server `dbo`; SQLite
+    /// has only `main`).
+    pub fn schema(mut self, schema: impl Into<String>) -> Self {
+        self.schema = Some(schema.into());
+        self
+    }
+
+    /// Create missing tables at start (default on). Idempotent and safe with several instances
+    /// starting at once. When off, start checks that the tables exist and names the statement to
+    /// run if one does not.
+    pub fn auto_create_schema(mut self, enabled: bool) -> Self {
+        self.auto_create_schema = enabled;
+        self
+    }
+
+    /// How long to wait before looking again at an empty queue (default 1 s). Under 100 ms is a
+    /// configuration error; over 10 s is accepted with a warning.
+    pub fn peek_delay(mut self, delay: Duration) -> Self {
+        self.peek_delay = delay;
+        self
+    }
+
+    /// How many messages the endpoint handles at once (default: the number of CPUs, at least 2).
+    /// On SQLite a receive holds the database's write lock, so handlers run one at a time there.
+    pub fn concurrency(mut self, limit: usize) -> Self {
+        self.concurrency = limit;
+        self
+    }
+
+    /// Also write the `CorrelationId` and `ReplyToAddress` columns, for receivers that run
+    /// NServiceBus SQL Server transport version 1 (default off: the columns are NULL and the
+    /// values travel in the headers).
+    pub fn fill_v1_columns(mut self, enabled: bool) -> Self {
+        self.fill_v1_columns = enabled;
+        self
+    }
+
+    /// On SQL Server, add the computed column `BodyString` (the body as text, for people reading
+    /// queues in SQL) to every queue table auto-create makes or finds (NServiceBus's
+    /// `CreateMessageBodyComputedColumn`). Default off. Not supported on PostgreSQL and SQLite.
+    pub fn create_body_string_column(mut self, enabled: bool) -> Self {
+        self.body_string_column = enabled;
+        self
+    }
+
+    /// How many times a failed message is retried at once before delayed retries begin
+    /// (default 5; 0 allowed).
+    pub fn immediate_retries(mut self, count: u32) -> Self {
+        self.retry.immediate = count;
+        self
+    }
+
+    /// How many delayed retries follow the immediate ones, and the delay increment: the n-th
+    /// delayed retry waits n × `increment` (default 3 retries, 10 s: 10 s, 20 s, 30 s; 0 allowed).
+    /// After them the message moves to `NimbusDeadLetters`, having been tried
+    /// 1 + immediate + delayed times. Counts live in the message's headers and survive restarts.
+    pub fn delayed_retries(mut self, count: u32, increment: Duration) -> Self {
+        self.retry.delayed = count;
+        self.retry.delayed_increment = increment;
+        self
+    }
+
+    /// How long one handler may run before the attempt counts as failed (default 60 s). The
+    /// receive's transaction stays open meanwhile.
+    pub fn handler_timeout(mut self, timeout: Duration) -> Self {
+        self.handler_timeout = timeout;
+        self
+    }
+
+    /// How often expired messages are purged from the received queues, and how many rows one
+    /// statement deletes (default every 5 minutes, 10,000 rows).
+    pub fn expiry_purge(mut self, interval: Duration, batch_size: u32) -> Self {
+        self.purge_interval = interval;
+        self.purge_batch_size = i64::from(batch_size);
+        self
+    }
+
+    /// How long the database may keep failing (receivers back off and retry by themselves
+    /// meanwhile) before the critical-error callback fires (default 2 minutes).
+    pub fn critical_error_after(mut self, outage: Duration) -> Self {
+        self.critical_error_after = outage;
+        self
+    }
+
+    /// Called when the database has been failing longer than
+    /// [`critical_error_after`](Self::critical_error_after), for example to alert or to stop the
+    /// process. The endpoint keeps retrying either way.
+    pub fn on_critical_error(
+        mut self,
+        callback: impl Fn(&NimbusError) + Send + Sync + 'static,
+    ) -> Self {
+        self.on_critical_error = Some(Arc::new(callback));
+        self
+    }
+
+    /// How long a subscription may go without a heartbeat before it counts as gone: publishers
+    /// skip it and the idle sweep deletes it, with its instance queue and the messages still in
+    /// it. Default 4 days; less than 5 minutes is a configuration error. Heartbeats run every
+    /// quarter of it (at most hourly), sweeps every half (at most hourly); see
+    /// [`crate::subscriptions`].
+    pub fn auto_delete_on_idle(mut self, idle: Duration) -> Self {
+        self.auto_delete_on_idle = idle;
+        self
+    }
+
+    /// How queues are stored: a table per queue (the default) or the shared `NimbusMessages`
+    /// table of seed 003. Every endpoint on one database must use the same layout.
+    pub fn storage_layout(mut self, layout: StorageLayout) -> Self {
+        self.layout = layout;
+        self
+    }
+
+    /// Gives this instance its own queue (`Application.instance`) for replies, so that
+    /// [`Bus::request`](crate::Bus::request) works. Endpoints with multicast handlers have one
+    /// anyway.
+    pub fn enable_requests(mut self) -> Self {
+        self.requests = true;
+        self
+    }
+
+    /// How long [`Bus::request`](crate::Bus::request) waits for a reply (default 30 s).
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// Registers a handler for event `M` that runs on **every** running instance of the
+    /// application (each instance subscribes its own queue), instead of on one of them as
+    /// [`handler`](Self::handler) does for events.
+    pub fn multicast_handler<M: crate::message::Event, H: Handler<M>>(
+        mut self,
+        handler: H,
+    ) -> Self {
+        self.handlers.add_multicast::<M, H>(handler);
+        self
+    }
+
+    /// Sends commands of type `M` to `queue` when `send` is called.
+    pub fn route<M: Command>(mut self, queue: impl Into<String>) -> Self {
+        self.routes.push((M::TYPE_NAME, queue.into()));
+        self
+    }
+
+    /// Registers a handler for messages of type `M`. Several handlers for one type all run, in
+    /// registration order, in the message's transaction. A handler of an event subscribes the
+    /// endpoint to it.
+    pub fn handler<M: Message, H: Handler<M>>(mut self, handler: H) -> Self {
+        self.handlers.add::<M, H>(handler);
+        self
+    }
+
+    /// Checks every setting and returns the endpoint, ready to start.
+    pub fn build(self) -> Result<crate::endpoint::bus::Endpoint> {
+        let database = DatabaseUrl::parse(&self.database_url)?;
+        let (Some(application), Some(instance)) = (self.application, self.instance) else {
+            return Err(NimbusError::config(
+                "the bus has no application and instance names",
+                "call .names(\"MyApplication\", \"instance-1\") on the builder",
+            ));
+        };
+        let input_queue = QueueName::new(application.clone())?;
+        if instance.trim().is_empty() || instance.chars().any(char::is_control) {
+            return Err(NimbusError::config(
+                format!("the instance name {instance:?} is empty or has control characters"),
+                "use a name such as the host name",
+            ));
+        }
+        let dialect = database.dialect();
+        let (max_queue, max_schema, default_schema) = (
+            dialect.max_queue_name,
+            dialect.max_schema_name,
+            database.default_schema(),
+        );
+        if self.fill_v1_columns && self.layout == StorageLayout::SharedTable {
+            return Err(NimbusError::config(
+                "NimbusMessages has no CorrelationId/ReplyToAddress columns to fill for version-1 receivers",
+                "remove .fill_v1_columns(true), or use StorageLayout::TablePerQueue to talk to NServiceBus v1 endpoints",
+            ));
+        }
+        if self.body_string_column && self.layout == StorageLayout::SharedTable {
+            return Err(NimbusError::config(
+                "the BodyString column belongs to the table-per-queue layout; NimbusMessages has none",
+                "remove .create_body_string_column(true) or use StorageLayout::TablePerQueue",
+            ));
+        }
+        if self.body_string_column && !database.is_sql_server() {
+            return Err(NimbusError::config(
+                format!(
+                    "the BodyString column is not supported on {} yet",
+                    dialect.name
+                ),
+                "remove .create_body_string_column(true); read the Body column as UTF-8 JSON instead",
+            ));
+        }
+        input_queue.check_len(max_queue)?;
+        let schema = SchemaName::new(self.schema.unwrap_or_else(|| default_schema.into()))?;
+        schema.check_len(max_schema)?;
+        if dialect
+            .only_schema
+            .is_some_and(|only| schema.as_str() != only)
+        {
+            return Err(NimbusError::config(
+                format!(
+                    "SQLite has no schema {:?}: a database file has only \"main\"",
+                    schema.as_str()
+                ),
+                "remove .schema(...) or use a separate database file",
+            ));
+        }
+        if self.peek_delay < MIN_PEEK_DELAY {
+            return Err(NimbusError::config(
+                format!(
+                    "peek delay {:?} is below the minimum of 100 ms and would put needless load on the database",
+                    self.peek_delay
+                ),
+                "use .peek_delay(Duration::from_millis(100)) or more (the default is 1 s)",
+            ));
+        }
+        if self.peek_delay > MAX_RECOMMENDED_PEEK_DELAY {
+            tracing::warn!(
+                peek_delay = ?self.peek_delay,
+                "peek delay is above the recommended 10 s: messages may back up in the queue"
+            );
+        }
+        if self.retry.delayed > 0 && self.retry.delayed_increment.is_zero() {
+            return Err(NimbusError::config(
+                "delayed retries have a zero delay increment",
+                "use .delayed_retries(n, Duration::from_secs(10)) or .delayed_retries(0, ...)",
+            ));
+        }
+        if self.handler_timeout.is_zero() {
+            return Err(NimbusError::config(
+                "the handler timeout is zero, so every handler would fail",
+                "use .handler_timeout(Duration::from_secs(60)) or another positive duration",
+            ));
+        }
+        if self.purge_interval < Duration::from_secs(1) || self.purge_batch_size <= 0 {
+            return Err(NimbusError::config(
+                format!(
+                    "expiry purging every {:?} in batches of {} would overload the database or do nothing",
+                    self.purge_interval, self.purge_batch_size
+                ),
+                "use .expiry_purge(Duration::from_secs(300), 10_000) or another interval of 1 s or more and a positive batch size",
+            ));
+        }
+        if self.auto_delete_on_idle < MIN_AUTO_DELETE_ON_IDLE {
+            return Err(NimbusError::config(
+                format!(
+                    "auto_delete_on_idle of {:?} is below the minimum of 5 minutes: live subscribers would be swept between heartbeats",
+                    self.auto_delete_on_idle
+                ),
+                "use .auto_delete_on_idle(Duration::from_secs(300)) or more (the default is 4 days)",
+            ));
+        }
+        if self.request_timeout.is_zero() {
+            return Err(NimbusError::config(
+                "the request timeout is zero, so every request would time out",
+                "use .request_timeout(Duration::from_secs(30)) or another positive duration",
+            ));
+        }
+        if self.critical_error_after.is_zero() {
+            return Err(NimbusError::config(
+                "critical_error_after is zero: every passing database hiccup would be critical",
+                "use .critical_error_after(Duration::from_secs(120)) or another positive duration",
+            ));
+        }
+        if self.concurrency == 0 {
+            return Err(NimbusError::config(
+                "the concurrency limit is 0, so no message would ever be handled",
+                "use .concurrency(1) or more",
+            ));
+        }
+        let mut routes = HashMap::new();
+        for (type_name, queue) in self.routes {
+            let queue = QueueName::new(queue)?;
+            queue.check_len(max_queue)?;
+            routes.insert(type_name, queue);
+        }
+        self.handlers.check()?;
+        let instance_queue = if self.requests || self.handlers.has_multicast() {
+            let queue = QueueName::new(format!("{application}.{instance}"))?;
+            queue.check_len(max_queue)?;
+            Some(queue)
+        } else {
+            None
+        };
+        let message_ids = if database.is_sql_server() {
+            crate::envelope::MessageIds::SqlServerOrdered
+        } else {
+            crate::envelope::MessageIds::TimeOrdered
+        };
+        let identity = Arc::new(EndpointIdentity {
+            application,
+            instance,
+            input_queue,
+            instance_queue,
+            fill_v1_columns: self.fill_v1_columns,
+            message_ids,
+        });
+        tracing::debug!(database = dialect.name, queue = %identity.input_queue, "endpoint configured");
+        Ok(crate::endpoint::bus::Endpoint::new(EndpointConfig {
+            identity,
+            database,
+            schema,
+            auto_create_schema: self.auto_create_schema,
+            peek_delay: self.peek_delay,
+            concurrency: self.concurrency,
+            routes: Arc::new(Routes::new(routes)),
+            handlers: Arc::new(self.handlers),
+            body_string_column: self.body_string_column,
+            retry: self.retry,
+            handler_timeout: self.handler_timeout,
+            purge_interval: self.purge_interval,
+            purge_batch_size: self.purge_batch_size,
+            critical_error_after: self.critical_error_after,
+            on_critical_error: self.on_critical_error,
+            auto_delete_on_idle: self.auto_delete_on_idle,
+            request_timeout: self.request_timeout,
+            layout: self.layout,
+        }))
+    }
+}

@@ -1,0 +1,441 @@
+//! The bus: an endpoint that has been configured ([`Endpoint`]) and started ([`Bus`]).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use actix::prelude::*;
+
+use crate::actors::{
+    delayed_delivery, heartbeat, idle_sweep, DeadLetterer, Drain, QueueSupervisor, Shutdown,
+};
+use crate::endpoint::builder::BusBuilder;
+use crate::envelope::{
+    build_outgoing, build_outgoing_with, build_request, Destination, Intent, SendOptions,
+};
+use crate::error::{NimbusError, Result};
+use crate::message::{Command, Event, Message};
+use crate::names::QueueName;
+use crate::pipeline::config::EndpointConfig;
+use crate::pipeline::handler::SubscriptionMode;
+use crate::pipeline::metrics::{Counters, Metrics};
+use crate::pipeline::EndpointShared;
+
+/// An endpoint whose configuration has been checked; [`Endpoint::start`] connects and starts it.
+pub struct Endpoint {
+    config: EndpointConfig,
+}
+
+impl Endpoint {
+    pub(crate) fn new(config: EndpointConfig) -> Self {
+        Endpoint { config }
+    }
+
+    /// The queue this endpoint receives from: its application name.
+    pub fn input_queue(&self) -> &str {
+        self.config.identity.input_queue.as_str()
+    }
+
+    /// Connects to the database, creates (or checks) the schema, checks the queue's indexes,
+    /// writes the subscriptions of the events it handles, and starts its actors.
+    ///
+    /// Must run inside an actix `System` (`#[actix::main]`, `#[actix_rt::main]` or
+    /// `System::new().block_on`). An endpoint without handlers is send-only: it starts no
+    /// receivers.
+    pub async fn start(self) -> Result<Bus> {
+        if actix::System::try_current().is_none() {
+            return Err(NimbusError::NotRunning(
+                "no actix System is running on this thread".into(),
+            ));
+        }
+        let config = self.config;
+        let transport = crate::transport::connect(config.transport_settings()).await?;
+        let identity = config.identity.clone();
+        let mut queues: Vec<QueueName> = Vec::new();
+        if config.handlers.has_competing() {
+            queues.push(identity.input_queue.clone());
+        }
+        if let Some(instance_queue) = &identity.instance_queue {
+            queues.push(instance_queue.clone());
+        }
+        let receiving = !queues.is_empty();
+        if config.auto_create_schema {
+            transport.create_schema(&queues).await?;
+        } else {
+            transport.verify_schema(&queues).await?;
+        }
+        let mut warnings = Vec::new();
+        for queue in &queues {
+            for index in transport.missing_indexes(queue).await? {
+                let warning = format!(
+                    "queue {:?} on {} lacks index {:?}; create it with:\n{}",
+                    queue.as_str(),
+                    transport.name(),
+                    index.name,
+                    index.create
+                );
+                tracing::warn!("{warning}");
+                warnings.push(warning);
+            }
+        }
+        let subscriptions = subscriptions_of(&config);
+        for (topic, queue) in &subscriptions {
+            transport.subscribe(topic, queue).await?;
+        }
+        let counters = Arc::new(Counters::default());
+        let dead_letterer = DeadLetterer::new(counters.clone()).start().recipient();
+        let shared = Arc::new(EndpointShared {
+            config,
+            transport,
+            counters,
+            dead_letterer,
+            pending_requests: Default::default(),
+        });
+        let mut maintenance: Vec<Recipient<Shutdown>> = Vec::new();
+        if receiving {
+            maintenance.push(delayed_delivery(shared.clone()).start().recipient());
+            maintenance.push(idle_sweep(shared.clone()).start().recipient());
+        }
+        if !subscriptions.is_empty() {
+            maintenance.push(heartbeat(shared.clone(), subscriptions).start().recipient());
+        }
+        let supervisors = queues
+            .into_iter()
+            .map(|queue| QueueSupervisor::new(shared.clone(), queue).start())
+            .collect();
+        tracing::info!(
+            application = %shared.config.identity.application,
+            instance = %shared.config.identity.instance,
+            database = shared.transport.name(),
+            "bus started"
+        );
+        Ok(Bus {
+            inner: Arc::new(BusInner {
+                shared,
+                supervisors: Mutex::new(supervisors),
+                maintenance: Mutex::new(maintenance),
+                warnings,
+                stopped: AtomicBool::new(false),
+            }),
+        })
+    }
+}
+
+/// The (topic, queue) subscriptions an endpoint holds and heartbeats: its competing events on the
+/// application queue, its multicast events and its instance-queue registration on the instance
+/// queue.
+fn subscriptions_of(config: &EndpointConfig) -> Vec<(String, QueueName)> {
+    let identity = &config.identity;
+    let mut subscriptions = Vec::new();
+    for (topic, mode) in config.handlers.subscriptions() {
+        let queue = match mode {
+            SubscriptionMode::Competing => Some(&identity.input_queue),
+            SubscriptionMode::Multicast => identity.instance_queue.as_ref(),
+        };
+        if let Some(queue) = queue {
+            subscriptions.push((topic.to_string(), queue.clone()));
+        }
+    }
+    if let Some(instance_queue) = &identity.instance_queue {
+        subscriptions.push((
+            crate::subscriptions::INSTANCE_QUEUE_TOPIC.to_string(),
+            instance_queue.clone(),
+        ));
+    }
+    subscriptions
+}
+
+/// A started endpoint: send and publish from anywhere, stop when done. Cheap to clone.
+///
+/// ```no_run
+/// use nimbus::{Bus, Command};
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Serialize, Deserialize, Command)]
+/// struct PlaceOrder { order_id: u32 }
+///
+/// #[actix_rt::main]
+/// async fn main() -> Result<(), nimbus::NimbusError> {
+///     let bus = Bus::builder()
+///         .names("Shop", "shop-1")
+///         .route::<PlaceOrder>("Sales")
+///         .build()?
+///         .start()
+///         .await?;
+///     bus.send(PlaceOrder { order_id: 1 }).await?;
+///     bus.stop().await
+/// }
+/// ```
+#[derive(Clone)]
+pub struct Bus {
+    inner: Arc<BusInner>,
+}
+
+struct BusInner {
+    shared: Arc<EndpointShared>,
+    supervisors: Mutex<Vec<Addr<QueueSupervisor>>>,
+    /// The timer-driven actors: delayed delivery, heartbeat, idle sweep.
+    maintenance: Mutex<Vec<Recipient<Shutdown>>>,
+    warnings: Vec<String>,
+    stopped: AtomicBool,
+}
+
+impl Bus {
+    /// A new builder. See [`BusBuilder`].
+    pub fn builder() -> BusBuilder {
+        BusBuilder::default()
+    }
+
+    /// Sends a command to the queue routed for its type (`route::<M>("Queue")` on the builder).
+    /// Returns once the message is committed to the database.
+    pub async fn send<M: Command>(&self, message: M) -> Result<()> {
+        let queue = self.inner.shared.config.routes.queue_for::<M>()?;
+        self.write(&message, Intent::Send, Destination::Queue(queue))
+            .await
+    }
+
+    /// Sends several commands in one transaction: all of them are committed, or none. Each goes
+    /// to the queue routed for its type.
+    pub async fn send_batch<M: Command>(
+        &self,
+        messages: impl IntoIterator<Item = M>,
+    ) -> Result<()> {
+        self.ensure_running()?;
+        let shared = &self.inner.shared;
+        let queue = shared.config.routes.queue_for::<M>()?;
+        let outgoing = messages
+            .into_iter()
+            .map(|message| {
+                build_outgoing(
+                    &message,
+                    Intent::Send,
+                    Destination::Queue(queue.clone()),
+                    &shared.config.identity,
+                    None,
+                )
+            })
+            .collect::<Result<Vec<_>>>()?;
+        shared.transport.send(outgoing).await
+    }
+
+    /// Sends a message with options: a delay or due time, a time to be received, a destination
+    /// (otherwise the route of its type). Returns once the message is committed.
+    ///
+    /// ```no_run
+    /// # async fn demo(bus: nimbus::Bus) -> Result<(), nimbus::NimbusError> {
+    /// # #[derive(serde::Serialize, serde::Deserialize, nimbus::Command)] struct Remind;
+    /// use std::time::Duration;
+    /// use nimbus::SendOptions;
+    /// bus.send_with(Remind, SendOptions::new().to("Reminders").delay(Duration::from_secs(60)))
+    ///     .await
+    /// # }
+    /// ```
+    pub async fn send_with<M: Message>(&self, message: M, options: SendOptions) -> Result<()> {
+        self.ensure_running()?;
+        let shared = &self.inner.shared;
+        let queue = match options.destination() {
+            Some(queue) => QueueName::new(queue)?,
+            None => shared.config.routes.queue_for_name(M::TYPE_NAME)?,
+        };
+        let outgoing = build_outgoing_with(
+            &message,
+            Intent::Send,
+            Destination::Queue(queue),
+            &shared.config.identity,
+            None,
+            &options,
+        )?;
+        shared.transport.send(vec![outgoing]).await
+    }
+
+    /// Moves the dead letter `message_id` (its `NimbusDeadLetters.MessageId`) back to the queue it
+    /// failed in, in one transaction, with its original headers and body and a fresh retry
+    /// budget. Returns `false` if there is no such dead letter.
+    pub async fn replay_dead_letter(&self, message_id: uuid::Uuid) -> Result<bool> {
+        self.ensure_running()?;
+        self.inner
+            .shared
+            .transport
+            .replay_dead_letter(message_id, crate::dead_letter::replay_message)
+            .await
+    }
+
+    /// Sends `request` (to the queue routed for its type) and waits for the typed reply, for at
+    /// most the builder's `request_timeout`. The endpoint needs its instance queue
+    /// ([`BusBuilder::enable_requests`](crate::BusBuilder::enable_requests)): the reply travels
+    /// there with `NServiceBus.ReplyToAddress` and `NServiceBus.CorrelationId`.
+    ///
+    /// ```no_run
+    /// # async fn demo(bus: nimbus::Bus) -> Result<(), nimbus::NimbusError> {
+    /// # #[derive(serde::Serialize, serde::Deserialize, nimbus::Command)] struct GetPrice { sku: String }
+    /// # #[derive(serde::Serialize, serde::Deserialize, nimbus::Message)] struct Price { cents: u64 }
+    /// let price: Price = bus.request(GetPrice { sku: "duck".into() }).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn request<R: Message, Resp: Message>(&self, request: R) -> Result<Resp> {
+        let timeout = self.inner.shared.config.request_timeout;
+        self.request_with(request, SendOptions::new(), timeout)
+            .await
+    }
+
+    /// [`request`](Self::request) with send options (a destination, a time to be received) and
+    /// its own timeout. On timeout the error is [`NimbusError::Timeout`]; a reply arriving later
+    /// goes to the dead letters, since nobody waits for it.
+    pub async fn request_with<R: Message, Resp: Message>(
+        &self,
+        request: R,
+        options: SendOptions,
+        timeout: std::time::Duration,
+    ) -> Result<Resp> {
+        self.ensure_running()?;
+        let shared = &self.inner.shared;
+        let Some(reply_to) = shared.config.identity.instance_queue.clone() else {
+            return Err(NimbusError::config(
+                "this endpoint has no instance queue to receive replies",
+                "call .enable_requests() on the bus builder",
+            ));
+        };
+        let queue = match options.destination() {
+            Some(queue) => QueueName::new(queue)?,
+            None => shared.config.routes.queue_for_name(R::TYPE_NAME)?,
+        };
+        let outgoing = build_request(
+            &request,
+            Destination::Queue(queue),
+            &shared.config.identity,
+            &reply_to,
+            &options,
+        )?;
+        let correlation_id = outgoing.id.to_string();
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        shared.pending_requests.insert(correlation_id.clone(), tx);
+        let waited = async {
+            shared.transport.send(vec![outgoing]).await?;
+            match tokio::time::timeout(timeout, rx).await {
+                Ok(Ok(reply)) => Ok(reply),
+                Ok(Err(_)) => Err(NimbusError::NotRunning(
+                    "the bus stopped before the reply came".into(),
+                )),
+                Err(_) => Err(NimbusError::Timeout {
+                    operation: format!(
+                        "waiting for the reply ({}) to {}",
+                        Resp::TYPE_NAME,
+                        R::TYPE_NAME
+                    ),
+                    timeout,
+                }),
+            }
+        }
+        .await;
+        shared.pending_requests.remove(&correlation_id);
+        let reply = waited?;
+        if reply.type_name != Resp::TYPE_NAME {
+            return Err(NimbusError::UnexpectedReply {
+                expected: Resp::TYPE_NAME,
+                got: reply.type_name,
+            });
+        }
+        serde_json::from_slice(&reply.body).map_err(|source| NimbusError::Deserialize {
+            type_name: Resp::TYPE_NAME,
+            source,
+        })
+    }
+
+    /// Deletes the subscriptions whose heartbeat lapsed more than `auto_delete_on_idle` ago (by
+    /// database time) and drops the instance queues left without subscriptions, with the
+    /// messages still in them. The sweep actor of every receiving endpoint does this on its own;
+    /// call it for maintenance. Safe while other instances sweep.
+    pub async fn sweep_idle_subscriptions(&self) -> Result<crate::transport::SweepReport> {
+        let shared = &self.inner.shared;
+        shared
+            .transport
+            .sweep_idle(shared.config.idle_seconds())
+            .await
+    }
+
+    /// The framework's own SQL, driven bare over this bus's pool, for the benchmark (the `bench`
+    /// feature; not for applications).
+    #[cfg(feature = "bench")]
+    pub fn bare_sql(&self) -> crate::bench::BareSql {
+        crate::bench::BareSql::new(self.inner.shared.transport.clone())
+    }
+
+    /// The endpoint's counters: handled, failed, retried, dead-lettered, expired, queue depth.
+    pub fn metrics(&self) -> Metrics {
+        self.inner.shared.counters.snapshot()
+    }
+
+    /// Sends a message to `queue`. Returns once the message is committed to the database.
+    pub async fn send_to<M: Message>(&self, queue: &str, message: M) -> Result<()> {
+        let queue = QueueName::new(queue)?;
+        self.write(&message, Intent::Send, Destination::Queue(queue))
+            .await
+    }
+
+    /// Publishes an event: one copy to every queue subscribed to its type, in one transaction.
+    pub async fn publish<M: Event>(&self, message: M) -> Result<()> {
+        self.write(&message, Intent::Publish, Destination::Topic(M::TYPE_NAME))
+            .await
+    }
+
+    async fn write<M: Message>(
+        &self,
+        message: &M,
+        intent: Intent,
+        destination: Destination,
+    ) -> Result<()> {
+        self.ensure_running()?;
+        let shared = &self.inner.shared;
+        let outgoing = build_outgoing(message, intent, destination, &shared.config.identity, None)?;
+        shared.transport.send(vec![outgoing]).await
+    }
+
+    fn ensure_running(&self) -> Result<()> {
+        if self.inner.stopped.load(Ordering::Acquire) {
+            return Err(NimbusError::NotRunning("the bus was stopped".into()));
+        }
+        Ok(())
+    }
+
+    /// Warnings found at start, such as missing indexes (each also logged with `tracing`).
+    pub fn warnings(&self) -> &[String] {
+        &self.inner.warnings
+    }
+
+    /// The queue this endpoint receives from.
+    pub fn input_queue(&self) -> &str {
+        self.inner.shared.config.identity.input_queue.as_str()
+    }
+
+    /// Stops receiving, waits for every message being handled to commit or roll back, and stops
+    /// the endpoint's actors. Nothing is lost: a message is either handled and committed, or still
+    /// in its queue. Calling it again does nothing.
+    pub async fn stop(&self) -> Result<()> {
+        if self.inner.stopped.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        let supervisors = std::mem::take(
+            &mut *self
+                .inner
+                .supervisors
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        );
+        for supervisor in supervisors {
+            // A supervisor that is already gone has nothing in flight.
+            let _ = supervisor.send(Drain).await;
+        }
+        let maintenance = std::mem::take(
+            &mut *self
+                .inner
+                .maintenance
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        );
+        for actor in maintenance {
+            // Work in flight is one transaction: stopping it rolls it back, losing nothing.
+            let _ = actor.send(Shutdown).await;
+        }
+        tracing::info!(application = %self.inner.shared.config.identity.application, "bus stopped");
+        Ok(())
+    }
+}

@@ -1,0 +1,5 @@
+//! The top layer: the bus builder, which checks every setting, and the running bus, which starts
+//! an endpoint's actors and sends on the application's behalf.
+
+pub(crate) mod builder;
+pub(crate) mod bus;

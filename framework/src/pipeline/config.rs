@@ -1,0 +1,66 @@
+//! The validated configuration of one endpoint, as the builder produced it: what the pipeline,
+//! the actors and the transport settings are made from.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::envelope::EndpointIdentity;
+use crate::error::NimbusError;
+use crate::names::SchemaName;
+use crate::pipeline::handler::{HandlerRegistry, Routes};
+use crate::recoverability::RetryPolicy;
+use crate::transport::{DatabaseUrl, StorageLayout, TransportSettings};
+
+/// A validated endpoint configuration; produced by [`BusBuilder::build`].
+pub(crate) struct EndpointConfig {
+    pub identity: Arc<EndpointIdentity>,
+    pub database: DatabaseUrl,
+    pub schema: SchemaName,
+    pub auto_create_schema: bool,
+    pub peek_delay: Duration,
+    pub concurrency: usize,
+    pub routes: Arc<Routes>,
+    pub handlers: Arc<HandlerRegistry>,
+    /// Add the computed `BodyString` column to queue tables (SQL Server).
+    pub body_string_column: bool,
+    pub retry: RetryPolicy,
+    pub handler_timeout: Duration,
+    pub purge_interval: Duration,
+    pub purge_batch_size: i64,
+    pub critical_error_after: Duration,
+    pub on_critical_error: Option<CriticalErrorCallback>,
+    pub auto_delete_on_idle: Duration,
+    pub request_timeout: Duration,
+    pub layout: StorageLayout,
+}
+
+/// Called once when the database has been failing for longer than
+/// [`BusBuilder::critical_error_after`]; called again only after it recovered and failed anew.
+pub type CriticalErrorCallback = Arc<dyn Fn(&NimbusError) + Send + Sync>;
+
+impl EndpointConfig {
+    /// `auto_delete_on_idle` in whole seconds, as the SQL takes it.
+    pub fn idle_seconds(&self) -> i64 {
+        i64::try_from(self.auto_delete_on_idle.as_secs()).unwrap_or(i64::MAX)
+    }
+
+    /// Connections the endpoint needs: one per receiver, one for peeking, one for sends from
+    /// outside handlers.
+    pub fn pool_size(&self) -> usize {
+        self.concurrency + 2
+    }
+
+    /// What the endpoint's transport is built from.
+    pub fn transport_settings(&self) -> TransportSettings {
+        TransportSettings {
+            database: self.database.clone(),
+            schema: self.schema.clone(),
+            auto_create: self.auto_create_schema,
+            idle_seconds: self.idle_seconds(),
+            layout: self.layout,
+            message_ids: self.identity.message_ids,
+            body_string: self.body_string_column,
+            pool_size: self.pool_size(),
+        }
+    }
+}

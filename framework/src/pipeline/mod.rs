@@ -1,0 +1,352 @@
+//! What happens to one message: receive it, dispatch it to its handlers, then commit, retry,
+//! dead-letter or roll back. Receiver actors run this; it never panics outward (handler panics are
+//! caught here) and never loses a message: every path ends in a commit that moved the message
+//! somewhere, or a rollback that left it where it was.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use actix::Recipient;
+use futures::FutureExt;
+use tracing::Instrument;
+use uuid::Uuid;
+
+use crate::transport::{ReceiveTransaction, Transport};
+pub(crate) mod config;
+pub(crate) mod handler;
+pub(crate) mod metrics;
+pub(crate) mod requests;
+
+use crate::dead_letter::dead_letter;
+use crate::envelope::{
+    DecodeError, Delivery, Destination, Incoming, OutgoingMessage, ReceivedMessage,
+};
+use crate::error::NimbusError;
+use crate::headers::Headers;
+use crate::names::QueueName;
+use crate::pipeline::config::EndpointConfig;
+use crate::pipeline::handler::{HandlerContext, InvokeError};
+use crate::pipeline::metrics::Counters;
+use crate::pipeline::requests::{PendingRequests, Reply};
+use crate::recoverability::{failures_so_far, Recovery, DELAYED_RETRIES, FAILED_ATTEMPTS};
+
+/// What an endpoint's actors share.
+pub(crate) struct EndpointShared {
+    pub config: EndpointConfig,
+    pub transport: Arc<dyn Transport>,
+    pub counters: Arc<Counters>,
+    pub dead_letterer: Recipient<MoveToDeadLetters>,
+    pub pending_requests: PendingRequests,
+}
+
+/// Asks the endpoint's dead-letter actor to write `letter` in `tx` and commit: the message
+/// leaves its queue and becomes a dead letter atomically.
+#[derive(actix::Message)]
+#[rtype(result = "crate::error::Result<()>")]
+pub(crate) struct MoveToDeadLetters {
+    pub tx: Box<dyn ReceiveTransaction>,
+    pub letter: crate::dead_letter::DeadLetter,
+    pub queue: QueueName,
+    pub reason: String,
+}
+
+/// The result of one receive.
+#[derive(Debug)]
+pub(crate) enum Outcome {
+    /// Nothing to receive: go back to peeking.
+    Empty,
+    /// Handled and committed, together with everything the handlers sent.
+    Handled,
+    /// Past its `Expires`: deleted without being handled.
+    Expired,
+    /// The handler failed (error, panic or timeout) or the message cannot be handled; the
+    /// message was retried or dead-lettered in the receive's transaction.
+    Failed {
+        reason: String,
+        recovery: Recovery,
+        /// The handler panicked: the receiver actor restarts.
+        panicked: bool,
+    },
+    /// The database failed (connection lost, commit failed); whatever was open is rolled back,
+    /// the message is where it was and no attempt was counted.
+    Infrastructure(NimbusError),
+}
+
+/// Why an attempt failed.
+enum Failure {
+    /// The handler's own failure: counts against the retry budget.
+    Handler { reason: String, panicked: bool },
+    /// The message cannot be handled by any attempt: dead letters at once.
+    BadInput(String),
+}
+
+/// Receives one message from `queue` and handles it in the receive's transaction.
+pub(crate) async fn receive_and_handle(shared: &EndpointShared, queue: &QueueName) -> Outcome {
+    let (row, tx) = match shared.transport.receive(queue).await {
+        Ok(None) => return Outcome::Empty,
+        Ok(Some(received)) => received,
+        Err(e) => return Outcome::Infrastructure(e),
+    };
+    if let Some(problem) = &row.undecodable {
+        let reason = format!("message {}: {problem}", row.row_id);
+        return fail(shared, queue, tx, &row, None, Failure::BadInput(reason)).await;
+    }
+    if row.expired {
+        return match tx.commit(Vec::new()).await {
+            Ok(()) => {
+                Counters::add(&shared.counters.expired_discarded, 1);
+                tracing::info!(queue = %queue, id = %row.row_id, "discarded an expired message");
+                Outcome::Expired
+            }
+            Err(e) => Outcome::Infrastructure(e),
+        };
+    }
+    let incoming = match Incoming::decode(&row) {
+        Ok(incoming) => incoming,
+        Err(DecodeError::NoType(parsed)) => {
+            let reason = format!(
+                "message {} has no {} header",
+                parsed.message_id,
+                crate::headers::ENCLOSED_MESSAGE_TYPES
+            );
+            return fail(
+                shared,
+                queue,
+                tx,
+                &row,
+                Some(&parsed),
+                Failure::BadInput(reason),
+            )
+            .await;
+        }
+        Err(e) => {
+            let reason = format!("message {}: {e}", row.row_id);
+            return fail(shared, queue, tx, &row, None, Failure::BadInput(reason)).await;
+        }
+    };
+    let on_instance_queue = shared.config.identity.instance_queue.as_ref() == Some(queue);
+    let reply_to = on_instance_queue
+        .then(|| reply_correlation(&incoming))
+        .flatten();
+    if let Some(waiter) = reply_to.and_then(|c| shared.pending_requests.take(c)) {
+        let reply = Reply {
+            type_name: incoming.type_name.clone(),
+            body: row.body.clone(),
+        };
+        // Hand it over first: if the transaction then fails, the caller has its reply and the
+        // redelivered copy, which nobody waits for, goes to the dead letters.
+        if waiter.send(reply).is_ok() {
+            return match tx.commit(Vec::new()).await {
+                Ok(()) => {
+                    Counters::add(&shared.counters.handled, 1);
+                    Outcome::Handled
+                }
+                Err(e) => Outcome::Infrastructure(e),
+            };
+        }
+    }
+    let handlers = shared
+        .config
+        .handlers
+        .get(&incoming.type_name)
+        .map(|registered| registered.for_queue(on_instance_queue))
+        .unwrap_or_default();
+    if handlers.is_empty() {
+        let reason = match reply_to {
+            Some(correlation) => format!(
+                "message {} is a reply to request {correlation}, which nobody waits for any more \
+                 (it timed out, or the requesting process restarted)",
+                incoming.message_id
+            ),
+            None => format!(
+                "message {} has type {:?}, which this endpoint has no handler for",
+                incoming.message_id, incoming.type_name
+            ),
+        };
+        return fail(
+            shared,
+            queue,
+            tx,
+            &row,
+            Some(&incoming),
+            Failure::BadInput(reason),
+        )
+        .await;
+    }
+    let span = tracing::info_span!(
+        "message",
+        queue = %queue,
+        id = %incoming.message_id,
+        message_type = %incoming.type_name
+    );
+    let causation = incoming.causation();
+    let Incoming {
+        headers,
+        type_name,
+        message_id,
+    } = incoming;
+    let mut ctx = HandlerContext::new(
+        shared.config.identity.clone(),
+        shared.config.routes.clone(),
+        headers,
+        causation,
+    );
+    let timeout = shared.config.handler_timeout;
+    for handler in handlers {
+        let invoked = tokio::time::timeout(
+            timeout,
+            AssertUnwindSafe(handler.invoke(&row.body, &mut ctx))
+                .catch_unwind()
+                .instrument(span.clone()),
+        )
+        .await;
+        let what = |detail: String| format!("message {message_id} ({type_name}): {detail}");
+        let failure = match invoked {
+            Ok(Ok(Ok(()))) => continue,
+            Ok(Ok(Err(e @ InvokeError::Body { .. }))) => Failure::BadInput(what(e.to_string())),
+            Ok(Ok(Err(e @ InvokeError::Handler(_)))) => Failure::Handler {
+                reason: what(e.to_string()),
+                panicked: false,
+            },
+            Ok(Err(panic)) => {
+                let message = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic with no message".into());
+                Failure::Handler {
+                    reason: what(format!("the handler panicked: {message}")),
+                    panicked: true,
+                }
+            }
+            Err(_) => Failure::Handler {
+                reason: what(format!("the handler did not finish within {timeout:?}")),
+                panicked: false,
+            },
+        };
+        let incoming = Incoming {
+            headers: ctx.into_headers(),
+            type_name,
+            message_id,
+        };
+        return fail(shared, queue, tx, &row, Some(&incoming), failure).await;
+    }
+    match tx.commit(ctx.into_outgoing()).await {
+        Ok(()) => {
+            Counters::add(&shared.counters.handled, 1);
+            Outcome::Handled
+        }
+        Err(e) => Outcome::Infrastructure(e),
+    }
+}
+
+/// The correlation id of a reply (`NServiceBus.MessageIntent` = `Reply`), which names the
+/// request it answers.
+fn reply_correlation(incoming: &Incoming) -> Option<&str> {
+    let intent = incoming.headers.get(crate::headers::MESSAGE_INTENT)?;
+    (intent == "Reply")
+        .then(|| incoming.headers.get(crate::headers::CORRELATION_ID))
+        .flatten()
+        .map(String::as_str)
+}
+
+/// Counts the failed attempt in the message's headers and, in the receive's transaction, puts it
+/// back (at once or delayed) or moves it to the dead letters.
+async fn fail(
+    shared: &EndpointShared,
+    queue: &QueueName,
+    tx: Box<dyn ReceiveTransaction>,
+    row: &ReceivedMessage,
+    incoming: Option<&Incoming>,
+    failure: Failure,
+) -> Outcome {
+    let failures = incoming.map_or(0, |i| failures_so_far(&i.headers)) + 1;
+    let (reason, recovery, panicked) = match failure {
+        Failure::BadInput(reason) => (reason, Recovery::DeadLetter, false),
+        Failure::Handler { reason, panicked } => {
+            (reason, shared.config.retry.decide(failures), panicked)
+        }
+    };
+    Counters::add(&shared.counters.failed, 1);
+    let result = match (recovery, incoming) {
+        (Recovery::Immediate, Some(incoming)) => {
+            let retry = retry_copy(row, &incoming.headers, queue, failures, None);
+            tx.commit(vec![retry]).await.inspect(|()| {
+                Counters::add(&shared.counters.immediate_retries, 1);
+                tracing::warn!(queue = %queue, attempt = failures, %reason, "handler failed; retrying at once");
+            })
+        }
+        (Recovery::Delayed { retry, delay }, Some(incoming)) => {
+            let copy = retry_copy(
+                row,
+                &incoming.headers,
+                queue,
+                failures,
+                Some((retry, delay)),
+            );
+            tx.commit(vec![copy]).await.inspect(|()| {
+                Counters::add(&shared.counters.delayed_retries, 1);
+                tracing::warn!(queue = %queue, attempt = failures, ?delay, %reason, "handler failed; retrying later");
+            })
+        }
+        // Dead letter, or a retry of a message whose headers cannot be written back.
+        _ => {
+            let letter = dead_letter(row, incoming.map(|i| &i.headers), queue, &reason, failures);
+            match shared
+                .dead_letterer
+                .send(MoveToDeadLetters {
+                    tx,
+                    letter,
+                    queue: queue.clone(),
+                    reason: reason.clone(),
+                })
+                .await
+            {
+                Ok(result) => result,
+                Err(e) => Err(NimbusError::NotRunning(format!(
+                    "the dead-letter actor is gone ({e}); the message stays in its queue"
+                ))),
+            }
+        }
+    };
+    match result {
+        Ok(()) => Outcome::Failed {
+            reason,
+            recovery,
+            panicked,
+        },
+        Err(e) => Outcome::Infrastructure(e),
+    }
+}
+
+/// The message again, with its failed attempts (and delayed retries) counted in its headers, for
+/// the same queue: at once, or after `delayed`'s delay.
+fn retry_copy(
+    row: &ReceivedMessage,
+    headers: &Headers,
+    queue: &QueueName,
+    failures: u32,
+    delayed: Option<(u32, std::time::Duration)>,
+) -> OutgoingMessage {
+    let mut headers = headers.clone();
+    headers.insert(FAILED_ATTEMPTS.into(), failures.to_string());
+    let delivery = match delayed {
+        None => Delivery::Immediate,
+        Some((retry, delay)) => {
+            headers.insert(DELAYED_RETRIES.into(), retry.to_string());
+            Delivery::AfterMs(i64::try_from(delay.as_millis()).unwrap_or(i64::MAX))
+        }
+    };
+    OutgoingMessage {
+        destination: Destination::Queue(queue.clone()),
+        id: Uuid::parse_str(&row.row_id).unwrap_or_else(|_| Uuid::new_v4()),
+        // A map of strings always serializes; the original text is the fallback.
+        headers_json: serde_json::to_string(&headers).unwrap_or_else(|_| row.headers_json.clone()),
+        body: row.body.clone(),
+        correlation_id: row.correlation_id.clone(),
+        reply_to_address: row.reply_to_address.clone(),
+        time_to_be_received_ms: None,
+        expires_at: row.expires,
+        delivery,
+    }
+}

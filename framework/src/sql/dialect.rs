@@ -1,0 +1,272 @@
+//! A database's SQL: the statement files of `schema/<database>/`, how it quotes identifiers, and
+//! how long its names may be. Nothing here talks to a database.
+
+use crate::names::{QueueName, SchemaName};
+
+/// The text of every statement file of one dialect, as shipped in `schema/<database>/`. The field
+/// names are the file names; every dialect has every file (a file holding only comments means the
+/// database needs nothing for that step).
+#[derive(Debug)]
+pub(crate) struct Files {
+    pub schema: &'static str,
+    pub schema_lock: &'static str,
+    pub subscriptions: &'static str,
+    pub dead_letters: &'static str,
+    pub delayed_messages: &'static str,
+    pub upgrade_subscriptions_last_seen_at: &'static str,
+    pub shared_messages: &'static str,
+    pub shared_messages_index_dequeue: &'static str,
+    pub queue_table: &'static str,
+    pub queue_index_rowversion: &'static str,
+    pub queue_index_expires: &'static str,
+    pub queue_body_string: &'static str,
+    pub index_if_missing: &'static str,
+    pub queue_drop: &'static str,
+    pub queue_insert: &'static str,
+    pub queue_receive: &'static str,
+    pub queue_peek: &'static str,
+    pub queue_purge_expired: &'static str,
+    pub queue_count: &'static str,
+    pub queue_browse: &'static str,
+    pub messages_insert: &'static str,
+    pub messages_receive: &'static str,
+    pub messages_peek: &'static str,
+    pub messages_purge_expired: &'static str,
+    pub messages_delete_destination: &'static str,
+    pub messages_count: &'static str,
+    pub messages_browse: &'static str,
+    pub delayed_insert: &'static str,
+    pub delayed_take_due: &'static str,
+    pub dead_letter_insert: &'static str,
+    pub dead_letter_take: &'static str,
+    pub dead_letter_list: &'static str,
+    pub subscription_upsert: &'static str,
+    pub subscription_list: &'static str,
+    pub subscription_refresh: &'static str,
+    pub subscription_sweep: &'static str,
+    pub subscription_count_for_queue: &'static str,
+    pub subscription_all: &'static str,
+    pub catalog_has_last_seen_at: &'static str,
+    pub catalog_list_indexes: &'static str,
+    pub catalog_table_exists: &'static str,
+}
+
+/// Builds a [`Files`] from `schema/<dir>/`, one `include_str!` per field, so a missing file is a
+/// compile error rather than a surprise at run time.
+macro_rules! statement_files {
+    ($dir:literal; $($file:ident),* $(,)?) => {
+        Files {
+            $($file: include_str!(concat!("../../schema/", $dir, "/", stringify!($file), ".sql")),)*
+        }
+    };
+}
+
+macro_rules! all_files {
+    ($dir:literal) => {
+        statement_files!($dir;
+            schema, schema_lock, subscriptions, dead_letters, delayed_messages,
+            upgrade_subscriptions_last_seen_at, shared_messages, shared_messages_index_dequeue,
+            queue_table, queue_index_rowversion, queue_index_expires, queue_body_string,
+            index_if_missing, queue_drop, queue_insert, queue_receive, queue_peek,
+            queue_purge_expired, queue_count, queue_browse, messages_insert, messages_receive,
+            messages_peek, messages_purge_expired, messages_delete_destination, messages_count,
+            messages_browse, delayed_insert, delayed_take_due, dead_letter_insert,
+            dead_letter_take, dead_letter_list, subscription_upsert, subscription_list,
+            subscription_refresh, subscription_sweep, subscription_count_for_queue,
+            subscription_all, catalog_has_last_seen_at, catalog_list_indexes,
+            catalog_table_exists,
+        )
+    };
+}
+
+static SQLITE_FILES: Files = all_files!("sqlite");
+static POSTGRES_FILES: Files = all_files!("postgres");
+static SQLSERVER_FILES: Files = all_files!("sqlserver");
+
+/// How a dialect names the indexes of a queue table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum IndexNaming {
+    /// Index names are unique per schema: they carry the queue name (`Sales_Index_RowVersion`).
+    PerSchema,
+    /// Index names are unique per table: the seed's names exactly (`Index_RowVersion`).
+    PerTable,
+}
+
+/// One database's SQL.
+#[derive(Debug)]
+pub(crate) struct Dialect {
+    /// The database's name for messages ("PostgreSQL").
+    pub name: &'static str,
+    /// The folder under `schema/` its files come from.
+    pub folder: &'static str,
+    /// Its statement files.
+    pub files: &'static Files,
+    /// The longest queue name it accepts, in bytes.
+    pub max_queue_name: usize,
+    /// The longest schema name it accepts, in bytes.
+    pub max_schema_name: usize,
+    /// Whether tables are written schema-qualified (`"public"."Sales"`); SQLite has no schemas.
+    pub qualified_tables: bool,
+    /// How queue indexes are named.
+    pub index_naming: IndexNaming,
+    /// The one schema a database without schemas has, when it is such a database.
+    pub only_schema: Option<&'static str>,
+    open_quote: char,
+    close_quote: char,
+}
+
+/// SQLite, the embedded default.
+pub(crate) static SQLITE: Dialect = Dialect {
+    name: "SQLite",
+    folder: "sqlite",
+    files: &SQLITE_FILES,
+    max_queue_name: crate::names::MAX_NAME_LEN,
+    max_schema_name: crate::names::MAX_NAME_LEN,
+    qualified_tables: false,
+    index_naming: IndexNaming::PerSchema,
+    only_schema: Some("main"),
+    open_quote: '"',
+    close_quote: '"',
+};
+
+/// PostgreSQL identifiers are at most 63 bytes; index names add `_Index_RowVersion` (17).
+const POSTGRES_MAX_IDENTIFIER: usize = 63;
+
+/// PostgreSQL 13+.
+pub(crate) static POSTGRES: Dialect = Dialect {
+    name: "PostgreSQL",
+    folder: "postgres",
+    files: &POSTGRES_FILES,
+    max_queue_name: POSTGRES_MAX_IDENTIFIER - "_Index_RowVersion".len(),
+    max_schema_name: POSTGRES_MAX_IDENTIFIER,
+    qualified_tables: true,
+    index_naming: IndexNaming::PerSchema,
+    only_schema: None,
+    open_quote: '"',
+    close_quote: '"',
+};
+
+/// SQL Server 2016+ and Azure SQL (`sysname` is 128 characters).
+pub(crate) static SQLSERVER: Dialect = Dialect {
+    name: "SQL Server",
+    folder: "sqlserver",
+    files: &SQLSERVER_FILES,
+    max_queue_name: 128,
+    max_schema_name: 128,
+    qualified_tables: true,
+    index_naming: IndexNaming::PerTable,
+    only_schema: None,
+    open_quote: '[',
+    close_quote: ']',
+};
+
+impl Dialect {
+    /// Quotes an identifier so that every character in it is taken literally (the closing quote
+    /// doubled).
+    pub fn quote(&self, identifier: &str) -> String {
+        let close = self.close_quote.to_string();
+        format!(
+            "{}{}{}",
+            self.open_quote,
+            identifier.replace(self.close_quote, &format!("{close}{close}")),
+            self.close_quote
+        )
+    }
+
+    /// The quoted name of `queue`'s table.
+    pub fn table(&self, schema: &SchemaName, queue: &QueueName) -> String {
+        if self.qualified_tables {
+            format!(
+                "{}.{}",
+                self.quote(schema.as_str()),
+                self.quote(queue.as_str())
+            )
+        } else {
+            self.quote(queue.as_str())
+        }
+    }
+
+    /// The name (unquoted, as the catalog stores it) of a queue index whose seed name is `seed`
+    /// (`Index_RowVersion`).
+    pub fn index_name(&self, queue: &QueueName, seed: &str) -> String {
+        match self.index_naming {
+            IndexNaming::PerSchema => format!("{queue}_{seed}"),
+            IndexNaming::PerTable => seed.to_string(),
+        }
+    }
+}
+
+/// Replaces `{name}` placeholders in a statement with already-quoted identifiers, in one pass
+/// over the template, so a replacement is never scanned again (a queue named `{table}` stays a
+/// name). Unknown placeholders are left as they are.
+pub(crate) fn render(template: &str, replacements: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(template.len() + 64);
+    let mut rest = template;
+    while let Some(start) = rest.find('{') {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 1..];
+        let found = after.find('}').and_then(|end| {
+            let key = &after[..end];
+            replacements
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| (end, *v))
+        });
+        match found {
+            Some((end, value)) => {
+                out.push_str(value);
+                rest = &after[end + 1..];
+            }
+            None => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A statement file that holds only comments and blank lines: the database needs nothing for
+/// that step.
+pub(crate) fn is_empty_script(text: &str) -> bool {
+    text.lines().all(|line| {
+        let line = line.trim();
+        line.is_empty() || line.starts_with("--")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn render_replaces_every_occurrence() {
+        assert_eq!(
+            render("a {t} b {t} {s}", &[("t", "\"x\""), ("s", "\"y\"")]),
+            "a \"x\" b \"x\" \"y\""
+        );
+    }
+
+    #[test]
+    fn render_never_rescans_a_replacement() {
+        assert_eq!(
+            render("{t} {s}", &[("t", "\"{s}\""), ("s", "\"y\"")]),
+            "\"{s}\" \"y\""
+        );
+        assert_eq!(render("{unknown} {", &[]), "{unknown} {");
+    }
+
+    #[test]
+    fn quoting_doubles_the_closing_quote() {
+        assert_eq!(POSTGRES.quote("a\"b"), "\"a\"\"b\"");
+        assert_eq!(SQLSERVER.quote("a]b[c"), "[a]]b[c]");
+        assert_eq!(SQLITE.quote("x"), "\"x\"");
+    }
+
+    #[test]
+    fn comment_only_files_are_empty_scripts() {
+        assert!(is_empty_script("-- nothing\n\n  -- at all\n"));
+        assert!(!is_empty_script("-- a\nSELECT 1"));
+    }
+}

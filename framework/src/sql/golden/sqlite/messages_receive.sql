@@ -1,0 +1,15 @@
+-- Deletes and returns the first visible message of a destination (VisibleAfter, then MessageId); BEGIN IMMEDIATE holds the write lock.
+-- Parameters: 1 Destination (text)
+-- Returns: MessageId (text), CorrelationId (NULL), ReplyToAddress (NULL), Headers (NULL; they travel in the Body's envelope), Body, Expired (0/1, by database time), ExpiresAt
+WITH message AS (
+    SELECT "MessageId" FROM "NimbusMessages"
+    WHERE "Destination" = ?1 AND "VisibleAfter" <= strftime('%Y-%m-%d %H:%M:%f', 'now')
+    ORDER BY "VisibleAfter", "MessageId"
+    LIMIT 1)
+DELETE FROM "NimbusMessages"
+WHERE "MessageId" IN (SELECT "MessageId" FROM message)
+RETURNING "MessageId", NULL, NULL, NULL, "Body",
+    CASE WHEN "ExpiresAt" IS NULL THEN 0
+         WHEN "ExpiresAt" > strftime('%Y-%m-%d %H:%M:%f', 'now') THEN 0
+         ELSE 1 END AS "Expired",
+    "ExpiresAt"

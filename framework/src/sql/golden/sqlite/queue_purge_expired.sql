@@ -1,0 +1,7 @@
+-- Deletes at most a batch of expired rows (by database time) of a queue table.
+-- Parameters: 1 batch size (integer)
+DELETE FROM "it's [Wal]] ""rus"""
+WHERE "RowVersion" IN (
+    SELECT "RowVersion" FROM "it's [Wal]] ""rus"""
+    WHERE "Expires" < strftime('%Y-%m-%d %H:%M:%f', 'now')
+    LIMIT ?1)

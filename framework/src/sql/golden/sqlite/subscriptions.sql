@@ -1,0 +1,8 @@
+-- Creates NimbusSubscriptions (seed 003) where it is missing.
+-- Parameters: none
+CREATE TABLE IF NOT EXISTS "NimbusSubscriptions" (
+    "TopicName"       TEXT NOT NULL,
+    "SubscriberQueue" TEXT NOT NULL,
+    "LastSeenAt"      TEXT NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now')),
+    PRIMARY KEY ("TopicName", "SubscriberQueue")
+);

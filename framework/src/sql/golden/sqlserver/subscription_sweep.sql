@@ -1,0 +1,6 @@
+-- Deletes and returns the subscriptions not seen for the idle period.
+-- Parameters: 1 idle period in seconds (bigint)
+-- Returns: TopicName, SubscriberQueue
+DELETE FROM [Zeb]]ra "x" 'y'].[NimbusSubscriptions]
+OUTPUT deleted.[TopicName], deleted.[SubscriberQueue]
+WHERE [LastSeenAt] < DATEADD(second, -@P1, SYSUTCDATETIME());

@@ -1,0 +1,125 @@
+//! The creation script a DBA runs by hand: every statement auto-create would run, in order, for
+//! one database, schema, layout and set of queues. Works for every database whatever features
+//! are compiled in.
+
+use super::dialect::{Dialect, POSTGRES, SQLITE, SQLSERVER};
+use crate::error::{NimbusError, Result};
+use crate::names::{QueueName, SchemaName};
+use crate::transport::StorageLayout;
+
+/// The dialect named `database` (`sqlite`, `postgres` or `sqlserver`, as the folders of
+/// `schema/`).
+pub(crate) fn dialect_named(database: &str) -> Result<&'static Dialect> {
+    [&SQLITE, &POSTGRES, &SQLSERVER]
+        .into_iter()
+        .find(|d| d.folder.eq_ignore_ascii_case(database))
+        .ok_or_else(|| {
+            NimbusError::config(
+                format!("unknown database {database:?}"),
+                "name one of sqlite, postgres, sqlserver",
+            )
+        })
+}
+
+/// SQL Server's scripts look names up as values (`@P1` the schema, `@P2` the table, `@P3` the
+/// index): a printed script declares them first, as `N'…'` literals.
+fn declare(dialect: &Dialect, names: &[&str]) -> String {
+    if dialect.folder != SQLSERVER.folder {
+        return String::new();
+    }
+    let declared: Vec<String> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| format!("@P{} sysname = N'{}'", i + 1, n.replace('\'', "''")))
+        .collect();
+    format!("DECLARE {};\n", declared.join(", "))
+}
+
+/// Renders the whole creation script. Statements are separated by `GO` on SQL Server (each
+/// declares the names it needs) and by blank lines elsewhere.
+pub(crate) fn creation_script(
+    dialect: &'static Dialect,
+    schema: &SchemaName,
+    layout: StorageLayout,
+    queues: &[QueueName],
+) -> String {
+    let s = dialect.schema_sql(schema);
+    let name = schema.as_str();
+    let mut parts: Vec<(String, Vec<&str>)> = Vec::new();
+    if let Some(create) = &s.schema {
+        parts.push((create.clone(), vec![name]));
+    }
+    parts.push((s.subscriptions.clone(), vec![name]));
+    parts.push((s.upgrade_subscriptions_last_seen_at.clone(), vec![name]));
+    parts.push((s.dead_letters.clone(), vec![name]));
+    let rendered_queues: Vec<_> = queues
+        .iter()
+        .map(|q| (q, dialect.queue_sql(schema, q)))
+        .collect();
+    match layout {
+        StorageLayout::SharedTable => {
+            parts.push((s.shared_messages.clone(), vec![name]));
+            let index = &s.shared_messages_index_dequeue;
+            parts.push((
+                index.create_if_missing.clone(),
+                vec![name, "NimbusMessages", index.name.as_str()],
+            ));
+        }
+        StorageLayout::TablePerQueue => {
+            parts.push((s.delayed_messages.clone(), vec![name]));
+            for (queue, q) in &rendered_queues {
+                parts.push((q.create_table.clone(), vec![name, queue.as_str()]));
+                for index in q.indexes() {
+                    parts.push((
+                        index.create_if_missing.clone(),
+                        vec![name, queue.as_str(), index.name.as_str()],
+                    ));
+                }
+            }
+        }
+    }
+    let separator = if dialect.folder == SQLSERVER.folder {
+        "\nGO\n\n"
+    } else {
+        "\n\n"
+    };
+    parts
+        .iter()
+        .map(|(text, names)| format!("{}{}", declare(dialect, names), text.trim_end()))
+        .collect::<Vec<_>>()
+        .join(separator)
+        + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prints_every_table_for_each_layout() {
+        let queue = QueueName::new("Sales").expect("a valid name");
+        let script = creation_script(
+            &SQLSERVER,
+            &SchemaName::new("it's").expect("a valid name"),
+            StorageLayout::TablePerQueue,
+            std::slice::from_ref(&queue),
+        );
+        assert!(script.contains("DECLARE @P1 sysname = N'it''s', @P2 sysname = N'Sales';"));
+        assert!(script.contains("CREATE TABLE [it's].[Sales]"));
+        assert!(script.contains("[Index_Expires]"));
+        assert!(script.contains("\nGO\n"));
+        let shared = creation_script(
+            &POSTGRES,
+            &SchemaName::new("public").expect("a valid name"),
+            StorageLayout::SharedTable,
+            &[queue],
+        );
+        assert!(shared.contains("\"public\".\"NimbusMessages\""));
+        assert!(
+            !shared.contains("\"Sales\""),
+            "no queue table in the shared layout"
+        );
+        assert!(dialect_named("SQLite").is_ok());
+        assert!(dialect_named("mysql").is_err());
+    }
+}

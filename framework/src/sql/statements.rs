@@ -1,0 +1,254 @@
+//! The statement files of a dialect rendered for one schema (the common tables) and for one queue
+//! (its table). Rendering only fills in quoted identifiers; values are always parameters.
+
+use super::dialect::{is_empty_script, render, Dialect};
+use crate::names::{QueueName, SchemaName};
+
+/// An index the seeds require, with the statement that creates it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct IndexSql {
+    /// The name as stored in the catalog (unquoted).
+    pub name: String,
+    /// The seed's statement, quoted in warnings when the index is missing.
+    pub create: String,
+    /// The statement auto-create runs: [`Self::create`] guarded so it does nothing when the
+    /// index exists.
+    pub create_if_missing: String,
+}
+
+/// A DDL script, or `None` when the dialect needs nothing for that step.
+pub(crate) type Script = Option<String>;
+
+fn script(text: String) -> Script {
+    (!is_empty_script(&text)).then_some(text)
+}
+
+/// The statements of one schema: the common tables, the shared-table layout and the catalog
+/// queries. Rendered once per transport.
+#[derive(Debug, Clone)]
+pub(crate) struct SchemaSql {
+    pub schema: Script,
+    pub schema_lock: Script,
+    pub subscriptions: String,
+    pub dead_letters: String,
+    pub delayed_messages: String,
+    pub upgrade_subscriptions_last_seen_at: String,
+    pub shared_messages: String,
+    pub shared_messages_index_dequeue: IndexSql,
+    pub messages_insert: String,
+    pub messages_receive: String,
+    pub messages_peek: String,
+    pub messages_purge_expired: String,
+    pub messages_delete_destination: String,
+    pub messages_count: String,
+    pub messages_browse: String,
+    pub delayed_insert: String,
+    pub delayed_take_due: String,
+    pub dead_letter_insert: String,
+    pub dead_letter_take: String,
+    pub dead_letter_list: String,
+    pub subscription_upsert: String,
+    pub subscription_list: String,
+    pub subscription_refresh: String,
+    pub subscription_sweep: String,
+    pub subscription_count_for_queue: String,
+    pub subscription_all: String,
+    pub catalog_has_last_seen_at: String,
+    pub catalog_list_indexes: String,
+    pub catalog_table_exists: String,
+}
+
+/// The statements of one queue table. Rendered once per queue and reused for every message.
+#[derive(Debug, Clone)]
+pub(crate) struct QueueSql {
+    /// Creates the table (without its indexes).
+    pub create_table: String,
+    pub index_rowversion: IndexSql,
+    pub index_expires: IndexSql,
+    pub body_string: Script,
+    pub drop: String,
+    pub insert: String,
+    pub receive: String,
+    pub peek: String,
+    pub purge_expired: String,
+    pub count: String,
+    pub browse: String,
+}
+
+impl QueueSql {
+    /// The indexes seed 000 requires on a queue table.
+    pub fn indexes(&self) -> [&IndexSql; 2] {
+        [&self.index_rowversion, &self.index_expires]
+    }
+}
+
+/// The name of the shared-table layout's dequeue index (seed 003).
+pub(crate) const DEQUEUE_INDEX: &str = "IX_NimbusMessages_Dequeue";
+
+impl Dialect {
+    /// Renders the statements of `schema`.
+    pub(crate) fn schema_sql(&'static self, schema: &SchemaName) -> SchemaSql {
+        let quoted = self.quote(schema.as_str());
+        let vars = [("schema", quoted.as_str())];
+        let f = self.files;
+        let r = |text: &str| render(text, &vars);
+        let dequeue = r(f.shared_messages_index_dequeue);
+        SchemaSql {
+            schema: script(r(f.schema)),
+            schema_lock: script(r(f.schema_lock)),
+            subscriptions: r(f.subscriptions),
+            dead_letters: r(f.dead_letters),
+            delayed_messages: r(f.delayed_messages),
+            upgrade_subscriptions_last_seen_at: r(f.upgrade_subscriptions_last_seen_at),
+            shared_messages: r(f.shared_messages),
+            shared_messages_index_dequeue: IndexSql {
+                name: DEQUEUE_INDEX.to_string(),
+                create_if_missing: render(
+                    f.index_if_missing,
+                    &[("statement", without_comments(&dequeue).as_str())],
+                ),
+                create: dequeue,
+            },
+            messages_insert: r(f.messages_insert),
+            messages_receive: r(f.messages_receive),
+            messages_peek: r(f.messages_peek),
+            messages_purge_expired: r(f.messages_purge_expired),
+            messages_delete_destination: r(f.messages_delete_destination),
+            messages_count: r(f.messages_count),
+            messages_browse: r(f.messages_browse),
+            delayed_insert: r(f.delayed_insert),
+            delayed_take_due: r(f.delayed_take_due),
+            dead_letter_insert: r(f.dead_letter_insert),
+            dead_letter_take: r(f.dead_letter_take),
+            dead_letter_list: r(f.dead_letter_list),
+            subscription_upsert: r(f.subscription_upsert),
+            subscription_list: r(f.subscription_list),
+            subscription_refresh: r(f.subscription_refresh),
+            subscription_sweep: r(f.subscription_sweep),
+            subscription_count_for_queue: r(f.subscription_count_for_queue),
+            subscription_all: r(f.subscription_all),
+            catalog_has_last_seen_at: r(f.catalog_has_last_seen_at),
+            catalog_list_indexes: r(f.catalog_list_indexes),
+            catalog_table_exists: r(f.catalog_table_exists),
+        }
+    }
+
+    /// Renders the statements of `queue`'s table in `schema`.
+    pub(crate) fn queue_sql(&'static self, schema: &SchemaName, queue: &QueueName) -> QueueSql {
+        let table = self.table(schema, queue);
+        let rowversion_name = self.index_name(queue, "Index_RowVersion");
+        let expires_name = self.index_name(queue, "Index_Expires");
+        let quoted_rowversion = self.quote(&rowversion_name);
+        let quoted_expires = self.quote(&expires_name);
+        let vars = [
+            ("table", table.as_str()),
+            ("index_rowversion", quoted_rowversion.as_str()),
+            ("index_expires", quoted_expires.as_str()),
+        ];
+        let f = self.files;
+        let r = |text: &str| render(text, &vars);
+        let index = |name: String, text: &str| {
+            let create = r(text);
+            IndexSql {
+                name,
+                create_if_missing: render(
+                    f.index_if_missing,
+                    &[("statement", without_comments(&create).as_str())],
+                ),
+                create,
+            }
+        };
+        QueueSql {
+            index_rowversion: index(rowversion_name, f.queue_index_rowversion),
+            index_expires: index(expires_name, f.queue_index_expires),
+            body_string: script(r(f.queue_body_string)),
+            drop: r(f.queue_drop),
+            insert: r(f.queue_insert),
+            receive: r(f.queue_receive),
+            peek: r(f.queue_peek),
+            purge_expired: r(f.queue_purge_expired),
+            count: r(f.queue_count),
+            browse: r(f.queue_browse),
+            create_table: r(f.queue_table),
+        }
+    }
+}
+
+/// `text` without its comment lines and trailing `;` and white space, to be embedded in another
+/// statement.
+fn without_comments(text: &str) -> String {
+    let body: Vec<&str> = text
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("--"))
+        .collect();
+    body.join("\n")
+        .trim()
+        .trim_end_matches(';')
+        .trim_end()
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::dialect::{POSTGRES, SQLITE, SQLSERVER};
+    use super::*;
+
+    fn names(schema: &str, queue: &str) -> (SchemaName, QueueName) {
+        (
+            SchemaName::new(schema).expect("a valid schema name"),
+            QueueName::new(queue).expect("a valid queue name"),
+        )
+    }
+
+    #[test]
+    fn identifiers_are_quoted_with_their_quote_doubled() {
+        let (schema, queue) = names("my \"schema\"", "it's \"q\" [x]");
+        let q = POSTGRES.queue_sql(&schema, &queue);
+        assert!(q
+            .insert
+            .contains(r#"INSERT INTO "my ""schema"""."it's ""q"" [x]""#));
+        assert!(q
+            .index_rowversion
+            .create
+            .contains(r#""it's ""q"" [x]_Index_RowVersion""#));
+        let (schema, queue) = names("Zeb]ra", "Wal]rus");
+        let q = SQLSERVER.queue_sql(&schema, &queue);
+        assert!(q.insert.contains("INSERT INTO [Zeb]]ra].[Wal]]rus]"));
+    }
+
+    #[test]
+    fn no_placeholder_is_left_in_any_statement() {
+        for dialect in [&SQLITE, &POSTGRES, &SQLSERVER] {
+            let (schema, queue) = names(dialect.only_schema.unwrap_or("s"), "Sales");
+            let q = dialect.queue_sql(&schema, &queue);
+            let s = dialect.schema_sql(&schema);
+            let texts = format!("{q:?}{s:?}");
+            for placeholder in [
+                "{schema}",
+                "{table}",
+                "{index_rowversion}",
+                "{index_expires}",
+                "{statement}",
+            ] {
+                assert!(
+                    !texts.contains(placeholder),
+                    "{} leaves {placeholder}",
+                    dialect.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn index_names_follow_the_dialect() {
+        let (schema, queue) = names("public", "Sales");
+        assert_eq!(
+            POSTGRES.queue_sql(&schema, &queue).index_rowversion.name,
+            "Sales_Index_RowVersion"
+        );
+        assert_eq!(
+            SQLSERVER.queue_sql(&schema, &queue).index_expires.name,
+            "Index_Expires"
+        );
+    }
+}

@@ -1,0 +1,168 @@
+//! Operations for operators and tools, beside the ones endpoints use: exact depths, browsing
+//! without receiving, listing dead letters and subscriptions, catalog checks, and raw rows for
+//! tests of bad input. Written once over the driver, like the rest of the transport.
+
+use async_trait::async_trait;
+
+use super::{SqlTransport, Transport};
+use crate::driver::statements::{ListedDeadLetter, MessageRow, QueueRow, SubscriptionRow};
+use crate::driver::{Driver, Param};
+use crate::error::Result;
+use crate::names::QueueName;
+
+/// A message row written exactly as given, bypassing serialization: for operators moving rows by
+/// hand and for tests of what a receiver does with bad input.
+#[derive(Debug, Clone)]
+pub(crate) struct RawRow {
+    pub id: uuid::Uuid,
+    pub headers: String,
+    pub body: Vec<u8>,
+    /// Milliseconds until it expires (negative: already expired); `None` never expires.
+    pub time_to_be_received_ms: Option<i64>,
+}
+
+/// The operations of [`crate::admin::Database`].
+#[async_trait]
+pub(crate) trait Admin: Transport {
+    /// The number of messages in `queue`, counted exactly.
+    async fn count(&self, queue: &QueueName) -> Result<i64>;
+    /// Up to `limit` messages of `queue` in receive order, left where they are.
+    async fn browse(&self, queue: &QueueName, limit: i64) -> Result<Vec<MessageRow>>;
+    /// Up to `limit` dead letters, oldest first.
+    async fn dead_letters(&self, limit: i64) -> Result<Vec<ListedDeadLetter>>;
+    /// Every subscription.
+    async fn subscriptions(&self) -> Result<Vec<SubscriptionRow>>;
+    /// Whether `table` exists in the schema.
+    async fn table_exists(&self, table: &str) -> Result<bool>;
+    /// The index names of `table`.
+    async fn index_names(&self, table: &str) -> Result<Vec<String>>;
+    /// Runs SQL text (several statements allowed, no parameters).
+    async fn run_sql(&self, sql: &str) -> Result<()>;
+    /// Runs a query and returns its first column of its first row as an integer (0 for no
+    /// row); an SQL error is an error, never 0.
+    async fn scalar(&self, sql: &str, text_params: &[&str]) -> Result<i64>;
+    /// Writes `row` into `queue` as it is (table-per-queue: the queue's table; shared table:
+    /// `NimbusMessages`, headers wrapped into the body's envelope).
+    async fn insert_raw(&self, queue: &QueueName, row: &RawRow) -> Result<()>;
+    /// The quoted, schema-qualified name of `table`, for SQL text.
+    fn qualified(&self, table: &str) -> String;
+    /// The database's quoting of `identifier`.
+    fn quote(&self, identifier: &str) -> String;
+}
+
+#[async_trait]
+impl<D: Driver> Admin for SqlTransport<D> {
+    async fn count(&self, queue: &QueueName) -> Result<i64> {
+        let s = self.inner();
+        let mut c = s.connection("counting messages").await?;
+        let n = s.storage.count(&mut c, queue).await?;
+        c.release();
+        Ok(n)
+    }
+
+    async fn browse(&self, queue: &QueueName, limit: i64) -> Result<Vec<MessageRow>> {
+        let s = self.inner();
+        let mut c = s.connection("browsing messages").await?;
+        let rows = s.storage.browse(&mut c, queue, limit).await?;
+        c.release();
+        Ok(rows)
+    }
+
+    async fn dead_letters(&self, limit: i64) -> Result<Vec<ListedDeadLetter>> {
+        let s = self.inner();
+        let mut c = s.connection("listing dead letters").await?;
+        let rows = c
+            .list_dead_letters(&s.cx.sql.dead_letter_list, limit)
+            .await
+            .map_err(s.cx.db("listing dead letters"))?;
+        c.release();
+        Ok(rows)
+    }
+
+    async fn subscriptions(&self) -> Result<Vec<SubscriptionRow>> {
+        let s = self.inner();
+        let mut c = s.connection("listing subscriptions").await?;
+        let rows = c
+            .all_subscriptions(&s.cx.sql.subscription_all)
+            .await
+            .map_err(s.cx.db("listing subscriptions"))?;
+        c.release();
+        Ok(rows)
+    }
+
+    async fn table_exists(&self, table: &str) -> Result<bool> {
+        let s = self.inner();
+        let mut c = s.connection("checking the schema").await?;
+        let exists = s.cx.table_exists(&mut c, table).await?;
+        c.release();
+        Ok(exists)
+    }
+
+    async fn index_names(&self, table: &str) -> Result<Vec<String>> {
+        let s = self.inner();
+        let mut c = s.connection("listing indexes").await?;
+        let names = c
+            .index_names(&s.cx.sql.catalog_list_indexes, s.cx.schema.as_str(), table)
+            .await
+            .map_err(s.cx.db("listing indexes"))?;
+        c.release();
+        Ok(names)
+    }
+
+    async fn run_sql(&self, sql: &str) -> Result<()> {
+        let s = self.inner();
+        let mut c = s.connection("running SQL").await?;
+        c.run_script(sql, &[])
+            .await
+            .map_err(s.cx.db(format!("running {sql}")))?;
+        c.release();
+        Ok(())
+    }
+
+    async fn scalar(&self, sql: &str, text_params: &[&str]) -> Result<i64> {
+        let s = self.inner();
+        let mut c = s.connection("running a query").await?;
+        let params: Vec<Param<'_>> = text_params.iter().map(|p| Param::Text(Some(p))).collect();
+        let n = c
+            .count(sql, &params)
+            .await
+            .map_err(s.cx.db(format!("running {sql}")))?;
+        c.release();
+        Ok(n)
+    }
+
+    async fn insert_raw(&self, queue: &QueueName, row: &RawRow) -> Result<()> {
+        let s = self.inner();
+        let mut c = s.connection("writing a raw row").await?;
+        s.storage
+            .insert_raw(
+                &mut c,
+                queue,
+                &QueueRow {
+                    id: row.id,
+                    correlation_id: None,
+                    reply_to_address: None,
+                    time_to_be_received_ms: row.time_to_be_received_ms,
+                    headers: &row.headers,
+                    body: &row.body,
+                    expires_at: None,
+                },
+            )
+            .await?;
+        c.release();
+        Ok(())
+    }
+
+    fn qualified(&self, table: &str) -> String {
+        let s = self.inner();
+        let dialect = s.driver.dialect();
+        match QueueName::new(table) {
+            Ok(name) => dialect.table(&s.cx.schema, &name),
+            Err(_) => dialect.quote(table),
+        }
+    }
+
+    fn quote(&self, identifier: &str) -> String {
+        self.inner().driver.dialect().quote(identifier)
+    }
+}

@@ -1,0 +1,66 @@
+//! The statements of every queue a transport has touched, rendered once per queue and reused, and
+//! whether this process knows each queue's table exists.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::names::{QueueName, SchemaName};
+use crate::sql::{Dialect, QueueSql};
+
+/// One queue's statements, and whether this process knows its table exists.
+#[derive(Debug)]
+pub(crate) struct QueueEntry {
+    pub sql: QueueSql,
+    exists: AtomicBool,
+}
+
+impl QueueEntry {
+    /// This process created or found the table.
+    pub fn is_known_to_exist(&self) -> bool {
+        self.exists.load(Ordering::Acquire)
+    }
+
+    pub fn mark_exists(&self) {
+        self.exists.store(true, Ordering::Release);
+    }
+
+    /// An insert into the table failed (it may have been dropped, by an idle sweep for
+    /// instance): look for it (and create it, with auto-create) again before the next insert,
+    /// rather than failing the same way forever.
+    pub fn forget_exists(&self) {
+        self.exists.store(false, Ordering::Release);
+    }
+}
+
+/// The queues of one schema.
+#[derive(Debug)]
+pub(crate) struct Catalog {
+    dialect: &'static Dialect,
+    schema: SchemaName,
+    queues: Mutex<HashMap<QueueName, Arc<QueueEntry>>>,
+}
+
+impl Catalog {
+    pub fn new(dialect: &'static Dialect, schema: SchemaName) -> Self {
+        Catalog {
+            dialect,
+            schema,
+            queues: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The statements of `queue`, rendered on first use.
+    pub fn queue(&self, queue: &QueueName) -> Arc<QueueEntry> {
+        // A poisoned lock only means another thread panicked while inserting; the map is intact.
+        let mut map = self.queues.lock().unwrap_or_else(|p| p.into_inner());
+        map.entry(queue.clone())
+            .or_insert_with(|| {
+                Arc::new(QueueEntry {
+                    sql: self.dialect.queue_sql(&self.schema, queue),
+                    exists: AtomicBool::new(false),
+                })
+            })
+            .clone()
+    }
+}

@@ -1,0 +1,250 @@
+//! Database URLs: which database, and how to reach it. A URL for a database whose driver was not
+//! compiled in fails with an error naming the cargo feature to enable.
+
+#[cfg(feature = "sqlite")]
+use std::path::PathBuf;
+
+use crate::error::{NimbusError, Result};
+use crate::sql::Dialect;
+
+/// How long connecting may take unless the URL says otherwise.
+pub const DEFAULT_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A parsed database URL; each kind exists only when its driver's feature is compiled in.
+#[derive(Clone, Debug)]
+pub(crate) enum DatabaseUrl {
+    /// `sqlite://path`: a database file, created if missing.
+    #[cfg(feature = "sqlite")]
+    Sqlite { path: PathBuf },
+    /// `postgres://…` or `postgresql://…`.
+    #[cfg(feature = "postgres")]
+    Postgres {
+        config: Box<tokio_postgres::Config>,
+        /// `host:port/database` for messages, without credentials.
+        target: String,
+    },
+    /// An ADO.NET connection string: `Server=tcp:host,1433;Database=…;User Id=…;Password=…`.
+    #[cfg(feature = "sqlserver")]
+    SqlServer {
+        settings: Box<crate::driver::sqlserver::ConnectionSettings>,
+    },
+}
+
+/// The error for a URL whose database was not compiled in.
+#[allow(dead_code)] // unused when every feature is on
+fn not_compiled(database: &str, feature: &str) -> NimbusError {
+    NimbusError::config(
+        format!("{database} support is not compiled into this build"),
+        format!(
+            "enable the `{feature}` feature of the nimbus crate in Cargo.toml \
+             (features = [\"{feature}\"])"
+        ),
+    )
+}
+
+impl DatabaseUrl {
+    /// Parses a URL, or says which URLs are understood.
+    pub(crate) fn parse(url: &str) -> Result<Self> {
+        let url = url.trim();
+        let supported = "use sqlite://path/to/file.db (embedded, the default), \
+                         postgres://user@host:5432/database, or an ADO.NET connection string \
+                         Server=tcp:host,1433;Database=Name;User Id=user;Password=secret";
+        if url.is_empty() {
+            return Err(NimbusError::config("the database URL is empty", supported));
+        }
+        if let Some(rest) = url
+            .strip_prefix("sqlite://")
+            .or_else(|| url.strip_prefix("sqlite:"))
+        {
+            let path = rest.split('?').next().unwrap_or(rest);
+            if path.is_empty() || path == ":memory:" || path.contains("mode=memory") {
+                return Err(NimbusError::config(
+                    format!("{url:?} names no database file (an in-memory database would lose every message)"),
+                    "use sqlite://nimbus.db or another file path",
+                ));
+            }
+            #[cfg(feature = "sqlite")]
+            return Ok(DatabaseUrl::Sqlite {
+                path: PathBuf::from(path),
+            });
+            #[cfg(not(feature = "sqlite"))]
+            return Err(not_compiled("SQLite", "sqlite"));
+        }
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            #[cfg(feature = "postgres")]
+            return parse_postgres(url);
+            #[cfg(not(feature = "postgres"))]
+            return Err(not_compiled("PostgreSQL", "postgres"));
+        }
+        let lower = url.to_ascii_lowercase();
+        let ado_keys = [
+            "server=",
+            "data source=",
+            "address=",
+            "addr=",
+            "network address=",
+        ];
+        if lower
+            .split(';')
+            .any(|pair| ado_keys.iter().any(|k| pair.trim().starts_with(k)))
+        {
+            #[cfg(feature = "sqlserver")]
+            return Ok(DatabaseUrl::SqlServer {
+                settings: Box::new(crate::driver::sqlserver::parse_connection_string(url)?),
+            });
+            #[cfg(not(feature = "sqlserver"))]
+            return Err(not_compiled("SQL Server", "sqlserver"));
+        }
+        if lower.starts_with("mssql://") || lower.starts_with("sqlserver://") {
+            return Err(NimbusError::config(
+                "SQL Server takes an ADO.NET connection string, not a URL",
+                "write Server=tcp:host,1433;Database=Name;User Id=user;Password=secret;TrustServerCertificate=true",
+            ));
+        }
+        let scheme = url.split(':').next().unwrap_or(url);
+        Err(NimbusError::config(
+            format!("the database URL scheme {scheme:?} is not supported"),
+            supported,
+        ))
+    }
+
+    /// The database's SQL dialect.
+    pub(crate) fn dialect(&self) -> &'static Dialect {
+        match self {
+            #[cfg(feature = "sqlite")]
+            DatabaseUrl::Sqlite { .. } => &crate::sql::SQLITE,
+            #[cfg(feature = "postgres")]
+            DatabaseUrl::Postgres { .. } => &crate::sql::POSTGRES,
+            #[cfg(feature = "sqlserver")]
+            DatabaseUrl::SqlServer { .. } => &crate::sql::SQLSERVER,
+        }
+    }
+
+    /// The schema used when none is configured.
+    pub(crate) fn default_schema(&self) -> &'static str {
+        match self {
+            #[cfg(feature = "sqlite")]
+            DatabaseUrl::Sqlite { .. } => "main",
+            #[cfg(feature = "postgres")]
+            DatabaseUrl::Postgres { .. } => "public",
+            #[cfg(feature = "sqlserver")]
+            DatabaseUrl::SqlServer { .. } => "dbo",
+        }
+    }
+
+    /// Whether this is SQL Server (the only database with a `BodyString` column, and whose
+    /// `uniqueidentifier` order needs its own time-ordered ids).
+    pub(crate) fn is_sql_server(&self) -> bool {
+        match self {
+            #[cfg(feature = "sqlserver")]
+            DatabaseUrl::SqlServer { .. } => true,
+            #[allow(unreachable_patterns)]
+            _ => false,
+        }
+    }
+}
+
+#[cfg(feature = "postgres")]
+fn parse_postgres(url: &str) -> Result<DatabaseUrl> {
+    let mut config: tokio_postgres::Config = url.parse().map_err(|e| {
+        NimbusError::config(
+            format!("cannot parse the PostgreSQL URL: {e}"),
+            "write it as postgres://user:password@host:5432/database",
+        )
+    })?;
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(DEFAULT_CONNECT_TIMEOUT);
+    }
+    let target = postgres_target(&config);
+    Ok(DatabaseUrl::Postgres {
+        config: Box::new(config),
+        target,
+    })
+}
+
+#[cfg(feature = "postgres")]
+fn postgres_target(config: &tokio_postgres::Config) -> String {
+    let host = config
+        .get_hosts()
+        .first()
+        .map(|h| match h {
+            tokio_postgres::config::Host::Tcp(name) => name.clone(),
+            #[cfg(unix)]
+            tokio_postgres::config::Host::Unix(path) => path.display().to_string(),
+        })
+        .unwrap_or_else(|| "localhost".into());
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let db = config
+        .get_dbname()
+        .or(config.get_user())
+        .unwrap_or("postgres");
+    format!("{host}:{port}/{db}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(feature = "sqlite")]
+    #[test]
+    fn parses_sqlite_urls() {
+        use std::path::Path;
+        assert!(matches!(
+            DatabaseUrl::parse("sqlite://nimbus.db").unwrap(),
+            DatabaseUrl::Sqlite { path } if path == Path::new("nimbus.db")
+        ));
+        assert!(matches!(
+            DatabaseUrl::parse("sqlite:///tmp/x.db").unwrap(),
+            DatabaseUrl::Sqlite { path } if path == Path::new("/tmp/x.db")
+        ));
+    }
+
+    #[cfg(feature = "postgres")]
+    #[test]
+    fn parses_postgres_urls() {
+        match DatabaseUrl::parse("postgres://postgres:secret@127.0.0.1:5433/orders").unwrap() {
+            DatabaseUrl::Postgres { target, config } => {
+                assert_eq!(target, "127.0.0.1:5433/orders");
+                assert_eq!(config.get_connect_timeout(), Some(&DEFAULT_CONNECT_TIMEOUT));
+            }
+            #[allow(unreachable_patterns)]
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[cfg(feature = "sqlserver")]
+    #[test]
+    fn parses_sql_server_connection_strings() {
+        match DatabaseUrl::parse("Server=tcp:sql.local,1433;Database=Orders;User Id=sa;Password=p")
+            .unwrap()
+        {
+            DatabaseUrl::SqlServer { settings } => {
+                assert_eq!(settings.target, "tcp:sql.local,1433/Orders")
+            }
+            #[allow(unreachable_patterns)]
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn refuses_bad_urls_with_a_fix() {
+        for url in [
+            "",
+            "sqlite://",
+            "sqlite::memory:",
+            "mysql://localhost/db",
+            "sqlserver://localhost/db",
+            "Server=tcp:localhost,1433;Integrated Security=SSPI",
+            "postgres://host:notaport/db",
+        ] {
+            let err = DatabaseUrl::parse(url).unwrap_err().to_string();
+            assert!(err.contains("Fix:"), "{url:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_database_not_compiled_in_names_its_feature() {
+        let err = not_compiled("PostgreSQL", "postgres").to_string();
+        assert!(err.contains("`postgres` feature"), "{err}");
+    }
+}

@@ -1,0 +1,204 @@
+//! The transport: queues, topics, dead letters, delayed delivery and subscriptions over any
+//! driver, written once ([`sql_transport::SqlTransport`], generic over
+//! [`crate::driver::Driver`]). The storage layout is chosen once, as a [`storage::Storage`]
+//! strategy.
+//!
+//! Everything above this module (pipeline, actors, bus) talks to a `dyn Transport` and never sees
+//! SQL or a driver type. To add a database: write its statement files in `schema/<database>/`, a
+//! [`crate::sql::Dialect`] for them, and a driver in `crate::driver`; then make
+//! [`DatabaseUrl`] parse its URLs and [`connect`] build it. The conformance suite in `tests/` then
+//! runs unchanged against it.
+
+mod admin;
+mod catalog;
+mod database_url;
+mod sql_transport;
+mod storage;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use uuid::Uuid;
+
+use crate::dead_letter::DeadLetter;
+use crate::envelope::{MessageIds, OutgoingMessage, ReceivedMessage};
+use crate::error::{NimbusError, Result};
+use crate::names::{QueueName, SchemaName};
+use crate::sql::IndexSql;
+
+pub(crate) use admin::{Admin, RawRow};
+pub(crate) use database_url::DatabaseUrl;
+pub use database_url::DEFAULT_CONNECT_TIMEOUT;
+pub(crate) use sql_transport::SqlTransport;
+
+/// How queues are stored.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StorageLayout {
+    /// One table per queue (seed 000), FIFO by an identity `RowVersion`; tables are created per
+    /// queue at run time when auto-create is on. The default.
+    #[default]
+    TablePerQueue,
+    /// Every queue in the one table `NimbusMessages` (seed 003), as a `Destination` value, FIFO
+    /// by `VisibleAfter` then `MessageId`; headers travel inside `Body`. Needs only the three
+    /// tables of seed 003, which a DBA can create once: no table is ever created at run time.
+    SharedTable,
+}
+
+/// What a transport is configured with.
+#[derive(Clone, Debug)]
+pub(crate) struct TransportSettings {
+    pub database: DatabaseUrl,
+    pub schema: SchemaName,
+    /// Create tables (and destination queues) that are missing.
+    pub auto_create: bool,
+    /// Subscriptions not seen for this long are lapsed: publishers skip them, the sweep deletes.
+    pub idle_seconds: i64,
+    pub layout: StorageLayout,
+    /// How row ids are made when one message becomes several rows (a publish in the shared
+    /// table, where `MessageId` is the primary key).
+    pub message_ids: MessageIds,
+    /// Add SQL Server's computed `BodyString` column to queue tables it creates.
+    pub body_string: bool,
+    /// Connections a server database's pool may open (SQLite has one per file).
+    #[cfg_attr(
+        not(any(feature = "postgres", feature = "sqlserver")),
+        allow(dead_code)
+    )]
+    pub pool_size: usize,
+}
+
+/// A database that holds queues.
+#[async_trait]
+pub(crate) trait Transport: Send + Sync + 'static {
+    /// The database's name for messages.
+    fn name(&self) -> &'static str;
+
+    /// Creates the common tables and the tables of `queues` if they do not exist. Idempotent and
+    /// safe when several instances run it at once.
+    async fn create_schema(&self, queues: &[QueueName]) -> Result<()>;
+
+    /// Checks that the common tables and the tables of `queues` exist; the error names the
+    /// statement that creates what is missing.
+    async fn verify_schema(&self, queues: &[QueueName]) -> Result<()>;
+
+    /// The seed's indexes of `queue` that are missing, with the statements that create them.
+    async fn missing_indexes(&self, queue: &QueueName) -> Result<Vec<IndexSql>>;
+
+    /// Estimates how many messages wait in `queue`.
+    async fn peek(&self, queue: &QueueName) -> Result<i64>;
+
+    /// Takes the oldest message no other receiver holds, inside a transaction that stays open
+    /// until the returned handle commits. `None` when there is nothing to take.
+    async fn receive(
+        &self,
+        queue: &QueueName,
+    ) -> Result<Option<(ReceivedMessage, Box<dyn ReceiveTransaction>)>>;
+
+    /// Writes `messages` in one transaction: all of them or none.
+    async fn send(&self, messages: Vec<OutgoingMessage>) -> Result<()>;
+
+    /// Writes (or refreshes) the subscription of `queue` to `topic`.
+    async fn subscribe(&self, topic: &str, queue: &QueueName) -> Result<()>;
+
+    /// Refreshes `LastSeenAt` of each (topic, queue) subscription; returns the positions of
+    /// those that were gone (swept), which the caller writes again.
+    async fn heartbeat(&self, subscriptions: &[(String, QueueName)]) -> Result<Vec<usize>>;
+
+    /// In one transaction: deletes the subscriptions not seen for `idle_seconds` (database
+    /// time), and drops the per-instance queues that no subscription is left for.
+    async fn sweep_idle(&self, idle_seconds: i64) -> Result<SweepReport>;
+
+    /// Drops the table of `queue` with everything in it (maintenance and benchmarks).
+    async fn drop_queue(&self, queue: &QueueName) -> Result<()>;
+
+    /// Deletes at most `batch` messages of `queue` whose expiry has passed (by database time),
+    /// skipping rows other transactions hold. Returns how many it deleted.
+    async fn purge_expired(&self, queue: &QueueName, batch: i64) -> Result<u64>;
+
+    /// Moves at most `batch` due delayed messages into their queues, in one transaction, skipping
+    /// rows another mover holds. Returns how many it moved.
+    async fn deliver_due(&self, batch: i64) -> Result<u64>;
+
+    /// Moves the dead letter `id` back to its queue in one transaction, rebuilt by `rebuild`
+    /// from its original destination and body. `false` when there is no such dead letter.
+    async fn replay_dead_letter(&self, id: Uuid, rebuild: RebuildDeadLetter) -> Result<bool>;
+}
+
+/// What one idle sweep removed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SweepReport {
+    /// The lapsed subscriptions deleted, as (topic, subscriber queue).
+    pub subscriptions: Vec<(String, String)>,
+    /// The per-instance queue tables dropped with the messages still in them.
+    pub queues_dropped: Vec<String>,
+}
+
+/// Rebuilds the message a dead letter holds: `(OriginalDestination, Body) -> message`.
+pub(crate) type RebuildDeadLetter = fn(&str, &[u8]) -> Result<OutgoingMessage>;
+
+/// The open transaction of one received message. Every way of finishing it commits (the message
+/// handled, retried or dead-lettered); dropping it unfinished rolls back, leaving the message in
+/// its queue.
+#[async_trait]
+pub(crate) trait ReceiveTransaction: Send {
+    /// Writes `outgoing` and commits, so that the receive and the sends happen together or not at
+    /// all.
+    async fn commit(self: Box<Self>, outgoing: Vec<OutgoingMessage>) -> Result<()>;
+
+    /// Writes `letter` to `NimbusDeadLetters` (under a fresh id if one with its id is already
+    /// there) and commits: the message leaves its queue and becomes a dead letter atomically.
+    async fn dead_letter(self: Box<Self>, letter: DeadLetter) -> Result<()>;
+}
+
+/// Connects to the database of `settings`: builds the driver's pool, opens one connection (so
+/// an unreachable server or a refused login fails here, naming the server), and returns the
+/// transport over it.
+pub(crate) async fn connect(settings: TransportSettings) -> Result<Arc<dyn Admin>> {
+    match &settings.database {
+        #[cfg(feature = "sqlite")]
+        DatabaseUrl::Sqlite { path } => {
+            let driver = crate::driver::sqlite::SqliteDriver::open(path)
+                .await
+                .map_err(|e| {
+                    NimbusError::connect(
+                        crate::sql::SQLITE.name,
+                        path.display().to_string(),
+                        "check that the directory exists and is writable, and that the file is \
+                         an SQLite database",
+                        e,
+                    )
+                })?;
+            Ok(SqlTransport::start(driver, settings).await?)
+        }
+        #[cfg(feature = "postgres")]
+        DatabaseUrl::Postgres { config, target } => {
+            let driver = crate::driver::postgres::PostgresDriver::new(
+                (**config).clone(),
+                target.clone(),
+                settings.pool_size,
+            )
+            .map_err(|e| {
+                NimbusError::connect(crate::sql::POSTGRES.name, target, "check the URL", e)
+            })?;
+            Ok(SqlTransport::start(driver, settings).await?)
+        }
+        #[cfg(feature = "sqlserver")]
+        DatabaseUrl::SqlServer { settings: conn } => {
+            let driver = crate::driver::sqlserver::SqlServerDriver::new(
+                (**conn).clone(),
+                settings.pool_size,
+            )
+            .map_err(|e| {
+                NimbusError::connect(
+                    crate::sql::SQLSERVER.name,
+                    &conn.target,
+                    "check the connection string",
+                    e,
+                )
+            })?;
+            Ok(SqlTransport::start(driver, settings).await?)
+        }
+    }
+}

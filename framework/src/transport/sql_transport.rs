@@ -1,0 +1,521 @@
+//! The transport over any [`Driver`]: fan-out of publishes, auto-create and the known-queue
+//! cache, schema creation and verification, index checks, receive, dead letters, delayed
+//! delivery, subscriptions, the idle sweep and replay — each written once.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use uuid::Uuid;
+
+use super::catalog::{Catalog, QueueEntry};
+use super::storage::{self, Context, Storage};
+use super::{RebuildDeadLetter, ReceiveTransaction, SweepReport, Transport, TransportSettings};
+use crate::dead_letter::DeadLetter;
+use crate::driver::statements::{DeadLetterRow, MessageRow};
+use crate::driver::{Driver, Held, Param};
+use crate::envelope::{Delivery, Destination, OutgoingMessage, ReceivedMessage};
+use crate::error::{NimbusError, Result};
+use crate::names::QueueName;
+use crate::sql::IndexSql;
+
+/// Queues and topics over the database of driver `D`.
+pub(crate) struct SqlTransport<D: Driver> {
+    inner: Arc<Inner<D>>,
+}
+
+pub(super) struct Inner<D: Driver> {
+    pub driver: Arc<D>,
+    pub cx: Arc<Context>,
+    pub storage: Box<dyn Storage<D>>,
+}
+
+impl<D: Driver> SqlTransport<D> {
+    /// Builds the transport over `driver` and opens one connection, so that an unreachable
+    /// server or a refused login fails here, naming the server.
+    pub async fn start(driver: D, settings: TransportSettings) -> Result<Arc<Self>> {
+        let dialect = driver.dialect();
+        let cx = Arc::new(Context {
+            name: dialect.name,
+            folder: dialect.folder,
+            target: driver.target().to_string(),
+            sql: dialect.schema_sql(&settings.schema),
+            catalog: Catalog::new(dialect, settings.schema.clone()),
+            schema: settings.schema,
+            auto_create: settings.auto_create,
+            body_string: settings.body_string,
+            message_ids: settings.message_ids,
+            idle_seconds: settings.idle_seconds,
+        });
+        let inner = Arc::new(Inner {
+            driver: Arc::new(driver),
+            storage: storage::for_layout(settings.layout, cx.clone()),
+            cx,
+        });
+        inner.connection("connecting").await?.release();
+        Ok(Arc::new(SqlTransport { inner }))
+    }
+
+    pub(super) fn inner(&self) -> &Arc<Inner<D>> {
+        &self.inner
+    }
+}
+
+impl<D: Driver> Inner<D> {
+    /// A connection from the pool; the error says what to check.
+    pub(super) async fn connection(&self, purpose: &str) -> Result<Held<D>> {
+        Held::take(&self.driver).await.map_err(|e| {
+            let fix = self.driver.connect_advice(&e);
+            NimbusError::connect(
+                self.cx.name,
+                &self.cx.target,
+                format!("{fix} (while {purpose})"),
+                e,
+            )
+        })
+    }
+
+    /// A connection with a transaction open.
+    async fn transaction(&self, purpose: &str) -> Result<Held<D>> {
+        let mut c = self.connection(purpose).await?;
+        c.begin().await.map_err(self.cx.db(purpose))?;
+        Ok(c)
+    }
+
+    /// Commits `c`'s transaction, then marks the queues it created as existing.
+    async fn commit(&self, c: Held<D>, created: &[Arc<QueueEntry>], purpose: &str) -> Result<()> {
+        c.commit()
+            .await
+            .map_err(self.cx.db(format!("committing ({purpose})")))?;
+        created.iter().for_each(|e| e.mark_exists());
+        Ok(())
+    }
+
+    /// The queues a message goes to: its queue, or every live subscriber of its topic (read in
+    /// the caller's transaction). A subscription row with a name no endpoint could have written
+    /// is skipped with a warning rather than failing every publish of the topic.
+    async fn destinations(
+        &self,
+        c: &mut Held<D>,
+        destination: &Destination,
+    ) -> Result<Vec<QueueName>> {
+        match destination {
+            Destination::Queue(queue) => Ok(vec![queue.clone()]),
+            Destination::Topic(topic) => {
+                let names = c
+                    .subscribers(&self.cx.sql.subscription_list, topic, self.cx.idle_seconds)
+                    .await
+                    .map_err(self.cx.db(format!("reading the subscribers of {topic}")))?;
+                Ok(names
+                    .into_iter()
+                    .filter_map(|name| match QueueName::new(name.clone()) {
+                        Ok(queue) => Some(queue),
+                        Err(e) => {
+                            tracing::warn!(topic, subscriber = %name, error = %e, "skipping a subscription whose queue name cannot be used");
+                            None
+                        }
+                    })
+                    .collect())
+            }
+        }
+    }
+
+    /// Writes `messages` on `c`, inside its open transaction. Returns the queues this created.
+    async fn write(
+        &self,
+        c: &mut Held<D>,
+        messages: &[OutgoingMessage],
+    ) -> Result<Vec<Arc<QueueEntry>>> {
+        let mut created = Vec::new();
+        for message in messages {
+            for queue in self.destinations(c, &message.destination).await? {
+                let row_id = self.storage.row_id(message);
+                self.storage
+                    .insert(c, &queue, message, row_id, &mut created)
+                    .await?;
+            }
+        }
+        Ok(created)
+    }
+
+    /// Writes `letter`, under a fresh id if its id is taken.
+    async fn insert_dead_letter(&self, c: &mut Held<D>, letter: &DeadLetter) -> Result<()> {
+        for id in [letter.message_id, Uuid::new_v4()] {
+            let row = DeadLetterRow {
+                message_id: id,
+                original_destination: &letter.original_destination,
+                body: &letter.body,
+                delivery_attempts: letter.delivery_attempts,
+            };
+            let inserted = c
+                .insert_dead_letter(&self.cx.sql.dead_letter_insert, &row)
+                .await
+                .map_err(self.cx.db("writing a dead letter"))?;
+            if inserted {
+                return Ok(());
+            }
+        }
+        Err(NimbusError::NotRunning(
+            "a dead letter could not be written under two different ids".into(),
+        ))
+    }
+
+    async fn has_last_seen_at(&self, c: &mut Held<D>) -> Result<bool> {
+        c.exists(
+            &self.cx.sql.catalog_has_last_seen_at,
+            &[Param::Text(Some(self.cx.schema.as_str()))],
+        )
+        .await
+        .map_err(self.cx.db("checking NimbusSubscriptions for LastSeenAt"))
+    }
+
+    /// Turns a due delayed message back into one to write to its queue; a row that cannot be
+    /// read becomes a dead letter with the reason instead of vanishing.
+    fn delayed_to_outgoing(
+        &self,
+        row: MessageRow,
+    ) -> std::result::Result<OutgoingMessage, DeadLetter> {
+        let destination = row.destination.clone().unwrap_or_default();
+        let problem = match (&row.undecodable, QueueName::new(destination.clone())) {
+            (Some(why), _) => why.clone(),
+            (None, Err(e)) => format!("its destination cannot be used: {e}"),
+            (None, Ok(queue)) => {
+                return Ok(OutgoingMessage {
+                    destination: Destination::Queue(queue),
+                    id: Uuid::parse_str(&row.id).unwrap_or_else(|_| Uuid::new_v4()),
+                    correlation_id: row.correlation_id,
+                    reply_to_address: row.reply_to_address,
+                    expires_at: row.expires,
+                    headers_json: row.headers,
+                    body: row.body,
+                    time_to_be_received_ms: None,
+                    delivery: Delivery::Immediate,
+                })
+            }
+        };
+        let reason = format!("a delayed message cannot be delivered: {problem}");
+        tracing::warn!(id = %row.id, destination = %destination, %reason, "moving a delayed message to the dead letters");
+        let received = received_message(row);
+        Err(crate::dead_letter::dead_letter_raw(
+            &received,
+            &destination,
+            &reason,
+            0,
+        ))
+    }
+}
+
+/// The message a receive hands to the pipeline.
+fn received_message(row: MessageRow) -> ReceivedMessage {
+    ReceivedMessage {
+        row_id: row.id,
+        headers_json: row.headers,
+        body: row.body,
+        correlation_id: row.correlation_id,
+        reply_to_address: row.reply_to_address,
+        expired: row.expired,
+        expires: row.expires,
+        undecodable: row.undecodable,
+    }
+}
+
+#[async_trait]
+impl<D: Driver> Transport for SqlTransport<D> {
+    fn name(&self) -> &'static str {
+        self.inner.cx.name
+    }
+
+    async fn create_schema(&self, queues: &[QueueName]) -> Result<()> {
+        let s = &self.inner;
+        let cx = &s.cx;
+        let schema = cx.schema.as_str();
+        let mut c = s.transaction("creating the schema").await?;
+        cx.lock_schema(&mut c).await?;
+        if let Some(create_schema) = &cx.sql.schema {
+            cx.create(&mut c, "the schema", create_schema, &[schema])
+                .await?;
+        }
+        cx.create(
+            &mut c,
+            "NimbusSubscriptions",
+            &cx.sql.subscriptions,
+            &[schema],
+        )
+        .await?;
+        cx.create(&mut c, "NimbusDeadLetters", &cx.sql.dead_letters, &[schema])
+            .await?;
+        if !s.has_last_seen_at(&mut c).await? {
+            tracing::warn!(schema = %cx.schema, "upgrading NimbusSubscriptions: adding LastSeenAt");
+            cx.create(
+                &mut c,
+                "LastSeenAt of NimbusSubscriptions",
+                &cx.sql.upgrade_subscriptions_last_seen_at,
+                &[schema],
+            )
+            .await?;
+        }
+        let created = s.storage.create(&mut c, queues).await?;
+        s.commit(c, &created, "creating the schema").await
+    }
+
+    async fn verify_schema(&self, queues: &[QueueName]) -> Result<()> {
+        let s = &self.inner;
+        let cx = &s.cx;
+        let mut c = s.connection("checking the schema").await?;
+        for (table, statement) in [
+            ("NimbusSubscriptions", &cx.sql.subscriptions),
+            ("NimbusDeadLetters", &cx.sql.dead_letters),
+        ] {
+            if !cx.table_exists(&mut c, table).await? {
+                return Err(NimbusError::MissingSchema {
+                    backend: cx.name,
+                    object: format!(
+                        "table {table} in schema {:?} of {}",
+                        cx.schema.as_str(),
+                        cx.target
+                    ),
+                    statement: statement.clone(),
+                });
+            }
+            // A NimbusSubscriptions from before heartbeats is named before anything else.
+            if table == "NimbusSubscriptions" && !s.has_last_seen_at(&mut c).await? {
+                return Err(NimbusError::MissingSchema {
+                    backend: cx.name,
+                    object: "column LastSeenAt of NimbusSubscriptions (added for heartbeats)"
+                        .into(),
+                    statement: cx.sql.upgrade_subscriptions_last_seen_at.clone(),
+                });
+            }
+        }
+        s.storage.verify(&mut c, queues).await?;
+        c.release();
+        Ok(())
+    }
+
+    async fn missing_indexes(&self, queue: &QueueName) -> Result<Vec<IndexSql>> {
+        let s = &self.inner;
+        let cx = &s.cx;
+        let (table, expected) = s.storage.indexes(queue);
+        let mut c = s.connection("checking indexes").await?;
+        let present = c
+            .index_names(&cx.sql.catalog_list_indexes, cx.schema.as_str(), &table)
+            .await
+            .map_err(cx.db("listing indexes"))?;
+        c.release();
+        Ok(expected
+            .into_iter()
+            .filter(|i| !present.contains(&i.name))
+            .collect())
+    }
+
+    async fn peek(&self, queue: &QueueName) -> Result<i64> {
+        let s = &self.inner;
+        let mut c = s.connection("peeking").await?;
+        let estimate = s.storage.peek(&mut c, queue).await?;
+        c.release();
+        Ok(estimate)
+    }
+
+    async fn receive(
+        &self,
+        queue: &QueueName,
+    ) -> Result<Option<(ReceivedMessage, Box<dyn ReceiveTransaction>)>> {
+        let s = &self.inner;
+        let mut c = s.connection("receiving").await?;
+        // On an error `c` is dropped: the connection is discarded and the server rolls back.
+        match s.storage.receive(&mut c, queue).await? {
+            None => {
+                s.commit(c, &[], "an empty receive").await?;
+                Ok(None)
+            }
+            Some(row) => Ok(Some((
+                received_message(row),
+                Box::new(SqlReceiveTransaction {
+                    connection: c,
+                    inner: s.clone(),
+                }),
+            ))),
+        }
+    }
+
+    async fn send(&self, messages: Vec<OutgoingMessage>) -> Result<()> {
+        let s = &self.inner;
+        if let [message] = messages.as_slice() {
+            if let Destination::Queue(queue) = &message.destination {
+                if s.storage.writes_in_one_statement(queue, message) {
+                    // One autocommitted INSERT is as atomic as a transaction around it, at a
+                    // third of the round trips.
+                    let mut c = s.connection("sending").await?;
+                    let mut created = Vec::new();
+                    s.storage
+                        .insert(
+                            &mut c,
+                            queue,
+                            message,
+                            s.storage.row_id(message),
+                            &mut created,
+                        )
+                        .await?;
+                    c.release();
+                    return Ok(());
+                }
+            }
+        }
+        let mut c = s.transaction("sending").await?;
+        let created = s.write(&mut c, &messages).await?;
+        s.commit(c, &created, "a send").await
+    }
+
+    async fn subscribe(&self, topic: &str, queue: &QueueName) -> Result<()> {
+        let s = &self.inner;
+        let mut c = s.connection("subscribing").await?;
+        c.subscribe(&s.cx.sql.subscription_upsert, topic, queue.as_str())
+            .await
+            .map_err(s.cx.db(format!("subscribing queue {queue:?} to {topic}")))?;
+        c.release();
+        Ok(())
+    }
+
+    async fn heartbeat(&self, subscriptions: &[(String, QueueName)]) -> Result<Vec<usize>> {
+        let s = &self.inner;
+        let mut c = s.connection("heartbeating").await?;
+        let mut missing = Vec::new();
+        for (i, (topic, queue)) in subscriptions.iter().enumerate() {
+            let refreshed = c
+                .refresh_subscription(&s.cx.sql.subscription_refresh, topic, queue.as_str())
+                .await
+                .map_err(s.cx.db("heartbeating subscriptions"))?;
+            if !refreshed {
+                missing.push(i);
+            }
+        }
+        c.release();
+        Ok(missing)
+    }
+
+    async fn sweep_idle(&self, idle_seconds: i64) -> Result<SweepReport> {
+        let s = &self.inner;
+        let cx = &s.cx;
+        let mut c = s.transaction("sweeping idle subscriptions").await?;
+        let mut report = SweepReport {
+            subscriptions: c
+                .sweep_subscriptions(&cx.sql.subscription_sweep, idle_seconds)
+                .await
+                .map_err(cx.db("sweeping idle subscriptions"))?,
+            queues_dropped: Vec::new(),
+        };
+        for queue in instance_queues(&report) {
+            let left = c
+                .count(
+                    &cx.sql.subscription_count_for_queue,
+                    &[Param::Text(Some(queue.as_str()))],
+                )
+                .await
+                .map_err(cx.db("counting subscriptions"))?;
+            if left == 0 {
+                s.storage.drop_queue(&mut c, &queue).await?;
+                report.queues_dropped.push(queue.as_str().to_string());
+            }
+        }
+        s.commit(c, &[], "a sweep").await?;
+        Ok(report)
+    }
+
+    async fn drop_queue(&self, queue: &QueueName) -> Result<()> {
+        let s = &self.inner;
+        let mut c = s.connection("dropping a queue").await?;
+        s.storage.drop_queue(&mut c, queue).await?;
+        c.release();
+        Ok(())
+    }
+
+    async fn purge_expired(&self, queue: &QueueName, batch: i64) -> Result<u64> {
+        let s = &self.inner;
+        let mut c = s.connection("purging expired messages").await?;
+        let purged = s.storage.purge_expired(&mut c, queue, batch).await?;
+        c.release();
+        Ok(purged)
+    }
+
+    async fn deliver_due(&self, batch: i64) -> Result<u64> {
+        let s = &self.inner;
+        let mut c = s.transaction("delivering delayed messages").await?;
+        let rows = s.storage.take_due(&mut c, batch).await?;
+        if rows.is_empty() {
+            s.commit(c, &[], "an empty delivery").await?;
+            return Ok(0);
+        }
+        let count = rows.len() as u64;
+        let mut messages = Vec::with_capacity(rows.len());
+        for row in rows {
+            match s.delayed_to_outgoing(row) {
+                Ok(message) => messages.push(message),
+                Err(letter) => s.insert_dead_letter(&mut c, &letter).await?,
+            }
+        }
+        let created = s.write(&mut c, &messages).await?;
+        s.commit(c, &created, "delayed deliveries").await?;
+        Ok(count)
+    }
+
+    async fn replay_dead_letter(&self, id: Uuid, rebuild: RebuildDeadLetter) -> Result<bool> {
+        let s = &self.inner;
+        let mut c = s.transaction("replaying a dead letter").await?;
+        let taken = c
+            .take_dead_letter(&s.cx.sql.dead_letter_take, id)
+            .await
+            .map_err(s.cx.db(format!("taking dead letter {id}")))?;
+        let Some((destination, body)) = taken else {
+            s.commit(c, &[], "a replay of nothing").await?;
+            return Ok(false);
+        };
+        // On an error `c` is dropped and the server rolls back: the dead letter stays.
+        let message = rebuild(destination.as_deref().unwrap_or_default(), &body)?;
+        let created = s.write(&mut c, &[message]).await?;
+        s.commit(c, &created, "a replay").await?;
+        Ok(true)
+    }
+}
+
+/// The per-instance queues among the swept subscriptions: those registered under
+/// [`crate::subscriptions::INSTANCE_QUEUE_TOPIC`].
+fn instance_queues(report: &SweepReport) -> Vec<QueueName> {
+    let mut queues: Vec<QueueName> = report
+        .subscriptions
+        .iter()
+        .filter(|(topic, _)| topic == crate::subscriptions::INSTANCE_QUEUE_TOPIC)
+        .filter_map(|(_, queue)| QueueName::new(queue.clone()).ok())
+        .collect();
+    queues.sort();
+    queues.dedup();
+    queues
+}
+
+/// The open transaction of a received message. Dropped unfinished (a cancelled future), its
+/// connection is discarded, so the server rolls back and the message stays in its queue.
+struct SqlReceiveTransaction<D: Driver> {
+    connection: Held<D>,
+    inner: Arc<Inner<D>>,
+}
+
+#[async_trait]
+impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
+    async fn commit(self: Box<Self>, outgoing: Vec<OutgoingMessage>) -> Result<()> {
+        let SqlReceiveTransaction {
+            mut connection,
+            inner,
+        } = *self;
+        let created = inner.write(&mut connection, &outgoing).await?;
+        inner
+            .commit(connection, &created, "a handled message")
+            .await
+    }
+
+    async fn dead_letter(self: Box<Self>, letter: DeadLetter) -> Result<()> {
+        let SqlReceiveTransaction {
+            mut connection,
+            inner,
+        } = *self;
+        inner.insert_dead_letter(&mut connection, &letter).await?;
+        inner.commit(connection, &[], "a dead letter").await
+    }
+}

@@ -1,0 +1,598 @@
+//! The two storage layouts, as strategies chosen once when a transport starts: one table per
+//! queue (seed 000, [`TablePerQueue`]) or every queue in `NimbusMessages` (seed 003,
+//! [`SharedTable`]). Everything that differs between them is here; everything else is in
+//! [`super::sql_transport`].
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use uuid::Uuid;
+
+use super::catalog::{Catalog, QueueEntry};
+use crate::driver::statements::{DelayedRow, MessageRow, QueueRow, SharedRow};
+use crate::driver::{Driver, DriverError, Held, Param};
+use crate::envelope::{Delivery, Destination, MessageIds, OutgoingMessage};
+use crate::error::{NimbusError, Result};
+use crate::names::{QueueName, SchemaName};
+use crate::sql::{IndexSql, SchemaSql};
+
+/// What both layouts and the transport share: names, rendered statements, settings.
+#[derive(Debug)]
+pub(crate) struct Context {
+    /// The database's name for messages.
+    pub name: &'static str,
+    /// The folder of `schema/` with the database's scripts, for messages.
+    pub folder: &'static str,
+    /// Where the database is, for messages.
+    pub target: String,
+    pub schema: SchemaName,
+    pub sql: SchemaSql,
+    pub catalog: Catalog,
+    pub auto_create: bool,
+    pub body_string: bool,
+    pub message_ids: MessageIds,
+    pub idle_seconds: i64,
+}
+
+impl Context {
+    /// Turns a driver error met while doing `operation` into the framework's error.
+    pub fn db(&self, operation: impl Into<String>) -> impl FnOnce(DriverError) -> NimbusError {
+        let name = self.name;
+        let operation = operation.into();
+        move |e| NimbusError::database(name, operation, e)
+    }
+
+    /// Takes the lock that serializes schema creation across instances, for the rest of the
+    /// transaction (nothing to do where the transaction itself holds the database's only write
+    /// lock, as on SQLite).
+    pub async fn lock_schema<D: Driver>(&self, c: &mut Held<D>) -> Result<()> {
+        if let Some(lock) = &self.sql.schema_lock {
+            c.run_script(lock, &[])
+                .await
+                .map_err(self.db("taking the schema lock"))?;
+        }
+        Ok(())
+    }
+
+    /// Runs a creation script; the error says what the user can do when the login may not
+    /// create tables.
+    pub async fn create<D: Driver>(
+        &self,
+        c: &mut Held<D>,
+        what: &str,
+        script: &str,
+        names: &[&str],
+    ) -> Result<()> {
+        c.run_script(script, names).await.map_err(self.db(format!(
+            "creating {what} in schema {:?} of {} (if the login may not create tables, turn \
+             auto_create_schema off and have a DBA run the scripts in schema/{})",
+            self.schema.as_str(),
+            self.target,
+            self.folder
+        )))
+    }
+
+    /// Creates `entry`'s table and indexes (and `BodyString` when asked for) where missing.
+    pub async fn create_queue<D: Driver>(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+        entry: &QueueEntry,
+    ) -> Result<()> {
+        let (schema, table) = (self.schema.as_str(), queue.as_str());
+        let what = format!("queue table {table:?}");
+        self.create(c, &what, &entry.sql.create_table, &[schema, table])
+            .await?;
+        for index in entry.sql.indexes() {
+            self.create(
+                c,
+                &format!("index {} of {what}", index.name),
+                &index.create_if_missing,
+                &[schema, table, &index.name],
+            )
+            .await?;
+        }
+        if self.body_string {
+            if let Some(body_string) = &entry.sql.body_string {
+                self.create(
+                    c,
+                    &format!("BodyString of {what}"),
+                    body_string,
+                    &[schema, table],
+                )
+                .await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `table` exists in the schema.
+    pub async fn table_exists<D: Driver>(&self, c: &mut Held<D>, table: &str) -> Result<bool> {
+        c.exists(
+            &self.sql.catalog_table_exists,
+            &[
+                Param::Text(Some(self.schema.as_str())),
+                Param::Text(Some(table)),
+            ],
+        )
+        .await
+        .map_err(self.db("checking the schema"))
+    }
+
+    fn missing(&self, object: String, statement: &str) -> NimbusError {
+        NimbusError::MissingSchema {
+            backend: self.name,
+            object: format!(
+                "{object} in schema {:?} of {}",
+                self.schema.as_str(),
+                self.target
+            ),
+            statement: statement.to_string(),
+        }
+    }
+}
+
+/// How messages are stored: everything that differs between the layouts.
+#[async_trait]
+pub(crate) trait Storage<D: Driver>: Send + Sync {
+    /// Creates what the layout needs beside the common tables, and the tables of `queues`; returns
+    /// the queues it made sure exist.
+    async fn create(&self, c: &mut Held<D>, queues: &[QueueName]) -> Result<Vec<Arc<QueueEntry>>>;
+
+    /// Checks that what the layout needs exists; the error quotes the statement that creates it.
+    async fn verify(&self, c: &mut Held<D>, queues: &[QueueName]) -> Result<()>;
+
+    /// The table whose indexes serve `queue`, and the indexes the seed requires on it.
+    fn indexes(&self, queue: &QueueName) -> (String, Vec<IndexSql>);
+
+    /// Whether one message for `queue` can be written by one autocommitted statement, with no
+    /// transaction around it (a queue known to exist, or a row of the shared table).
+    fn writes_in_one_statement(&self, queue: &QueueName, message: &OutgoingMessage) -> bool;
+
+    /// The row id of the copy of `message` for one of its queues.
+    fn row_id(&self, message: &OutgoingMessage) -> Uuid;
+
+    /// Writes the copy of `message` for `queue`, under `row_id`, inside the caller's
+    /// transaction (or alone, when [`Storage::writes_in_one_statement`] said so). Pushes onto
+    /// `created` the queues that will exist once the transaction commits.
+    async fn insert(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+        message: &OutgoingMessage,
+        row_id: Uuid,
+        created: &mut Vec<Arc<QueueEntry>>,
+    ) -> Result<()>;
+
+    /// Opens a transaction and takes the oldest visible message of `queue` no other transaction
+    /// holds, with its headers and body as the sender wrote them.
+    async fn receive(&self, c: &mut Held<D>, queue: &QueueName) -> Result<Option<MessageRow>>;
+
+    /// Estimates how many messages wait in `queue`.
+    async fn peek(&self, c: &mut Held<D>, queue: &QueueName) -> Result<i64>;
+
+    /// Deletes at most `batch` expired messages of `queue`.
+    async fn purge_expired(&self, c: &mut Held<D>, queue: &QueueName, batch: i64) -> Result<u64>;
+
+    /// Removes `queue` and every message in it.
+    async fn drop_queue(&self, c: &mut Held<D>, queue: &QueueName) -> Result<()>;
+
+    /// Takes up to `batch` due delayed messages out of their waiting place, inside the caller's
+    /// transaction; empty where delayed messages wait in their queue.
+    async fn take_due(&self, c: &mut Held<D>, batch: i64) -> Result<Vec<MessageRow>>;
+
+    /// The exact number of messages in `queue`.
+    async fn count(&self, c: &mut Held<D>, queue: &QueueName) -> Result<i64>;
+
+    /// Up to `limit` messages of `queue` in receive order, left where they are.
+    async fn browse(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+        limit: i64,
+    ) -> Result<Vec<MessageRow>>;
+
+    /// Writes `row` into `queue` as it is (the queue must exist).
+    async fn insert_raw(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+        row: &QueueRow<'_>,
+    ) -> Result<()>;
+}
+
+/// Chooses the strategy for `layout`.
+pub(crate) fn for_layout<D: Driver>(
+    layout: super::StorageLayout,
+    context: Arc<Context>,
+) -> Box<dyn Storage<D>> {
+    match layout {
+        super::StorageLayout::TablePerQueue => Box::new(TablePerQueue { context }),
+        super::StorageLayout::SharedTable => Box::new(SharedTable { context }),
+    }
+}
+
+/// Seed 000: a table per queue; delayed messages wait in `NimbusDelayedMessages`.
+pub(crate) struct TablePerQueue {
+    context: Arc<Context>,
+}
+
+#[async_trait]
+impl<D: Driver> Storage<D> for TablePerQueue {
+    async fn create(&self, c: &mut Held<D>, queues: &[QueueName]) -> Result<Vec<Arc<QueueEntry>>> {
+        let cx = &self.context;
+        let schema = cx.schema.as_str();
+        cx.create(
+            c,
+            "NimbusDelayedMessages",
+            &cx.sql.delayed_messages,
+            &[schema],
+        )
+        .await?;
+        let mut entries = Vec::with_capacity(queues.len());
+        for queue in queues {
+            let entry = cx.catalog.queue(queue);
+            cx.create_queue(c, queue, &entry).await?;
+            entries.push(entry);
+        }
+        Ok(entries)
+    }
+
+    async fn verify(&self, c: &mut Held<D>, queues: &[QueueName]) -> Result<()> {
+        let cx = &self.context;
+        if !cx.table_exists(c, "NimbusDelayedMessages").await? {
+            return Err(cx.missing(
+                "table NimbusDelayedMessages".into(),
+                &cx.sql.delayed_messages,
+            ));
+        }
+        for queue in queues {
+            let entry = cx.catalog.queue(queue);
+            if !cx.table_exists(c, queue.as_str()).await? {
+                let statement = std::iter::once(entry.sql.create_table.as_str())
+                    .chain(entry.sql.indexes().map(|i| i.create.as_str()))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                return Err(cx.missing(format!("queue table {:?}", queue.as_str()), &statement));
+            }
+            entry.mark_exists();
+        }
+        Ok(())
+    }
+
+    fn indexes(&self, queue: &QueueName) -> (String, Vec<IndexSql>) {
+        let entry = self.context.catalog.queue(queue);
+        (
+            queue.as_str().to_string(),
+            entry.sql.indexes().into_iter().cloned().collect(),
+        )
+    }
+
+    fn row_id(&self, message: &OutgoingMessage) -> Uuid {
+        message.id
+    }
+
+    fn writes_in_one_statement(&self, queue: &QueueName, message: &OutgoingMessage) -> bool {
+        message.delivery == Delivery::Immediate
+            && self.context.catalog.queue(queue).is_known_to_exist()
+    }
+
+    async fn insert(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+        message: &OutgoingMessage,
+        row_id: Uuid,
+        created: &mut Vec<Arc<QueueEntry>>,
+    ) -> Result<()> {
+        let cx = &self.context;
+        let row = QueueRow {
+            id: row_id,
+            correlation_id: message.correlation_id.as_deref(),
+            reply_to_address: message.reply_to_address.as_deref(),
+            time_to_be_received_ms: message.time_to_be_received_ms,
+            headers: &message.headers_json,
+            body: &message.body,
+            expires_at: message.expires_at,
+        };
+        if message.delivery != Delivery::Immediate {
+            let (delay_ms, due_at) = message.delivery.delay_and_due();
+            c.insert_delayed_row(
+                &cx.sql.delayed_insert,
+                &DelayedRow {
+                    message: row,
+                    destination: queue.as_str(),
+                    delay_ms,
+                    due_at,
+                },
+            )
+            .await
+            .map_err(cx.db(format!("sending a delayed message to {queue:?}")))?;
+            return Ok(());
+        }
+        let entry = cx.catalog.queue(queue);
+        if !entry.is_known_to_exist() {
+            // Usually another endpoint made it: look before taking the schema lock, whose DDL
+            // would wait for every transaction using the table.
+            if cx.auto_create && !cx.table_exists(c, queue.as_str()).await? {
+                cx.lock_schema(c).await?;
+                cx.create_queue(c, queue, &entry).await?;
+            }
+            // Known to exist once this transaction commits its insert.
+            created.push(entry.clone());
+        }
+        c.insert_queue_row(&entry.sql.insert, &row)
+            .await
+            .map_err(|e| {
+                entry.forget_exists();
+                NimbusError::database(cx.name, format!("sending to queue {queue:?}"), e)
+            })?;
+        Ok(())
+    }
+
+    async fn receive(&self, c: &mut Held<D>, queue: &QueueName) -> Result<Option<MessageRow>> {
+        let cx = &self.context;
+        let entry = cx.catalog.queue(queue);
+        c.begin_and_receive(&entry.sql.receive, &[])
+            .await
+            .map_err(cx.db(format!("receiving from queue {queue:?}")))
+    }
+
+    async fn peek(&self, c: &mut Held<D>, queue: &QueueName) -> Result<i64> {
+        let cx = &self.context;
+        let entry = cx.catalog.queue(queue);
+        c.count(&entry.sql.peek, &[])
+            .await
+            .map_err(cx.db(format!("peeking at queue {queue:?}")))
+    }
+
+    async fn purge_expired(&self, c: &mut Held<D>, queue: &QueueName, batch: i64) -> Result<u64> {
+        let cx = &self.context;
+        let entry = cx.catalog.queue(queue);
+        c.execute(&entry.sql.purge_expired, &[Param::BigInt(Some(batch))])
+            .await
+            .map_err(cx.db(format!("purging expired messages of {queue:?}")))
+    }
+
+    async fn drop_queue(&self, c: &mut Held<D>, queue: &QueueName) -> Result<()> {
+        let cx = &self.context;
+        let entry = cx.catalog.queue(queue);
+        entry.forget_exists();
+        c.run_script(&entry.sql.drop, &[])
+            .await
+            .map_err(cx.db(format!("dropping queue {queue:?}")))
+    }
+
+    async fn take_due(&self, c: &mut Held<D>, batch: i64) -> Result<Vec<MessageRow>> {
+        let cx = &self.context;
+        c.take_due_delayed(&cx.sql.delayed_take_due, batch)
+            .await
+            .map_err(cx.db("taking due delayed messages"))
+    }
+
+    async fn count(&self, c: &mut Held<D>, queue: &QueueName) -> Result<i64> {
+        let cx = &self.context;
+        c.count(&cx.catalog.queue(queue).sql.count, &[])
+            .await
+            .map_err(cx.db(format!("counting the messages of {queue:?}")))
+    }
+
+    async fn browse(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+        limit: i64,
+    ) -> Result<Vec<MessageRow>> {
+        let cx = &self.context;
+        c.browse_queue(&cx.catalog.queue(queue).sql.browse, limit)
+            .await
+            .map_err(cx.db(format!("browsing queue {queue:?}")))
+    }
+
+    async fn insert_raw(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+        row: &QueueRow<'_>,
+    ) -> Result<()> {
+        let cx = &self.context;
+        c.insert_queue_row(&cx.catalog.queue(queue).sql.insert, row)
+            .await
+            .map_err(cx.db(format!("writing a raw row to {queue:?}")))?;
+        Ok(())
+    }
+}
+
+/// Seed 003: every queue is a `Destination` in `NimbusMessages`; headers travel inside the body
+/// ([`crate::shared_envelope`]); delays are `VisibleAfter`.
+pub(crate) struct SharedTable {
+    context: Arc<Context>,
+}
+
+/// The shared table's name.
+const MESSAGES_TABLE: &str = "NimbusMessages";
+
+#[async_trait]
+impl<D: Driver> Storage<D> for SharedTable {
+    async fn create(&self, c: &mut Held<D>, queues: &[QueueName]) -> Result<Vec<Arc<QueueEntry>>> {
+        let cx = &self.context;
+        let schema = cx.schema.as_str();
+        cx.create(c, MESSAGES_TABLE, &cx.sql.shared_messages, &[schema])
+            .await?;
+        let index = &cx.sql.shared_messages_index_dequeue;
+        cx.create(
+            c,
+            &format!("index {}", index.name),
+            &index.create_if_missing,
+            &[schema, MESSAGES_TABLE, &index.name],
+        )
+        .await?;
+        Ok(queues.iter().map(|q| cx.catalog.queue(q)).collect())
+    }
+
+    async fn verify(&self, c: &mut Held<D>, _queues: &[QueueName]) -> Result<()> {
+        let cx = &self.context;
+        if !cx.table_exists(c, MESSAGES_TABLE).await? {
+            let statement = format!(
+                "{}\n{}",
+                cx.sql.shared_messages, cx.sql.shared_messages_index_dequeue.create
+            );
+            return Err(cx.missing(format!("table {MESSAGES_TABLE}"), &statement));
+        }
+        Ok(())
+    }
+
+    fn indexes(&self, _queue: &QueueName) -> (String, Vec<IndexSql>) {
+        (
+            MESSAGES_TABLE.to_string(),
+            vec![self.context.sql.shared_messages_index_dequeue.clone()],
+        )
+    }
+
+    fn row_id(&self, message: &OutgoingMessage) -> Uuid {
+        // Each copy of a published message is its own row, and MessageId is the primary key.
+        match message.destination {
+            Destination::Topic(_) => self.context.message_ids.next(),
+            Destination::Queue(_) => message.id,
+        }
+    }
+
+    fn writes_in_one_statement(&self, _queue: &QueueName, _message: &OutgoingMessage) -> bool {
+        true
+    }
+
+    async fn insert(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+        message: &OutgoingMessage,
+        row_id: Uuid,
+        _created: &mut Vec<Arc<QueueEntry>>,
+    ) -> Result<()> {
+        let cx = &self.context;
+        let (delay_ms, visible_after) = message.delivery.delay_and_due();
+        let body = crate::shared_envelope::wrap(&message.headers_json, &message.body);
+        c.insert_shared_row(
+            &cx.sql.messages_insert,
+            &SharedRow {
+                message_id: row_id,
+                destination: queue.as_str(),
+                body: &body,
+                time_to_be_received_ms: message.time_to_be_received_ms,
+                expires_at: message.expires_at,
+                delay_ms,
+                visible_after,
+            },
+        )
+        .await
+        .map_err(cx.db(format!("sending to queue {queue:?}")))?;
+        Ok(())
+    }
+
+    async fn receive(&self, c: &mut Held<D>, queue: &QueueName) -> Result<Option<MessageRow>> {
+        let cx = &self.context;
+        let row = c
+            .begin_and_receive(
+                &cx.sql.messages_receive,
+                &[Param::Text(Some(queue.as_str()))],
+            )
+            .await
+            .map_err(cx.db(format!("receiving from queue {queue:?}")))?;
+        Ok(row.map(|mut row| {
+            let (headers, body) = crate::shared_envelope::unwrap(&row.body);
+            row.headers = headers;
+            row.body = body;
+            row
+        }))
+    }
+
+    async fn peek(&self, c: &mut Held<D>, queue: &QueueName) -> Result<i64> {
+        let cx = &self.context;
+        c.count(&cx.sql.messages_peek, &[Param::Text(Some(queue.as_str()))])
+            .await
+            .map_err(cx.db(format!("peeking at queue {queue:?}")))
+    }
+
+    async fn purge_expired(&self, c: &mut Held<D>, queue: &QueueName, batch: i64) -> Result<u64> {
+        let cx = &self.context;
+        c.execute(
+            &cx.sql.messages_purge_expired,
+            &[
+                Param::Text(Some(queue.as_str())),
+                Param::BigInt(Some(batch)),
+            ],
+        )
+        .await
+        .map_err(cx.db(format!("purging expired messages of {queue:?}")))
+    }
+
+    async fn drop_queue(&self, c: &mut Held<D>, queue: &QueueName) -> Result<()> {
+        let cx = &self.context;
+        c.execute(
+            &cx.sql.messages_delete_destination,
+            &[Param::Text(Some(queue.as_str()))],
+        )
+        .await
+        .map_err(cx.db(format!("dropping queue {queue:?}")))?;
+        Ok(())
+    }
+
+    async fn take_due(&self, _c: &mut Held<D>, _batch: i64) -> Result<Vec<MessageRow>> {
+        // Delayed messages wait in NimbusMessages until their VisibleAfter: nothing to move.
+        Ok(Vec::new())
+    }
+
+    async fn count(&self, c: &mut Held<D>, queue: &QueueName) -> Result<i64> {
+        let cx = &self.context;
+        c.count(&cx.sql.messages_count, &[Param::Text(Some(queue.as_str()))])
+            .await
+            .map_err(cx.db(format!("counting the messages of {queue:?}")))
+    }
+
+    async fn browse(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+        limit: i64,
+    ) -> Result<Vec<MessageRow>> {
+        let cx = &self.context;
+        let rows = c
+            .browse_shared(&cx.sql.messages_browse, queue.as_str(), limit)
+            .await
+            .map_err(cx.db(format!("browsing queue {queue:?}")))?;
+        Ok(rows
+            .into_iter()
+            .map(|mut row| {
+                let (headers, body) = crate::shared_envelope::unwrap(&row.body);
+                row.headers = headers;
+                row.body = body;
+                row
+            })
+            .collect())
+    }
+
+    async fn insert_raw(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+        row: &QueueRow<'_>,
+    ) -> Result<()> {
+        let cx = &self.context;
+        let body = crate::shared_envelope::wrap(row.headers, row.body);
+        c.insert_shared_row(
+            &cx.sql.messages_insert,
+            &SharedRow {
+                message_id: row.id,
+                destination: queue.as_str(),
+                body: &body,
+                time_to_be_received_ms: row.time_to_be_received_ms,
+                expires_at: row.expires_at,
+                delay_ms: None,
+                visible_after: None,
+            },
+        )
+        .await
+        .map_err(cx.db(format!("writing a raw row to {queue:?}")))?;
+        Ok(())
+    }
+}

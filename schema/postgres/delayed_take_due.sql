@@ -1,0 +1,14 @@
+-- Deletes and returns at most a batch of due delayed messages (Due, then RowVersion order), skipping locked rows.
+-- Parameters: 1 batch size (bigint)
+-- Returns: Id (text), Destination, CorrelationId, ReplyToAddress, Expires, Headers, Body
+WITH due AS (
+    SELECT "RowVersion" FROM {schema}."NimbusDelayedMessages"
+    WHERE "Due" <= (now() AT TIME ZONE 'utc')
+    ORDER BY "Due", "RowVersion"
+    LIMIT $1
+    FOR UPDATE SKIP LOCKED)
+DELETE FROM {schema}."NimbusDelayedMessages" AS delayed
+USING due
+WHERE delayed."RowVersion" = due."RowVersion"
+RETURNING delayed."Id"::text, delayed."Destination", delayed."CorrelationId", delayed."ReplyToAddress",
+    delayed."Expires", delayed."Headers", delayed."Body"

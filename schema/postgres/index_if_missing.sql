@@ -1,0 +1,4 @@
+-- Runs an index creation statement only when the index is missing.
+-- Parameters: none
+-- PostgreSQL index statements already say IF NOT EXISTS, so the statement runs as it is.
+{statement}

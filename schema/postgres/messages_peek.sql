@@ -1,0 +1,7 @@
+-- Counts the visible messages of a destination in NimbusMessages, up to 10,000.
+-- Parameters: 1 Destination (varchar)
+-- Returns: Estimate (bigint)
+SELECT count(*) AS "Estimate" FROM (
+    SELECT 1 FROM {schema}."NimbusMessages"
+    WHERE "Destination" = $1 AND "VisibleAfter" <= (now() AT TIME ZONE 'utc')
+    LIMIT 10000) AS visible

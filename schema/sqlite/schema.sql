@@ -1,0 +1,2 @@
+-- Nothing to run: SQLite has no schemas here; every table lives in the database file's main schema.
+-- Parameters: none

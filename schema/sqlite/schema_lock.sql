@@ -1,0 +1,2 @@
+-- Nothing to run: schema creation runs inside BEGIN IMMEDIATE, which already holds the database file's single write lock.
+-- Parameters: none

@@ -1,0 +1,5 @@
+-- Counts the rows of a queue table exactly.
+-- Parameters: none
+-- Returns: Count (bigint)
+SELECT COUNT_BIG(*) AS [Count]
+FROM {table};

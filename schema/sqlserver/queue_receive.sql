@@ -1,0 +1,13 @@
+-- Deletes and returns the oldest row of a queue table that no other transaction holds.
+-- Parameters: none
+-- Returns: Id, CorrelationId, ReplyToAddress, Headers, Body, Expired (bit, by database time), Expires
+WITH message AS (
+    SELECT TOP (1) *
+    FROM {table} WITH (UPDLOCK, READPAST, ROWLOCK)
+    ORDER BY [RowVersion])
+DELETE FROM message
+OUTPUT deleted.[Id], deleted.[CorrelationId], deleted.[ReplyToAddress], deleted.[Headers], deleted.[Body],
+    CAST(CASE WHEN deleted.[Expires] IS NULL THEN 0
+              WHEN deleted.[Expires] > GETUTCDATE() THEN 0
+              ELSE 1 END AS bit) AS [Expired],
+    deleted.[Expires];

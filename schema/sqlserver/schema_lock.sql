@@ -1,0 +1,10 @@
+-- Takes the application lock that serializes schema creation across instances, until the transaction ends; fails after 60 s rather than hang.
+-- Parameters: none
+DECLARE @lock_result int;
+EXEC @lock_result = sys.sp_getapplock
+    @Resource = N'Nimbus.Schema',
+    @LockMode = N'Exclusive',
+    @LockOwner = N'Transaction',
+    @LockTimeout = 60000;
+IF @lock_result < 0
+    THROW 51000, N'Nimbus could not take the schema creation lock (sp_getapplock) within 60 s.', 1;

@@ -1,0 +1,6 @@
+-- Lists every subscription, whatever its heartbeat.
+-- Parameters: none
+-- Returns: TopicName, SubscriberQueue, LastSeenAt
+SELECT [TopicName], [SubscriberQueue], [LastSeenAt]
+FROM {schema}.[NimbusSubscriptions]
+ORDER BY [TopicName], [SubscriberQueue];
