@@ -22,6 +22,14 @@ pub struct BareSql {
     transport: Arc<dyn Transport>,
 }
 
+impl std::fmt::Debug for BareSql {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BareSql")
+            .field("database", &self.transport.name())
+            .finish()
+    }
+}
+
 impl BareSql {
     pub(crate) fn new(transport: Arc<dyn Transport>) -> Self {
         BareSql { transport }

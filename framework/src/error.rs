@@ -4,6 +4,7 @@ use std::time::Duration;
 
 /// The error type of every fallible operation in `nimbus`.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum NimbusError {
     /// The bus configuration is invalid; nothing was started.
     #[error("invalid configuration: {problem}. Fix: {fix}")]

@@ -92,12 +92,6 @@ pub use pipeline::handler::{Handler, HandlerContext};
 pub use pipeline::metrics::Metrics;
 pub use transport::{StorageLayout, SweepReport, DEFAULT_CONNECT_TIMEOUT};
 
-/// Re-exports used by the code the macros generate. Not a public API.
-#[doc(hidden)]
-pub mod __private {
-    pub use async_trait::async_trait;
-}
-
 /// The README's example, compiled as a doc test so it cannot drift from the API.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -8,6 +8,7 @@ use serde::{de::DeserializeOwned, Serialize};
 
 /// What a message is for; it decides how it may be sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum MessageKind {
     /// Sent to one queue, handled by one endpoint.
     Command,

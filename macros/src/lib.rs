@@ -29,8 +29,9 @@ pub fn derive_message(input: TokenStream) -> TokenStream {
     derive(input, Kind::Message)
 }
 
-/// Turns `impl Handler<M> for T { async fn handle(&self, message: M, ctx: &mut HandlerContext) ->
-/// Result<(), HandlerError> { … } }` into a handler the bus can register with `.handler(T)`.
+/// Checks `impl Handler<M> for T { async fn handle(&self, message: M, ctx: &mut HandlerContext) ->
+/// Result<(), HandlerError> { … } }` and leaves it as it is: the trait uses native async
+/// functions, so the attribute is optional; it gives clearer errors for a wrong shape.
 #[proc_macro_attribute]
 pub fn handler(args: TokenStream, input: TokenStream) -> TokenStream {
     if !args.is_empty() {
@@ -46,11 +47,7 @@ pub fn handler(args: TokenStream, input: TokenStream) -> TokenStream {
     }
     let item = parse_macro_input!(input as ItemImpl);
     match check_handler(&item) {
-        Ok(()) => quote! {
-            #[::nimbus::__private::async_trait]
-            #item
-        }
-        .into(),
+        Ok(()) => quote! { #item }.into(),
         Err(e) => e.to_compile_error().into(),
     }
 }

@@ -104,6 +104,20 @@ impl Default for BusBuilder {
     }
 }
 
+impl std::fmt::Debug for BusBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BusBuilder")
+            .field("application", &self.application)
+            .field("instance", &self.instance)
+            .field("schema", &self.schema)
+            .field("layout", &self.layout)
+            .field("concurrency", &self.concurrency)
+            .field("peek_delay", &self.peek_delay)
+            .field("routes", &self.routes)
+            .finish_non_exhaustive()
+    }
+}
+
 impl BusBuilder {
     /// The application name (it is also the endpoint's input queue) and this instance's name.
     /// Required.

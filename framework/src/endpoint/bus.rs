@@ -25,6 +25,16 @@ pub struct Endpoint {
     config: EndpointConfig,
 }
 
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("application", &self.config.identity.application)
+            .field("instance", &self.config.identity.instance)
+            .field("database", &self.config.database.dialect().name)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Endpoint {
     pub(crate) fn new(config: EndpointConfig) -> Self {
         Endpoint { config }
@@ -168,6 +178,24 @@ fn subscriptions_of(config: &EndpointConfig) -> Vec<(String, QueueName)> {
 #[derive(Clone)]
 pub struct Bus {
     inner: Arc<BusInner>,
+}
+
+impl std::fmt::Debug for Bus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let identity = &self.inner.shared.config.identity;
+        f.debug_struct("Bus")
+            .field("application", &identity.application)
+            .field("instance", &identity.instance)
+            .field("database", &self.inner.shared.transport.name())
+            .field(
+                "stopped",
+                &self
+                    .inner
+                    .stopped
+                    .load(std::sync::atomic::Ordering::Relaxed),
+            )
+            .finish_non_exhaustive()
+    }
 }
 
 struct BusInner {

@@ -36,15 +36,23 @@ use crate::headers::Headers;
 use crate::message::{Command, Event, Message, MessageKind};
 use crate::names::QueueName;
 
-/// Handles messages of type `M`. Implement it with `#[nimbus::handler]` on the impl block.
+/// Handles messages of type `M`. Implement it with an ordinary `async fn handle` (native async
+/// functions in traits; no extra crate). `#[nimbus::handler]` on the impl block is optional: it
+/// checks the signature and gives clearer errors.
 ///
 /// Everything the handler sends or publishes through `ctx` is written in the transaction that
 /// received the message: if the handler returns an error (or panics), none of it is written and the
 /// message goes back to its queue.
-#[async_trait::async_trait]
+///
+/// The future must be `Send` (handlers may run on any thread): hold no `Rc` or `RefCell` borrow
+/// across an `.await`.
 pub trait Handler<M: Message>: Send + Sync + 'static {
     /// Handles one message.
-    async fn handle(&self, message: M, ctx: &mut HandlerContext) -> Result<(), HandlerError>;
+    fn handle(
+        &self,
+        message: M,
+        ctx: &mut HandlerContext,
+    ) -> impl std::future::Future<Output = Result<(), HandlerError>> + Send;
 }
 
 /// The routes of commands to queues.
@@ -76,6 +84,16 @@ pub struct HandlerContext {
     headers: Headers,
     causation: Causation,
     outgoing: Vec<OutgoingMessage>,
+}
+
+impl std::fmt::Debug for HandlerContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HandlerContext")
+            .field("message_id", &self.causation.message_id)
+            .field("headers", &self.headers)
+            .field("outgoing", &self.outgoing.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl HandlerContext {

@@ -39,6 +39,7 @@ impl Counters {
 
 /// A snapshot of an endpoint's counters since it started.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Metrics {
     /// Messages handled and committed.
     pub handled: u64,
