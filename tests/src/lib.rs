@@ -56,6 +56,7 @@ macro_rules! conformance_suite {
             unreachable_database_is_a_clear_error,
             awkward_queue_names_work,
             events_reach_every_subscribed_queue,
+            a_refused_subscriber_name_does_not_stop_publishing,
             concurrency_limit_is_never_exceeded,
             missing_indexes_are_reported_with_their_statement,
             missing_tables_without_auto_create_name_the_statement,

@@ -442,6 +442,34 @@ pub async fn awkward_queue_names_work(kind: Setup) {
     }
 }
 
+/// A subscription row whose queue name the framework refuses (written by hand or by another
+/// tool) is skipped with a warning on every database: the other subscribers still get the event.
+pub async fn a_refused_subscriber_name_does_not_stop_publishing(kind: Setup) {
+    let db = TestDatabase::new(kind).await;
+    let seen = seen_list();
+    let billing = db
+        .builder("Billing", "billing-1")
+        .handler::<SomethingHappened, _>(Recorder::new("Billing", &seen))
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let admin = db.admin();
+    db.execute(&format!(
+        "INSERT INTO {} ({}, {}) VALUES ('Conformance.SomethingHappened', ' padded name ')",
+        admin.qualified_table("NimbusSubscriptions"),
+        admin.quote("TopicName"),
+        admin.quote("SubscriberQueue"),
+    ))
+    .await;
+    let publisher = sender(&db, "Nowhere").await;
+    publisher.publish(SomethingHappened { n: 1 }).await.unwrap();
+    wait_until("Billing handles the event", || async { count_of(&seen) == 1 }).await;
+    billing.stop().await.unwrap();
+    publisher.stop().await.unwrap();
+}
+
 pub async fn events_reach_every_subscribed_queue(kind: Setup) {
     let db = TestDatabase::new(kind).await;
     let seen = seen_list();
