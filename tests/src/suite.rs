@@ -465,7 +465,10 @@ pub async fn a_refused_subscriber_name_does_not_stop_publishing(kind: Setup) {
     .await;
     let publisher = sender(&db, "Nowhere").await;
     publisher.publish(SomethingHappened { n: 1 }).await.unwrap();
-    wait_until("Billing handles the event", || async { count_of(&seen) == 1 }).await;
+    wait_until("Billing handles the event", || async {
+        count_of(&seen) == 1
+    })
+    .await;
     billing.stop().await.unwrap();
     publisher.stop().await.unwrap();
 }

@@ -7,23 +7,23 @@ use std::sync::Arc;
 
 use super::periodic::Periodic;
 use crate::pipeline::metrics::Counters;
-use crate::pipeline::EndpointShared;
+use crate::pipeline::EndpointState;
 
 /// How many due messages one transaction moves.
 pub(crate) const DELIVERY_BATCH: i64 = 100;
 
 /// The delayed-delivery actor of an endpoint.
-pub(crate) fn delayed_delivery(shared: Arc<EndpointShared>) -> Periodic {
-    let interval = shared.config.peek_delay;
+pub(crate) fn delayed_delivery(endpoint: Arc<EndpointState>) -> Periodic {
+    let interval = endpoint.config.peek_delay;
     Periodic::new(
         interval,
         true,
         Arc::new(move || {
-            let shared = shared.clone();
+            let endpoint = endpoint.clone();
             Box::pin(async move {
                 let mut moved = 0u64;
                 loop {
-                    match shared.transport.deliver_due(DELIVERY_BATCH).await {
+                    match endpoint.transport.deliver_due(DELIVERY_BATCH).await {
                         Ok(n) => {
                             moved += n;
                             if n < DELIVERY_BATCH as u64 {
@@ -37,7 +37,7 @@ pub(crate) fn delayed_delivery(shared: Arc<EndpointShared>) -> Periodic {
                     }
                 }
                 if moved > 0 {
-                    Counters::add(&shared.counters.delayed_delivered, moved);
+                    Counters::add(&endpoint.counters.delayed_delivered, moved);
                     tracing::debug!(moved, "delivered due delayed messages");
                 }
             })

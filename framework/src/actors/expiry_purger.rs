@@ -8,24 +8,24 @@ use std::sync::Arc;
 use super::periodic::Periodic;
 use crate::names::QueueName;
 use crate::pipeline::metrics::Counters;
-use crate::pipeline::EndpointShared;
+use crate::pipeline::EndpointState;
 
 /// The expiry purger of one queue.
-pub(crate) fn expiry_purger(shared: Arc<EndpointShared>, queue: QueueName) -> Periodic {
-    let interval = shared.config.purge_interval;
+pub(crate) fn expiry_purger(endpoint: Arc<EndpointState>, queue: QueueName) -> Periodic {
+    let interval = endpoint.config.purge_interval;
     Periodic::new(
         interval,
         true,
         Arc::new(move || {
-            let (shared, queue) = (shared.clone(), queue.clone());
+            let (endpoint, queue) = (endpoint.clone(), queue.clone());
             Box::pin(async move {
-                let batch = shared.config.purge_batch_size;
+                let batch = endpoint.config.purge_batch_size;
                 let mut purged = 0u64;
                 loop {
-                    match shared.transport.purge_expired(&queue, batch).await {
+                    match endpoint.transport.purge_expired(&queue, batch).await {
                         Ok(n) => {
                             purged += n;
-                            Counters::add(&shared.counters.expired_purged, n);
+                            Counters::add(&endpoint.counters.expired_purged, n);
                             if n < batch as u64 {
                                 break;
                             }

@@ -7,22 +7,22 @@ use std::sync::Arc;
 
 use super::periodic::Periodic;
 use crate::names::QueueName;
-use crate::pipeline::EndpointShared;
+use crate::pipeline::EndpointState;
 
 /// The heartbeat actor of one instance's subscriptions.
 pub(crate) fn heartbeat(
-    shared: Arc<EndpointShared>,
+    endpoint: Arc<EndpointState>,
     subscriptions: Vec<(String, QueueName)>,
 ) -> Periodic {
-    let interval = crate::subscriptions::heartbeat_interval(shared.config.auto_delete_on_idle);
+    let interval = crate::subscriptions::heartbeat_interval(endpoint.config.auto_delete_on_idle);
     let subscriptions = Arc::new(subscriptions);
     Periodic::new(
         interval,
         false,
         Arc::new(move || {
-            let (shared, subscriptions) = (shared.clone(), subscriptions.clone());
+            let (endpoint, subscriptions) = (endpoint.clone(), subscriptions.clone());
             Box::pin(async move {
-                let missing = match shared.transport.heartbeat(&subscriptions).await {
+                let missing = match endpoint.transport.heartbeat(&subscriptions).await {
                     Ok(missing) => missing,
                     Err(e) => {
                         tracing::warn!(error = %e, "heartbeat failed; retrying at the next beat");
@@ -32,8 +32,8 @@ pub(crate) fn heartbeat(
                 for i in missing {
                     let (topic, queue) = &subscriptions[i];
                     tracing::warn!(%topic, %queue, "subscription was swept while this instance ran; writing it again");
-                    if shared.config.auto_create_schema {
-                        if let Err(e) = shared
+                    if endpoint.config.auto_create_schema {
+                        if let Err(e) = endpoint
                             .transport
                             .create_schema(std::slice::from_ref(queue))
                             .await
@@ -41,7 +41,7 @@ pub(crate) fn heartbeat(
                             tracing::warn!(%queue, error = %e, "could not create the queue again");
                         }
                     }
-                    if let Err(e) = shared.transport.subscribe(topic, queue).await {
+                    if let Err(e) = endpoint.transport.subscribe(topic, queue).await {
                         tracing::warn!(%topic, %queue, error = %e, "could not subscribe again");
                     }
                 }

@@ -5,20 +5,20 @@
 use std::sync::Arc;
 
 use super::periodic::Periodic;
-use crate::pipeline::EndpointShared;
+use crate::pipeline::EndpointState;
 
 /// The idle-sweep actor of an endpoint.
-pub(crate) fn idle_sweep(shared: Arc<EndpointShared>) -> Periodic {
-    let interval = crate::subscriptions::sweep_interval(shared.config.auto_delete_on_idle);
+pub(crate) fn idle_sweep(endpoint: Arc<EndpointState>) -> Periodic {
+    let interval = crate::subscriptions::sweep_interval(endpoint.config.auto_delete_on_idle);
     Periodic::new(
         interval,
         true,
         Arc::new(move || {
-            let shared = shared.clone();
+            let endpoint = endpoint.clone();
             Box::pin(async move {
-                match shared
+                match endpoint
                     .transport
-                    .sweep_idle(shared.config.idle_seconds())
+                    .sweep_idle(endpoint.config.idle_seconds())
                     .await
                 {
                     Ok(report) if !report.subscriptions.is_empty() => {

@@ -6,17 +6,17 @@ use actix::prelude::*;
 
 use crate::error::Result;
 use crate::names::QueueName;
-use crate::pipeline::EndpointShared;
+use crate::pipeline::EndpointState;
 
 /// Estimates the depth of one queue on request.
 pub(crate) struct Peeker {
-    shared: Arc<EndpointShared>,
+    endpoint: Arc<EndpointState>,
     queue: QueueName,
 }
 
 impl Peeker {
-    pub fn new(shared: Arc<EndpointShared>, queue: QueueName) -> Self {
-        Peeker { shared, queue }
+    pub fn new(endpoint: Arc<EndpointState>, queue: QueueName) -> Self {
+        Peeker { endpoint, queue }
     }
 }
 
@@ -39,8 +39,8 @@ impl Handler<Peek> for Peeker {
     type Result = ResponseFuture<Result<i64>>;
 
     fn handle(&mut self, _msg: Peek, _ctx: &mut Self::Context) -> Self::Result {
-        let shared = self.shared.clone();
+        let endpoint = self.endpoint.clone();
         let queue = self.queue.clone();
-        Box::pin(async move { shared.transport.peek(&queue).await })
+        Box::pin(async move { endpoint.transport.peek(&queue).await })
     }
 }

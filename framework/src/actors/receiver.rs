@@ -5,20 +5,20 @@ use std::sync::Arc;
 use actix::prelude::*;
 
 use crate::names::QueueName;
-use crate::pipeline::{receive_and_handle, EndpointShared, Outcome};
+use crate::pipeline::{receive_and_handle, EndpointState, Outcome};
 
 /// Receives one message at a time from one queue. A handler panic is caught in the pipeline; the
 /// actor then stops so that its supervisor restarts it with fresh state.
 pub(crate) struct Receiver {
-    shared: Arc<EndpointShared>,
+    endpoint: Arc<EndpointState>,
     queue: QueueName,
     index: usize,
 }
 
 impl Receiver {
-    pub fn new(shared: Arc<EndpointShared>, queue: QueueName, index: usize) -> Self {
+    pub fn new(endpoint: Arc<EndpointState>, queue: QueueName, index: usize) -> Self {
         Receiver {
-            shared,
+            endpoint,
             queue,
             index,
         }
@@ -44,10 +44,10 @@ impl Handler<ReceiveOne> for Receiver {
     type Result = ResponseActFuture<Self, Outcome>;
 
     fn handle(&mut self, _msg: ReceiveOne, _ctx: &mut Self::Context) -> Self::Result {
-        let shared = self.shared.clone();
+        let endpoint = self.endpoint.clone();
         let queue = self.queue.clone();
         Box::pin(
-            async move { receive_and_handle(&shared, &queue).await }
+            async move { receive_and_handle(&endpoint, &queue).await }
                 .into_actor(self)
                 .map(|outcome, _act, ctx| {
                     if matches!(outcome, Outcome::Failed { panicked: true, .. }) {

@@ -13,7 +13,7 @@ use super::receiver::{ReceiveOne, Receiver};
 use super::Shutdown;
 use crate::error::NimbusError;
 use crate::names::QueueName;
-use crate::pipeline::{EndpointShared, Outcome};
+use crate::pipeline::{EndpointState, Outcome};
 use crate::recoverability::Recovery;
 
 /// The longest wait between attempts while the database is failing.
@@ -22,7 +22,7 @@ const MAX_ERROR_BACKOFF: Duration = Duration::from_secs(30);
 /// Supervises the peeker and receivers of one queue and decides, after every peek and every
 /// receive, what happens next.
 pub(crate) struct QueueSupervisor {
-    shared: Arc<EndpointShared>,
+    endpoint: Arc<EndpointState>,
     queue: QueueName,
     peeker: Option<Addr<Peeker>>,
     purger: Option<Addr<Periodic>>,
@@ -41,9 +41,9 @@ pub(crate) struct QueueSupervisor {
 }
 
 impl QueueSupervisor {
-    pub fn new(shared: Arc<EndpointShared>, queue: QueueName) -> Self {
+    pub fn new(endpoint: Arc<EndpointState>, queue: QueueName) -> Self {
         QueueSupervisor {
-            shared,
+            endpoint,
             queue,
             peeker: None,
             purger: None,
@@ -98,11 +98,11 @@ impl QueueSupervisor {
     fn database_failed(&mut self, error: &NimbusError) {
         self.consecutive_errors += 1;
         let since = *self.failing_since.get_or_insert_with(Instant::now);
-        let limit = self.shared.config.critical_error_after;
+        let limit = self.endpoint.config.critical_error_after;
         if !self.critical_raised && since.elapsed() >= limit {
             self.critical_raised = true;
             tracing::error!(queue = %self.queue, error = %error, outage = ?since.elapsed(), "critical error: the database has been failing longer than {limit:?}");
-            if let Some(callback) = &self.shared.config.on_critical_error {
+            if let Some(callback) = &self.endpoint.config.on_critical_error {
                 callback(error);
             }
         }
@@ -111,7 +111,7 @@ impl QueueSupervisor {
     /// The wait after `consecutive_errors` failures in a row: the peek delay, doubled each time,
     /// at most 30 s.
     fn error_backoff(&self) -> Duration {
-        let base = self.shared.config.peek_delay;
+        let base = self.endpoint.config.peek_delay;
         let factor = 2u32.saturating_pow(self.consecutive_errors.saturating_sub(1).min(16));
         base.saturating_mul(factor).min(MAX_ERROR_BACKOFF)
     }
@@ -134,7 +134,7 @@ impl QueueSupervisor {
             Ok(Ok(_)) => {
                 self.database_ok();
                 self.set_depth(0);
-                self.peek_later(self.shared.config.peek_delay, ctx);
+                self.peek_later(self.endpoint.config.peek_delay, ctx);
             }
             Ok(Err(e)) => {
                 self.database_failed(&e);
@@ -151,7 +151,7 @@ impl QueueSupervisor {
     }
 
     fn set_depth(&self, estimate: i64) {
-        self.shared.counters.queue_depth.store(
+        self.endpoint.counters.queue_depth.store(
             u64::try_from(estimate).unwrap_or(0),
             std::sync::atomic::Ordering::Relaxed,
         );
@@ -240,13 +240,13 @@ impl Actor for QueueSupervisor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        let (shared, queue) = (self.shared.clone(), self.queue.clone());
-        self.peeker = Some(Supervisor::start(move |_| Peeker::new(shared, queue)));
-        self.purger = Some(expiry_purger(self.shared.clone(), self.queue.clone()).start());
-        for index in 0..self.shared.config.concurrency {
-            let (shared, queue) = (self.shared.clone(), self.queue.clone());
+        let (endpoint, queue) = (self.endpoint.clone(), self.queue.clone());
+        self.peeker = Some(Supervisor::start(move |_| Peeker::new(endpoint, queue)));
+        self.purger = Some(expiry_purger(self.endpoint.clone(), self.queue.clone()).start());
+        for index in 0..self.endpoint.config.concurrency {
+            let (endpoint, queue) = (self.endpoint.clone(), self.queue.clone());
             self.receivers.push(Supervisor::start(move |_| {
-                Receiver::new(shared, queue, index)
+                Receiver::new(endpoint, queue, index)
             }));
             self.idle.push(index);
         }

@@ -18,7 +18,7 @@ use crate::names::QueueName;
 use crate::pipeline::config::EndpointConfig;
 use crate::pipeline::handler::SubscriptionMode;
 use crate::pipeline::metrics::{Counters, Metrics};
-use crate::pipeline::EndpointShared;
+use crate::pipeline::EndpointState;
 
 /// An endpoint whose configuration has been checked; [`Endpoint::start`] connects and starts it.
 pub struct Endpoint {
@@ -93,7 +93,7 @@ impl Endpoint {
         }
         let counters = Arc::new(Counters::default());
         let dead_letterer = DeadLetterer::new(counters.clone()).start().recipient();
-        let shared = Arc::new(EndpointShared {
+        let endpoint = Arc::new(EndpointState {
             config,
             transport,
             counters,
@@ -102,25 +102,29 @@ impl Endpoint {
         });
         let mut maintenance: Vec<Recipient<Shutdown>> = Vec::new();
         if receiving {
-            maintenance.push(delayed_delivery(shared.clone()).start().recipient());
-            maintenance.push(idle_sweep(shared.clone()).start().recipient());
+            maintenance.push(delayed_delivery(endpoint.clone()).start().recipient());
+            maintenance.push(idle_sweep(endpoint.clone()).start().recipient());
         }
         if !subscriptions.is_empty() {
-            maintenance.push(heartbeat(shared.clone(), subscriptions).start().recipient());
+            maintenance.push(
+                heartbeat(endpoint.clone(), subscriptions)
+                    .start()
+                    .recipient(),
+            );
         }
         let supervisors = queues
             .into_iter()
-            .map(|queue| QueueSupervisor::new(shared.clone(), queue).start())
+            .map(|queue| QueueSupervisor::new(endpoint.clone(), queue).start())
             .collect();
         tracing::info!(
-            application = %shared.config.identity.application,
-            instance = %shared.config.identity.instance,
-            database = shared.transport.name(),
+            application = %endpoint.config.identity.application,
+            instance = %endpoint.config.identity.instance,
+            database = endpoint.transport.name(),
             "bus started"
         );
         Ok(Bus {
             inner: Arc::new(BusInner {
-                shared,
+                endpoint,
                 supervisors: Mutex::new(supervisors),
                 maintenance: Mutex::new(maintenance),
                 warnings,
@@ -182,11 +186,11 @@ pub struct Bus {
 
 impl std::fmt::Debug for Bus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let identity = &self.inner.shared.config.identity;
+        let identity = &self.inner.endpoint.config.identity;
         f.debug_struct("Bus")
             .field("application", &identity.application)
             .field("instance", &identity.instance)
-            .field("database", &self.inner.shared.transport.name())
+            .field("database", &self.inner.endpoint.transport.name())
             .field(
                 "stopped",
                 &self
@@ -199,7 +203,7 @@ impl std::fmt::Debug for Bus {
 }
 
 struct BusInner {
-    shared: Arc<EndpointShared>,
+    endpoint: Arc<EndpointState>,
     supervisors: Mutex<Vec<Addr<QueueSupervisor>>>,
     /// The timer-driven actors: delayed delivery, heartbeat, idle sweep.
     maintenance: Mutex<Vec<Recipient<Shutdown>>>,
@@ -216,7 +220,7 @@ impl Bus {
     /// Sends a command to the queue routed for its type (`route::<M>("Queue")` on the builder).
     /// Returns once the message is committed to the database.
     pub async fn send<M: Command>(&self, message: M) -> Result<()> {
-        let queue = self.inner.shared.config.routes.queue_for::<M>()?;
+        let queue = self.inner.endpoint.config.routes.queue_for::<M>()?;
         self.write(&message, Intent::Send, Destination::Queue(queue))
             .await
     }
@@ -228,8 +232,8 @@ impl Bus {
         messages: impl IntoIterator<Item = M>,
     ) -> Result<()> {
         self.ensure_running()?;
-        let shared = &self.inner.shared;
-        let queue = shared.config.routes.queue_for::<M>()?;
+        let endpoint = &self.inner.endpoint;
+        let queue = endpoint.config.routes.queue_for::<M>()?;
         let outgoing = messages
             .into_iter()
             .map(|message| {
@@ -237,12 +241,12 @@ impl Bus {
                     &message,
                     Intent::Send,
                     Destination::Queue(queue.clone()),
-                    &shared.config.identity,
+                    &endpoint.config.identity,
                     None,
                 )
             })
             .collect::<Result<Vec<_>>>()?;
-        shared.transport.send(outgoing).await
+        endpoint.transport.send(outgoing).await
     }
 
     /// Sends a message with options: a delay or due time, a time to be received, a destination
@@ -259,20 +263,20 @@ impl Bus {
     /// ```
     pub async fn send_with<M: Message>(&self, message: M, options: SendOptions) -> Result<()> {
         self.ensure_running()?;
-        let shared = &self.inner.shared;
+        let endpoint = &self.inner.endpoint;
         let queue = match options.destination() {
             Some(queue) => QueueName::new(queue)?,
-            None => shared.config.routes.queue_for_name(M::TYPE_NAME)?,
+            None => endpoint.config.routes.queue_for_name(M::TYPE_NAME)?,
         };
         let outgoing = build_outgoing_with(
             &message,
             Intent::Send,
             Destination::Queue(queue),
-            &shared.config.identity,
+            &endpoint.config.identity,
             None,
             &options,
         )?;
-        shared.transport.send(vec![outgoing]).await
+        endpoint.transport.send(vec![outgoing]).await
     }
 
     /// Moves the dead letter `message_id` (its `NimbusDeadLetters.MessageId`) back to the queue it
@@ -281,7 +285,7 @@ impl Bus {
     pub async fn replay_dead_letter(&self, message_id: uuid::Uuid) -> Result<bool> {
         self.ensure_running()?;
         self.inner
-            .shared
+            .endpoint
             .transport
             .replay_dead_letter(message_id, crate::dead_letter::replay_message)
             .await
@@ -300,7 +304,7 @@ impl Bus {
     /// # Ok(()) }
     /// ```
     pub async fn request<R: Message, Resp: Message>(&self, request: R) -> Result<Resp> {
-        let timeout = self.inner.shared.config.request_timeout;
+        let timeout = self.inner.endpoint.config.request_timeout;
         self.request_with(request, SendOptions::new(), timeout)
             .await
     }
@@ -315,8 +319,8 @@ impl Bus {
         timeout: std::time::Duration,
     ) -> Result<Resp> {
         self.ensure_running()?;
-        let shared = &self.inner.shared;
-        let Some(reply_to) = shared.config.identity.instance_queue.clone() else {
+        let endpoint = &self.inner.endpoint;
+        let Some(reply_to) = endpoint.config.identity.instance_queue.clone() else {
             return Err(NimbusError::config(
                 "this endpoint has no instance queue to receive replies",
                 "call .enable_requests() on the bus builder",
@@ -324,20 +328,20 @@ impl Bus {
         };
         let queue = match options.destination() {
             Some(queue) => QueueName::new(queue)?,
-            None => shared.config.routes.queue_for_name(R::TYPE_NAME)?,
+            None => endpoint.config.routes.queue_for_name(R::TYPE_NAME)?,
         };
         let outgoing = build_request(
             &request,
             Destination::Queue(queue),
-            &shared.config.identity,
+            &endpoint.config.identity,
             &reply_to,
             &options,
         )?;
         let correlation_id = outgoing.id.to_string();
         let (tx, rx) = tokio::sync::oneshot::channel();
-        shared.pending_requests.insert(correlation_id.clone(), tx);
+        endpoint.pending_requests.insert(correlation_id.clone(), tx);
         let waited = async {
-            shared.transport.send(vec![outgoing]).await?;
+            endpoint.transport.send(vec![outgoing]).await?;
             match tokio::time::timeout(timeout, rx).await {
                 Ok(Ok(reply)) => Ok(reply),
                 Ok(Err(_)) => Err(NimbusError::NotRunning(
@@ -354,7 +358,7 @@ impl Bus {
             }
         }
         .await;
-        shared.pending_requests.remove(&correlation_id);
+        endpoint.pending_requests.remove(&correlation_id);
         let reply = waited?;
         if reply.type_name != Resp::TYPE_NAME {
             return Err(NimbusError::UnexpectedReply {
@@ -373,10 +377,10 @@ impl Bus {
     /// messages still in them. The sweep actor of every receiving endpoint does this on its own;
     /// call it for maintenance. Safe while other instances sweep.
     pub async fn sweep_idle_subscriptions(&self) -> Result<crate::transport::SweepReport> {
-        let shared = &self.inner.shared;
-        shared
+        let endpoint = &self.inner.endpoint;
+        endpoint
             .transport
-            .sweep_idle(shared.config.idle_seconds())
+            .sweep_idle(endpoint.config.idle_seconds())
             .await
     }
 
@@ -384,12 +388,12 @@ impl Bus {
     /// feature; not for applications).
     #[cfg(feature = "bench")]
     pub fn bare_sql(&self) -> crate::bench::BareSql {
-        crate::bench::BareSql::new(self.inner.shared.transport.clone())
+        crate::bench::BareSql::new(self.inner.endpoint.transport.clone())
     }
 
     /// The endpoint's counters: handled, failed, retried, dead-lettered, expired, queue depth.
     pub fn metrics(&self) -> Metrics {
-        self.inner.shared.counters.snapshot()
+        self.inner.endpoint.counters.snapshot()
     }
 
     /// Sends a message to `queue`. Returns once the message is committed to the database.
@@ -412,9 +416,15 @@ impl Bus {
         destination: Destination,
     ) -> Result<()> {
         self.ensure_running()?;
-        let shared = &self.inner.shared;
-        let outgoing = build_outgoing(message, intent, destination, &shared.config.identity, None)?;
-        shared.transport.send(vec![outgoing]).await
+        let endpoint = &self.inner.endpoint;
+        let outgoing = build_outgoing(
+            message,
+            intent,
+            destination,
+            &endpoint.config.identity,
+            None,
+        )?;
+        endpoint.transport.send(vec![outgoing]).await
     }
 
     fn ensure_running(&self) -> Result<()> {
@@ -431,7 +441,7 @@ impl Bus {
 
     /// The queue this endpoint receives from.
     pub fn input_queue(&self) -> &str {
-        self.inner.shared.config.identity.input_queue.as_str()
+        self.inner.endpoint.config.identity.input_queue.as_str()
     }
 
     /// Stops receiving, waits for every message being handled to commit or roll back, and stops
@@ -463,7 +473,7 @@ impl Bus {
             // Work in flight is one transaction: stopping it rolls it back, losing nothing.
             let _ = actor.send(Shutdown).await;
         }
-        tracing::info!(application = %self.inner.shared.config.identity.application, "bus stopped");
+        tracing::info!(application = %self.inner.endpoint.config.identity.application, "bus stopped");
         Ok(())
     }
 }

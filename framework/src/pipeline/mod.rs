@@ -31,7 +31,7 @@ use crate::pipeline::requests::{PendingRequests, Reply};
 use crate::recoverability::{failures_so_far, Recovery, DELAYED_RETRIES, FAILED_ATTEMPTS};
 
 /// What an endpoint's actors share.
-pub(crate) struct EndpointShared {
+pub(crate) struct EndpointState {
     pub config: EndpointConfig,
     pub transport: Arc<dyn Transport>,
     pub counters: Arc<Counters>,
@@ -81,20 +81,20 @@ enum Failure {
 }
 
 /// Receives one message from `queue` and handles it in the receive's transaction.
-pub(crate) async fn receive_and_handle(shared: &EndpointShared, queue: &QueueName) -> Outcome {
-    let (row, tx) = match shared.transport.receive(queue).await {
+pub(crate) async fn receive_and_handle(endpoint: &EndpointState, queue: &QueueName) -> Outcome {
+    let (row, tx) = match endpoint.transport.receive(queue).await {
         Ok(None) => return Outcome::Empty,
         Ok(Some(received)) => received,
         Err(e) => return Outcome::Infrastructure(e),
     };
     if let Some(problem) = &row.undecodable {
         let reason = format!("message {}: {problem}", row.row_id);
-        return fail(shared, queue, tx, &row, None, Failure::BadInput(reason)).await;
+        return fail(endpoint, queue, tx, &row, None, Failure::BadInput(reason)).await;
     }
     if row.expired {
         return match tx.commit(Vec::new()).await {
             Ok(()) => {
-                Counters::add(&shared.counters.expired_discarded, 1);
+                Counters::add(&endpoint.counters.expired_discarded, 1);
                 tracing::info!(queue = %queue, id = %row.row_id, "discarded an expired message");
                 Outcome::Expired
             }
@@ -110,7 +110,7 @@ pub(crate) async fn receive_and_handle(shared: &EndpointShared, queue: &QueueNam
                 crate::headers::ENCLOSED_MESSAGE_TYPES
             );
             return fail(
-                shared,
+                endpoint,
                 queue,
                 tx,
                 &row,
@@ -121,14 +121,14 @@ pub(crate) async fn receive_and_handle(shared: &EndpointShared, queue: &QueueNam
         }
         Err(e) => {
             let reason = format!("message {}: {e}", row.row_id);
-            return fail(shared, queue, tx, &row, None, Failure::BadInput(reason)).await;
+            return fail(endpoint, queue, tx, &row, None, Failure::BadInput(reason)).await;
         }
     };
-    let on_instance_queue = shared.config.identity.instance_queue.as_ref() == Some(queue);
+    let on_instance_queue = endpoint.config.identity.instance_queue.as_ref() == Some(queue);
     let reply_to = on_instance_queue
         .then(|| reply_correlation(&incoming))
         .flatten();
-    if let Some(waiter) = reply_to.and_then(|c| shared.pending_requests.take(c)) {
+    if let Some(waiter) = reply_to.and_then(|c| endpoint.pending_requests.take(c)) {
         let reply = Reply {
             type_name: incoming.type_name.clone(),
             body: row.body.clone(),
@@ -138,14 +138,14 @@ pub(crate) async fn receive_and_handle(shared: &EndpointShared, queue: &QueueNam
         if waiter.send(reply).is_ok() {
             return match tx.commit(Vec::new()).await {
                 Ok(()) => {
-                    Counters::add(&shared.counters.handled, 1);
+                    Counters::add(&endpoint.counters.handled, 1);
                     Outcome::Handled
                 }
                 Err(e) => Outcome::Infrastructure(e),
             };
         }
     }
-    let handlers = shared
+    let handlers = endpoint
         .config
         .handlers
         .get(&incoming.type_name)
@@ -164,7 +164,7 @@ pub(crate) async fn receive_and_handle(shared: &EndpointShared, queue: &QueueNam
             ),
         };
         return fail(
-            shared,
+            endpoint,
             queue,
             tx,
             &row,
@@ -186,12 +186,12 @@ pub(crate) async fn receive_and_handle(shared: &EndpointShared, queue: &QueueNam
         message_id,
     } = incoming;
     let mut ctx = HandlerContext::new(
-        shared.config.identity.clone(),
-        shared.config.routes.clone(),
+        endpoint.config.identity.clone(),
+        endpoint.config.routes.clone(),
         headers,
         causation,
     );
-    let timeout = shared.config.handler_timeout;
+    let timeout = endpoint.config.handler_timeout;
     for handler in handlers {
         let invoked = tokio::time::timeout(
             timeout,
@@ -229,11 +229,11 @@ pub(crate) async fn receive_and_handle(shared: &EndpointShared, queue: &QueueNam
             type_name,
             message_id,
         };
-        return fail(shared, queue, tx, &row, Some(&incoming), failure).await;
+        return fail(endpoint, queue, tx, &row, Some(&incoming), failure).await;
     }
     match tx.commit(ctx.into_outgoing()).await {
         Ok(()) => {
-            Counters::add(&shared.counters.handled, 1);
+            Counters::add(&endpoint.counters.handled, 1);
             Outcome::Handled
         }
         Err(e) => Outcome::Infrastructure(e),
@@ -253,7 +253,7 @@ fn reply_correlation(incoming: &Incoming) -> Option<&str> {
 /// Counts the failed attempt in the message's headers and, in the receive's transaction, puts it
 /// back (at once or delayed) or moves it to the dead letters.
 async fn fail(
-    shared: &EndpointShared,
+    endpoint: &EndpointState,
     queue: &QueueName,
     tx: Box<dyn ReceiveTransaction>,
     row: &ReceivedMessage,
@@ -264,15 +264,15 @@ async fn fail(
     let (reason, recovery, panicked) = match failure {
         Failure::BadInput(reason) => (reason, Recovery::DeadLetter, false),
         Failure::Handler { reason, panicked } => {
-            (reason, shared.config.retry.decide(failures), panicked)
+            (reason, endpoint.config.retry.decide(failures), panicked)
         }
     };
-    Counters::add(&shared.counters.failed, 1);
+    Counters::add(&endpoint.counters.failed, 1);
     let result = match (recovery, incoming) {
         (Recovery::Immediate, Some(incoming)) => {
             let retry = retry_copy(row, &incoming.headers, queue, failures, None);
             tx.commit(vec![retry]).await.inspect(|()| {
-                Counters::add(&shared.counters.immediate_retries, 1);
+                Counters::add(&endpoint.counters.immediate_retries, 1);
                 tracing::warn!(queue = %queue, attempt = failures, %reason, "handler failed; retrying at once");
             })
         }
@@ -285,14 +285,14 @@ async fn fail(
                 Some((retry, delay)),
             );
             tx.commit(vec![copy]).await.inspect(|()| {
-                Counters::add(&shared.counters.delayed_retries, 1);
+                Counters::add(&endpoint.counters.delayed_retries, 1);
                 tracing::warn!(queue = %queue, attempt = failures, ?delay, %reason, "handler failed; retrying later");
             })
         }
         // Dead letter, or a retry of a message whose headers cannot be written back.
         _ => {
             let letter = dead_letter(row, incoming.map(|i| &i.headers), queue, &reason, failures);
-            match shared
+            match endpoint
                 .dead_letterer
                 .send(MoveToDeadLetters {
                     tx,
