@@ -206,6 +206,7 @@ impl Database {
         } else {
             crate::envelope::MessageIds::TimeOrdered
         };
+        let database_connect_timeout = database.connect_timeout();
         let transport = crate::transport::connect(TransportSettings {
             message_ids,
             database,
@@ -218,6 +219,10 @@ impl Database {
             layout: options.layout,
             body_string: false,
             pool_size: 2,
+            deadlines: crate::driver::Deadlines {
+                connect: database_connect_timeout,
+                statement: crate::endpoint::builder::DEFAULT_DATABASE_TIMEOUT,
+            },
         })
         .await?;
         Ok(Database { transport })

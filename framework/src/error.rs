@@ -160,6 +160,25 @@ impl NimbusError {
     }
 }
 
+impl NimbusError {
+    /// Whether doing the same thing again cannot succeed: a statement the database refuses for
+    /// good (a missing table, a value too long, a constraint), a name or setting that is wrong.
+    /// Connection failures, timeouts, deadlocks and a stopped bus are not permanent.
+    pub fn is_permanent(&self) -> bool {
+        match self {
+            NimbusError::Database { source, .. } => source
+                .downcast_ref::<crate::driver::DriverError>()
+                .is_some_and(|e| e.kind() == crate::driver::FailureKind::Permanent),
+            NimbusError::Config { .. }
+            | NimbusError::InvalidName { .. }
+            | NimbusError::MissingSchema { .. }
+            | NimbusError::Serialize { .. }
+            | NimbusError::NoRoute { .. } => true,
+            _ => false,
+        }
+    }
+}
+
 /// An error and its causes, joined with ": ", each cause once.
 pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();

@@ -76,7 +76,7 @@ mod sql;
 pub mod subscriptions;
 mod transport;
 
-pub use driver::DriverError;
+pub use driver::{DriverError, FailureKind};
 pub use endpoint::builder::{
     BusBuilder, DEFAULT_DATABASE_URL, DEFAULT_PEEK_DELAY, MAX_RECOMMENDED_PEEK_DELAY,
     MIN_PEEK_DELAY,

@@ -658,3 +658,74 @@ pub async fn database_outage_is_survived_and_reported(kind: Setup) {
         "raised once for one outage"
     );
 }
+
+/// Sends to a queue whose table does not exist (auto-create is off).
+struct SendsNowhere {
+    attempts: Arc<AtomicUsize>,
+}
+
+#[nimbus::handler]
+impl Handler<Numbered> for SendsNowhere {
+    async fn handle(&self, m: Numbered, ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        self.attempts.fetch_add(1, Ordering::SeqCst);
+        ctx.send_to("NoSuchQueue", m)?;
+        Ok(())
+    }
+}
+
+/// A send the database refuses for good (here: a table that does not exist, with auto-create
+/// off) is not an outage: each attempt counts, and the message ends in the dead letters with the
+/// database's own message instead of going back to the head of its queue forever.
+pub async fn a_send_the_database_refuses_is_a_failed_attempt(kind: Setup) {
+    let db = TestDatabase::new(kind).await;
+    if db.shared_table() {
+        // NimbusMessages takes any destination: nothing to refuse in this layout.
+        return;
+    }
+    // Create the tables, then run with auto-create off.
+    db.builder("Refused", "refused-1")
+        .handler::<Numbered, _>(Recorder::default())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap()
+        .stop()
+        .await
+        .unwrap();
+    let attempts = Arc::new(AtomicUsize::new(0));
+    let bus = db
+        .builder("Refused", "refused-1")
+        .auto_create_schema(false)
+        .immediate_retries(1)
+        .delayed_retries(1, Duration::from_millis(100))
+        .handler(SendsNowhere {
+            attempts: attempts.clone(),
+        })
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let sender = sender(&db, "Refused").await;
+    sender.send(Numbered { n: 1 }).await.unwrap();
+    wait_until("the message is dead-lettered", || async {
+        db.dead_letters().await.len() == 1
+    })
+    .await;
+    bus.stop().await.unwrap();
+    assert_eq!(
+        attempts.load(Ordering::SeqCst),
+        3,
+        "1 + 1 immediate + 1 delayed"
+    );
+    let letter = &db.dead_letters().await[0];
+    let env = envelope(&letter.body);
+    assert!(
+        env.reason.contains("refused") && env.reason.contains("NoSuchQueue"),
+        "the reason names the refusal and the queue: {}",
+        env.reason
+    );
+    assert_eq!(db.count("Refused").await, 0, "nothing left to loop");
+    assert!(!db.table_exists("NoSuchQueue").await);
+}

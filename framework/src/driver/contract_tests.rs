@@ -11,7 +11,12 @@ use std::sync::Arc;
 use uuid::Uuid;
 
 use super::statements::{DeadLetterRow, DelayedRow, QueueRow, SharedRow};
-use super::{Driver, Held, Param};
+use super::{Deadlines, Driver, Held, Param};
+
+const DEADLINES: Deadlines = Deadlines {
+    connect: std::time::Duration::from_secs(10),
+    statement: std::time::Duration::from_secs(10),
+};
 use crate::names::{QueueName, SchemaName};
 use crate::sql::{QueueSql, SchemaSql};
 
@@ -76,7 +81,7 @@ async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
     let queue = QueueName::new(format!("Q it's [{}]", unique())).expect("a valid name");
     let s = dialect.schema_sql(&schema);
     let q = dialect.queue_sql(&schema, &queue);
-    let mut c = Held::take(&driver).await.expect("a connection");
+    let mut c = Held::take(&driver, DEADLINES).await.expect("a connection");
     create(&mut c, &s, &q, schema.as_str(), queue.as_str()).await;
 
     // Catalog.
@@ -325,7 +330,7 @@ async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
 async fn commit<D: Driver>(c: Held<D>) -> Held<D> {
     let driver = c.driver.clone();
     c.commit().await.expect("commit");
-    Held::take(&driver).await.expect("a connection")
+    Held::take(&driver, DEADLINES).await.expect("a connection")
 }
 
 #[cfg(feature = "sqlite")]
@@ -355,7 +360,7 @@ mod sqlite {
         let queue = QueueName::new("Odd").expect("a valid name");
         let s = driver.dialect().schema_sql(&schema);
         let q = driver.dialect().queue_sql(&schema, &queue);
-        let mut c = Held::take(&driver).await.expect("a connection");
+        let mut c = Held::take(&driver, DEADLINES).await.expect("a connection");
         create(&mut c, &s, &q, "main", "Odd").await;
         c.run_script(
             r#"INSERT INTO "Odd" ("Id", "Recoverable", "Headers", "Body") VALUES
@@ -422,7 +427,7 @@ mod postgres {
     }
 
     async fn drop_schema(driver: &Arc<PostgresDriver>, schema: &SchemaName) {
-        let mut c = Held::take(driver).await.expect("a connection");
+        let mut c = Held::take(driver, DEADLINES).await.expect("a connection");
         c.run_script(
             &format!(
                 "DROP SCHEMA IF EXISTS {} CASCADE",
@@ -452,7 +457,7 @@ mod postgres {
         let queue = QueueName::new("Odd").expect("a valid name");
         let s = driver.dialect().schema_sql(&schema);
         let q = driver.dialect().queue_sql(&schema, &queue);
-        let mut c = Held::take(&driver).await.expect("a connection");
+        let mut c = Held::take(&driver, DEADLINES).await.expect("a connection");
         create(&mut c, &s, &q, schema.as_str(), "Odd").await;
         let table = driver.dialect().table(&schema, &queue);
         c.run_script(
@@ -498,7 +503,7 @@ mod sqlserver {
         let settings = parse_connection_string(&connection).expect("a connection string");
         let driver = Arc::new(SqlServerDriver::new(settings, 2).expect("a pool"));
         let schema = SchemaName::new(format!("nimbus_driver_{}", unique())).expect("a name");
-        let mut c = Held::take(&driver).await.expect("a connection");
+        let mut c = Held::take(&driver, DEADLINES).await.expect("a connection");
         c.run_script(
             &format!("CREATE SCHEMA {}", driver.dialect().quote(schema.as_str())),
             &[],
@@ -507,7 +512,7 @@ mod sqlserver {
         .expect("create the test schema");
         c.release();
         contract(driver.clone(), schema.clone()).await;
-        let mut c = Held::take(&driver).await.expect("a connection");
+        let mut c = Held::take(&driver, DEADLINES).await.expect("a connection");
         c.run_script(
             &format!(
                 "DECLARE @drop nvarchar(max) = N'';

@@ -22,6 +22,7 @@ pub(crate) mod sqlite;
 pub(crate) mod sqlserver;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 
@@ -29,14 +30,30 @@ pub(crate) use value::{Param, Row, Value};
 
 use crate::sql::Dialect;
 
+/// The code of a [`DriverError`] for a call that ran past its deadline.
+const TIMEOUT_CODE: &str = "nimbus:timeout";
+
+/// Whether a failed database call may succeed if tried again unchanged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FailureKind {
+    /// The connection, a lock, a deadlock, a timeout, a failover: retried after a back-off,
+    /// without spending a message's retry budget.
+    Transient,
+    /// The statement itself cannot succeed (a missing table, a value too long, a constraint):
+    /// counted as a failed attempt of the message, which ends in the dead letters.
+    Permanent,
+}
+
 /// What a driver reports when a statement or a connection fails: the database's own message
-/// (with every cause) and, where the database has one, its error code (SQLSTATE on PostgreSQL,
-/// the error number on SQL Server, the extended result code on SQLite).
+/// (with every cause), its error code where it has one (SQLSTATE on PostgreSQL, the error number
+/// on SQL Server, the extended result code on SQLite), and whether trying again may help.
 #[derive(Debug, thiserror::Error)]
-#[error("{message}")]
+#[error("{message}{}", code.as_ref().map(|c| format!(" (code {c})")).unwrap_or_default())]
 pub struct DriverError {
     message: String,
     code: Option<String>,
+    kind: FailureKind,
     #[source]
     source: Option<Box<dyn std::error::Error + Send + Sync>>,
 }
@@ -45,27 +62,54 @@ impl DriverError {
     /// Wraps a driver's error, keeping its message, causes and code.
     pub(crate) fn new(
         code: Option<String>,
+        kind: FailureKind,
         source: impl std::error::Error + Send + Sync + 'static,
     ) -> Self {
         DriverError {
             message: crate::error::error_chain(&source),
             code,
+            kind,
             source: Some(Box::new(source)),
         }
     }
 
     /// An error the framework itself detected while talking to the database.
-    pub(crate) fn other(message: impl Into<String>) -> Self {
+    pub(crate) fn other(kind: FailureKind, message: impl Into<String>) -> Self {
         DriverError {
             message: message.into(),
             code: None,
+            kind,
             source: None,
         }
+    }
+
+    /// A call that did not finish within its deadline: the connection is dropped.
+    pub(crate) fn timed_out(what: &str, deadline: Duration) -> Self {
+        let mut error = Self::other(
+            FailureKind::Transient,
+            format!(
+                "{what} did not finish within {deadline:?}; the connection was dropped (a frozen \
+                 connection, a failover, a stuck pooler?). Raise it with \
+                 BusBuilder::database_timeout if statements are legitimately slower"
+            ),
+        );
+        error.code = Some(TIMEOUT_CODE.into());
+        error
+    }
+
+    /// Whether this is a call that ran past its deadline.
+    pub fn is_timeout(&self) -> bool {
+        self.code.as_deref() == Some(TIMEOUT_CODE)
     }
 
     /// The database's error code, when it gave one.
     pub fn code(&self) -> Option<&str> {
         self.code.as_deref()
+    }
+
+    /// Whether trying again may help.
+    pub fn kind(&self) -> FailureKind {
+        self.kind
     }
 }
 
@@ -146,27 +190,63 @@ pub(crate) trait Driver: Send + Sync + Sized + 'static {
     ) -> DriverResult<()>;
 }
 
+/// How long database calls may take before the connection is dropped as frozen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Deadlines {
+    /// Taking a connection from the pool, opening it if needed (TCP, TLS, login).
+    pub connect: Duration,
+    /// One statement, a commit, a begin.
+    pub statement: Duration,
+}
+
 /// A pooled connection, possibly with a transaction open. Dropped without [`Held::release`] or
-/// [`Held::commit`], it is discarded ([`Driver::discard`]).
+/// [`Held::commit`], it is discarded ([`Driver::discard`]); so is one whose call ran past its
+/// deadline, whatever happens next.
 pub(crate) struct Held<D: Driver> {
     driver: Arc<D>,
     connection: Option<D::Connection>,
+    deadlines: Deadlines,
+    /// A call ran past its deadline: the connection may be mid-reply, never reuse it.
+    frozen: bool,
+}
+
+/// Runs `call` within `deadline`.
+async fn bounded<T>(
+    deadline: Duration,
+    what: &str,
+    call: impl std::future::Future<Output = DriverResult<T>>,
+) -> DriverResult<T> {
+    match tokio::time::timeout(deadline, call).await {
+        Ok(result) => result,
+        Err(_) => Err(DriverError::timed_out(what, deadline)),
+    }
 }
 
 impl<D: Driver> Held<D> {
-    /// Takes a connection from `driver`'s pool.
-    pub async fn take(driver: &Arc<D>) -> DriverResult<Self> {
-        let connection = driver.connection().await?;
+    /// Takes a connection from `driver`'s pool within the connect deadline.
+    pub async fn take(driver: &Arc<D>, deadlines: Deadlines) -> DriverResult<Self> {
+        let connection = bounded(
+            deadlines.connect,
+            "opening a database connection",
+            driver.connection(),
+        )
+        .await?;
         Ok(Held {
             driver: driver.clone(),
             connection: Some(connection),
+            deadlines,
+            frozen: false,
         })
     }
 
     /// Gives the connection back to the pool: call only when no transaction is open.
     pub fn release(mut self) {
         if let Some(connection) = self.connection.take() {
-            self.driver.release(connection);
+            if self.frozen {
+                self.driver.discard(connection);
+            } else {
+                self.driver.release(connection);
+            }
         }
     }
 
@@ -174,13 +254,25 @@ impl<D: Driver> Held<D> {
     /// is discarded (the server rolls back).
     pub async fn commit(mut self) -> DriverResult<()> {
         let driver = self.driver.clone();
-        let mut connection = self
-            .connection
-            .take()
-            .ok_or_else(|| DriverError::other("the connection was already given back"))?;
-        match driver.commit(&mut connection).await {
-            Ok(()) => {
+        let mut connection = self.connection.take().ok_or_else(|| {
+            DriverError::other(
+                FailureKind::Permanent,
+                "the connection was already given back",
+            )
+        })?;
+        let committed = bounded(
+            self.deadlines.statement,
+            "a commit",
+            driver.commit(&mut connection),
+        )
+        .await;
+        match committed {
+            Ok(()) if !self.frozen => {
                 driver.release(connection);
+                Ok(())
+            }
+            Ok(()) => {
+                driver.discard(connection);
                 Ok(())
             }
             Err(e) => {

@@ -6,7 +6,7 @@ use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
 use tokio_postgres::types::{IsNull, ToSql, Type};
 use tokio_postgres::NoTls;
 
-use super::{Driver, DriverError, DriverResult, Param, Row, Value};
+use super::{Driver, DriverError, DriverResult, FailureKind, Param, Row, Value};
 use crate::sql::{Dialect, POSTGRES};
 
 /// A PostgreSQL database.
@@ -25,7 +25,27 @@ impl std::fmt::Debug for PostgresDriver {
 
 fn error(e: tokio_postgres::Error) -> DriverError {
     let code = e.code().map(|c| c.code().to_string());
-    DriverError::new(code, e)
+    let kind = classify(code.as_deref());
+    DriverError::new(code, kind, e)
+}
+
+/// SQLSTATE classes that may pass when tried again: connection exceptions (08), transaction
+/// rollbacks such as serialization failures and deadlocks (40), insufficient resources (53),
+/// operator intervention such as an admin shutdown or a cancelled statement (57), system errors
+/// (58), and a lock not available (55P03). No SQLSTATE at all means the connection itself failed.
+fn classify(code: Option<&str>) -> FailureKind {
+    match code {
+        None => FailureKind::Transient,
+        Some("55P03") => FailureKind::Transient,
+        Some(code)
+            if ["08", "40", "53", "57", "58"]
+                .iter()
+                .any(|c| code.starts_with(c)) =>
+        {
+            FailureKind::Transient
+        }
+        Some(_) => FailureKind::Permanent,
+    }
 }
 
 impl PostgresDriver {
@@ -45,7 +65,7 @@ impl PostgresDriver {
         let pool = Pool::builder(manager)
             .max_size(pool_size)
             .build()
-            .map_err(|e| DriverError::new(None, e))?;
+            .map_err(|e| DriverError::new(None, FailureKind::Transient, e))?;
         Ok(PostgresDriver { pool, target })
     }
 }
@@ -139,7 +159,10 @@ impl Driver for PostgresDriver {
     }
 
     async fn connection(&self) -> DriverResult<Object> {
-        self.pool.get().await.map_err(|e| DriverError::new(None, e))
+        self.pool
+            .get()
+            .await
+            .map_err(|e| DriverError::new(None, FailureKind::Transient, e))
     }
 
     fn release(&self, connection: Object) {

@@ -19,7 +19,7 @@ use async_trait::async_trait;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 
-use super::{Driver, DriverError, DriverResult, Param, Row, Value};
+use super::{Driver, DriverError, DriverResult, FailureKind, Param, Row, Value};
 use crate::sql::{Dialect, SQLITE};
 
 /// How SQLite stores UTC times: text, so that text order is time order (what `strftime` in the
@@ -50,11 +50,27 @@ impl std::fmt::Debug for SqliteDriver {
 }
 
 fn error(e: rusqlite::Error) -> DriverError {
-    let code = match &e {
-        rusqlite::Error::SqliteFailure(failure, _) => Some(failure.extended_code.to_string()),
-        _ => None,
+    let (code, kind) = match &e {
+        rusqlite::Error::SqliteFailure(failure, _) => (
+            Some(failure.extended_code.to_string()),
+            classify(failure.code),
+        ),
+        _ => (None, FailureKind::Permanent),
     };
-    DriverError::new(code, e)
+    DriverError::new(code, kind, e)
+}
+
+/// Another process holding the file (busy, locked), a full disk, an I/O error or a file that
+/// cannot be opened may pass; anything else (no such table, a constraint, a value too big) will
+/// not.
+fn classify(code: rusqlite::ErrorCode) -> FailureKind {
+    use rusqlite::ErrorCode::*;
+    match code {
+        DatabaseBusy | DatabaseLocked | SystemIoFailure | DiskFull | CannotOpen | OutOfMemory => {
+            FailureKind::Transient
+        }
+        _ => FailureKind::Permanent,
+    }
 }
 
 /// The connections this process has open, by canonical file path.
@@ -131,7 +147,12 @@ impl SqliteDriver {
         let open_path = path.to_path_buf();
         let connection = tokio::task::spawn_blocking(move || shared_connection(&open_path))
             .await
-            .map_err(|e| DriverError::other(format!("opening the file failed: {e}")))?
+            .map_err(|e| {
+                DriverError::other(
+                    FailureKind::Transient,
+                    format!("opening the file failed: {e}"),
+                )
+            })?
             .map_err(error)?;
         Ok(SqliteDriver {
             connection,
@@ -211,14 +232,22 @@ where
     F: FnOnce(&mut rusqlite::Connection) -> rusqlite::Result<T> + Send + 'static,
 {
     let mut guard = connection.0.take().ok_or_else(|| {
-        DriverError::other("the SQLite connection was lost by a failed statement")
+        DriverError::other(
+            FailureKind::Transient,
+            "the SQLite connection was lost by a failed statement",
+        )
     })?;
     let (guard, result) = tokio::task::spawn_blocking(move || {
         let result = f(&mut guard);
         (guard, result)
     })
     .await
-    .map_err(|e| DriverError::other(format!("a statement's thread failed: {e}")))?;
+    .map_err(|e| {
+        DriverError::other(
+            FailureKind::Transient,
+            format!("a statement's thread failed: {e}"),
+        )
+    })?;
     connection.0 = Some(guard);
     result.map_err(error)
 }

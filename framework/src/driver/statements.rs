@@ -5,7 +5,9 @@
 use chrono::NaiveDateTime;
 use uuid::Uuid;
 
-use super::{Driver, DriverError, DriverResult, Held, Param, Row};
+use std::time::Duration;
+
+use super::{bounded, Driver, DriverError, DriverResult, FailureKind, Held, Param, Row};
 
 /// A row for a queue table (`queue_insert.sql`).
 #[derive(Debug, Clone, Copy)]
@@ -134,38 +136,63 @@ pub(crate) struct ListedDeadLetter {
 }
 
 impl<D: Driver> Held<D> {
-    fn parts(&mut self) -> DriverResult<(&D, &mut D::Connection)> {
+    fn parts(&mut self) -> DriverResult<(&D, &mut D::Connection, Duration)> {
         let driver: &D = &self.driver;
-        let connection = self
-            .connection
-            .as_mut()
-            .ok_or_else(|| DriverError::other("the connection was already given back"))?;
-        Ok((driver, connection))
+        let deadline = self.deadlines.statement;
+        let connection = self.connection.as_mut().ok_or_else(|| {
+            DriverError::other(
+                FailureKind::Permanent,
+                "the connection was already given back",
+            )
+        })?;
+        Ok((driver, connection, deadline))
+    }
+
+    /// Notes a call that ran past its deadline: the connection is never reused.
+    fn note<T>(&mut self, result: DriverResult<T>) -> DriverResult<T> {
+        if matches!(&result, Err(e) if e.is_timeout()) {
+            self.frozen = true;
+        }
+        result
     }
 
     /// Runs a statement; returns the rows it affected.
     pub async fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> DriverResult<u64> {
-        let (driver, connection) = self.parts()?;
-        driver.execute(connection, sql, params).await
+        let (driver, connection, deadline) = self.parts()?;
+        let result = bounded(
+            deadline,
+            "a statement",
+            driver.execute(connection, sql, params),
+        )
+        .await;
+        self.note(result)
     }
 
     /// Runs a statement and returns its rows.
     pub async fn query(&mut self, sql: &str, params: &[Param<'_>]) -> DriverResult<Vec<Row>> {
-        let (driver, connection) = self.parts()?;
-        driver.query(connection, sql, params).await
+        let (driver, connection, deadline) = self.parts()?;
+        let result = bounded(deadline, "a query", driver.query(connection, sql, params)).await;
+        self.note(result)
     }
 
     /// Runs a DDL script; `names` are the schema, table and index names SQL Server's scripts
     /// take as values.
     pub async fn run_script(&mut self, sql: &str, names: &[&str]) -> DriverResult<()> {
-        let (driver, connection) = self.parts()?;
-        driver.run_script(connection, sql, names).await
+        let (driver, connection, deadline) = self.parts()?;
+        let result = bounded(
+            deadline,
+            "a script",
+            driver.run_script(connection, sql, names),
+        )
+        .await;
+        self.note(result)
     }
 
     /// Opens a transaction.
     pub async fn begin(&mut self) -> DriverResult<()> {
-        let (driver, connection) = self.parts()?;
-        driver.begin(connection).await
+        let (driver, connection, deadline) = self.parts()?;
+        let result = bounded(deadline, "opening a transaction", driver.begin(connection)).await;
+        self.note(result)
     }
 
     /// Reads a single count (`queue_peek.sql`, `queue_count.sql`, …): 0 when no row comes back.
@@ -176,7 +203,7 @@ impl<D: Driver> Held<D> {
             Some(row) => row
                 .int(0)
                 .map(|n| n.unwrap_or(0))
-                .map_err(DriverError::other),
+                .map_err(|e| DriverError::other(FailureKind::Permanent, e)),
         }
     }
 
@@ -239,8 +266,14 @@ impl<D: Driver> Held<D> {
         sql: &str,
         params: &[Param<'_>],
     ) -> DriverResult<Option<MessageRow>> {
-        let (driver, connection) = self.parts()?;
-        let rows = driver.begin_and_query(connection, sql, params).await?;
+        let (driver, connection, deadline) = self.parts()?;
+        let result = bounded(
+            deadline,
+            "a receive",
+            driver.begin_and_query(connection, sql, params),
+        )
+        .await;
+        let rows = self.note(result)?;
         Ok(rows.first().map(received))
     }
 
@@ -303,8 +336,12 @@ impl<D: Driver> Held<D> {
         let Some(row) = rows.first() else {
             return Ok(None);
         };
-        let destination = row.text(0).map_err(DriverError::other)?;
-        let body = row.bytes(1).map_err(DriverError::other)?;
+        let destination = row
+            .text(0)
+            .map_err(|e| DriverError::other(FailureKind::Permanent, e))?;
+        let body = row
+            .bytes(1)
+            .map_err(|e| DriverError::other(FailureKind::Permanent, e))?;
         Ok(Some((destination, body.unwrap_or_default())))
     }
 

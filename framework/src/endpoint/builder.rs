@@ -34,6 +34,9 @@ pub const DEFAULT_PURGE_BATCH_SIZE: i64 = 10_000;
 pub const DEFAULT_CRITICAL_ERROR_AFTER: Duration = Duration::from_secs(120);
 /// How long `Bus::request` waits for the reply, unless configured.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long one database statement (or commit) may take before its connection is dropped as
+/// frozen, unless configured (ADO.NET's default command timeout).
+pub const DEFAULT_DATABASE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Builds a bus. Start from [`crate::Bus::builder`].
 ///
@@ -67,6 +70,7 @@ pub struct BusBuilder {
     on_critical_error: Option<CriticalErrorCallback>,
     auto_delete_on_idle: Duration,
     request_timeout: Duration,
+    database_timeout: Duration,
     requests: bool,
     layout: StorageLayout,
     routes: Vec<(&'static str, String)>,
@@ -96,6 +100,7 @@ impl Default for BusBuilder {
             on_critical_error: None,
             auto_delete_on_idle: DEFAULT_AUTO_DELETE_ON_IDLE,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            database_timeout: DEFAULT_DATABASE_TIMEOUT,
             requests: false,
             layout: StorageLayout::TablePerQueue,
             routes: Vec::new(),
@@ -261,6 +266,15 @@ impl BusBuilder {
         self
     }
 
+    /// How long one database statement, begin or commit may take (default 30 s). A call past it
+    /// drops its connection (a frozen connection: a failover behind a virtual IP, a stuck
+    /// pooler, a lost NAT entry), the receiver backs off as in an outage, and `send` returns the
+    /// error. Opening a connection is bounded by the connection string's connect timeout.
+    pub fn database_timeout(mut self, timeout: Duration) -> Self {
+        self.database_timeout = timeout;
+        self
+    }
+
     /// Registers a handler for event `M` that runs on **every** running instance of the
     /// application (each instance subscribes its own queue), instead of on one of them as
     /// [`handler`](Self::handler) does for events.
@@ -389,6 +403,15 @@ impl BusBuilder {
                 "use .auto_delete_on_idle(Duration::from_secs(300)) or more (the default is 4 days)",
             ));
         }
+        if self.database_timeout < Duration::from_millis(100) {
+            return Err(NimbusError::config(
+                format!(
+                    "the database timeout {:?} is shorter than a round trip to most databases",
+                    self.database_timeout
+                ),
+                "use .database_timeout(Duration::from_secs(30)) or at least 100 ms",
+            ));
+        }
         if self.request_timeout.is_zero() {
             return Err(NimbusError::config(
                 "the request timeout is zero, so every request would time out",
@@ -453,6 +476,7 @@ impl BusBuilder {
             on_critical_error: self.on_critical_error,
             auto_delete_on_idle: self.auto_delete_on_idle,
             request_timeout: self.request_timeout,
+            database_timeout: self.database_timeout,
             layout: self.layout,
         }))
     }

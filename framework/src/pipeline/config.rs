@@ -31,6 +31,8 @@ pub(crate) struct EndpointConfig {
     pub on_critical_error: Option<CriticalErrorCallback>,
     pub auto_delete_on_idle: Duration,
     pub request_timeout: Duration,
+    /// How long one database call may take.
+    pub database_timeout: Duration,
     pub layout: StorageLayout,
 }
 
@@ -61,6 +63,10 @@ impl EndpointConfig {
             message_ids: self.identity.message_ids,
             body_string: self.body_string_column,
             pool_size: self.pool_size(),
+            deadlines: crate::driver::Deadlines {
+                connect: self.database.connect_timeout(),
+                statement: self.database_timeout,
+            },
         }
     }
 }

@@ -197,13 +197,14 @@ impl HandlerContext {
         Ok(())
     }
 
-    pub(crate) fn into_outgoing(self) -> Vec<OutgoingMessage> {
-        self.outgoing
-    }
-
     /// The incoming headers back, after a failed attempt (what it would have sent is dropped).
     pub(crate) fn into_headers(self) -> Headers {
         self.headers
+    }
+
+    /// The incoming headers and what the handlers sent.
+    pub(crate) fn into_parts(self) -> (Headers, Vec<OutgoingMessage>) {
+        (self.headers, self.outgoing)
     }
 }
 

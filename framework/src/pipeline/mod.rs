@@ -11,7 +11,7 @@ use futures::FutureExt;
 use tracing::Instrument;
 use uuid::Uuid;
 
-use crate::transport::{ReceiveTransaction, Transport};
+use crate::transport::{CommitFailure, ReceiveTransaction, Transport};
 pub(crate) mod config;
 pub(crate) mod handler;
 pub(crate) mod metrics;
@@ -231,12 +231,38 @@ pub(crate) async fn receive_and_handle(endpoint: &EndpointState, queue: &QueueNa
         };
         return fail(endpoint, queue, tx, &row, Some(&incoming), failure).await;
     }
-    match tx.commit(ctx.into_outgoing()).await {
+    let (headers, outgoing) = ctx.into_parts();
+    match tx.commit_handled(outgoing).await {
         Ok(()) => {
             Counters::add(&endpoint.counters.handled, 1);
             Outcome::Handled
         }
-        Err(e) => Outcome::Infrastructure(e),
+        Err(CommitFailure::Refused(error, tx)) => {
+            // Not an outage: the same sends would be refused again. Count the attempt, so the
+            // message ends in the dead letters with the database's reason instead of looping.
+            let incoming = Incoming {
+                headers,
+                type_name,
+                message_id,
+            };
+            let reason = format!(
+                "message {} ({}): the database refused what the handler sent: {error}",
+                incoming.message_id, incoming.type_name
+            );
+            fail(
+                endpoint,
+                queue,
+                tx,
+                &row,
+                Some(&incoming),
+                Failure::Handler {
+                    reason,
+                    panicked: false,
+                },
+            )
+            .await
+        }
+        Err(CommitFailure::Failed(e)) => Outcome::Infrastructure(e),
     }
 }
 
@@ -260,7 +286,9 @@ async fn fail(
     incoming: Option<&Incoming>,
     failure: Failure,
 ) -> Outcome {
-    let failures = incoming.map_or(0, |i| failures_so_far(&i.headers)) + 1;
+    let failures = incoming
+        .map_or(0, |i| failures_so_far(&i.headers))
+        .saturating_add(1);
     let (reason, recovery, panicked) = match failure {
         Failure::BadInput(reason) => (reason, Recovery::DeadLetter, false),
         Failure::Handler { reason, panicked } => {

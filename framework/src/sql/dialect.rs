@@ -49,6 +49,8 @@ pub(crate) struct Files {
     pub catalog_has_last_seen_at: &'static str,
     pub catalog_list_indexes: &'static str,
     pub catalog_table_exists: &'static str,
+    pub savepoint: &'static str,
+    pub savepoint_rollback: &'static str,
 }
 
 /// Builds a [`Files`] from `schema/<dir>/`, one `include_str!` per field, so a missing file is a
@@ -74,7 +76,7 @@ macro_rules! all_files {
             dead_letter_take, dead_letter_list, subscription_upsert, subscription_list,
             subscription_refresh, subscription_sweep, subscription_count_for_queue,
             subscription_all, catalog_has_last_seen_at, catalog_list_indexes,
-            catalog_table_exists,
+            catalog_table_exists, savepoint, savepoint_rollback,
         )
     };
 }

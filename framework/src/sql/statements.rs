@@ -56,6 +56,8 @@ pub(crate) struct SchemaSql {
     pub catalog_has_last_seen_at: String,
     pub catalog_list_indexes: String,
     pub catalog_table_exists: String,
+    pub savepoint: String,
+    pub savepoint_rollback: String,
 }
 
 /// The statements of one queue table. Rendered once per queue and reused for every message.
@@ -130,6 +132,8 @@ impl Dialect {
             catalog_has_last_seen_at: r(f.catalog_has_last_seen_at),
             catalog_list_indexes: r(f.catalog_list_indexes),
             catalog_table_exists: r(f.catalog_table_exists),
+            savepoint: r(f.savepoint),
+            savepoint_rollback: r(f.savepoint_rollback),
         }
     }
 

@@ -120,6 +120,28 @@ impl DatabaseUrl {
         }
     }
 
+    /// How long opening one connection may take: the connection string's connect timeout (plus
+    /// a moment for the pool), or for SQLite the time a file may stay locked by another process.
+    pub(crate) fn connect_timeout(&self) -> std::time::Duration {
+        // A moment beyond the driver's own timeout, so that its clearer error wins.
+        #[cfg(any(feature = "postgres", feature = "sqlserver"))]
+        let margin = std::time::Duration::from_secs(1);
+        match self {
+            #[cfg(feature = "sqlite")]
+            DatabaseUrl::Sqlite { .. } => std::time::Duration::from_secs(35),
+            #[cfg(feature = "postgres")]
+            DatabaseUrl::Postgres { config, .. } => {
+                config
+                    .get_connect_timeout()
+                    .copied()
+                    .unwrap_or(DEFAULT_CONNECT_TIMEOUT)
+                    + margin
+            }
+            #[cfg(feature = "sqlserver")]
+            DatabaseUrl::SqlServer { settings } => settings.connect_timeout + margin,
+        }
+    }
+
     /// The schema used when none is configured.
     pub(crate) fn default_schema(&self) -> &'static str {
         match self {

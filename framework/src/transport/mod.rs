@@ -66,6 +66,8 @@ pub(crate) struct TransportSettings {
         allow(dead_code)
     )]
     pub pool_size: usize,
+    /// How long connecting and each statement may take.
+    pub deadlines: crate::driver::Deadlines,
 }
 
 /// A database that holds queues.
@@ -150,6 +152,25 @@ pub(crate) trait ReceiveTransaction: Send {
     /// Writes `letter` to `NimbusDeadLetters` (under a fresh id if one with its id is already
     /// there) and commits: the message leaves its queue and becomes a dead letter atomically.
     async fn dead_letter(self: Box<Self>, letter: DeadLetter) -> Result<()>;
+
+    /// Like [`ReceiveTransaction::commit`] for a handler's sends, but when the database refuses
+    /// one of them for good (a missing table, a value too long, a constraint), only the sends
+    /// are undone (to a savepoint) and the still-open transaction comes back with the error, so
+    /// the failed attempt can be recorded in it.
+    async fn commit_handled(
+        self: Box<Self>,
+        outgoing: Vec<OutgoingMessage>,
+    ) -> std::result::Result<(), CommitFailure>;
+}
+
+/// Why [`ReceiveTransaction::commit_handled`] did not commit.
+pub(crate) enum CommitFailure {
+    /// A send the database refuses for good: the sends are undone, the receive's transaction is
+    /// open again and comes back.
+    Refused(NimbusError, Box<dyn ReceiveTransaction>),
+    /// Anything else (the connection, a timeout): everything is rolled back, the message is
+    /// where it was.
+    Failed(NimbusError),
 }
 
 /// Connects to the database of `settings`: builds the driver's pool, opens one connection (so

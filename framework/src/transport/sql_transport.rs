@@ -9,7 +9,9 @@ use uuid::Uuid;
 
 use super::catalog::{Catalog, QueueEntry};
 use super::storage::{self, Context, Storage};
-use super::{RebuildDeadLetter, ReceiveTransaction, SweepReport, Transport, TransportSettings};
+use super::{
+    CommitFailure, RebuildDeadLetter, ReceiveTransaction, SweepReport, Transport, TransportSettings,
+};
 use crate::dead_letter::DeadLetter;
 use crate::driver::statements::{DeadLetterRow, MessageRow};
 use crate::driver::{Driver, Held, Param};
@@ -45,6 +47,7 @@ impl<D: Driver> SqlTransport<D> {
             body_string: settings.body_string,
             message_ids: settings.message_ids,
             idle_seconds: settings.idle_seconds,
+            deadlines: settings.deadlines,
         });
         let inner = Arc::new(Inner {
             driver: Arc::new(driver),
@@ -63,15 +66,17 @@ impl<D: Driver> SqlTransport<D> {
 impl<D: Driver> Inner<D> {
     /// A connection from the pool; the error says what to check.
     pub(super) async fn connection(&self, purpose: &str) -> Result<Held<D>> {
-        Held::take(&self.driver).await.map_err(|e| {
-            let fix = self.driver.connect_advice(&e);
-            NimbusError::connect(
-                self.cx.name,
-                &self.cx.target,
-                format!("{fix} (while {purpose})"),
-                e,
-            )
-        })
+        Held::take(&self.driver, self.cx.deadlines)
+            .await
+            .map_err(|e| {
+                let fix = self.driver.connect_advice(&e);
+                NimbusError::connect(
+                    self.cx.name,
+                    &self.cx.target,
+                    format!("{fix} (while {purpose})"),
+                    e,
+                )
+            })
     }
 
     /// A connection with a transaction open.
@@ -517,5 +522,47 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
         } = *self;
         inner.insert_dead_letter(&mut connection, &letter).await?;
         inner.commit(connection, &[], "a dead letter").await
+    }
+
+    async fn commit_handled(
+        self: Box<Self>,
+        outgoing: Vec<OutgoingMessage>,
+    ) -> std::result::Result<(), CommitFailure> {
+        if outgoing.is_empty() {
+            return self.commit(outgoing).await.map_err(CommitFailure::Failed);
+        }
+        let SqlReceiveTransaction {
+            mut connection,
+            inner,
+        } = *self;
+        let cx = &inner.cx;
+        connection
+            .execute(&cx.sql.savepoint, &[])
+            .await
+            .map_err(|e| CommitFailure::Failed(cx.db("marking a savepoint")(e)))?;
+        match inner.write(&mut connection, &outgoing).await {
+            Ok(created) => inner
+                .commit(connection, &created, "a handled message")
+                .await
+                .map_err(CommitFailure::Failed),
+            Err(e) if e.is_permanent() => {
+                // Undo the sends alone; if even that fails, the connection is dropped and the
+                // server rolls everything back.
+                connection
+                    .execute(&cx.sql.savepoint_rollback, &[])
+                    .await
+                    .map_err(|rollback| {
+                        CommitFailure::Failed(cx
+                            .db(format!("undoing refused sends ({e}) to a savepoint"))(
+                            rollback
+                        ))
+                    })?;
+                Err(CommitFailure::Refused(
+                    e,
+                    Box::new(SqlReceiveTransaction { connection, inner }),
+                ))
+            }
+            Err(e) => Err(CommitFailure::Failed(e)),
+        }
     }
 }

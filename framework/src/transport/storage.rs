@@ -32,6 +32,8 @@ pub(crate) struct Context {
     pub body_string: bool,
     pub message_ids: MessageIds,
     pub idle_seconds: i64,
+    /// How long connecting and each statement may take.
+    pub deadlines: crate::driver::Deadlines,
 }
 
 impl Context {

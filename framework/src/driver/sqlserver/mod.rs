@@ -17,7 +17,7 @@ pub(crate) use connection_string::{
     parse_connection_string, ConnectionManager, ConnectionSettings,
 };
 
-use super::{Driver, DriverError, DriverResult, Param, Row, Value};
+use super::{Driver, DriverError, DriverResult, FailureKind, Param, Row, Value};
 use crate::sql::{Dialect, SQLSERVER};
 
 /// A pooled SQL Server connection.
@@ -38,8 +38,26 @@ impl std::fmt::Debug for SqlServerDriver {
 }
 
 fn error(e: tiberius::error::Error) -> DriverError {
-    let code = e.code().map(|n| n.to_string());
-    DriverError::new(code, e)
+    let code = e.code();
+    let kind = classify(&e, code);
+    DriverError::new(code.map(|n| n.to_string()), kind, e)
+}
+
+/// Server errors that may pass when tried again: a deadlock victim (1205), a lock timeout (1222),
+/// Azure SQL's transient errors (the list ADO.NET's and EF Core's retry strategies use), and any
+/// failure of the connection itself (I/O, TLS, protocol: no server error number).
+fn classify(e: &tiberius::error::Error, code: Option<u32>) -> FailureKind {
+    const TRANSIENT: [u32; 16] = [
+        1205, 1222, 233, 64, 10053, 10054, 10060, 10928, 10929, 40143, 40197, 40501, 40540, 40613,
+        49918, 49919,
+    ];
+    match (e, code) {
+        (tiberius::error::Error::Server(_), Some(code)) if TRANSIENT.contains(&code) => {
+            FailureKind::Transient
+        }
+        (tiberius::error::Error::Server(_), _) => FailureKind::Permanent,
+        _ => FailureKind::Transient,
+    }
 }
 
 /// What to tell the user for a server error met while connecting.
@@ -75,7 +93,7 @@ impl SqlServerDriver {
             .runtime(deadpool::Runtime::Tokio1)
             .create_timeout(Some(timeout))
             .build()
-            .map_err(|e| DriverError::new(None, e))?;
+            .map_err(|e| DriverError::new(None, FailureKind::Transient, e))?;
         Ok(SqlServerDriver { pool, target })
     }
 }
@@ -155,10 +173,13 @@ impl Driver for SqlServerDriver {
     async fn connection(&self) -> DriverResult<Connection> {
         self.pool.get().await.map_err(|e| match e {
             managed::PoolError::Backend(e) => error(e),
-            other => DriverError::other(format!(
-                "the server did not answer in time ({other}); check that it runs and that \
-                 Connect Timeout suits the network"
-            )),
+            other => DriverError::other(
+                FailureKind::Transient,
+                format!(
+                    "the server did not answer in time ({other}); check that it runs and that \
+                     Connect Timeout suits the network"
+                ),
+            ),
         })
     }
 
