@@ -170,6 +170,7 @@ pub struct SendOptions {
     due: Option<chrono::DateTime<chrono::Utc>>,
     time_to_be_received: Option<Duration>,
     destination: Option<String>,
+    message_id: Option<Uuid>,
 }
 
 impl SendOptions {
@@ -201,6 +202,15 @@ impl SendOptions {
     /// Send to `queue` instead of the queue routed for the message's type.
     pub fn to(mut self, queue: impl Into<String>) -> Self {
         self.destination = Some(queue.into());
+        self
+    }
+
+    /// Sends under `id` (`NServiceBus.MessageId` and the row's `Id`) instead of a fresh one, so
+    /// that a send repeated after an ambiguous error (a timeout, a lost connection at commit)
+    /// carries the same id: receivers can recognise the copy, and in the shared-table layout,
+    /// where `MessageId` is the primary key, the database refuses the second one.
+    pub fn message_id(mut self, id: Uuid) -> Self {
+        self.message_id = Some(id);
         self
     }
 
@@ -266,7 +276,8 @@ pub(crate) fn build_outgoing_with<M: Message>(
     causation: Option<&Causation>,
     options: &SendOptions,
 ) -> Result<OutgoingMessage> {
-    let mut out = build_outgoing_inner(message, intent, destination, origin, causation, |h| {
+    let id = options.message_id;
+    let mut out = build_outgoing_inner(message, intent, destination, origin, causation, id, |h| {
         if let Some(ttl) = options.time_to_be_received {
             h.insert(headers::TIME_TO_BE_RECEIVED.into(), format_time_span(ttl));
         }
@@ -284,18 +295,20 @@ pub(crate) fn build_request<M: Message>(
     reply_to: &QueueName,
     options: &SendOptions,
 ) -> Result<OutgoingMessage> {
-    let mut out = build_outgoing_inner(message, Intent::Send, destination, origin, None, |h| {
-        if let Some(id) = h.get(headers::MESSAGE_ID).cloned() {
-            h.insert(headers::CORRELATION_ID.into(), id);
-        }
-        h.insert(
-            headers::REPLY_TO_ADDRESS.into(),
-            reply_to.as_str().to_string(),
-        );
-        if let Some(ttl) = options.time_to_be_received {
-            h.insert(headers::TIME_TO_BE_RECEIVED.into(), format_time_span(ttl));
-        }
-    })?;
+    let id = options.message_id;
+    let mut out =
+        build_outgoing_inner(message, Intent::Send, destination, origin, None, id, |h| {
+            if let Some(id) = h.get(headers::MESSAGE_ID).cloned() {
+                h.insert(headers::CORRELATION_ID.into(), id);
+            }
+            h.insert(
+                headers::REPLY_TO_ADDRESS.into(),
+                reply_to.as_str().to_string(),
+            );
+            if let Some(ttl) = options.time_to_be_received {
+                h.insert(headers::TIME_TO_BE_RECEIVED.into(), format_time_span(ttl));
+            }
+        })?;
     options.apply(&mut out)?;
     Ok(out)
 }
@@ -308,7 +321,15 @@ pub(crate) fn build_outgoing<M: Message>(
     origin: &Arc<EndpointIdentity>,
     causation: Option<&Causation>,
 ) -> Result<OutgoingMessage> {
-    build_outgoing_inner(message, intent, destination, origin, causation, |_| {})
+    build_outgoing_inner(
+        message,
+        intent,
+        destination,
+        origin,
+        causation,
+        None,
+        |_| {},
+    )
 }
 
 fn build_outgoing_inner<M: Message>(
@@ -317,13 +338,14 @@ fn build_outgoing_inner<M: Message>(
     destination: Destination,
     origin: &Arc<EndpointIdentity>,
     causation: Option<&Causation>,
+    id: Option<Uuid>,
     extra_headers: impl FnOnce(&mut Headers),
 ) -> Result<OutgoingMessage> {
     let body = serde_json::to_vec(message).map_err(|source| NimbusError::Serialize {
         type_name: M::TYPE_NAME,
         source,
     })?;
-    let id = origin.message_ids.next();
+    let id = id.unwrap_or_else(|| origin.message_ids.next());
     let id_text = id.to_string();
     let correlation_id = causation
         .and_then(|c| c.correlation_id.clone())

@@ -124,6 +124,45 @@ pub type Result<T, E = NimbusError> = std::result::Result<T, E>;
 /// The error a handler returns. Any error type converts into it with `?`.
 pub type HandlerError = Box<dyn std::error::Error + Send + Sync>;
 
+/// A handler failure that no retry can fix (a declined card, a record that will never exist):
+/// the message goes to the dead letters at once with this reason, without spending retries.
+///
+/// ```
+/// # use nimbus::{HandlerError, Unrecoverable};
+/// fn charge(declined: bool) -> Result<(), HandlerError> {
+///     if declined {
+///         return Err(Unrecoverable::new("the card was declined").into());
+///     }
+///     Ok(())
+/// }
+/// assert!(charge(true).is_err());
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[error("{reason}")]
+pub struct Unrecoverable {
+    reason: String,
+    #[source]
+    source: Option<HandlerError>,
+}
+
+impl Unrecoverable {
+    /// A failure with `reason`.
+    pub fn new(reason: impl Into<String>) -> Self {
+        Unrecoverable {
+            reason: reason.into(),
+            source: None,
+        }
+    }
+
+    /// A failure with `reason`, caused by `source`.
+    pub fn caused_by(reason: impl Into<String>, source: impl Into<HandlerError>) -> Self {
+        Unrecoverable {
+            reason: reason.into(),
+            source: Some(source.into()),
+        }
+    }
+}
+
 impl NimbusError {
     pub(crate) fn config(problem: impl Into<String>, fix: impl Into<String>) -> Self {
         NimbusError::Config {

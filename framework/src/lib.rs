@@ -83,7 +83,7 @@ pub use endpoint::builder::{
 };
 pub use endpoint::bus::{Bus, Endpoint};
 pub use envelope::SendOptions;
-pub use error::{HandlerError, NimbusError, Result};
+pub use error::{HandlerError, NimbusError, Result, Unrecoverable};
 pub use headers::Headers;
 pub use message::{Command, Event, Message, MessageKind};
 pub use names::{QueueName, SchemaName, MAX_NAME_LEN};

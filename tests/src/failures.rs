@@ -729,3 +729,93 @@ pub async fn a_send_the_database_refuses_is_a_failed_attempt(kind: Setup) {
     assert_eq!(db.count("Refused").await, 0, "nothing left to loop");
     assert!(!db.table_exists("NoSuchQueue").await);
 }
+
+/// Declines every message as unrecoverable, and records the ids it saw.
+#[derive(Clone, Default)]
+struct Decliner {
+    attempts: Arc<AtomicUsize>,
+    ids: Arc<Mutex<Vec<String>>>,
+    decline: bool,
+}
+
+#[nimbus::handler]
+impl Handler<Numbered> for Decliner {
+    async fn handle(&self, m: Numbered, ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        self.attempts.fetch_add(1, Ordering::SeqCst);
+        self.ids.lock().unwrap().push(ctx.message_id().to_string());
+        if self.decline {
+            return Err(nimbus::Unrecoverable::new(format!("card {} was declined", m.n)).into());
+        }
+        Ok(())
+    }
+}
+
+/// A handler that says a failure is unrecoverable sends the message to the dead letters at
+/// once, with its reason, spending no retries.
+pub async fn an_unrecoverable_failure_is_dead_lettered_at_once(kind: Setup) {
+    let db = TestDatabase::new(kind).await;
+    let handler = Decliner {
+        decline: true,
+        ..Decliner::default()
+    };
+    let bus = db
+        .builder("Payments", "payments-1")
+        .immediate_retries(5)
+        .delayed_retries(3, Duration::from_secs(10))
+        .handler(handler.clone())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let sender = sender(&db, "Payments").await;
+    sender.send(Numbered { n: 7 }).await.unwrap();
+    wait_until("the message is dead-lettered", || async {
+        db.dead_letters().await.len() == 1
+    })
+    .await;
+    bus.stop().await.unwrap();
+    assert_eq!(handler.attempts.load(Ordering::SeqCst), 1, "no retry");
+    let env = envelope(&db.dead_letters().await[0].body);
+    assert!(env.reason.contains("card 7 was declined"), "{}", env.reason);
+    assert_eq!(bus.metrics().immediate_retries, 0);
+}
+
+/// A caller can choose the message id, so a send repeated after an ambiguous error carries the
+/// same id; in the shared table, whose key is the id, the database refuses the copy.
+pub async fn a_caller_can_set_the_message_id(kind: Setup) {
+    let db = TestDatabase::new(kind).await;
+    let handler = Decliner::default();
+    let bus = db
+        .builder("Orders", "orders-1")
+        .handler(handler.clone())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let sender = sender(&db, "Orders").await;
+    let id = uuid::Uuid::new_v4();
+    let options = SendOptions::new().message_id(id);
+    sender
+        .send_with(Numbered { n: 1 }, options.clone())
+        .await
+        .unwrap();
+    let again = sender.send_with(Numbered { n: 1 }, options).await;
+    let expected = if db.shared_table() {
+        let err = again.expect_err("the primary key refuses the same id twice");
+        assert!(err.is_permanent(), "{err}");
+        1
+    } else {
+        again.expect("table-per-queue keeps both copies; the receiver sees the same id");
+        2
+    };
+    wait_until("the copies are handled", || async {
+        handler.attempts.load(Ordering::SeqCst) == expected
+    })
+    .await;
+    bus.stop().await.unwrap();
+    for seen in handler.ids.lock().unwrap().iter() {
+        assert_eq!(seen, &id.to_string());
+    }
+}

@@ -67,6 +67,8 @@ macro_rules! conformance_suite {
             a_dropped_queue_is_made_again_not_failed_forever,
             always_failing_handler_ends_in_dead_letters,
             a_send_the_database_refuses_is_a_failed_attempt,
+            an_unrecoverable_failure_is_dead_lettered_at_once,
+            a_caller_can_set_the_message_id,
             retry_counts_survive_a_restart,
             panicking_handler_is_retried_then_dead_lettered,
             hanging_handler_is_bounded_by_the_timeout,

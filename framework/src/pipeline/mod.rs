@@ -21,7 +21,7 @@ use crate::dead_letter::dead_letter;
 use crate::envelope::{
     DecodeError, Delivery, Destination, Incoming, OutgoingMessage, ReceivedMessage,
 };
-use crate::error::NimbusError;
+use crate::error::{NimbusError, Unrecoverable};
 use crate::headers::Headers;
 use crate::names::QueueName;
 use crate::pipeline::config::EndpointConfig;
@@ -204,6 +204,12 @@ pub(crate) async fn receive_and_handle(endpoint: &EndpointState, queue: &QueueNa
         let failure = match invoked {
             Ok(Ok(Ok(()))) => continue,
             Ok(Ok(Err(e @ InvokeError::Body { .. }))) => Failure::BadInput(what(e.to_string())),
+            Ok(Ok(Err(InvokeError::Handler(e)))) if e.is::<Unrecoverable>() => {
+                Failure::BadInput(what(format!(
+                    "the handler declared it unrecoverable: {}",
+                    crate::error::error_chain(e.as_ref())
+                )))
+            }
             Ok(Ok(Err(e @ InvokeError::Handler(_)))) => Failure::Handler {
                 reason: what(e.to_string()),
                 panicked: false,
