@@ -819,3 +819,69 @@ pub async fn a_caller_can_set_the_message_id(kind: Setup) {
         assert_eq!(seen, &id.to_string());
     }
 }
+
+/// Sends through the `Bus` (not its context) from inside a handler, and records what happened.
+#[derive(Clone, Default)]
+struct BusSender {
+    bus: Arc<std::sync::OnceLock<nimbus::Bus>>,
+    results: Arc<Mutex<Vec<Result<(), String>>>>,
+}
+
+#[nimbus::handler]
+impl Handler<Numbered> for BusSender {
+    async fn handle(&self, m: Numbered, _ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        let bus = self.bus.get().ok_or("the bus is not set yet")?;
+        let sent = bus
+            .send_with(m, SendOptions::new().to("Elsewhere"))
+            .await
+            .map_err(|e| e.to_string());
+        self.results.lock().unwrap().push(sent);
+        Ok(())
+    }
+}
+
+/// On SQLite (one writer per file), `Bus::send` inside a handler would wait for the handler's
+/// own lock until the handler timed out; it fails at once with advice instead. Server databases
+/// allow it (a separate transaction).
+pub async fn bus_send_inside_a_handler_is_refused_where_it_would_deadlock(kind: Setup) {
+    let db = TestDatabase::new(kind).await;
+    let handler = BusSender::default();
+    let bus = db
+        .builder("Inner", "inner-1")
+        .handler_timeout(Duration::from_secs(20))
+        .handler(handler.clone())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    handler
+        .bus
+        .set(bus.clone())
+        .unwrap_or_else(|_| panic!("set once"));
+    let started = Instant::now();
+    sender(&db, "Inner")
+        .await
+        .send(Numbered { n: 1 })
+        .await
+        .unwrap();
+    wait_until("the handler ran", || async {
+        !handler.results.lock().unwrap().is_empty()
+    })
+    .await;
+    bus.stop().await.unwrap();
+    let result = handler.results.lock().unwrap()[0].clone();
+    if kind == Kind::Sqlite {
+        let err = result.expect_err("refused on SQLite");
+        assert!(
+            err.contains("ctx.send"),
+            "the error says what to use: {err}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "refused at once, not after the handler timeout"
+        );
+    } else {
+        result.expect("a server database takes a send in a separate transaction");
+    }
+}

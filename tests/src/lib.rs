@@ -69,6 +69,7 @@ macro_rules! conformance_suite {
             a_send_the_database_refuses_is_a_failed_attempt,
             an_unrecoverable_failure_is_dead_lettered_at_once,
             a_caller_can_set_the_message_id,
+            bus_send_inside_a_handler_is_refused_where_it_would_deadlock,
             retry_counts_survive_a_restart,
             panicking_handler_is_retried_then_dead_lettered,
             hanging_handler_is_bounded_by_the_timeout,

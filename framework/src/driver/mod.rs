@@ -128,6 +128,12 @@ pub(crate) trait Driver: Send + Sync + Sized + 'static {
     /// Where it connects, for messages (host and database, or a file); never a password.
     fn target(&self) -> &str;
 
+    /// Whether the database has one writer at a time, so that a second transaction of this
+    /// process waits for the first (SQLite).
+    fn single_writer(&self) -> bool {
+        false
+    }
+
     /// What to tell the user when opening a connection failed with `error`.
     fn connect_advice(&self, _error: &DriverError) -> String {
         "check that the server runs and accepts TCP connections, and that the user, password \

@@ -287,6 +287,10 @@ impl Driver for SqliteDriver {
         &self.target
     }
 
+    fn single_writer(&self) -> bool {
+        true
+    }
+
     fn connect_advice(&self, _error: &DriverError) -> String {
         "check that the directory exists and is writable, and that the file is an SQLite database"
             .into()

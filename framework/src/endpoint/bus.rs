@@ -246,7 +246,7 @@ impl Bus {
                 )
             })
             .collect::<Result<Vec<_>>>()?;
-        endpoint.transport.send(outgoing).await
+        send_from_application(endpoint, outgoing).await
     }
 
     /// Sends a message with options: a delay or due time, a time to be received, a destination
@@ -276,7 +276,7 @@ impl Bus {
             None,
             &options,
         )?;
-        endpoint.transport.send(vec![outgoing]).await
+        send_from_application(endpoint, vec![outgoing]).await
     }
 
     /// Moves the dead letter `message_id` (its `NimbusDeadLetters.MessageId`) back to the queue it
@@ -341,7 +341,7 @@ impl Bus {
         let (tx, rx) = tokio::sync::oneshot::channel();
         endpoint.pending_requests.insert(correlation_id.clone(), tx);
         let waited = async {
-            endpoint.transport.send(vec![outgoing]).await?;
+            send_from_application(endpoint, vec![outgoing]).await?;
             match tokio::time::timeout(timeout, rx).await {
                 Ok(Ok(reply)) => Ok(reply),
                 Ok(Err(_)) => Err(NimbusError::NotRunning(
@@ -424,7 +424,7 @@ impl Bus {
             &endpoint.config.identity,
             None,
         )?;
-        endpoint.transport.send(vec![outgoing]).await
+        send_from_application(endpoint, vec![outgoing]).await
     }
 
     fn ensure_running(&self) -> Result<()> {
@@ -476,4 +476,27 @@ impl Bus {
         tracing::info!(application = %self.inner.endpoint.config.identity.application, "bus stopped");
         Ok(())
     }
+}
+
+/// Writes messages the application sends through the `Bus` (not through a handler's context).
+/// On a database with a single writer (SQLite), a `Bus` send from inside a handler would wait for
+/// the lock the handler's own receive holds, until the handler timed out: refuse it at once.
+async fn send_from_application(
+    endpoint: &EndpointState,
+    outgoing: Vec<crate::envelope::OutgoingMessage>,
+) -> Result<()> {
+    if endpoint.transport.single_writer()
+        && crate::pipeline::inside_handler_on(endpoint.transport.target())
+    {
+        return Err(NimbusError::config(
+            format!(
+                "Bus::send/publish was called inside a handler on {}, whose one writer is the \
+                 handler's own receive: it would wait for itself until the handler timed out",
+                endpoint.transport.name()
+            ),
+            "send and publish through the handler's context (ctx.send, ctx.publish, ctx.reply): \
+             they commit with the receive",
+        ));
+    }
+    endpoint.transport.send(outgoing).await
 }

@@ -39,6 +39,17 @@ pub(crate) struct EndpointState {
     pub pending_requests: PendingRequests,
 }
 
+tokio::task_local! {
+    /// The database (its target) whose receive is open while a handler runs, so that sends
+    /// which would wait for that receive's lock can be refused.
+    static IN_HANDLER: String;
+}
+
+/// Whether the calling code runs inside a handler whose receive is open on `target`.
+pub(crate) fn inside_handler_on(target: &str) -> bool {
+    IN_HANDLER.try_with(|t| t == target).unwrap_or(false)
+}
+
 /// Asks the endpoint's dead-letter actor to write `letter` in `tx` and commit: the message
 /// leaves its queue and becomes a dead letter atomically.
 #[derive(actix::Message)]
@@ -195,9 +206,12 @@ pub(crate) async fn receive_and_handle(endpoint: &EndpointState, queue: &QueueNa
     for handler in handlers {
         let invoked = tokio::time::timeout(
             timeout,
-            AssertUnwindSafe(handler.invoke(&row.body, &mut ctx))
-                .catch_unwind()
-                .instrument(span.clone()),
+            AssertUnwindSafe(IN_HANDLER.scope(
+                endpoint.transport.target().to_string(),
+                handler.invoke(&row.body, &mut ctx),
+            ))
+            .catch_unwind()
+            .instrument(span.clone()),
         )
         .await;
         let what = |detail: String| format!("message {message_id} ({type_name}): {detail}");

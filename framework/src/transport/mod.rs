@@ -76,6 +76,13 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// The database's name for messages.
     fn name(&self) -> &'static str;
 
+    /// Whether the database has one writer at a time (SQLite): a second transaction of the same
+    /// process waits for the first.
+    fn single_writer(&self) -> bool;
+
+    /// Where the database is (host and database, or the file), for messages and identity.
+    fn target(&self) -> &str;
+
     /// Creates the common tables and the tables of `queues` if they do not exist. Idempotent and
     /// safe when several instances run it at once.
     async fn create_schema(&self, queues: &[QueueName]) -> Result<()>;

@@ -229,6 +229,14 @@ impl<D: Driver> Transport for SqlTransport<D> {
         self.inner.cx.name
     }
 
+    fn single_writer(&self) -> bool {
+        self.inner.driver.single_writer()
+    }
+
+    fn target(&self) -> &str {
+        &self.inner.cx.target
+    }
+
     async fn create_schema(&self, queues: &[QueueName]) -> Result<()> {
         let s = &self.inner;
         let cx = &s.cx;
