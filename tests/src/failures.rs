@@ -885,3 +885,136 @@ pub async fn bus_send_inside_a_handler_is_refused_where_it_would_deadlock(kind: 
         result.expect("a server database takes a send in a separate transaction");
     }
 }
+
+/// A value the driver cannot read (PostgreSQL's `infinity`, a time SQLite cannot parse) in a
+/// row at the head of the queue becomes a bad-input dead letter with the column named; it never
+/// panics or blocks the receiver, and the messages behind it flow.
+pub async fn unreadable_values_become_dead_letters_and_the_queue_flows(kind: Setup) {
+    if kind == Kind::SqlServer {
+        // datetime and datetime2 hold no value chrono cannot: nothing to poison this way.
+        return;
+    }
+    let db = TestDatabase::new(kind).await;
+    let seen = seen_list();
+    // Make the tables, then write the poison row first in line.
+    db.builder("Poisoned", "poisoned-1")
+        .handler::<Numbered, _>(Recorder::default())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap()
+        .stop()
+        .await
+        .unwrap();
+    let admin = db.admin();
+    let headers = r#"{"NServiceBus.EnclosedMessageTypes":"Conformance.Numbered","NServiceBus.MessageId":"p"}"#;
+    let bad_time = if kind == Kind::Postgres {
+        "'infinity'"
+    } else {
+        "'not a time'"
+    };
+    let q = |name: &str| admin.quote(name);
+    let sql = if db.shared_table() {
+        let (now, id) = match kind.kind {
+            Kind::Postgres => ("now() AT TIME ZONE 'utc'", "gen_random_uuid()"),
+            _ => (
+                "strftime('%Y-%m-%d %H:%M:%f', 'now', '-1 seconds')",
+                "'00000000-0000-0000-0000-0000000000aa'",
+            ),
+        };
+        format!(
+            "INSERT INTO {} ({}, {}, {}, {}, {}) VALUES ({id}, 'Poisoned', {}, {now}, {bad_time})",
+            admin.qualified_table("NimbusMessages"),
+            q("MessageId"),
+            q("Destination"),
+            q("Body"),
+            q("VisibleAfter"),
+            q("ExpiresAt"),
+            if kind == Kind::Postgres {
+                "'\\x7b7d'"
+            } else {
+                "X'7B7D'"
+            },
+        )
+    } else {
+        let (id, truth, body) = match kind.kind {
+            Kind::Postgres => ("gen_random_uuid()", "TRUE", "'\\x7b226e223a317d'"),
+            _ => (
+                "'00000000-0000-0000-0000-0000000000aa'",
+                "1",
+                "X'7B226E223A317D'",
+            ),
+        };
+        format!(
+            "INSERT INTO {} ({}, {}, {}, {}, {}) VALUES ({id}, {truth}, {bad_time}, '{headers}', {body})",
+            admin.qualified_table("Poisoned"),
+            q("Id"),
+            q("Recoverable"),
+            q("Expires"),
+            q("Headers"),
+            q("Body"),
+        )
+    };
+    db.execute(&sql).await;
+    // In the table-per-queue layout, delayed messages wait in their own table: poison one there
+    // too (it used to kill the delayed-delivery actor, stranding every delayed send).
+    let delayed_poison = !db.shared_table();
+    if delayed_poison {
+        let (id, due) = match kind.kind {
+            Kind::Postgres => ("gen_random_uuid()", "now() AT TIME ZONE 'utc'"),
+            _ => (
+                "'00000000-0000-0000-0000-0000000000bb'",
+                "strftime('%Y-%m-%d %H:%M:%f', 'now', '-1 seconds')",
+            ),
+        };
+        db.execute(&format!(
+            "INSERT INTO {} ({}, {}, {}, {}, {}) VALUES ({id}, 'Poisoned', {due}, {bad_time}, '{headers}')",
+            admin.qualified_table("NimbusDelayedMessages"),
+            q("Id"),
+            q("Destination"),
+            q("Due"),
+            q("Expires"),
+            q("Headers"),
+        ))
+        .await;
+    }
+    let bus = db
+        .builder("Poisoned", "poisoned-1")
+        .handler::<Numbered, _>(Recorder::new("poisoned-1", &seen))
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let sender = sender(&db, "Poisoned").await;
+    for n in 0..3 {
+        sender.send(Numbered { n }).await.unwrap();
+    }
+    sender
+        .send_with(
+            Numbered { n: 3 },
+            SendOptions::new().delay(Duration::from_millis(200)),
+        )
+        .await
+        .unwrap();
+    wait_until(
+        "the good messages are handled behind the poison",
+        || async { count_of(&seen) == 4 },
+    )
+    .await;
+    let poisoned = if delayed_poison { 2 } else { 1 };
+    wait_until("the poison is dead-lettered", || async {
+        db.dead_letters().await.len() == poisoned
+    })
+    .await;
+    bus.stop().await.unwrap();
+    for letter in db.dead_letters().await {
+        let env = envelope(&letter.body);
+        assert!(
+            env.reason.contains("Expires") && env.reason.contains("cannot be read"),
+            "the reason names the column: {}",
+            env.reason
+        );
+    }
+}

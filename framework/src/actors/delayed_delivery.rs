@@ -16,6 +16,7 @@ pub(crate) const DELIVERY_BATCH: i64 = 100;
 pub(crate) fn delayed_delivery(endpoint: Arc<EndpointState>) -> Periodic {
     let interval = endpoint.config.peek_delay;
     Periodic::new(
+        "delayed delivery",
         interval,
         true,
         Arc::new(move || {
@@ -31,8 +32,8 @@ pub(crate) fn delayed_delivery(endpoint: Arc<EndpointState>) -> Periodic {
                             }
                         }
                         Err(e) => {
-                            tracing::warn!(error = %e, "delivering delayed messages failed; retrying at the next tick");
-                            break;
+                            Counters::add(&endpoint.counters.delayed_delivered, moved);
+                            return Err(e);
                         }
                     }
                 }
@@ -40,6 +41,7 @@ pub(crate) fn delayed_delivery(endpoint: Arc<EndpointState>) -> Periodic {
                     Counters::add(&endpoint.counters.delayed_delivered, moved);
                     tracing::debug!(moved, "delivered due delayed messages");
                 }
+                Ok(())
             })
         }),
     )

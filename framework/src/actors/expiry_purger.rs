@@ -14,6 +14,7 @@ use crate::pipeline::EndpointState;
 pub(crate) fn expiry_purger(endpoint: Arc<EndpointState>, queue: QueueName) -> Periodic {
     let interval = endpoint.config.purge_interval;
     Periodic::new(
+        "expiry purge",
         interval,
         true,
         Arc::new(move || {
@@ -30,15 +31,13 @@ pub(crate) fn expiry_purger(endpoint: Arc<EndpointState>, queue: QueueName) -> P
                                 break;
                             }
                         }
-                        Err(e) => {
-                            tracing::warn!(queue = %queue, error = %e, "purging expired messages failed; retrying at the next interval");
-                            break;
-                        }
+                        Err(e) => return Err(e),
                     }
                 }
                 if purged > 0 {
                     tracing::info!(queue = %queue, purged, "purged expired messages");
                 }
+                Ok(())
             })
         }),
     )

@@ -17,18 +17,13 @@ pub(crate) fn heartbeat(
     let interval = crate::subscriptions::heartbeat_interval(endpoint.config.auto_delete_on_idle);
     let subscriptions = Arc::new(subscriptions);
     Periodic::new(
+        "subscription heartbeat",
         interval,
         false,
         Arc::new(move || {
             let (endpoint, subscriptions) = (endpoint.clone(), subscriptions.clone());
             Box::pin(async move {
-                let missing = match endpoint.transport.heartbeat(&subscriptions).await {
-                    Ok(missing) => missing,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "heartbeat failed; retrying at the next beat");
-                        return;
-                    }
-                };
+                let missing = endpoint.transport.heartbeat(&subscriptions).await?;
                 for i in missing {
                     let (topic, queue) = &subscriptions[i];
                     tracing::warn!(%topic, %queue, "subscription was swept while this instance ran; writing it again");
@@ -45,6 +40,7 @@ pub(crate) fn heartbeat(
                         tracing::warn!(%topic, %queue, error = %e, "could not subscribe again");
                     }
                 }
+                Ok(())
             })
         }),
     )

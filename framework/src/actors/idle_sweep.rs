@@ -11,28 +11,24 @@ use crate::pipeline::EndpointState;
 pub(crate) fn idle_sweep(endpoint: Arc<EndpointState>) -> Periodic {
     let interval = crate::subscriptions::sweep_interval(endpoint.config.auto_delete_on_idle);
     Periodic::new(
+        "idle sweep",
         interval,
         true,
         Arc::new(move || {
             let endpoint = endpoint.clone();
             Box::pin(async move {
-                match endpoint
+                let report = endpoint
                     .transport
                     .sweep_idle(endpoint.config.idle_seconds())
-                    .await
-                {
-                    Ok(report) if !report.subscriptions.is_empty() => {
-                        tracing::info!(
-                            subscriptions = report.subscriptions.len(),
-                            queues_dropped = ?report.queues_dropped,
-                            "swept idle subscriptions"
-                        );
-                    }
-                    Ok(_) => {}
-                    Err(e) => {
-                        tracing::warn!(error = %e, "idle sweep failed; retrying at the next interval")
-                    }
+                    .await?;
+                if !report.subscriptions.is_empty() {
+                    tracing::info!(
+                        subscriptions = report.subscriptions.len(),
+                        queues_dropped = ?report.queues_dropped,
+                        "swept idle subscriptions"
+                    );
                 }
+                Ok(())
             })
         }),
     )

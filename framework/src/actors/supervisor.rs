@@ -84,6 +84,12 @@ impl QueueSupervisor {
     }
 
     /// The database answered: the outage, if there was one, is over.
+    /// Starts receiver `index` under an actix supervisor (restarted when it stops itself).
+    fn start_receiver(&self, index: usize) -> Addr<Receiver> {
+        let (endpoint, queue) = (self.endpoint.clone(), self.queue.clone());
+        Supervisor::start(move |_| Receiver::new(endpoint, queue, index))
+    }
+
     fn database_ok(&mut self) {
         self.consecutive_errors = 0;
         if self.critical_raised {
@@ -212,8 +218,14 @@ impl QueueSupervisor {
                 tracing::warn!(queue = %self.queue, error = %e, "receive failed; backing off");
             }
             Err(e) => {
+                // The receiver actor is gone (its task died outside the handler's guard): start
+                // a new one in its place and back off, rather than dispatching to the dead one
+                // again at once.
                 self.remaining = 0;
-                tracing::warn!(queue = %self.queue, error = %e, "receiver unavailable");
+                self.consecutive_errors = self.consecutive_errors.saturating_add(1);
+                failed_infrastructure = true;
+                self.receivers[index] = self.start_receiver(index);
+                tracing::warn!(queue = %self.queue, receiver = index, error = %e, retry_in = ?self.error_backoff(), "receiver died; started a new one");
             }
         }
         if self.stopping {
@@ -244,10 +256,8 @@ impl Actor for QueueSupervisor {
         self.peeker = Some(Supervisor::start(move |_| Peeker::new(endpoint, queue)));
         self.purger = Some(expiry_purger(self.endpoint.clone(), self.queue.clone()).start());
         for index in 0..self.endpoint.config.concurrency {
-            let (endpoint, queue) = (self.endpoint.clone(), self.queue.clone());
-            self.receivers.push(Supervisor::start(move |_| {
-                Receiver::new(endpoint, queue, index)
-            }));
+            let receiver = self.start_receiver(index);
+            self.receivers.push(receiver);
             self.idle.push(index);
         }
         tracing::info!(queue = %self.queue, receivers = self.receivers.len(), "receiving");
