@@ -1018,3 +1018,98 @@ pub async fn unreadable_values_become_dead_letters_and_the_queue_flows(kind: Set
         );
     }
 }
+
+/// A database that stops answering without closing its connections (a failover behind a
+/// virtual IP, a stuck pooler) is a reported timeout, not a hang: sends fail within the
+/// deadline, the critical error fires while it lasts, `start()` fails with a clear error, and
+/// the endpoint recovers by itself when the database answers again.
+pub async fn a_frozen_database_is_a_reported_timeout_not_a_hang(kind: Setup) {
+    let db = TestDatabase::new(kind).await;
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let Some((_, upstream)) = db.url_through(probe.local_addr().unwrap()) else {
+        // An embedded file has no connection to freeze.
+        return;
+    };
+    drop(probe);
+    let proxy = Proxy::start(upstream).await;
+    let (url, _) = db.url_through(proxy.addr).unwrap();
+    let critical = Arc::new(AtomicUsize::new(0));
+    let seen = seen_list();
+    let builder = |application: &str, seen: &Arc<Mutex<Vec<(String, u32)>>>| {
+        let critical = critical.clone();
+        let mut builder = nimbus::Bus::builder()
+            .storage_layout(db.layout)
+            .names(application, "frozen-1")
+            .database_url(url.clone())
+            .peek_delay(Duration::from_millis(100))
+            .database_timeout(Duration::from_secs(1))
+            .critical_error_after(Duration::from_millis(500))
+            .on_critical_error(move |_| {
+                critical.fetch_add(1, Ordering::SeqCst);
+            })
+            .handler::<Numbered, _>(Recorder::new(application, seen));
+        if let Some(schema) = db.schema() {
+            builder = builder.schema(schema);
+        }
+        builder
+    };
+    let bus = builder("Frozen", &seen)
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let direct = sender(&db, "Frozen").await;
+    for n in 0..5 {
+        direct.send(Numbered { n }).await.unwrap();
+    }
+    wait_until("the first messages are handled", || async {
+        count_of(&seen) == 5
+    })
+    .await;
+
+    proxy.freeze();
+    let started = Instant::now();
+    let refused = bus
+        .send_with(Numbered { n: 99 }, SendOptions::new().to("Frozen"))
+        .await
+        .expect_err("a frozen database is an error, not a hang");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the send gave up within its deadline, not after {:?}",
+        started.elapsed()
+    );
+    assert!(
+        refused.to_string().contains("did not finish within") && !refused.is_permanent(),
+        "a transient timeout: {refused}"
+    );
+    wait_until(
+        "the critical error fires while the freeze lasts",
+        || async { critical.load(Ordering::SeqCst) >= 1 },
+    )
+    .await;
+    let started = Instant::now();
+    let other = seen_list();
+    let start = builder("FrozenToo", &other).build().unwrap().start().await;
+    let error = start.expect_err("start() against a frozen database fails");
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "start() gave up after {:?}",
+        started.elapsed()
+    );
+    assert!(
+        error.to_string().contains("did not finish within"),
+        "start() says it timed out: {error}"
+    );
+    for n in 5..10 {
+        direct.send(Numbered { n }).await.unwrap();
+    }
+
+    proxy.restore();
+    wait_until("the endpoint recovers by itself", || async {
+        count_of(&seen) == 10
+    })
+    .await;
+    bus.stop().await.unwrap();
+    direct.stop().await.unwrap();
+}
