@@ -112,6 +112,10 @@ pub struct SubscriptionInfo {
     pub queue: String,
     /// The subscriber's last heartbeat (UTC, database time).
     pub last_seen_at: Option<NaiveDateTime>,
+    /// The idle period its subscriber promised (`auto_delete_on_idle`), in seconds: past it
+    /// without a heartbeat the subscription lapses. `None` for rows from before that column,
+    /// which each reader judges by its own setting.
+    pub idle_seconds: Option<i64>,
 }
 
 /// A message row to write as it is, bypassing serialization (moving rows by hand, testing what
@@ -331,6 +335,7 @@ impl Database {
                 topic: s.topic,
                 queue: s.queue,
                 last_seen_at: s.last_seen_at,
+                idle_seconds: s.idle_seconds,
             })
             .collect())
     }

@@ -375,27 +375,35 @@ impl TestDatabase {
     /// Moves the `LastSeenAt` of every subscription of `queue` ten days back: longer than the
     /// default `auto_delete_on_idle` of 4 days, as if the instance had stopped heartbeating then.
     pub async fn age_subscriptions(&self, queue: &str) {
-        let ten_days_ago = match self.kind {
-            Kind::Sqlite => "strftime('%Y-%m-%d %H:%M:%f', 'now', '-10 days')",
-            Kind::Postgres => "(now() AT TIME ZONE 'utc') - interval '10 days'",
-            Kind::SqlServer => "DATEADD(day, -10, SYSUTCDATETIME())",
+        self.age_subscriptions_by(queue, 10 * 24 * 60).await;
+    }
+
+    /// Sets the last heartbeat of every subscription of `queue` to `minutes` ago.
+    pub async fn age_subscriptions_by(&self, queue: &str, minutes: u32) {
+        let ago = match self.kind {
+            Kind::Sqlite => format!("strftime('%Y-%m-%d %H:%M:%f', 'now', '-{minutes} minutes')"),
+            Kind::Postgres => {
+                format!("(now() AT TIME ZONE 'utc') - interval '{minutes} minutes'")
+            }
+            Kind::SqlServer => format!("DATEADD(minute, -{minutes}, SYSUTCDATETIME())"),
         };
         let sql = format!(
-            "UPDATE {} SET {} = {ten_days_ago} WHERE {} = {}",
+            "UPDATE {} SET {} = {ago} WHERE {} = {}",
             self.table("NimbusSubscriptions"),
             self.admin.quote("LastSeenAt"),
             self.admin.quote("SubscriberQueue"),
             self.param(1)
         );
         self.scalar(&sql, &[queue]).await;
-        let nine_days_ago = chrono::Utc::now().naive_utc() - chrono::Duration::days(9);
+        let limit =
+            chrono::Utc::now().naive_utc() - chrono::Duration::minutes(i64::from(minutes) - 1);
         let subscriptions = must("listing subscriptions", self.admin.subscriptions().await);
         let of_queue: Vec<_> = subscriptions.iter().filter(|s| s.queue == queue).collect();
         assert!(
             !of_queue.is_empty()
                 && of_queue
                     .iter()
-                    .all(|s| s.last_seen_at.is_some_and(|t| t < nine_days_ago)),
+                    .all(|s| s.last_seen_at.is_some_and(|t| t < limit)),
             "the subscriptions of {queue:?} were aged: {of_queue:?}"
         );
     }

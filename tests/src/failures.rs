@@ -1042,7 +1042,7 @@ pub async fn a_frozen_database_is_a_reported_timeout_not_a_hang(kind: Setup) {
             .names(application, "frozen-1")
             .database_url(url.clone())
             .peek_delay(Duration::from_millis(100))
-            .database_timeout(Duration::from_secs(1))
+            .database_timeout(Duration::from_secs(3))
             .critical_error_after(Duration::from_millis(500))
             .on_critical_error(move |_| {
                 critical.fetch_add(1, Ordering::SeqCst);

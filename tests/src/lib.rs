@@ -88,6 +88,7 @@ macro_rules! conformance_suite {
             request_gets_its_reply,
             request_times_out,
             old_subscriptions_table_is_upgraded,
+            each_subscription_lapses_by_its_own_subscribers_idle_period,
         );
         $crate::conformance_suite!(@sigkill $attrs SETUP);
     };

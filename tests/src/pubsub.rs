@@ -347,3 +347,62 @@ pub async fn old_subscriptions_table_is_upgraded(kind: Setup) {
     .await;
     archive.stop().await.unwrap();
 }
+
+/// `auto_delete_on_idle` is each subscriber's promise and travels with its subscription row: an
+/// endpoint with a shorter setting neither skips nor sweeps a subscriber that is live by its
+/// own (here: the default 4 days, heartbeating hourly, last seen 10 minutes ago).
+pub async fn each_subscription_lapses_by_its_own_subscribers_idle_period(kind: Setup) {
+    let db = TestDatabase::new(kind).await;
+    let seen = seen_list();
+    let archive = db
+        .builder("Archive", "archive-1")
+        .handler::<SomethingHappened, _>(Recorder::new("archive-1", &seen))
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    db.age_subscriptions_by("Archive", 10).await;
+    let hasty = db
+        .builder("Hasty", "hasty-1")
+        .auto_delete_on_idle(Duration::from_secs(300))
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let report = hasty.sweep_idle_subscriptions().await.unwrap();
+    assert!(
+        report.subscriptions.is_empty(),
+        "a 5-minute sweeper leaves a 4-day subscriber alone: {report:?}"
+    );
+    hasty.publish(SomethingHappened { n: 1 }).await.unwrap();
+    wait_until("the live subscriber gets the event", || async {
+        count_of(&seen) == 1
+    })
+    .await;
+    // A subscriber that promised 5 minutes and was last seen 10 minutes ago has lapsed, for
+    // everyone, whatever their own setting.
+    let brief = db
+        .builder("Brief", "brief-1")
+        .auto_delete_on_idle(Duration::from_secs(300))
+        .handler::<SomethingHappened, _>(Recorder::new("brief-1", &seen))
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    brief.stop().await.unwrap();
+    db.age_subscriptions_by("Brief", 10).await;
+    let report = archive.sweep_idle_subscriptions().await.unwrap();
+    assert_eq!(
+        report.subscriptions,
+        vec![(
+            "Conformance.SomethingHappened".to_string(),
+            "Brief".to_string()
+        )],
+        "a 4-day sweeper sweeps a lapsed 5-minute subscriber"
+    );
+    hasty.stop().await.unwrap();
+    archive.stop().await.unwrap();
+}

@@ -39,23 +39,20 @@ mod dba_created_schema {
         let id = uuid::Uuid::new_v4().simple().to_string()[..10].to_string();
         let (schema, role) = (format!("nimbus dba {id}"), format!("nimbus_app_{id}"));
         let admin = admin().await;
-        // The DBA: the schema, the three scripts verbatim, and a login that may only use them.
+        // The DBA: the schema, the printed creation script, and a login that may only use them.
         admin
             .batch_execute(&format!("CREATE SCHEMA {}", pg_quote(&schema)))
             .await
             .unwrap();
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../schema/postgres/");
-        for script in [
-            "subscriptions.sql",
-            "dead_letters.sql",
-            "shared_messages.sql",
-        ] {
-            let sql = std::fs::read_to_string(format!("{dir}{script}")).unwrap();
-            admin
-                .batch_execute(&sql.replace("{schema}", &pg_quote(&schema)))
-                .await
-                .unwrap();
-        }
+        // What `nimbus::admin::creation_script` prints is what the DBA runs.
+        let script = nimbus::admin::creation_script(
+            "postgres",
+            Some(&schema),
+            StorageLayout::SharedTable,
+            &[],
+        )
+        .unwrap();
+        admin.batch_execute(&script).await.unwrap();
         admin
             .batch_execute(&format!(
                 "CREATE ROLE {role} LOGIN; GRANT USAGE ON SCHEMA {s} TO {role}; \

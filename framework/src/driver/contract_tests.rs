@@ -55,6 +55,9 @@ async fn create<D: Driver>(
     ] {
         c.run_script(script, &[schema]).await.expect("common table");
     }
+    c.run_script(&s.upgrade_subscriptions_idle_seconds, &[schema])
+        .await
+        .expect("IdleSeconds");
     let dequeue = &s.shared_messages_index_dequeue;
     c.run_script(
         &dequeue.create_if_missing,
@@ -218,7 +221,7 @@ async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
 
     // Subscriptions: upsert twice, list live ones, refresh, sweep with a negative idle period.
     for _ in 0..2 {
-        c.subscribe(&s.subscription_upsert, "Topic.A", queue.as_str())
+        c.subscribe(&s.subscription_upsert, "Topic.A", queue.as_str(), 3600)
             .await
             .expect("subscribe");
     }
@@ -257,9 +260,24 @@ async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
         .await
         .expect("sweep of nothing")
         .is_empty());
+    // The idle period the subscriber promised wins over the sweeper's, both ways.
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    assert!(c
+        .sweep_subscriptions(&s.subscription_sweep, 0)
+        .await
+        .expect("a shorter sweeper")
+        .is_empty());
+    c.subscribe(&s.subscription_upsert, "Topic.A", queue.as_str(), 0)
+        .await
+        .expect("subscribe with a short idle period");
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    assert!(c
+        .subscribers(&s.subscription_list, "Topic.A", 3600)
+        .await
+        .expect("subscribers")
+        .is_empty());
     assert_eq!(
-        c.sweep_subscriptions(&s.subscription_sweep, 0)
+        c.sweep_subscriptions(&s.subscription_sweep, 3600)
             .await
             .expect("sweep"),
         vec![("Topic.A".to_string(), queue.as_str().to_string())]

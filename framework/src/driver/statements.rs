@@ -123,6 +123,8 @@ pub(crate) struct SubscriptionRow {
     pub topic: String,
     pub queue: String,
     pub last_seen_at: Option<NaiveDateTime>,
+    /// The idle period its subscriber promised, in seconds (`None` for rows from before it).
+    pub idle_seconds: Option<i64>,
 }
 
 /// A row of `NimbusDeadLetters`, as listed.
@@ -427,11 +429,24 @@ impl<D: Driver> Held<D> {
             .collect())
     }
 
-    /// `subscription_upsert.sql`.
-    pub async fn subscribe(&mut self, sql: &str, topic: &str, queue: &str) -> DriverResult<()> {
-        self.execute(sql, &[Param::Text(Some(topic)), Param::Text(Some(queue))])
-            .await
-            .map(drop)
+    /// `subscription_upsert.sql`: `idle_seconds` is the subscriber's own `auto_delete_on_idle`.
+    pub async fn subscribe(
+        &mut self,
+        sql: &str,
+        topic: &str,
+        queue: &str,
+        idle_seconds: i64,
+    ) -> DriverResult<()> {
+        self.execute(
+            sql,
+            &[
+                Param::Text(Some(topic)),
+                Param::Text(Some(queue)),
+                Param::BigInt(Some(idle_seconds)),
+            ],
+        )
+        .await
+        .map(drop)
     }
 
     /// `subscription_refresh.sql`: `false` when the subscription is gone.
@@ -501,17 +516,22 @@ impl<D: Driver> Held<D> {
         let rows = self.query(sql, &[]).await?;
         Ok(rows
             .iter()
-            .filter_map(|row| match (row.text(0), row.text(1), row.time(2)) {
-                (Ok(Some(topic)), Ok(Some(queue)), Ok(last_seen_at)) => Some(SubscriptionRow {
-                    topic,
-                    queue,
-                    last_seen_at,
-                }),
-                _ => {
-                    tracing::warn!(?row, "skipping a subscription that cannot be read");
-                    None
-                }
-            })
+            .filter_map(
+                |row| match (row.text(0), row.text(1), row.time(2), row.int(3)) {
+                    (Ok(Some(topic)), Ok(Some(queue)), Ok(last_seen_at), Ok(idle_seconds)) => {
+                        Some(SubscriptionRow {
+                            topic,
+                            queue,
+                            last_seen_at,
+                            idle_seconds,
+                        })
+                    }
+                    _ => {
+                        tracing::warn!(?row, "skipping a subscription that cannot be read");
+                        None
+                    }
+                },
+            )
             .collect())
     }
 

@@ -50,6 +50,8 @@ pub(crate) struct Files {
     pub catalog_list_indexes: &'static str,
     pub catalog_table_exists: &'static str,
     pub savepoint: &'static str,
+    pub upgrade_subscriptions_idle_seconds: &'static str,
+    pub catalog_has_idle_seconds: &'static str,
     pub savepoint_rollback: &'static str,
 }
 
@@ -77,6 +79,7 @@ macro_rules! all_files {
             subscription_refresh, subscription_sweep, subscription_count_for_queue,
             subscription_all, catalog_has_last_seen_at, catalog_list_indexes,
             catalog_table_exists, savepoint, savepoint_rollback,
+            upgrade_subscriptions_idle_seconds, catalog_has_idle_seconds,
         )
     };
 }

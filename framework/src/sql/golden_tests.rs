@@ -72,6 +72,14 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
         ("catalog_list_indexes", s.catalog_list_indexes.clone()),
         ("catalog_table_exists", s.catalog_table_exists.clone()),
         ("savepoint", s.savepoint.clone()),
+        (
+            "upgrade_subscriptions_idle_seconds",
+            s.upgrade_subscriptions_idle_seconds.clone(),
+        ),
+        (
+            "catalog_has_idle_seconds",
+            s.catalog_has_idle_seconds.clone(),
+        ),
         ("savepoint_rollback", s.savepoint_rollback.clone()),
         ("queue_table", q.create_table.clone()),
         ("queue_index_rowversion", q.index_rowversion.create.clone()),

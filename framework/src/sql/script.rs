@@ -50,7 +50,8 @@ pub(crate) fn creation_script(
         parts.push((create.clone(), vec![name]));
     }
     parts.push((s.subscriptions.clone(), vec![name]));
-    parts.push((s.upgrade_subscriptions_last_seen_at.clone(), vec![name]));
+    // subscriptions.sql has LastSeenAt already; IdleSeconds comes by its upgrade.
+    parts.push((s.upgrade_subscriptions_idle_seconds.clone(), vec![name]));
     parts.push((s.dead_letters.clone(), vec![name]));
     let rendered_queues: Vec<_> = queues
         .iter()

@@ -57,6 +57,8 @@ pub(crate) struct SchemaSql {
     pub catalog_list_indexes: String,
     pub catalog_table_exists: String,
     pub savepoint: String,
+    pub upgrade_subscriptions_idle_seconds: String,
+    pub catalog_has_idle_seconds: String,
     pub savepoint_rollback: String,
 }
 
@@ -133,6 +135,8 @@ impl Dialect {
             catalog_list_indexes: r(f.catalog_list_indexes),
             catalog_table_exists: r(f.catalog_table_exists),
             savepoint: r(f.savepoint),
+            upgrade_subscriptions_idle_seconds: r(f.upgrade_subscriptions_idle_seconds),
+            catalog_has_idle_seconds: r(f.catalog_has_idle_seconds),
             savepoint_rollback: r(f.savepoint_rollback),
         }
     }

@@ -164,6 +164,15 @@ impl<D: Driver> Inner<D> {
         ))
     }
 
+    async fn has_idle_seconds(&self, c: &mut Held<D>) -> Result<bool> {
+        c.exists(
+            &self.cx.sql.catalog_has_idle_seconds,
+            &[Param::Text(Some(self.cx.schema.as_str()))],
+        )
+        .await
+        .map_err(self.cx.db("checking NimbusSubscriptions for IdleSeconds"))
+    }
+
     async fn has_last_seen_at(&self, c: &mut Held<D>) -> Result<bool> {
         c.exists(
             &self.cx.sql.catalog_has_last_seen_at,
@@ -266,6 +275,16 @@ impl<D: Driver> Transport for SqlTransport<D> {
             )
             .await?;
         }
+        if !s.has_idle_seconds(&mut c).await? {
+            tracing::warn!(schema = %cx.schema, "upgrading NimbusSubscriptions: adding IdleSeconds");
+            cx.create(
+                &mut c,
+                "IdleSeconds of NimbusSubscriptions",
+                &cx.sql.upgrade_subscriptions_idle_seconds,
+                &[schema],
+            )
+            .await?;
+        }
         let created = s.storage.create(&mut c, queues).await?;
         s.commit(c, &created, "creating the schema").await
     }
@@ -296,6 +315,15 @@ impl<D: Driver> Transport for SqlTransport<D> {
                     object: "column LastSeenAt of NimbusSubscriptions (added for heartbeats)"
                         .into(),
                     statement: cx.sql.upgrade_subscriptions_last_seen_at.clone(),
+                });
+            }
+            if table == "NimbusSubscriptions" && !s.has_idle_seconds(&mut c).await? {
+                return Err(NimbusError::MissingSchema {
+                    backend: cx.name,
+                    object: "column IdleSeconds of NimbusSubscriptions (each subscriber's idle \
+                             period)"
+                        .into(),
+                    statement: cx.sql.upgrade_subscriptions_idle_seconds.clone(),
                 });
             }
         }
@@ -381,9 +409,14 @@ impl<D: Driver> Transport for SqlTransport<D> {
     async fn subscribe(&self, topic: &str, queue: &QueueName) -> Result<()> {
         let s = &self.inner;
         let mut c = s.connection("subscribing").await?;
-        c.subscribe(&s.cx.sql.subscription_upsert, topic, queue.as_str())
-            .await
-            .map_err(s.cx.db(format!("subscribing queue {queue:?} to {topic}")))?;
+        c.subscribe(
+            &s.cx.sql.subscription_upsert,
+            topic,
+            queue.as_str(),
+            s.cx.idle_seconds,
+        )
+        .await
+        .map_err(s.cx.db(format!("subscribing queue {queue:?} to {topic}")))?;
         c.release();
         Ok(())
     }

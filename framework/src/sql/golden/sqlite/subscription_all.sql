@@ -1,6 +1,6 @@
 -- Lists every subscription, whatever its heartbeat.
 -- Parameters: none
--- Returns: TopicName, SubscriberQueue, LastSeenAt
-SELECT "TopicName", "SubscriberQueue", "LastSeenAt"
+-- Returns: TopicName, SubscriberQueue, LastSeenAt, IdleSeconds
+SELECT "TopicName", "SubscriberQueue", "LastSeenAt", "IdleSeconds"
 FROM "NimbusSubscriptions"
 ORDER BY "TopicName", "SubscriberQueue"
