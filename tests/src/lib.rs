@@ -89,6 +89,7 @@ macro_rules! conformance_suite {
             request_times_out,
             old_subscriptions_table_is_upgraded,
             each_subscription_lapses_by_its_own_subscribers_idle_period,
+            the_heartbeat_repairs_a_queue_a_sweep_dropped,
         );
         $crate::conformance_suite!(@sigkill $attrs SETUP);
     };

@@ -406,3 +406,35 @@ pub async fn each_subscription_lapses_by_its_own_subscribers_idle_period(kind: S
     hasty.stop().await.unwrap();
     archive.stop().await.unwrap();
 }
+
+/// An idle sweep of an instance's old rows that races with the instance's restart can drop the
+/// queue table after the restart made it, leaving a live subscription without a queue. The
+/// heartbeat repairs it: the queue is made again and events reach the instance.
+pub async fn the_heartbeat_repairs_a_queue_a_sweep_dropped(kind: Setup) {
+    let db = TestDatabase::new(kind).await;
+    let seen = seen_list();
+    let instance = db
+        .builder("Screens", "screen-1")
+        .multicast_handler::<SomethingHappened, _>(Recorder::new("screen-1", &seen))
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let queue = "Screens.screen-1";
+    // What the raced sweep leaves: the subscription rows, no queue.
+    db.drop_queue(queue).await;
+    instance.heartbeat_now().await.unwrap();
+    assert!(
+        db.queue_exists(queue).await,
+        "the heartbeat made the queue again"
+    );
+    let publisher = sender(&db, "Nowhere").await;
+    publisher.publish(SomethingHappened { n: 4 }).await.unwrap();
+    wait_until("the instance gets the event", || async {
+        count_of(&seen) == 1
+    })
+    .await;
+    publisher.stop().await.unwrap();
+    instance.stop().await.unwrap();
+}

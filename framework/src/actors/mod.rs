@@ -24,6 +24,7 @@ mod supervisor;
 
 pub(crate) use dead_letterer::DeadLetterer;
 pub(crate) use delayed_delivery::delayed_delivery;
+pub(crate) use heartbeat::beat;
 pub(crate) use heartbeat::heartbeat;
 pub(crate) use idle_sweep::idle_sweep;
 pub(crate) use supervisor::{Drain, QueueSupervisor};

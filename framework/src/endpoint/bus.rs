@@ -107,7 +107,7 @@ impl Endpoint {
         }
         if !subscriptions.is_empty() {
             maintenance.push(
-                heartbeat(endpoint.clone(), subscriptions)
+                heartbeat(endpoint.clone(), subscriptions.clone())
                     .start()
                     .recipient(),
             );
@@ -125,6 +125,7 @@ impl Endpoint {
         Ok(Bus {
             inner: Arc::new(BusInner {
                 endpoint,
+                subscriptions,
                 supervisors: Mutex::new(supervisors),
                 maintenance: Mutex::new(maintenance),
                 warnings,
@@ -204,6 +205,8 @@ impl std::fmt::Debug for Bus {
 
 struct BusInner {
     endpoint: Arc<EndpointState>,
+    /// The (topic, queue) subscriptions this instance holds and heartbeats.
+    subscriptions: Vec<(String, QueueName)>,
     supervisors: Mutex<Vec<Addr<QueueSupervisor>>>,
     /// The timer-driven actors: delayed delivery, heartbeat, idle sweep.
     maintenance: Mutex<Vec<Recipient<Shutdown>>>,
@@ -370,6 +373,13 @@ impl Bus {
             type_name: Resp::TYPE_NAME,
             source,
         })
+    }
+
+    /// Runs this instance's heartbeat now (the heartbeat actor runs it every heartbeat
+    /// interval): refreshes its subscriptions, writes again those an idle sweep removed, and
+    /// makes again the queue of a live subscription whose table is gone.
+    pub async fn heartbeat_now(&self) -> Result<()> {
+        crate::actors::beat(&self.inner.endpoint, &self.inner.subscriptions).await
     }
 
     /// Deletes the subscriptions whose heartbeat lapsed more than `auto_delete_on_idle` ago (by

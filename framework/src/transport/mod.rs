@@ -118,6 +118,9 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// time), and drops the per-instance queues that no subscription is left for.
     async fn sweep_idle(&self, idle_seconds: i64) -> Result<SweepReport>;
 
+    /// Whether `queue` has its storage (its table; always, in the shared table).
+    async fn queue_exists(&self, queue: &QueueName) -> Result<bool>;
+
     /// Drops the table of `queue` with everything in it (maintenance and benchmarks).
     async fn drop_queue(&self, queue: &QueueName) -> Result<()>;
 

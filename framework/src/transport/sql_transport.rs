@@ -466,6 +466,14 @@ impl<D: Driver> Transport for SqlTransport<D> {
         Ok(report)
     }
 
+    async fn queue_exists(&self, queue: &QueueName) -> Result<bool> {
+        let s = &self.inner;
+        let mut c = s.connection("checking a queue").await?;
+        let exists = s.storage.exists(&mut c, queue).await?;
+        c.release();
+        Ok(exists)
+    }
+
     async fn drop_queue(&self, queue: &QueueName) -> Result<()> {
         let s = &self.inner;
         let mut c = s.connection("dropping a queue").await?;

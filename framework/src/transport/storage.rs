@@ -176,6 +176,9 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
     /// Deletes at most `batch` expired messages of `queue`.
     async fn purge_expired(&self, c: &mut Held<D>, queue: &QueueName, batch: i64) -> Result<u64>;
 
+    /// Whether `queue` has its storage.
+    async fn exists(&self, c: &mut Held<D>, queue: &QueueName) -> Result<bool>;
+
     /// Removes `queue` and every message in it.
     async fn drop_queue(&self, c: &mut Held<D>, queue: &QueueName) -> Result<()>;
 
@@ -356,6 +359,10 @@ impl<D: Driver> Storage<D> for TablePerQueue {
             .map_err(cx.db(format!("purging expired messages of {queue:?}")))
     }
 
+    async fn exists(&self, c: &mut Held<D>, queue: &QueueName) -> Result<bool> {
+        self.context.table_exists(c, queue.as_str()).await
+    }
+
     async fn drop_queue(&self, c: &mut Held<D>, queue: &QueueName) -> Result<()> {
         let cx = &self.context;
         let entry = cx.catalog.queue(queue);
@@ -526,6 +533,11 @@ impl<D: Driver> Storage<D> for SharedTable {
         )
         .await
         .map_err(cx.db(format!("purging expired messages of {queue:?}")))
+    }
+
+    async fn exists(&self, _c: &mut Held<D>, _queue: &QueueName) -> Result<bool> {
+        // Every destination lives in NimbusMessages: nothing to lose.
+        Ok(true)
     }
 
     async fn drop_queue(&self, c: &mut Held<D>, queue: &QueueName) -> Result<()> {
