@@ -152,6 +152,8 @@ fn builder(args: &Args, app: &str, instance: &str) -> nimbus::BusBuilder {
         .database_url(&args.database)
         .storage_layout(layout)
         .concurrency(args.concurrency)
+        // The benchmark sends to its queues before their receivers start.
+        .create_queues_on_send(true)
         .peek_delay(Duration::from_millis(100));
     match &args.schema {
         Some(s) => b.schema(s),

@@ -216,6 +216,7 @@ impl Database {
             database,
             schema,
             auto_create: false,
+            create_on_send: false,
             idle_seconds: i64::try_from(
                 crate::subscriptions::DEFAULT_AUTO_DELETE_ON_IDLE.as_secs(),
             )

@@ -28,6 +28,15 @@ pub enum NimbusError {
         max_len: usize,
     },
 
+    /// A message was sent to a queue no endpoint has created: it would wait where nobody reads.
+    #[error("queue {queue:?} does not exist: no endpoint has created it{}. Fix: check the name (queue names are compared exactly, case included, on every database), start the endpoint that receives from it first, or let senders create queues with BusBuilder::create_queues_on_send(true)", closest_names(.closest))]
+    UnknownQueue {
+        /// The queue as the sender named it.
+        queue: String,
+        /// Existing queues with a similar name, closest first.
+        closest: Vec<String>,
+    },
+
     /// The database could not be reached or refused the connection.
     #[error("cannot connect to {backend} at {target}: {detail}. Fix: {fix}")]
     Connect {
@@ -199,6 +208,14 @@ impl NimbusError {
     }
 }
 
+fn closest_names(closest: &[String]) -> String {
+    if closest.is_empty() {
+        return String::new();
+    }
+    let names: Vec<String> = closest.iter().map(|n| format!("{n:?}")).collect();
+    format!(" (did you mean {}?)", names.join(" or "))
+}
+
 impl NimbusError {
     /// Whether doing the same thing again cannot succeed: a statement the database refuses for
     /// good (a missing table, a value too long, a constraint), a name or setting that is wrong.
@@ -212,7 +229,8 @@ impl NimbusError {
             | NimbusError::InvalidName { .. }
             | NimbusError::MissingSchema { .. }
             | NimbusError::Serialize { .. }
-            | NimbusError::NoRoute { .. } => true,
+            | NimbusError::NoRoute { .. }
+            | NimbusError::UnknownQueue { .. } => true,
             _ => false,
         }
     }

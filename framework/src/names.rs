@@ -46,6 +46,40 @@ fn validate(kind: &'static str, name: &str, max_len: usize) -> Result<()> {
     Ok(())
 }
 
+/// The names among `known` closest to `name`: the same but for case first, then those within a
+/// small edit distance (a typo), at most three.
+pub(crate) fn closest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let wanted = name.to_lowercase();
+    let limit = (wanted.chars().count() / 3).max(2);
+    let mut scored: Vec<(usize, &str)> = known
+        .into_iter()
+        .filter(|k| *k != name)
+        .map(|k| (edit_distance(&wanted, &k.to_lowercase()), k))
+        .filter(|(d, _)| *d <= limit)
+        .collect();
+    scored.sort();
+    scored
+        .into_iter()
+        .take(3)
+        .map(|(_, k)| k.to_string())
+        .collect()
+}
+
+/// Levenshtein distance, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut current = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != *cb);
+            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+        }
+        previous = current;
+    }
+    previous[b.len()]
+}
+
 impl QueueName {
     /// Checks `name` against the rules above and wraps it.
     pub fn new(name: impl Into<String>) -> Result<Self> {
@@ -130,5 +164,14 @@ mod tests {
         let name = QueueName::new("é".repeat(30)).unwrap();
         assert!(name.check_len(46).is_err());
         assert!(name.check_len(60).is_ok());
+    }
+
+    #[test]
+    fn closest_names_put_case_first_then_typos() {
+        let known = ["Billing", "Shipping", "Sales", "billing.audit"];
+        assert_eq!(closest("billing", known), vec!["Billing"]);
+        assert_eq!(closest("Billling", known), vec!["Billing"]);
+        assert_eq!(closest("Invoices", known), Vec::<String>::new());
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
     }
 }

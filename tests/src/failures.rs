@@ -541,6 +541,8 @@ async fn sqlite_file_locked_by_another_process(db: TestDatabase) {
     const TOTAL: u32 = 50;
     let bus = db
         .builder("Locked", "locked-1")
+        // Nobody receives the audits: this endpoint makes their queue.
+        .create_queues_on_send(true)
         .route::<Audit>("LockedAudits")
         .handler(Forwarder)
         .build()
@@ -612,6 +614,8 @@ pub async fn database_outage_is_survived_and_reported(kind: Setup) {
         .on_critical_error(move |_| {
             critical2.fetch_add(1, Ordering::SeqCst);
         })
+        // Nobody receives the audits: this endpoint makes their queue.
+        .create_queues_on_send(true)
         .route::<Audit>("OutageAudits")
         .handler(Forwarder);
     if let Some(schema) = db.schema() {
@@ -848,6 +852,8 @@ pub async fn bus_send_inside_a_handler_is_refused_where_it_would_deadlock(kind: 
     let handler = BusSender::default();
     let bus = db
         .builder("Inner", "inner-1")
+        // Nobody receives from Elsewhere: this endpoint makes it.
+        .create_queues_on_send(true)
         .handler_timeout(Duration::from_secs(20))
         .handler(handler.clone())
         .build()
@@ -1112,4 +1118,77 @@ pub async fn a_frozen_database_is_a_reported_timeout_not_a_hang(kind: Setup) {
     .await;
     bus.stop().await.unwrap();
     direct.stop().await.unwrap();
+}
+
+/// A send to a queue no endpoint has made (a typo, the wrong case) fails by default with an
+/// error naming the closest existing queues, instead of writing a message nobody will read; the
+/// names compare the same way, case included, on every database. Opting in lets senders make
+/// queues.
+pub async fn a_send_to_a_queue_no_endpoint_made_names_the_closest(kind: Setup) {
+    let db = TestDatabase::new(kind).await;
+    let seen = seen_list();
+    let billing = db
+        .builder("Billing", "billing-1")
+        .handler::<Numbered, _>(Recorder::new("billing-1", &seen))
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let sales = db
+        .builder("Sales", "sales-1")
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    for typo in ["Billling", "billing"] {
+        let err = sales
+            .send_with(Numbered { n: 1 }, SendOptions::new().to(typo))
+            .await
+            .expect_err("a queue nobody made is refused");
+        match &err {
+            nimbus::NimbusError::UnknownQueue { queue, closest } => {
+                assert_eq!(queue, typo);
+                assert_eq!(closest, &vec!["Billing".to_string()], "{err}");
+            }
+            other => panic!("expected UnknownQueue, got {other}"),
+        }
+        assert!(err.is_permanent());
+        assert!(
+            err.to_string().contains("did you mean \"Billing\""),
+            "{err}"
+        );
+        assert!(
+            !db.queue_exists(typo).await,
+            "nothing was made for {typo:?}"
+        );
+    }
+    sales
+        .send_with(Numbered { n: 2 }, SendOptions::new().to("Billing"))
+        .await
+        .unwrap();
+    wait_until("the right name is delivered", || async {
+        count_of(&seen) == 1
+    })
+    .await;
+    let maker = db
+        .builder("Maker", "maker-1")
+        .create_queues_on_send(true)
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    maker
+        .send_with(Numbered { n: 3 }, SendOptions::new().to("Invoices"))
+        .await
+        .unwrap();
+    assert!(
+        db.queue_exists("Invoices").await,
+        "opted in, the send made it"
+    );
+    for bus in [billing, sales, maker] {
+        bus.stop().await.unwrap();
+    }
 }

@@ -72,6 +72,7 @@ macro_rules! conformance_suite {
             bus_send_inside_a_handler_is_refused_where_it_would_deadlock,
             unreadable_values_become_dead_letters_and_the_queue_flows,
             a_frozen_database_is_a_reported_timeout_not_a_hang,
+            a_send_to_a_queue_no_endpoint_made_names_the_closest,
             retry_counts_survive_a_restart,
             panicking_handler_is_retried_then_dead_lettered,
             hanging_handler_is_bounded_by_the_timeout,

@@ -256,6 +256,8 @@ pub async fn request_times_out(kind: Setup) {
         .builder("Shop", "shop-2")
         .enable_requests()
         .request_timeout(Duration::from_millis(500))
+        // The queue exists, but nobody answers from it.
+        .create_queues_on_send(true)
         .route::<GetQuote>("NobodyAnswers")
         .build()
         .unwrap()

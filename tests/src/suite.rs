@@ -109,8 +109,13 @@ where
 }
 
 /// A send-only endpoint that routes `Numbered` and `Flaky` to `queue`.
+/// A send-only endpoint routing the test messages to `queue`. Tests often send before the
+/// receiving endpoint has started, so this sender may make the queue it names
+/// (`create_queues_on_send`); the default, which refuses a queue no endpoint has made, has a test
+/// of its own.
 pub(crate) async fn sender(db: &TestDatabase, queue: &str) -> nimbus::Bus {
     db.builder("Sender", "sender-1")
+        .create_queues_on_send(true)
         .route::<Numbered>(queue)
         .route::<Flaky>(queue)
         .build()
@@ -225,6 +230,8 @@ async fn first_attempt_fails(kind: Setup, panic: bool) {
     let bus = db
         .builder("Flaky", "flaky-1")
         .concurrency(1)
+        // Nobody receives the audits: this endpoint makes their queue.
+        .create_queues_on_send(true)
         .route::<Audit>("Audits")
         .handler(FailOnce {
             attempts: attempts.clone(),
@@ -690,6 +697,8 @@ pub async fn stop_lets_in_flight_handlers_finish(kind: Setup) {
     let bus = db
         .builder("Stopping", "stopping-1")
         .concurrency(1)
+        // Nobody receives the audits: this endpoint makes their queue.
+        .create_queues_on_send(true)
         .route::<Audit>("StopAudits")
         .handler(Slow {
             started: started.clone(),

@@ -71,6 +71,7 @@ pub struct BusBuilder {
     auto_delete_on_idle: Duration,
     request_timeout: Duration,
     database_timeout: Duration,
+    create_queues_on_send: bool,
     requests: bool,
     layout: StorageLayout,
     routes: Vec<(&'static str, String)>,
@@ -101,6 +102,7 @@ impl Default for BusBuilder {
             auto_delete_on_idle: DEFAULT_AUTO_DELETE_ON_IDLE,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             database_timeout: DEFAULT_DATABASE_TIMEOUT,
+            create_queues_on_send: false,
             requests: false,
             layout: StorageLayout::TablePerQueue,
             routes: Vec::new(),
@@ -263,6 +265,16 @@ impl BusBuilder {
     /// How long [`Bus::request`](crate::Bus::request) waits for a reply (default 30 s).
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
         self.request_timeout = timeout;
+        self
+    }
+
+    /// Lets `send` (and a handler's `ctx.send`) create the queue it names when no endpoint has
+    /// made it yet (default off). Off, such a send fails with [`NimbusError::UnknownQueue`],
+    /// naming the closest existing queues: a typo (`"Billling"`, `"billing"` for `"Billing"`)
+    /// is an error, not a message stranded where nobody reads. Queues are compared exactly,
+    /// case included, on every database. Publishes always reach their subscribers' queues.
+    pub fn create_queues_on_send(mut self, create: bool) -> Self {
+        self.create_queues_on_send = create;
         self
     }
 
@@ -477,6 +489,7 @@ impl BusBuilder {
             auto_delete_on_idle: self.auto_delete_on_idle,
             request_timeout: self.request_timeout,
             database_timeout: self.database_timeout,
+            create_queues_on_send: self.create_queues_on_send,
             layout: self.layout,
         }))
     }

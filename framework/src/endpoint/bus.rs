@@ -87,6 +87,13 @@ impl Endpoint {
                 warnings.push(warning);
             }
         }
+        if config.handlers.has_competing() {
+            // The input queue outlives this process (commands wait for the application to come
+            // back): recorded so that sends to it are accepted, where no table says it exists.
+            transport
+                .register_queues(std::slice::from_ref(&identity.input_queue))
+                .await?;
+        }
         let subscriptions = subscriptions_of(&config);
         for (topic, queue) in &subscriptions {
             transport.subscribe(topic, queue).await?;

@@ -31,6 +31,8 @@ pub(crate) struct EndpointConfig {
     pub on_critical_error: Option<CriticalErrorCallback>,
     pub auto_delete_on_idle: Duration,
     pub request_timeout: Duration,
+    /// Sends may create the queue they name.
+    pub create_queues_on_send: bool,
     /// How long one database call may take.
     pub database_timeout: Duration,
     pub layout: StorageLayout,
@@ -58,6 +60,7 @@ impl EndpointConfig {
             database: self.database.clone(),
             schema: self.schema.clone(),
             auto_create: self.auto_create_schema,
+            create_on_send: self.create_queues_on_send,
             idle_seconds: self.idle_seconds(),
             layout: self.layout,
             message_ids: self.identity.message_ids,

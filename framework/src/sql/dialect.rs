@@ -52,6 +52,7 @@ pub(crate) struct Files {
     pub savepoint: &'static str,
     pub upgrade_subscriptions_idle_seconds: &'static str,
     pub catalog_has_idle_seconds: &'static str,
+    pub catalog_list_tables: &'static str,
     pub savepoint_rollback: &'static str,
 }
 
@@ -79,7 +80,7 @@ macro_rules! all_files {
             subscription_refresh, subscription_sweep, subscription_count_for_queue,
             subscription_all, catalog_has_last_seen_at, catalog_list_indexes,
             catalog_table_exists, savepoint, savepoint_rollback,
-            upgrade_subscriptions_idle_seconds, catalog_has_idle_seconds,
+            upgrade_subscriptions_idle_seconds, catalog_has_idle_seconds, catalog_list_tables,
         )
     };
 }

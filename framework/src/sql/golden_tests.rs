@@ -80,6 +80,7 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
             "catalog_has_idle_seconds",
             s.catalog_has_idle_seconds.clone(),
         ),
+        ("catalog_list_tables", s.catalog_list_tables.clone()),
         ("savepoint_rollback", s.savepoint_rollback.clone()),
         ("queue_table", q.create_table.clone()),
         ("queue_index_rowversion", q.index_rowversion.create.clone()),

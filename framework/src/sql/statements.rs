@@ -59,6 +59,7 @@ pub(crate) struct SchemaSql {
     pub savepoint: String,
     pub upgrade_subscriptions_idle_seconds: String,
     pub catalog_has_idle_seconds: String,
+    pub catalog_list_tables: String,
     pub savepoint_rollback: String,
 }
 
@@ -137,6 +138,7 @@ impl Dialect {
             savepoint: r(f.savepoint),
             upgrade_subscriptions_idle_seconds: r(f.upgrade_subscriptions_idle_seconds),
             catalog_has_idle_seconds: r(f.catalog_has_idle_seconds),
+            catalog_list_tables: r(f.catalog_list_tables),
             savepoint_rollback: r(f.savepoint_rollback),
         }
     }

@@ -50,8 +50,11 @@ pub enum StorageLayout {
 pub(crate) struct TransportSettings {
     pub database: DatabaseUrl,
     pub schema: SchemaName,
-    /// Create tables (and destination queues) that are missing.
+    /// Create tables that are missing (the common ones, the endpoint's queues, a subscriber's).
     pub auto_create: bool,
+    /// Sends may create the queue they name; otherwise a send to a queue no endpoint has made
+    /// fails with [`NimbusError::UnknownQueue`].
+    pub create_on_send: bool,
     /// Subscriptions not seen for this long are lapsed: publishers skip them, the sweep deletes.
     pub idle_seconds: i64,
     pub layout: StorageLayout,
@@ -117,6 +120,10 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// In one transaction: deletes the subscriptions not seen for `idle_seconds` (database
     /// time), and drops the per-instance queues that no subscription is left for.
     async fn sweep_idle(&self, idle_seconds: i64) -> Result<SweepReport>;
+
+    /// Records that `queues` exist where the layout has no table per queue (the shared table),
+    /// so that sends to them are accepted. Needs only the right to write rows.
+    async fn register_queues(&self, queues: &[QueueName]) -> Result<()>;
 
     /// Whether `queue` has its storage (its table; always, in the shared table).
     async fn queue_exists(&self, queue: &QueueName) -> Result<bool>;

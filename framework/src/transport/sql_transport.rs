@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use uuid::Uuid;
 
 use super::catalog::{Catalog, QueueEntry};
-use super::storage::{self, Context, Storage};
+use super::storage::{self, Context, Creation, Storage};
 use super::{
     CommitFailure, RebuildDeadLetter, ReceiveTransaction, SweepReport, Transport, TransportSettings,
 };
@@ -44,6 +44,7 @@ impl<D: Driver> SqlTransport<D> {
             catalog: Catalog::new(dialect, settings.schema.clone()),
             schema: settings.schema,
             auto_create: settings.auto_create,
+            create_on_send: settings.create_on_send,
             body_string: settings.body_string,
             message_ids: settings.message_ids,
             idle_seconds: settings.idle_seconds,
@@ -125,17 +126,24 @@ impl<D: Driver> Inner<D> {
     }
 
     /// Writes `messages` on `c`, inside its open transaction. Returns the queues this created.
+    /// A send (`creation` = [`Creation::Required`]) fails on a queue no endpoint has made; a
+    /// publish always makes a subscriber's missing queue (with auto-create).
     async fn write(
         &self,
         c: &mut Held<D>,
         messages: &[OutgoingMessage],
+        creation: Creation,
     ) -> Result<Vec<Arc<QueueEntry>>> {
         let mut created = Vec::new();
         for message in messages {
+            let creation = match message.destination {
+                Destination::Topic(_) => Creation::IfMissing,
+                Destination::Queue(_) => creation,
+            };
             for queue in self.destinations(c, &message.destination).await? {
                 let row_id = self.storage.row_id(message);
                 self.storage
-                    .insert(c, &queue, message, row_id, &mut created)
+                    .insert(c, &queue, message, row_id, creation, &mut created)
                     .await?;
             }
         }
@@ -256,6 +264,7 @@ impl<D: Driver> Transport for SqlTransport<D> {
             cx.create(&mut c, "the schema", create_schema, &[schema])
                 .await?;
         }
+        let upgrading = cx.table_exists(&mut c, "NimbusSubscriptions").await?;
         cx.create(
             &mut c,
             "NimbusSubscriptions",
@@ -276,7 +285,11 @@ impl<D: Driver> Transport for SqlTransport<D> {
             .await?;
         }
         if !s.has_idle_seconds(&mut c).await? {
-            tracing::warn!(schema = %cx.schema, "upgrading NimbusSubscriptions: adding IdleSeconds");
+            // Seed 003's table has no IdleSeconds: a new one gets it at once, an old one is
+            // upgraded (and that is worth a line in the log).
+            if upgrading {
+                tracing::warn!(schema = %cx.schema, "upgrading NimbusSubscriptions: adding IdleSeconds");
+            }
             cx.create(
                 &mut c,
                 "IdleSeconds of NimbusSubscriptions",
@@ -393,6 +406,7 @@ impl<D: Driver> Transport for SqlTransport<D> {
                             queue,
                             message,
                             s.storage.row_id(message),
+                            Creation::Required,
                             &mut created,
                         )
                         .await?;
@@ -402,7 +416,7 @@ impl<D: Driver> Transport for SqlTransport<D> {
             }
         }
         let mut c = s.transaction("sending").await?;
-        let created = s.write(&mut c, &messages).await?;
+        let created = s.write(&mut c, &messages, Creation::Required).await?;
         s.commit(c, &created, "a send").await
     }
 
@@ -466,6 +480,17 @@ impl<D: Driver> Transport for SqlTransport<D> {
         Ok(report)
     }
 
+    async fn register_queues(&self, queues: &[QueueName]) -> Result<()> {
+        let s = &self.inner;
+        let mut c = s.connection("recording queues").await?;
+        for queue in queues {
+            s.storage.register(&mut c, queue).await?;
+            s.cx.catalog.queue(queue).mark_exists();
+        }
+        c.release();
+        Ok(())
+    }
+
     async fn queue_exists(&self, queue: &QueueName) -> Result<bool> {
         let s = &self.inner;
         let mut c = s.connection("checking a queue").await?;
@@ -506,7 +531,7 @@ impl<D: Driver> Transport for SqlTransport<D> {
                 Err(letter) => s.insert_dead_letter(&mut c, &letter).await?,
             }
         }
-        let created = s.write(&mut c, &messages).await?;
+        let created = s.write(&mut c, &messages, Creation::IfMissing).await?;
         s.commit(c, &created, "delayed deliveries").await?;
         Ok(count)
     }
@@ -524,7 +549,7 @@ impl<D: Driver> Transport for SqlTransport<D> {
         };
         // On an error `c` is dropped and the server rolls back: the dead letter stays.
         let message = rebuild(destination.as_deref().unwrap_or_default(), &body)?;
-        let created = s.write(&mut c, &[message]).await?;
+        let created = s.write(&mut c, &[message], Creation::IfMissing).await?;
         s.commit(c, &created, "a replay").await?;
         Ok(true)
     }
@@ -558,7 +583,9 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
             mut connection,
             inner,
         } = *self;
-        let created = inner.write(&mut connection, &outgoing).await?;
+        let created = inner
+            .write(&mut connection, &outgoing, Creation::Required)
+            .await?;
         inner
             .commit(connection, &created, "a handled message")
             .await
@@ -589,7 +616,10 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
             .execute(&cx.sql.savepoint, &[])
             .await
             .map_err(|e| CommitFailure::Failed(cx.db("marking a savepoint")(e)))?;
-        match inner.write(&mut connection, &outgoing).await {
+        match inner
+            .write(&mut connection, &outgoing, Creation::Required)
+            .await
+        {
             Ok(created) => inner
                 .commit(connection, &created, "a handled message")
                 .await

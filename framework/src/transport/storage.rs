@@ -29,6 +29,8 @@ pub(crate) struct Context {
     pub sql: SchemaSql,
     pub catalog: Catalog,
     pub auto_create: bool,
+    /// Sends may create the queue they name when it does not exist (otherwise they fail).
+    pub create_on_send: bool,
     pub body_string: bool,
     pub message_ids: MessageIds,
     pub idle_seconds: i64,
@@ -121,6 +123,29 @@ impl Context {
         .map_err(self.db("checking the schema"))
     }
 
+    /// Every table of the schema.
+    pub async fn tables<D: Driver>(&self, c: &mut Held<D>) -> Result<Vec<String>> {
+        let rows = c
+            .query(
+                &self.sql.catalog_list_tables,
+                &[Param::Text(Some(self.schema.as_str()))],
+            )
+            .await
+            .map_err(self.db("listing the tables of the schema"))?;
+        Ok(rows
+            .iter()
+            .filter_map(|row| row.text(0).ok().flatten())
+            .collect())
+    }
+
+    /// The error for a send to `queue`, which does not exist, with the closest of `known`.
+    fn unknown_queue(queue: &QueueName, known: &[String]) -> NimbusError {
+        NimbusError::UnknownQueue {
+            queue: queue.as_str().to_string(),
+            closest: crate::names::closest(queue.as_str(), known.iter().map(String::as_str)),
+        }
+    }
+
     fn missing(&self, object: String, statement: &str) -> NimbusError {
         NimbusError::MissingSchema {
             backend: self.name,
@@ -133,6 +158,23 @@ impl Context {
         }
     }
 }
+
+/// What a write does about a destination queue that does not exist.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Creation {
+    /// A send: the queue must exist (some endpoint made it), unless senders may create queues.
+    Required,
+    /// A publish to a subscriber, a delayed delivery, a replay: the queue is known to belong to
+    /// someone; make it again (with auto-create) if it is gone.
+    IfMissing,
+}
+
+/// The queue registry of the shared-table layout, which has no table per queue: an endpoint
+/// records its input queue as a subscription to this pseudo-topic, with an idle period that
+/// never lapses (a queue exists until it is dropped, whether its endpoint runs or not).
+pub(crate) const QUEUE_REGISTRY_TOPIC: &str = "nimbus:queue";
+/// About 50 years: the idle period of a registry row (SQL Server's DATEADD takes an int).
+const NEVER_LAPSES_SECONDS: i64 = 50 * 365 * 24 * 3600;
 
 /// How messages are stored: everything that differs between the layouts.
 #[async_trait]
@@ -163,8 +205,15 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
         queue: &QueueName,
         message: &OutgoingMessage,
         row_id: Uuid,
+        creation: Creation,
         created: &mut Vec<Arc<QueueEntry>>,
     ) -> Result<()>;
+
+    /// Records that `queue` exists, where the layout has no table to say so.
+    async fn register(&self, c: &mut Held<D>, queue: &QueueName) -> Result<()>;
+
+    /// The names of the queues that exist.
+    async fn known_queues(&self, c: &mut Held<D>) -> Result<Vec<String>>;
 
     /// Opens a transaction and takes the oldest visible message of `queue` no other transaction
     /// holds, with its headers and body as the sender wrote them.
@@ -288,9 +337,30 @@ impl<D: Driver> Storage<D> for TablePerQueue {
         queue: &QueueName,
         message: &OutgoingMessage,
         row_id: Uuid,
+        creation: Creation,
         created: &mut Vec<Arc<QueueEntry>>,
     ) -> Result<()> {
         let cx = &self.context;
+        let entry = cx.catalog.queue(queue);
+        if !entry.is_known_to_exist() {
+            // Compared here, exactly: catalogs differ in case sensitivity between databases.
+            let tables = cx.tables(c).await?;
+            if !tables.iter().any(|t| t == queue.as_str()) {
+                match creation {
+                    Creation::Required if !cx.create_on_send => {
+                        return Err(Context::unknown_queue(queue, &tables));
+                    }
+                    _ if cx.auto_create || cx.create_on_send => {
+                        cx.lock_schema(c).await?;
+                        cx.create_queue(c, queue, &entry).await?;
+                    }
+                    // The insert below fails as a permanent error naming the missing table.
+                    _ => {}
+                }
+            }
+            // Known to exist once this transaction commits.
+            created.push(entry.clone());
+        }
         let row = QueueRow {
             id: row_id,
             correlation_id: message.correlation_id.as_deref(),
@@ -315,17 +385,6 @@ impl<D: Driver> Storage<D> for TablePerQueue {
             .map_err(cx.db(format!("sending a delayed message to {queue:?}")))?;
             return Ok(());
         }
-        let entry = cx.catalog.queue(queue);
-        if !entry.is_known_to_exist() {
-            // Usually another endpoint made it: look before taking the schema lock, whose DDL
-            // would wait for every transaction using the table.
-            if cx.auto_create && !cx.table_exists(c, queue.as_str()).await? {
-                cx.lock_schema(c).await?;
-                cx.create_queue(c, queue, &entry).await?;
-            }
-            // Known to exist once this transaction commits its insert.
-            created.push(entry.clone());
-        }
         c.insert_queue_row(&entry.sql.insert, &row)
             .await
             .map_err(|e| {
@@ -333,6 +392,19 @@ impl<D: Driver> Storage<D> for TablePerQueue {
                 NimbusError::database(cx.name, format!("sending to queue {queue:?}"), e)
             })?;
         Ok(())
+    }
+
+    async fn register(&self, _c: &mut Held<D>, _queue: &QueueName) -> Result<()> {
+        // The queue's table is its record.
+        Ok(())
+    }
+
+    async fn known_queues(&self, c: &mut Held<D>) -> Result<Vec<String>> {
+        let tables = self.context.tables(c).await?;
+        Ok(tables
+            .into_iter()
+            .filter(|t| !t.starts_with("Nimbus"))
+            .collect())
     }
 
     async fn receive(&self, c: &mut Held<D>, queue: &QueueName) -> Result<Option<MessageRow>> {
@@ -466,8 +538,8 @@ impl<D: Driver> Storage<D> for SharedTable {
         }
     }
 
-    fn writes_in_one_statement(&self, _queue: &QueueName, _message: &OutgoingMessage) -> bool {
-        true
+    fn writes_in_one_statement(&self, queue: &QueueName, _message: &OutgoingMessage) -> bool {
+        self.context.catalog.queue(queue).is_known_to_exist()
     }
 
     async fn insert(
@@ -476,9 +548,21 @@ impl<D: Driver> Storage<D> for SharedTable {
         queue: &QueueName,
         message: &OutgoingMessage,
         row_id: Uuid,
-        _created: &mut Vec<Arc<QueueEntry>>,
+        creation: Creation,
+        created: &mut Vec<Arc<QueueEntry>>,
     ) -> Result<()> {
         let cx = &self.context;
+        let entry = cx.catalog.queue(queue);
+        if !entry.is_known_to_exist() {
+            let known = self.known_queues(c).await?;
+            if !known.iter().any(|k| k == queue.as_str()) {
+                if creation == Creation::Required && !cx.create_on_send {
+                    return Err(Context::unknown_queue(queue, &known));
+                }
+                self.register(c, queue).await?;
+            }
+            created.push(entry.clone());
+        }
         let (delay_ms, visible_after) = message.delivery.delay_and_due();
         let body = crate::shared_envelope::wrap(&message.headers_json, &message.body);
         c.insert_shared_row(
@@ -496,6 +580,34 @@ impl<D: Driver> Storage<D> for SharedTable {
         .await
         .map_err(cx.db(format!("sending to queue {queue:?}")))?;
         Ok(())
+    }
+
+    async fn register(&self, c: &mut Held<D>, queue: &QueueName) -> Result<()> {
+        let cx = &self.context;
+        c.subscribe(
+            &cx.sql.subscription_upsert,
+            QUEUE_REGISTRY_TOPIC,
+            queue.as_str(),
+            NEVER_LAPSES_SECONDS,
+        )
+        .await
+        .map_err(cx.db(format!("recording queue {queue:?}")))
+    }
+
+    async fn known_queues(&self, c: &mut Held<D>) -> Result<Vec<String>> {
+        // Every queue some endpoint receives from has a row: the registry's, an instance's, or
+        // a subscriber's.
+        let cx = &self.context;
+        let mut queues: Vec<String> = c
+            .all_subscriptions(&cx.sql.subscription_all)
+            .await
+            .map_err(cx.db("listing the known queues"))?
+            .into_iter()
+            .map(|s| s.queue)
+            .collect();
+        queues.sort();
+        queues.dedup();
+        Ok(queues)
     }
 
     async fn receive(&self, c: &mut Held<D>, queue: &QueueName) -> Result<Option<MessageRow>> {

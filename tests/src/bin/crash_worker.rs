@@ -32,6 +32,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .storage_layout(layout)
         .peek_delay(std::time::Duration::from_millis(100))
         .concurrency(8)
+        // Nobody receives from Done: the worker makes it.
+        .create_queues_on_send(true)
         .handler(Forward);
     if let Some(schema) = args.next() {
         builder = builder.schema(schema);
