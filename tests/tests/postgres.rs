@@ -103,7 +103,19 @@ mod dba_created_schema {
                 .build()?
                 .start()
                 .await;
-            Ok::<_, nimbus::NimbusError>(refused.err().map(|e| e.to_string()))
+            // With auto-create on, the same login is told it may not create the table.
+            let denied = nimbus::Bus::builder()
+                .names("Orders", "orders-3")
+                .database_url(&url)
+                .schema(&schema)
+                .handler(Count(handled.clone()))
+                .build()?
+                .start()
+                .await;
+            Ok::<_, nimbus::NimbusError>((
+                refused.err().map(|e| e.to_string()),
+                denied.err().map(|e| e.to_string()),
+            ))
         }
         .await;
         let _ = admin
@@ -112,8 +124,13 @@ mod dba_created_schema {
                 pg_quote(&schema)
             ))
             .await;
-        let refused = result.expect("the shared layout runs with DML rights only");
+        let (refused, denied) = result.expect("the shared layout runs with DML rights only");
         assert_eq!(handled.load(Ordering::SeqCst), 5);
+        let denied = denied.expect("auto-create without the right to create fails");
+        assert!(
+            denied.contains("may not create") && denied.contains("42501"),
+            "the error says the login lacks the right, with the server's code: {denied}"
+        );
         let refused = refused.expect("the table-per-queue layout needs its tables");
         assert!(
             refused.contains("does not exist") && refused.contains("CREATE TABLE"),

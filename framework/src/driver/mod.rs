@@ -134,6 +134,11 @@ pub(crate) trait Driver: Send + Sync + Sized + 'static {
         false
     }
 
+    /// Whether `error` says the login lacks the right to do what it tried (create a table, say).
+    fn permission_denied(&self, _error: &DriverError) -> bool {
+        false
+    }
+
     /// What to tell the user when opening a connection failed with `error`.
     fn connect_advice(&self, _error: &DriverError) -> String {
         "check that the server runs and accepts TCP connections, and that the user, password \
@@ -243,6 +248,11 @@ impl<D: Driver> Held<D> {
             deadlines,
             frozen: false,
         })
+    }
+
+    /// The driver the connection belongs to.
+    pub fn driver_of(&self) -> &D {
+        &self.driver
     }
 
     /// Gives the connection back to the pool: call only when no transaction is open.

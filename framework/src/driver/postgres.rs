@@ -158,6 +158,11 @@ impl Driver for PostgresDriver {
         &self.target
     }
 
+    fn permission_denied(&self, error: &DriverError) -> bool {
+        // insufficient_privilege
+        error.code() == Some("42501")
+    }
+
     async fn connection(&self) -> DriverResult<Object> {
         self.pool
             .get()

@@ -291,6 +291,14 @@ impl Driver for SqliteDriver {
         true
     }
 
+    fn permission_denied(&self, error: &DriverError) -> bool {
+        // SQLITE_READONLY and its extended codes (the low byte is 8), SQLITE_AUTH (23).
+        error
+            .code()
+            .and_then(|c| c.parse::<i32>().ok())
+            .is_some_and(|c| c & 0xff == 8 || c == 23)
+    }
+
     fn connect_advice(&self, _error: &DriverError) -> String {
         "check that the directory exists and is writable, and that the file is an SQLite database"
             .into()

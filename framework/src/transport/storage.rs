@@ -67,13 +67,26 @@ impl Context {
         script: &str,
         names: &[&str],
     ) -> Result<()> {
-        c.run_script(script, names).await.map_err(self.db(format!(
-            "creating {what} in schema {:?} of {} (if the login may not create tables, turn \
-             auto_create_schema off and have a DBA run the scripts in schema/{})",
-            self.schema.as_str(),
-            self.target,
-            self.folder
-        )))
+        match c.run_script(script, names).await {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let advice = if c.driver_of().permission_denied(&e) {
+                    format!(
+                        " (the login may not create it: grant it the right, or turn \
+                         auto_create_schema off and have a DBA run the script that \
+                         nimbus::admin::creation_script prints, from schema/{})",
+                        self.folder
+                    )
+                } else {
+                    String::new()
+                };
+                Err(self.db(format!(
+                    "creating {what} in schema {:?} of {}{advice}",
+                    self.schema.as_str(),
+                    self.target,
+                ))(e))
+            }
+        }
     }
 
     /// Creates `entry`'s table and indexes (and `BodyString` when asked for) where missing.

@@ -9,6 +9,9 @@ use tokio_util::compat::{Compat, TokioAsyncWriteCompatExt};
 
 use crate::error::{NimbusError, Result};
 
+/// How long a pooled connection may sit idle before it is checked when handed out again.
+const CHECK_IDLE_AFTER: Duration = Duration::from_secs(30);
+
 /// ADO.NET's default `Connect Timeout`.
 pub(crate) const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 /// How many Azure SQL gateway redirects to follow when connecting.
@@ -29,19 +32,22 @@ pub(crate) struct ConnectionSettings {
 /// Parses an ADO.NET connection string such as
 /// `Server=tcp:host,1433;Database=Orders;User Id=app;Password=…;TrustServerCertificate=true`.
 pub(crate) fn parse_connection_string(text: &str) -> Result<ConnectionSettings> {
-    let pairs: Vec<(String, String)> = text
-        .split(';')
-        .filter_map(|pair| pair.split_once('='))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
-        .collect();
-    let get = |keys: &[&str]| {
-        pairs
-            .iter()
-            .find(|(k, _)| keys.contains(&k.as_str()))
-            .map(|(_, v)| v.clone())
-    };
     let fix = "write it as Server=tcp:host,1433;Database=Name;User Id=user;Password=secret;\
-               TrustServerCertificate=true";
+               TrustServerCertificate=true (a value with ; or = goes in braces: Password={a;b})";
+    // The parser tiberius itself uses, so that braces and quotes mean the same to both (a
+    // password `{a;Server=x}` is one value, never a key). Its error never quotes the input,
+    // which may hold a password.
+    let pairs: connection_string::AdoNetString = text.parse().map_err(|e| {
+        NimbusError::config(
+            format!("cannot parse the SQL Server connection string: {e}"),
+            fix,
+        )
+    })?;
+    let get = |keys: &[&str]| {
+        keys.iter()
+            .find_map(|k| pairs.get(*k))
+            .map(|v| v.trim().to_string())
+    };
     let integrated = get(&[
         "integrated security",
         "integratedsecurity",
@@ -155,12 +161,29 @@ impl managed::Manager for ConnectionManager {
         open(&self.settings).await
     }
 
-    async fn recycle(
-        &self,
-        _client: &mut Client,
-        _metrics: &Metrics,
-    ) -> RecycleResult<Self::Error> {
-        Ok(())
+    /// A connection that failed is never given back (the driver discards it), so a connection
+    /// used moments ago is handed out as it is; one idle for longer than [`CHECK_IDLE_AFTER`]
+    /// (a server restart, a failover or a dropped NAT entry may have killed it meanwhile) is
+    /// checked with `SELECT 1` within the connect timeout first, and replaced if that fails.
+    async fn recycle(&self, client: &mut Client, metrics: &Metrics) -> RecycleResult<Self::Error> {
+        if metrics.last_used() < CHECK_IDLE_AFTER {
+            return Ok(());
+        }
+        let check = async {
+            client
+                .simple_query("SELECT 1")
+                .await?
+                .into_results()
+                .await?;
+            Ok::<_, tiberius::error::Error>(())
+        };
+        match tokio::time::timeout(self.settings.connect_timeout, check).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(managed::RecycleError::Backend(e)),
+            Err(_) => Err(managed::RecycleError::message(
+                "an idle connection did not answer SELECT 1 in time",
+            )),
+        }
     }
 }
 
@@ -195,5 +218,23 @@ mod tests {
             let err = parse_connection_string(bad).unwrap_err().to_string();
             assert!(err.contains("Fix:"), "{bad}: {err}");
         }
+    }
+
+    #[test]
+    fn a_braced_value_is_one_value_and_never_shows() {
+        let s = parse_connection_string(
+            "Server=tcp:db.example.com,1433;Database=Orders;User Id=app;\
+             Password={se;cret;Server=evil};TrustServerCertificate=true",
+        )
+        .unwrap();
+        assert_eq!(s.target, "tcp:db.example.com,1433/Orders");
+        assert!(!s.target.contains("evil") && !s.target.contains("cret"));
+        let err = parse_connection_string("Server=x;Password={s3cr3tXYZ")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            !err.contains("s3cr3tXYZ"),
+            "the error never quotes the input: {err}"
+        );
     }
 }

@@ -166,6 +166,14 @@ impl Driver for SqlServerDriver {
         &self.target
     }
 
+    fn permission_denied(&self, error: &DriverError) -> bool {
+        // CREATE TABLE / CREATE SCHEMA / ALTER permission denied, object permission denied.
+        matches!(
+            error.code(),
+            Some("262" | "2760" | "15247" | "229" | "230" | "1088")
+        )
+    }
+
     fn connect_advice(&self, error: &DriverError) -> String {
         advice(error, &self.target)
     }
