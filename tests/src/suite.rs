@@ -817,6 +817,23 @@ pub async fn batch_send_is_atomic_and_ordered(kind: Setup) {
 
 /// Fills a queue, lets a worker process handle part of it, kills it with SIGKILL, starts it again
 /// and checks that every message was handled exactly once (each handling commits one `Done`).
+/// A worker process that is killed when the test lets go of it, also when a wait inside the
+/// test panics: no worker outlives its test.
+struct Worker(std::process::Child);
+
+impl Worker {
+    fn kill(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
 pub fn sigkill_in_the_middle_loses_nothing(kind: Setup, worker: &str) {
     const TOTAL: u32 = 3_000;
     let system = actix_rt::System::new();
@@ -836,17 +853,18 @@ pub fn sigkill_in_the_middle_loses_nothing(kind: Setup, worker: &str) {
             if let Some(schema) = db.schema() {
                 cmd.arg(schema);
             }
-            cmd.stdout(std::process::Stdio::null())
-                .spawn()
-                .expect("start the worker process")
+            Worker(
+                cmd.stdout(std::process::Stdio::null())
+                    .spawn()
+                    .expect("start the worker process"),
+            )
         };
         let mut first = spawn();
         wait_until("the first worker has handled 300 messages", || async {
             db.count("Done").await >= 300
         })
         .await;
-        first.kill().expect("SIGKILL the worker");
-        first.wait().unwrap();
+        first.kill(); // SIGKILL
         let handled_before = db.count("Done").await;
         assert!(handled_before < TOTAL as i64, "killed in the middle");
         let mut second = spawn();
@@ -854,8 +872,7 @@ pub fn sigkill_in_the_middle_loses_nothing(kind: Setup, worker: &str) {
             db.count("Worker").await == 0 && db.count("Done").await >= TOTAL as i64
         })
         .await;
-        second.kill().unwrap();
-        second.wait().unwrap();
+        second.kill();
         let done: Vec<u32> = db
             .bodies("Done")
             .await
