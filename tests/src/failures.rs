@@ -663,31 +663,33 @@ pub async fn database_outage_is_survived_and_reported(kind: Setup) {
     );
 }
 
-/// Sends to a queue whose table does not exist (auto-create is off).
-struct SendsNowhere {
+/// Sends each message on to the `Strict` queue.
+struct SendsToStrict {
     attempts: Arc<AtomicUsize>,
 }
 
 #[nimbus::handler]
-impl Handler<Numbered> for SendsNowhere {
+impl Handler<Numbered> for SendsToStrict {
     async fn handle(&self, m: Numbered, ctx: &mut HandlerContext) -> Result<(), HandlerError> {
         self.attempts.fetch_add(1, Ordering::SeqCst);
-        ctx.send_to("NoSuchQueue", m)?;
+        ctx.send_to("Strict", m)?;
         Ok(())
     }
 }
 
-/// A send the database refuses for good (here: a table that does not exist, with auto-create
-/// off) is not an outage: each attempt counts, and the message ends in the dead letters with the
-/// database's own message instead of going back to the head of its queue forever.
+/// A send the database refuses for good is not an outage: each attempt counts, and the message
+/// ends in the dead letters with the database's own message instead of going back to the head
+/// of its queue forever. Two refusals: a queue no endpoint has made (refused before the
+/// database), and a row the database itself rejects (a constraint a DBA added).
 pub async fn a_send_the_database_refuses_is_a_failed_attempt(kind: Setup) {
     let db = TestDatabase::new(kind).await;
-    if db.shared_table() {
-        // NimbusMessages takes any destination: nothing to refuse in this layout.
+    if db.shared_table() || kind == Kind::SqlServer {
+        // NimbusMessages is every queue's table: a constraint on it would refuse every queue.
+        // (SQL Server runs the same path with another constraint syntax; not written here.)
         return;
     }
-    // Create the tables, then run with auto-create off.
-    db.builder("Refused", "refused-1")
+    // Strict exists (its endpoint made it), but a DBA made it refuse every new row.
+    db.builder("Strict", "strict-1")
         .handler::<Numbered, _>(Recorder::default())
         .build()
         .unwrap()
@@ -697,13 +699,23 @@ pub async fn a_send_the_database_refuses_is_a_failed_attempt(kind: Setup) {
         .stop()
         .await
         .unwrap();
+    let strict = db.admin().qualified_table("Strict");
+    db.execute(&match kind.kind {
+        Kind::Postgres => {
+            format!("ALTER TABLE {strict} ADD CONSTRAINT no_new_rows CHECK (false) NOT VALID")
+        }
+        _ => format!(
+            "CREATE TRIGGER no_new_rows BEFORE INSERT ON {strict} \
+             BEGIN SELECT RAISE(ABORT, 'no new rows in Strict'); END"
+        ),
+    })
+    .await;
     let attempts = Arc::new(AtomicUsize::new(0));
     let bus = db
-        .builder("Refused", "refused-1")
-        .auto_create_schema(false)
+        .builder("Forwarding", "forwarding-1")
         .immediate_retries(1)
         .delayed_retries(1, Duration::from_millis(100))
-        .handler(SendsNowhere {
+        .handler(SendsToStrict {
             attempts: attempts.clone(),
         })
         .build()
@@ -711,7 +723,7 @@ pub async fn a_send_the_database_refuses_is_a_failed_attempt(kind: Setup) {
         .start()
         .await
         .unwrap();
-    let sender = sender(&db, "Refused").await;
+    let sender = sender(&db, "Forwarding").await;
     sender.send(Numbered { n: 1 }).await.unwrap();
     wait_until("the message is dead-lettered", || async {
         db.dead_letters().await.len() == 1
@@ -723,15 +735,18 @@ pub async fn a_send_the_database_refuses_is_a_failed_attempt(kind: Setup) {
         3,
         "1 + 1 immediate + 1 delayed"
     );
-    let letter = &db.dead_letters().await[0];
-    let env = envelope(&letter.body);
+    let env = envelope(&db.dead_letters().await[0].body);
+    let database_said = match kind.kind {
+        Kind::Postgres => "violates check constraint",
+        _ => "no new rows in Strict",
+    };
     assert!(
-        env.reason.contains("refused") && env.reason.contains("NoSuchQueue"),
-        "the reason names the refusal and the queue: {}",
+        env.reason.contains("refused") && env.reason.contains(database_said),
+        "the reason carries the database's own message: {}",
         env.reason
     );
-    assert_eq!(db.count("Refused").await, 0, "nothing left to loop");
-    assert!(!db.table_exists("NoSuchQueue").await);
+    assert_eq!(db.count("Forwarding").await, 0, "nothing left to loop");
+    assert_eq!(db.count("Strict").await, 0);
 }
 
 /// Declines every message as unrecoverable, and records the ids it saw.
@@ -1080,10 +1095,10 @@ pub async fn a_frozen_database_is_a_reported_timeout_not_a_hang(kind: Setup) {
         .send_with(Numbered { n: 99 }, SendOptions::new().to("Frozen"))
         .await
         .expect_err("a frozen database is an error, not a hang");
+    let send_gave_up = started.elapsed();
     assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "the send gave up within its deadline, not after {:?}",
-        started.elapsed()
+        send_gave_up < Duration::from_secs(10),
+        "the send gave up within its deadline, not after {send_gave_up:?}"
     );
     assert!(
         refused.to_string().contains("did not finish within") && !refused.is_permanent(),
@@ -1094,14 +1109,15 @@ pub async fn a_frozen_database_is_a_reported_timeout_not_a_hang(kind: Setup) {
         || async { critical.load(Ordering::SeqCst) >= 1 },
     )
     .await;
+    let critical_after = started.elapsed();
     let started = Instant::now();
     let other = seen_list();
     let start = builder("FrozenToo", &other).build().unwrap().start().await;
     let error = start.expect_err("start() against a frozen database fails");
+    let start_gave_up = started.elapsed();
     assert!(
-        started.elapsed() < Duration::from_secs(15),
-        "start() gave up after {:?}",
-        started.elapsed()
+        start_gave_up < Duration::from_secs(15),
+        "start() gave up after {start_gave_up:?}"
     );
     assert!(
         error.to_string().contains("did not finish within"),
@@ -1112,10 +1128,17 @@ pub async fn a_frozen_database_is_a_reported_timeout_not_a_hang(kind: Setup) {
     }
 
     proxy.restore();
+    let restored = Instant::now();
     wait_until("the endpoint recovers by itself", || async {
         count_of(&seen) == 10
     })
     .await;
+    eprintln!(
+        "frozen database: send gave up after {send_gave_up:?}, critical error {critical_after:?} \
+         after the freeze, start() gave up after {start_gave_up:?}, drained {:?} after the \
+         thaw",
+        restored.elapsed()
+    );
     bus.stop().await.unwrap();
     direct.stop().await.unwrap();
 }
