@@ -1215,3 +1215,33 @@ pub async fn a_send_to_a_queue_no_endpoint_made_names_the_closest(kind: Setup) {
         bus.stop().await.unwrap();
     }
 }
+
+/// A hostile retry count (`Nimbus.FailedAttempts` = u32::MAX) neither overflows nor loops: the
+/// count saturates, the budget is spent, and the message goes to the dead letters.
+pub async fn a_hostile_attempt_count_is_dead_lettered_not_overflowed(kind: Setup) {
+    let db = TestDatabase::new(kind).await;
+    let handler = Troublemaker::new(Misbehaviour::Fail);
+    let bus = db
+        .builder("Hostile", "hostile-1")
+        .immediate_retries(2)
+        .delayed_retries(1, Duration::from_millis(100))
+        .handler(handler.clone())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let headers = r#"{"NServiceBus.EnclosedMessageTypes":"Conformance.Numbered","NServiceBus.MessageId":"h","Nimbus.FailedAttempts":"4294967295"}"#;
+    db.insert_raw("Hostile", headers, br#"{"n":1}"#, false)
+        .await;
+    wait_until("the message is dead-lettered", || async {
+        db.dead_letters().await.len() == 1
+    })
+    .await;
+    bus.stop().await.unwrap();
+    assert_eq!(handler.attempts(), 1, "its budget was long spent");
+    assert_eq!(
+        db.dead_letters().await[0].delivery_attempts,
+        i64::from(i32::MAX)
+    );
+}

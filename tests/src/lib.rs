@@ -73,6 +73,7 @@ macro_rules! conformance_suite {
             unreadable_values_become_dead_letters_and_the_queue_flows,
             a_frozen_database_is_a_reported_timeout_not_a_hang,
             a_send_to_a_queue_no_endpoint_made_names_the_closest,
+            a_hostile_attempt_count_is_dead_lettered_not_overflowed,
             retry_counts_survive_a_restart,
             panicking_handler_is_retried_then_dead_lettered,
             hanging_handler_is_bounded_by_the_timeout,
