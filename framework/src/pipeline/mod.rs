@@ -3,6 +3,11 @@
 //! caught here) and never loses a message: every path ends in a commit that moved the message
 //! somewhere, or a rollback that left it where it was.
 
+pub(crate) mod config;
+pub(crate) mod handler;
+pub(crate) mod metrics;
+pub(crate) mod requests;
+
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
@@ -10,12 +15,6 @@ use actix::Recipient;
 use futures::FutureExt;
 use tracing::Instrument;
 use uuid::Uuid;
-
-use crate::transport::{CommitFailure, ReceiveTransaction, Transport};
-pub(crate) mod config;
-pub(crate) mod handler;
-pub(crate) mod metrics;
-pub(crate) mod requests;
 
 use crate::dead_letter::dead_letter;
 use crate::envelope::{
@@ -29,6 +28,7 @@ use crate::pipeline::handler::{HandlerContext, InvokeError};
 use crate::pipeline::metrics::Counters;
 use crate::pipeline::requests::{PendingRequests, Reply};
 use crate::recoverability::{failures_so_far, Recovery, DELAYED_RETRIES, FAILED_ATTEMPTS};
+use crate::transport::{CommitFailure, ReceiveTransaction, Transport};
 
 /// What an endpoint's actors share.
 pub(crate) struct EndpointState {

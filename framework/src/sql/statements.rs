@@ -4,6 +4,19 @@
 use super::dialect::{is_empty_script, render, Dialect};
 use crate::names::{QueueName, SchemaName};
 
+/// What is sent to the database of a statement file: its lines without the whole-line `--`
+/// comments (the header that documents parameters and results). Shorter text to send and to key
+/// the prepared-statement caches by; the files keep the documentation.
+fn statement_text(file: &str) -> String {
+    if is_empty_script(file) {
+        return file.to_string();
+    }
+    file.lines()
+        .filter(|line| !line.trim_start().starts_with("--"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// An index the seeds require, with the statement that creates it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct IndexSql {
@@ -96,7 +109,7 @@ impl Dialect {
         let quoted = self.quote(schema.as_str());
         let vars = [("schema", quoted.as_str())];
         let f = self.files;
-        let r = |text: &str| render(text, &vars);
+        let r = |text: &str| render(&statement_text(text), &vars);
         let dequeue = r(f.shared_messages_index_dequeue);
         SchemaSql {
             schema: script(r(f.schema)),
@@ -109,7 +122,7 @@ impl Dialect {
             shared_messages_index_dequeue: IndexSql {
                 name: DEQUEUE_INDEX.to_string(),
                 create_if_missing: render(
-                    f.index_if_missing,
+                    &statement_text(f.index_if_missing),
                     &[("statement", without_comments(&dequeue).as_str())],
                 ),
                 create: dequeue,
@@ -156,13 +169,13 @@ impl Dialect {
             ("index_expires", quoted_expires.as_str()),
         ];
         let f = self.files;
-        let r = |text: &str| render(text, &vars);
+        let r = |text: &str| render(&statement_text(text), &vars);
         let index = |name: String, text: &str| {
             let create = r(text);
             IndexSql {
                 name,
                 create_if_missing: render(
-                    f.index_if_missing,
+                    &statement_text(f.index_if_missing),
                     &[("statement", without_comments(&create).as_str())],
                 ),
                 create,

@@ -1,5 +1,3 @@
--- Creates NimbusDeadLetters (seed 003) where it is missing.
--- Parameters: none
 CREATE TABLE IF NOT EXISTS "Zeb]ra ""x"" 'y'"."NimbusDeadLetters" (
     "MessageId"           uuid         NOT NULL PRIMARY KEY,
     "OriginalDestination" varchar(255) NULL,

@@ -1,5 +1,3 @@
--- Creates NimbusDelayedMessages (messages waiting until due) and its Due index where missing.
--- Parameters: none
 CREATE TABLE IF NOT EXISTS "Zeb]ra ""x"" 'y'"."NimbusDelayedMessages" (
     "Id"             uuid         NOT NULL,
     "Destination"    varchar(255) NOT NULL,

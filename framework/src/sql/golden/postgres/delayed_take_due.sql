@@ -1,6 +1,3 @@
--- Deletes and returns at most a batch of due delayed messages (Due, then RowVersion order), skipping locked rows.
--- Parameters: 1 batch size (bigint)
--- Returns: Id (text), Destination, CorrelationId, ReplyToAddress, Expires, Headers, Body
 WITH due AS (
     SELECT "RowVersion" FROM "Zeb]ra ""x"" 'y'"."NimbusDelayedMessages"
     WHERE "Due" <= (now() AT TIME ZONE 'utc')

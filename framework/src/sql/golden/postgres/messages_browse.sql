@@ -1,6 +1,3 @@
--- Returns the first rows of a destination in NimbusMessages by VisibleAfter, MessageId, without removing them.
--- Parameters: 1 Destination (varchar), 2 max rows (bigint)
--- Returns: MessageId (text), Body, VisibleAfter, ExpiresAt
 SELECT "MessageId"::text AS "MessageId", "Body", "VisibleAfter", "ExpiresAt"
 FROM "Zeb]ra ""x"" 'y'"."NimbusMessages"
 WHERE "Destination" = $1

@@ -1,5 +1,3 @@
--- Inserts one message of a destination into NimbusMessages (shared-table layout), visible after its delay.
--- Parameters: 1 MessageId (uuid), 2 Destination (varchar), 3 Body (bytea, the envelope with headers), 4 time to be received in ms (bigint, NULL for none), 5 absolute ExpiresAt (timestamp, NULL for none; wins over 4), 6 delay in ms (bigint, NULL for none), 7 absolute VisibleAfter (timestamp, NULL for none; wins over 6)
 INSERT INTO "Zeb]ra ""x"" 'y'"."NimbusMessages" ("MessageId", "Destination", "Body", "VisibleAfter", "ExpiresAt")
 VALUES ($1, $2, $3,
     COALESCE($7::timestamp, (now() AT TIME ZONE 'utc') + COALESCE($6::bigint, 0) * interval '1 millisecond'),

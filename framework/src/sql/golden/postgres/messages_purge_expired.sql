@@ -1,5 +1,3 @@
--- Deletes at most a batch of expired messages (by database time) of a destination, skipping locked rows.
--- Parameters: 1 Destination (varchar), 2 batch size (bigint)
 DELETE FROM "Zeb]ra ""x"" 'y'"."NimbusMessages"
 WHERE "MessageId" IN (
     SELECT "MessageId" FROM "Zeb]ra ""x"" 'y'"."NimbusMessages"

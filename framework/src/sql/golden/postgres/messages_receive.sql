@@ -1,6 +1,3 @@
--- Deletes and returns the first visible message of a destination (VisibleAfter, then MessageId) that no other transaction holds.
--- Parameters: 1 Destination (varchar)
--- Returns: MessageId (text), CorrelationId (NULL), ReplyToAddress (NULL), Headers (NULL; they travel in the Body's envelope), Body, Expired (boolean, by database time), ExpiresAt
 WITH message AS (
     SELECT "MessageId" FROM "Zeb]ra ""x"" 'y'"."NimbusMessages"
     WHERE "Destination" = $1 AND "VisibleAfter" <= (now() AT TIME ZONE 'utc')

@@ -1,5 +1,2 @@
--- Counts the rows of a queue table exactly.
--- Parameters: none
--- Returns: Count (bigint)
 SELECT count(*) AS "Count"
 FROM "Zeb]ra ""x"" 'y'"."it's [Wal]] ""rus"""

@@ -1,5 +1,3 @@
--- Inserts one message into a queue table; Expires is the absolute expiry if given, else now plus the time to be received.
--- Parameters: 1 Id (uuid), 2 CorrelationId (varchar), 3 ReplyToAddress (varchar), 4 time to be received in ms (bigint, NULL for none), 5 Headers (text), 6 Body (bytea), 7 absolute Expires (timestamp, NULL for none; wins over 4)
 INSERT INTO "Zeb]ra ""x"" 'y'"."it's [Wal]] ""rus""" ("Id", "CorrelationId", "ReplyToAddress", "Recoverable", "Expires", "Headers", "Body")
 VALUES ($1, $2, $3, TRUE,
     COALESCE($7::timestamp,

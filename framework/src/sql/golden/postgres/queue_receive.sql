@@ -1,6 +1,3 @@
--- Deletes and returns the oldest row of a queue table that no other transaction holds.
--- Parameters: none
--- Returns: Id (text), CorrelationId, ReplyToAddress, Headers, Body, Expired (boolean, by database time), Expires
 WITH message AS (
     SELECT "RowVersion" FROM "Zeb]ra ""x"" 'y'"."it's [Wal]] ""rus"""
     ORDER BY "RowVersion"

@@ -1,5 +1,3 @@
--- Creates one queue table (seed 000 columns) where it is missing.
--- Parameters: none
 CREATE TABLE IF NOT EXISTS "Zeb]ra ""x"" 'y'"."it's [Wal]] ""rus""" (
     "Id"             uuid         NOT NULL,
     "CorrelationId"  varchar(255) NULL,

@@ -1,5 +1,3 @@
--- Creates NimbusSubscriptions (seed 003) where it is missing.
--- Parameters: none
 CREATE TABLE IF NOT EXISTS "Zeb]ra ""x"" 'y'"."NimbusSubscriptions" (
     "TopicName"       varchar(255) NOT NULL,
     "SubscriberQueue" varchar(255) NOT NULL,

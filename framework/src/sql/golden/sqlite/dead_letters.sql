@@ -1,5 +1,3 @@
--- Creates NimbusDeadLetters (seed 003) where it is missing.
--- Parameters: none
 CREATE TABLE IF NOT EXISTS "NimbusDeadLetters" (
     "MessageId"           TEXT    NOT NULL PRIMARY KEY,
     "OriginalDestination" TEXT    NULL,

@@ -1,5 +1,3 @@
--- Creates NimbusDelayedMessages (messages waiting until due) and its Due index where missing.
--- Parameters: none
 CREATE TABLE IF NOT EXISTS "NimbusDelayedMessages" (
     "Id"             TEXT    NOT NULL,
     "Destination"    TEXT    NOT NULL,

@@ -1,5 +1,3 @@
--- Deletes at most a batch of expired messages (by database time) of a destination.
--- Parameters: 1 Destination (text), 2 batch size (integer)
 DELETE FROM "NimbusMessages"
 WHERE "MessageId" IN (
     SELECT "MessageId" FROM "NimbusMessages"

@@ -1,6 +1,3 @@
--- Deletes and returns the first visible message of a destination (VisibleAfter, then MessageId); BEGIN IMMEDIATE holds the write lock.
--- Parameters: 1 Destination (text)
--- Returns: MessageId (text), CorrelationId (NULL), ReplyToAddress (NULL), Headers (NULL; they travel in the Body's envelope), Body, Expired (0/1, by database time), ExpiresAt
 WITH message AS (
     SELECT "MessageId" FROM "NimbusMessages"
     WHERE "Destination" = ?1 AND "VisibleAfter" <= strftime('%Y-%m-%d %H:%M:%f', 'now')

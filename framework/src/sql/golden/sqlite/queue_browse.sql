@@ -1,6 +1,3 @@
--- Returns the first rows of a queue table by RowVersion, without removing them.
--- Parameters: 1 max rows (integer)
--- Returns: Id (text), CorrelationId, ReplyToAddress, Headers, Body, Expires, RowVersion
 SELECT "Id", "CorrelationId", "ReplyToAddress", "Headers", "Body", "Expires", "RowVersion"
 FROM "it's [Wal]] ""rus"""
 ORDER BY "RowVersion"

@@ -1,3 +1,1 @@
--- Drops a queue table if it exists (the idle sweep of a per-instance queue).
--- Parameters: none
 DROP TABLE IF EXISTS "it's [Wal]] ""rus"""

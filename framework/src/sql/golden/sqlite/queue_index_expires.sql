@@ -1,6 +1,3 @@
--- Creates a queue table's Expires index (used to purge expired messages) where missing.
--- Parameters: none
--- SQLite has no INCLUDE: Id and RowVersion are trailing key columns, which cover the same queries.
 CREATE INDEX IF NOT EXISTS "it's [Wal]] ""rus""_Index_Expires"
 ON "it's [Wal]] ""rus"""
 (

@@ -1,5 +1,3 @@
--- Inserts one message into a queue table; Expires is the absolute expiry if given, else now plus the time to be received.
--- Parameters: 1 Id (text), 2 CorrelationId (text), 3 ReplyToAddress (text), 4 time to be received in ms (integer, NULL for none), 5 Headers (text), 6 Body (blob), 7 absolute Expires (text 'YYYY-MM-DD HH:MM:SS.SSS' UTC, NULL for none; wins over 4)
 INSERT INTO "it's [Wal]] ""rus""" ("Id", "CorrelationId", "ReplyToAddress", "Recoverable", "Expires", "Headers", "Body")
 VALUES (?1, ?2, ?3, 1,
     COALESCE(?7,

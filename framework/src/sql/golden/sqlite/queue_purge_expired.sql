@@ -1,5 +1,3 @@
--- Deletes at most a batch of expired rows (by database time) of a queue table.
--- Parameters: 1 batch size (integer)
 DELETE FROM "it's [Wal]] ""rus"""
 WHERE "RowVersion" IN (
     SELECT "RowVersion" FROM "it's [Wal]] ""rus"""

@@ -1,6 +1,3 @@
--- Deletes and returns the oldest row of a queue table (BEGIN IMMEDIATE holds the write lock, so no other receiver can take it).
--- Parameters: none
--- Returns: Id (text), CorrelationId, ReplyToAddress, Headers, Body, Expired (0/1, by database time), Expires
 WITH message AS (
     SELECT "RowVersion" FROM "it's [Wal]] ""rus"""
     ORDER BY "RowVersion"

@@ -1,5 +1,3 @@
--- Creates one queue table (seed 000 columns) where it is missing.
--- Parameters: none
 CREATE TABLE IF NOT EXISTS "it's [Wal]] ""rus""" (
     "Id"             TEXT    NOT NULL,
     "CorrelationId"  TEXT    NULL,

@@ -1,5 +1,3 @@
--- Creates NimbusMessages (seed 003), the table of the shared-table layout, where it is missing.
--- Parameters: none
 CREATE TABLE IF NOT EXISTS "NimbusMessages" (
     "MessageId"    TEXT NOT NULL PRIMARY KEY,
     "Destination"  TEXT NOT NULL,

@@ -1,5 +1,3 @@
--- Creates NimbusSubscriptions (seed 003) where it is missing.
--- Parameters: none
 CREATE TABLE IF NOT EXISTS "NimbusSubscriptions" (
     "TopicName"       TEXT NOT NULL,
     "SubscriberQueue" TEXT NOT NULL,

@@ -1,5 +1,3 @@
--- Creates NimbusDelayedMessages (messages waiting until due) and its Due index where missing.
--- Parameters: 1 schema name (sysname, passed as the value @P1)
 IF NOT EXISTS (
     SELECT 1 FROM sys.tables
     WHERE [schema_id] = SCHEMA_ID(@P1) AND [name] = N'NimbusDelayedMessages')

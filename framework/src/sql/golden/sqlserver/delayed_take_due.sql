@@ -1,6 +1,3 @@
--- Deletes and returns at most a batch of due delayed messages (Due, then RowVersion order), skipping locked rows.
--- Parameters: 1 batch size (bigint)
--- Returns: Id, Destination, CorrelationId, ReplyToAddress, Expires, Headers, Body
 WITH due AS (
     SELECT TOP (@P1) *
     FROM [Zeb]]ra "x" 'y'].[NimbusDelayedMessages] WITH (UPDLOCK, READPAST, ROWLOCK)

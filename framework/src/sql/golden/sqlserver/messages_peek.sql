@@ -1,6 +1,3 @@
--- Counts the visible messages of a destination in NimbusMessages, up to 10,000, skipping locked rows.
--- Parameters: 1 Destination (nvarchar(255))
--- Returns: Estimate (bigint)
 SELECT COUNT_BIG(*) AS [Estimate] FROM (
     SELECT TOP (10000) 1 AS [Visible]
     FROM [Zeb]]ra "x" 'y'].[NimbusMessages] WITH (READPAST)

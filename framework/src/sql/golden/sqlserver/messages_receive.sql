@@ -1,6 +1,3 @@
--- Deletes and returns the first visible message of a destination (VisibleAfter, then MessageId) that no other transaction holds.
--- Parameters: 1 Destination (nvarchar(255))
--- Returns: MessageId, CorrelationId (NULL), ReplyToAddress (NULL), Headers (NULL; they travel in the Body's envelope), Body, Expired (bit, by database time), ExpiresAt
 WITH message AS (
     SELECT TOP (1) *
     FROM [Zeb]]ra "x" 'y'].[NimbusMessages] WITH (UPDLOCK, READPAST, ROWLOCK)

@@ -1,5 +1,3 @@
--- Inserts one message into a queue table; Expires is the absolute expiry if given, else now plus the time to be received.
--- Parameters: 1 Id (uniqueidentifier), 2 CorrelationId (varchar(255)), 3 ReplyToAddress (varchar(255)), 4 time to be received in ms (bigint, NULL for none), 5 Headers (nvarchar(max)), 6 Body (varbinary(max)), 7 absolute Expires (datetime, NULL for none; wins over 4)
 INSERT INTO [Zeb]]ra "x" 'y'].[it's [Wal]]]] "rus"] ([Id], [CorrelationId], [ReplyToAddress], [Recoverable], [Expires], [Headers], [Body])
 VALUES (@P1, @P2, @P3, 1,
     COALESCE(@P7,

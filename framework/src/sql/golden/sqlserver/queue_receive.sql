@@ -1,6 +1,3 @@
--- Deletes and returns the oldest row of a queue table that no other transaction holds.
--- Parameters: none
--- Returns: Id, CorrelationId, ReplyToAddress, Headers, Body, Expired (bit, by database time), Expires
 WITH message AS (
     SELECT TOP (1) *
     FROM [Zeb]]ra "x" 'y'].[it's [Wal]]]] "rus"] WITH (UPDLOCK, READPAST, ROWLOCK)

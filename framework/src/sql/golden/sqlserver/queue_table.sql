@@ -1,5 +1,3 @@
--- Creates one queue table (seed 000 columns) where it is missing.
--- Parameters: 1 schema name (sysname, passed as the value @P1), 2 queue table name (sysname, passed as the value @P2)
 IF NOT EXISTS (
     SELECT 1 FROM sys.tables
     WHERE [schema_id] = SCHEMA_ID(@P1) AND [name] = @P2)

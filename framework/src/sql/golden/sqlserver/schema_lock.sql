@@ -1,5 +1,3 @@
--- Takes the application lock that serializes schema creation across instances, until the transaction ends; fails after 60 s rather than hang.
--- Parameters: none
 DECLARE @lock_result int;
 EXEC @lock_result = sys.sp_getapplock
     @Resource = N'Nimbus.Schema',

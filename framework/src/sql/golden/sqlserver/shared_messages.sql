@@ -1,5 +1,3 @@
--- Creates NimbusMessages (seed 003), the table of the shared-table layout, where it is missing.
--- Parameters: 1 schema name (sysname, passed as the value @P1)
 IF NOT EXISTS (
     SELECT 1 FROM sys.tables
     WHERE [schema_id] = SCHEMA_ID(@P1) AND [name] = N'NimbusMessages')

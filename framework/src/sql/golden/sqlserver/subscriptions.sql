@@ -1,5 +1,3 @@
--- Creates NimbusSubscriptions (seed 003) where it is missing.
--- Parameters: 1 schema name (sysname, passed as the value @P1)
 IF NOT EXISTS (
     SELECT 1 FROM sys.tables
     WHERE [schema_id] = SCHEMA_ID(@P1) AND [name] = N'NimbusSubscriptions')
