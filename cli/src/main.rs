@@ -6,8 +6,9 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Parser, Subcommand, ValueEnum};
-use nimbus::admin::{ConnectOptions, Database};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use nimbus::admin::{ConnectOptions, Database, DeadLetterInfo};
 use nimbus::StorageLayout;
 use serde_json::json;
 
@@ -54,6 +55,9 @@ enum Command {
     /// The tables Nimbus needs.
     #[command(subcommand)]
     Schema(SchemaCommand),
+    /// Every queue: its exact depth and the age of its oldest message (from its
+    /// NServiceBus.TimeSent header, the sender's clock).
+    Queues,
     /// The first messages of a queue, without removing them.
     Peek {
         /// The queue.
@@ -92,6 +96,61 @@ enum SchemaCommand {
     },
 }
 
+/// Which dead letters a command works on.
+#[derive(Debug, Clone, Args)]
+struct Filter {
+    /// Only those that failed in this queue.
+    #[arg(long)]
+    queue: Option<String>,
+    /// Only those of this message type (NServiceBus.EnclosedMessageTypes).
+    #[arg(long = "type")]
+    message_type: Option<String>,
+    /// Only those that failed at least this long ago, e.g. "2h".
+    #[arg(long, value_parser = humantime::parse_duration)]
+    older_than: Option<Duration>,
+    /// Only those that failed at most this long ago, e.g. "30m".
+    #[arg(long, value_parser = humantime::parse_duration)]
+    newer_than: Option<Duration>,
+}
+
+impl Filter {
+    fn matches(&self, letter: &DeadLetterInfo) -> bool {
+        let now = chrono::Utc::now().naive_utc();
+        let age = letter.failed_at.map(|t| now - t);
+        let within = |limit: &Option<Duration>, older: bool| match (limit, age) {
+            (None, _) => true,
+            (Some(_), None) => false,
+            (Some(limit), Some(age)) => {
+                let limit = chrono::Duration::from_std(*limit).unwrap_or(chrono::Duration::MAX);
+                if older {
+                    age >= limit
+                } else {
+                    age <= limit
+                }
+            }
+        };
+        self.queue
+            .as_ref()
+            .is_none_or(|q| letter.original_destination.as_ref() == Some(q))
+            && self
+                .message_type
+                .as_ref()
+                .is_none_or(|t| message_type(letter).as_deref() == Some(t.as_str()))
+            && within(&self.older_than, true)
+            && within(&self.newer_than, false)
+    }
+}
+
+/// The message type of a dead letter, from the headers in its envelope.
+fn message_type(letter: &DeadLetterInfo) -> Option<String> {
+    let envelope: serde_json::Value = serde_json::from_slice(&letter.body).ok()?;
+    let types = envelope["headers"]["NServiceBus.EnclosedMessageTypes"].as_str()?;
+    types
+        .split(';')
+        .next()
+        .map(|t| t.split(',').next().unwrap_or(t).trim().to_string())
+}
+
 #[derive(Debug, Subcommand)]
 enum DeadLetterCommand {
     /// The oldest dead letters.
@@ -99,9 +158,22 @@ enum DeadLetterCommand {
         /// How many at most.
         #[arg(short = 'n', long, default_value_t = 50)]
         limit: i64,
-        /// Only those that failed in this queue.
+        #[command(flatten)]
+        filter: Filter,
+    },
+    /// Moves every matching dead letter back to its queue, one transaction each: safe to
+    /// interrupt and run again (what was replayed is no longer a dead letter).
+    ReplayAll {
+        #[command(flatten)]
+        filter: Filter,
+    },
+    /// Deletes every matching dead letter for good.
+    Purge {
+        #[command(flatten)]
+        filter: Filter,
+        /// Confirms the deletion; without it, purge only says how many it would delete.
         #[arg(long)]
-        queue: Option<String>,
+        yes: bool,
     },
     /// One dead letter with its envelope (reason, headers, body).
     Show {
@@ -245,13 +317,79 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 }
             }
         }
-        Command::DeadLetters(DeadLetterCommand::List { limit, queue }) => {
+        Command::Queues => {
+            let db = connect(&cli).await?;
+            let queues = db.queues().await?;
+            let now = chrono::Utc::now();
+            if cli.json {
+                let rows: Vec<_> = queues
+                    .iter()
+                    .map(|q| {
+                        json!({"queue": q.name, "depth": q.depth, "depth_is": "exact",
+                               "oldest_sent_at": q.oldest_sent_at.map(|t| t.to_rfc3339()),
+                               "oldest_age_seconds": q.oldest_sent_at.map(|t| (now - t).num_seconds())})
+                    })
+                    .collect();
+                println!("{}", json!({"queues": rows}));
+            } else {
+                println!(
+                    "{:<40} {:>10}  oldest message (age, sender's clock)",
+                    "queue", "depth"
+                );
+                for q in &queues {
+                    let age = q
+                        .oldest_sent_at
+                        .and_then(|t| (now - t).to_std().ok())
+                        .map(|d| {
+                            humantime::format_duration(Duration::from_secs(d.as_secs())).to_string()
+                        })
+                        .unwrap_or_else(|| "-".into());
+                    println!("{:<40} {:>10}  {age}", q.name, q.depth);
+                }
+            }
+        }
+        Command::DeadLetters(DeadLetterCommand::ReplayAll { filter }) => {
+            let db = connect(&cli).await?;
+            let ids = matching(&db, filter).await?;
+            let done = bulk(&cli, &ids, "replaying", |id| {
+                let db = db.clone();
+                async move { db.replay_dead_letter(id).await }
+            })
+            .await?;
+            report(
+                &cli,
+                json!({"replayed": done}),
+                &format!("replayed {done} dead letter(s)"),
+            );
+        }
+        Command::DeadLetters(DeadLetterCommand::Purge { filter, yes }) => {
+            let db = connect(&cli).await?;
+            let ids = matching(&db, filter).await?;
+            if !yes {
+                return Err(format!(
+                    "{} dead letter(s) match; nothing was deleted. Fix: add --yes to delete them",
+                    ids.len()
+                )
+                .into());
+            }
+            let done = bulk(&cli, &ids, "purging", |id| {
+                let db = db.clone();
+                async move { db.purge_dead_letter(id).await }
+            })
+            .await?;
+            report(
+                &cli,
+                json!({"purged": done}),
+                &format!("purged {done} dead letter(s)"),
+            );
+        }
+        Command::DeadLetters(DeadLetterCommand::List { limit, filter }) => {
             let db = connect(&cli).await?;
             let letters: Vec<_> = db
                 .dead_letters(*limit)
                 .await?
                 .into_iter()
-                .filter(|d| queue.is_none() || d.original_destination == *queue)
+                .filter(|d| filter.matches(d))
                 .collect();
             if cli.json {
                 let rows: Vec<_> = letters
@@ -342,6 +480,45 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// The ids of every dead letter `filter` matches.
+async fn matching(db: &Database, filter: &Filter) -> Result<Vec<uuid::Uuid>, Failure> {
+    Ok(db
+        .dead_letters(i64::MAX)
+        .await?
+        .iter()
+        .filter(|d| filter.matches(d))
+        .filter_map(|d| uuid::Uuid::parse_str(&d.message_id).ok())
+        .collect())
+}
+
+/// Runs `one` for every id, one transaction each, with a progress bar (hidden with `--json`);
+/// returns how many it did. Stops at the first error: running the command again resumes.
+async fn bulk<F, Fut>(cli: &Cli, ids: &[uuid::Uuid], what: &str, one: F) -> Result<u64, Failure>
+where
+    F: Fn(uuid::Uuid) -> Fut,
+    Fut: std::future::Future<Output = nimbus::Result<bool>>,
+{
+    let bar = if cli.json {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(ids.len() as u64)
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} ({eta})")
+            .map_err(|e| e.to_string())?,
+    );
+    bar.set_message(what.to_string());
+    let mut done = 0;
+    for id in ids {
+        if one(*id).await? {
+            done += 1;
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok(done)
 }
 
 /// Prints a command's result: `value` with `--json`, `summary` otherwise.

@@ -4,6 +4,20 @@
 use std::process::Command;
 
 use nimbus::admin::{ConnectOptions, Database, RawMessage};
+use nimbus::{Handler, HandlerContext, HandlerError};
+
+/// A command the test endpoint handles (so it receives), which no test message is.
+#[derive(serde::Serialize, serde::Deserialize, nimbus::Command)]
+#[nimbus(type_name = "Cli.Ping")]
+struct Ping;
+
+struct Nobody;
+
+impl Handler<Ping> for Nobody {
+    async fn handle(&self, _m: Ping, _ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        Ok(())
+    }
+}
 
 fn unique() -> String {
     uuid::Uuid::new_v4().simple().to_string()[..12].to_string()
@@ -75,9 +89,96 @@ async fn flow(url: &str, schema: Option<&str>) {
         "peek removes nothing"
     );
 
+    let (ok, out, err) = nimbus(url, schema, &["--json", "queues"]);
+    assert!(ok, "{err}");
+    let queues: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let sales = queues["queues"]
+        .as_array()
+        .and_then(|q| q.iter().find(|q| q["queue"] == "Sales"))
+        .unwrap_or_else(|| panic!("Sales is listed: {out}"));
+    assert_eq!(sales["depth"], 1);
+
     let (ok, out, err) = nimbus(url, schema, &["--json", "dead-letters", "list"]);
     assert!(ok, "{err}");
     assert!(out.contains("\"dead_letters\":[]"), "{out}");
+
+    // Two messages nobody can handle become dead letters: the one peeked above (no handler for
+    // its type) and one of another unknown type.
+    db.insert_raw(
+        "Sales",
+        &RawMessage::new(
+            r#"{"NServiceBus.EnclosedMessageTypes":"Shop.Unknown"}"#,
+            b"{}".to_vec(),
+        ),
+    )
+    .await
+    .expect("a message");
+    let mut builder = nimbus::Bus::builder()
+        .names("Sales", "sales-1")
+        .database_url(url)
+        .peek_delay(std::time::Duration::from_millis(100))
+        .handler(Nobody);
+    if let Some(schema) = schema {
+        builder = builder.schema(schema);
+    }
+    let bus = builder
+        .build()
+        .expect("config")
+        .start()
+        .await
+        .expect("start");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while db.dead_letters(10).await.expect("list").len() < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "both are dead-lettered"
+        );
+        actix_rt::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    bus.stop().await.expect("stop");
+    let (ok, out, err) = nimbus(
+        url,
+        schema,
+        &[
+            "--json",
+            "dead-letters",
+            "list",
+            "--type",
+            "Shop.PlaceOrder",
+        ],
+    );
+    assert!(ok, "{err}");
+    let listed: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(
+        listed["dead_letters"].as_array().map(Vec::len),
+        Some(1),
+        "{out}"
+    );
+    let (ok, out, err) = nimbus(
+        url,
+        schema,
+        &["dead-letters", "replay-all", "--type", "Shop.PlaceOrder"],
+    );
+    assert!(ok, "{err}");
+    assert!(out.contains("replayed 1"), "{out}");
+    assert_eq!(
+        db.queue_depth("Sales").await.expect("depth"),
+        1,
+        "back in its queue"
+    );
+    let (ok, _, err) = nimbus(url, schema, &["dead-letters", "purge", "--queue", "Sales"]);
+    assert!(
+        !ok && err.contains("1 dead letter(s) match") && err.contains("--yes"),
+        "{err}"
+    );
+    let (ok, out, err) = nimbus(
+        url,
+        schema,
+        &["dead-letters", "purge", "--queue", "Sales", "--yes"],
+    );
+    assert!(ok, "{err}");
+    assert!(out.contains("purged 1"), "{out}");
+    assert!(db.dead_letters(10).await.expect("list").is_empty());
     let (ok, _, err) = nimbus(
         url,
         schema,

@@ -85,6 +85,19 @@ pub struct QueuedMessage {
     pub unreadable: Option<String>,
 }
 
+/// A queue, as [`Database::queues`] lists it.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct QueueInfo {
+    /// Its name.
+    pub name: String,
+    /// How many messages it holds, counted exactly.
+    pub depth: i64,
+    /// When its oldest message was sent, by the sender's clock (`NServiceBus.TimeSent`);
+    /// `None` when it is empty or the header is missing.
+    pub oldest_sent_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
 /// A dead letter, as [`Database::dead_letters`] lists it.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -323,6 +336,36 @@ impl Database {
         self.transport
             .replay_dead_letter(id, crate::dead_letter::replay_message)
             .await
+    }
+
+    /// Every queue with its exact depth and the send time of its oldest message.
+    pub async fn queues(&self) -> Result<Vec<QueueInfo>> {
+        let mut out = Vec::new();
+        for name in self.transport.queues().await? {
+            let queue = self.queue(&name)?;
+            let depth = self.transport.count(&queue).await?;
+            let oldest_sent_at = self
+                .transport
+                .browse(&queue, 1)
+                .await?
+                .first()
+                .and_then(|m| serde_json::from_str::<crate::Headers>(&m.headers).ok())
+                .and_then(|h| {
+                    h.get(crate::headers::TIME_SENT)
+                        .and_then(|t| crate::headers::parse_time(t))
+                });
+            out.push(QueueInfo {
+                name,
+                depth,
+                oldest_sent_at,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Deletes the dead letter `id` for good; `false` when there is none.
+    pub async fn purge_dead_letter(&self, id: Uuid) -> Result<bool> {
+        self.transport.purge_dead_letter(id).await
     }
 
     /// Every subscription.

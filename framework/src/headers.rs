@@ -39,6 +39,13 @@ pub fn format_time(time: chrono::DateTime<chrono::Utc>) -> String {
     time.format("%Y-%m-%d %H:%M:%S:%6f Z").to_string()
 }
 
+/// Reads a time written by [`format_time`] (NServiceBus's wire format).
+pub fn parse_time(text: &str) -> Option<chrono::DateTime<chrono::Utc>> {
+    chrono::NaiveDateTime::parse_from_str(text.trim_end_matches(" Z"), "%Y-%m-%d %H:%M:%S:%6f")
+        .ok()
+        .map(|t| t.and_utc())
+}
+
 /// The message type a receiver should dispatch on: the first entry of
 /// `NServiceBus.EnclosedMessageTypes`, without a .NET assembly qualification
 /// (`Sales.OrderPlaced, Sales.Messages, Version=1.0.0.0` becomes `Sales.OrderPlaced`).
@@ -71,5 +78,12 @@ mod tests {
             .unwrap()
             .with_timezone(&chrono::Utc);
         assert_eq!(format_time(t), "2026-11-30 07:15:02:123456 Z");
+    }
+
+    #[test]
+    fn times_read_back_as_written() {
+        let now = chrono::Utc::now();
+        let read = parse_time(&format_time(now)).expect("a time");
+        assert!((read - now).num_milliseconds().abs() < 1);
     }
 }

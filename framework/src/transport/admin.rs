@@ -32,6 +32,11 @@ pub(crate) trait Admin: Transport {
     async fn dead_letters(&self, limit: i64) -> Result<Vec<ListedDeadLetter>>;
     /// Every subscription.
     async fn subscriptions(&self) -> Result<Vec<SubscriptionRow>>;
+    /// The queues that exist (tables of the table-per-queue layout; recorded queues of the
+    /// shared table).
+    async fn queues(&self) -> Result<Vec<String>>;
+    /// Deletes the dead letter `id`; `false` when there is none.
+    async fn purge_dead_letter(&self, id: uuid::Uuid) -> Result<bool>;
     /// Whether `table` exists in the schema.
     async fn table_exists(&self, table: &str) -> Result<bool>;
     /// The index names of `table`.
@@ -88,6 +93,25 @@ impl<D: Driver> Admin for SqlTransport<D> {
             .map_err(s.cx.db("listing subscriptions"))?;
         c.release();
         Ok(rows)
+    }
+
+    async fn queues(&self) -> Result<Vec<String>> {
+        let s = self.inner();
+        let mut c = s.connection("listing queues").await?;
+        let queues = s.storage.known_queues(&mut c).await?;
+        c.release();
+        Ok(queues)
+    }
+
+    async fn purge_dead_letter(&self, id: uuid::Uuid) -> Result<bool> {
+        let s = self.inner();
+        let mut c = s.connection("purging a dead letter").await?;
+        let taken = c
+            .take_dead_letter(&s.cx.sql.dead_letter_take, id)
+            .await
+            .map_err(s.cx.db(format!("purging dead letter {id}")))?;
+        c.release();
+        Ok(taken.is_some())
     }
 
     async fn table_exists(&self, table: &str) -> Result<bool> {
