@@ -38,6 +38,7 @@ pub(crate) fn delayed_delivery(endpoint: Arc<EndpointState>) -> Periodic {
                     }
                 }
                 if moved > 0 {
+                    metrics::counter!("nimbus_delayed_messages_delivered_total").increment(moved);
                     Counters::add(&endpoint.counters.delayed_delivered, moved);
                     tracing::debug!(moved, "delivered due delayed messages");
                 }

@@ -27,6 +27,14 @@ pub(crate) fn expiry_purger(endpoint: Arc<EndpointState>, queue: QueueName) -> P
                         Ok(n) => {
                             purged += n;
                             Counters::add(&endpoint.counters.expired_purged, n);
+                            if n > 0 {
+                                crate::pipeline::metrics::count_expired(
+                                    queue.as_str(),
+                                    "",
+                                    "purged",
+                                    n,
+                                );
+                            }
                             if n < batch as u64 {
                                 break;
                             }

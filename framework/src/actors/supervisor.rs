@@ -157,10 +157,9 @@ impl QueueSupervisor {
     }
 
     fn set_depth(&self, estimate: i64) {
-        self.endpoint.counters.queue_depth.store(
-            u64::try_from(estimate).unwrap_or(0),
-            std::sync::atomic::Ordering::Relaxed,
-        );
+        self.endpoint
+            .counters
+            .set_depth(self.queue.as_str(), u64::try_from(estimate).unwrap_or(0));
     }
 
     /// Hands out receives to idle receivers while the estimate lasts.

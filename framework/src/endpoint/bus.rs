@@ -98,7 +98,10 @@ impl Endpoint {
         for (topic, queue) in &subscriptions {
             transport.subscribe(topic, queue).await?;
         }
-        let counters = Arc::new(Counters::default());
+        let counters = Arc::new(Counters {
+            input_queue: identity.input_queue.as_str().to_string(),
+            ..Counters::default()
+        });
         let dead_letterer = DeadLetterer::new(counters.clone()).start().recipient();
         let endpoint = Arc::new(EndpointState {
             config,

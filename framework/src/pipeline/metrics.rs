@@ -1,6 +1,24 @@
-//! Counters of an endpoint, readable at any time with [`crate::Bus::metrics`].
+//! What an endpoint counts: its own counters, readable at any time with
+//! [`crate::Bus::metrics`], and the same events through the [`metrics`] facade, labelled by
+//! queue and message type, for whatever exporter the application installs (Prometheus, StatsD,
+//! OpenTelemetry…). Without an installed recorder the facade costs next to nothing.
+//!
+//! | name | kind | labels |
+//! | --- | --- | --- |
+//! | `nimbus_messages_received_total` | counter | queue, message_type |
+//! | `nimbus_messages_handled_total` | counter | queue, message_type |
+//! | `nimbus_messages_failed_total` | counter | queue, message_type |
+//! | `nimbus_messages_retried_total` | counter | queue, message_type, retry (`immediate`, `delayed`) |
+//! | `nimbus_messages_dead_lettered_total` | counter | queue, message_type |
+//! | `nimbus_messages_expired_total` | counter | queue, message_type, how (`discarded`, `purged`) |
+//! | `nimbus_delayed_messages_delivered_total` | counter | |
+//! | `nimbus_handling_seconds` | histogram | queue, message_type |
+//! | `nimbus_send_to_handled_seconds` | histogram | queue, message_type (by `NServiceBus.TimeSent`, the sender's clock) |
+//! | `nimbus_queue_depth` | gauge | queue (the estimate of the last peek) |
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 /// The live counters.
 #[derive(Debug, Default)]
@@ -13,7 +31,10 @@ pub(crate) struct Counters {
     pub expired_discarded: AtomicU64,
     pub expired_purged: AtomicU64,
     pub delayed_delivered: AtomicU64,
-    pub queue_depth: AtomicU64,
+    /// Each queue's depth estimate at its last peek.
+    pub queue_depths: Mutex<BTreeMap<String, u64>>,
+    /// The input queue, whose depth `Metrics::queue_depth` reports.
+    pub input_queue: String,
 }
 
 impl Counters {
@@ -21,8 +42,20 @@ impl Counters {
         counter.fetch_add(n, Ordering::Relaxed);
     }
 
+    /// A queue's depth estimate at its last peek, also as the `nimbus_queue_depth` gauge.
+    pub fn set_depth(&self, queue: &str, depth: u64) {
+        let mut depths = self.queue_depths.lock().unwrap_or_else(|p| p.into_inner());
+        depths.insert(queue.to_string(), depth);
+        metrics::gauge!("nimbus_queue_depth", "queue" => queue.to_string()).set(depth as f64);
+    }
+
     pub fn snapshot(&self) -> Metrics {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        let queue_depths = self
+            .queue_depths
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
         Metrics {
             handled: get(&self.handled),
             failed: get(&self.failed),
@@ -32,13 +65,14 @@ impl Counters {
             expired_discarded: get(&self.expired_discarded),
             expired_purged: get(&self.expired_purged),
             delayed_delivered: get(&self.delayed_delivered),
-            queue_depth: get(&self.queue_depth),
+            queue_depth: queue_depths.get(&self.input_queue).copied().unwrap_or(0),
+            queue_depths,
         }
     }
 }
 
 /// A snapshot of an endpoint's counters since it started.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Metrics {
     /// Messages handled and committed.
@@ -57,6 +91,54 @@ pub struct Metrics {
     pub expired_purged: u64,
     /// Delayed messages this endpoint moved into their queues when due.
     pub delayed_delivered: u64,
-    /// The input queue's depth estimate at the last peek.
+    /// The input queue's depth estimate at its last peek.
     pub queue_depth: u64,
+    /// Every queue this endpoint receives from, with its own depth estimate at its last peek.
+    pub queue_depths: BTreeMap<String, u64>,
+}
+
+/// One event of a message, through the `metrics` facade.
+pub(crate) fn count(name: &'static str, queue: &str, message_type: &str) {
+    metrics::counter!(name, "queue" => queue.to_string(), "message_type" => message_type.to_string())
+        .increment(1);
+}
+
+/// A retry, labelled `immediate` or `delayed`.
+pub(crate) fn count_retry(queue: &str, message_type: &str, retry: &'static str) {
+    metrics::counter!(
+        "nimbus_messages_retried_total",
+        "queue" => queue.to_string(),
+        "message_type" => message_type.to_string(),
+        "retry" => retry
+    )
+    .increment(1);
+}
+
+/// Expired messages, labelled by how they went (`discarded` when received, `purged`).
+pub(crate) fn count_expired(queue: &str, message_type: &str, how: &'static str, n: u64) {
+    metrics::counter!(
+        "nimbus_messages_expired_total",
+        "queue" => queue.to_string(),
+        "message_type" => message_type.to_string(),
+        "how" => how
+    )
+    .increment(n);
+}
+
+/// How long handling took, and how long since the message was sent.
+pub(crate) fn record_handled(
+    queue: &str,
+    message_type: &str,
+    handling: std::time::Duration,
+    sent: Option<chrono::DateTime<chrono::Utc>>,
+) {
+    let labels = [
+        ("queue", queue.to_string()),
+        ("message_type", message_type.to_string()),
+    ];
+    metrics::histogram!("nimbus_handling_seconds", &labels).record(handling.as_secs_f64());
+    if let Some(sent) = sent {
+        let since = (chrono::Utc::now() - sent).num_microseconds().unwrap_or(0) as f64 / 1e6;
+        metrics::histogram!("nimbus_send_to_handled_seconds", &labels).record(since.max(0.0));
+    }
 }

@@ -106,6 +106,11 @@ pub(crate) async fn receive_and_handle(endpoint: &EndpointState, queue: &QueueNa
         return match tx.commit(Vec::new()).await {
             Ok(()) => {
                 Counters::add(&endpoint.counters.expired_discarded, 1);
+                let message_type = serde_json::from_str::<Headers>(&row.headers_json)
+                    .ok()
+                    .and_then(|h| crate::headers::enclosed_type(&h).map(str::to_string))
+                    .unwrap_or_else(|| "unknown".into());
+                metrics::count_expired(queue.as_str(), &message_type, "discarded", 1);
                 tracing::info!(queue = %queue, id = %row.row_id, "discarded an expired message");
                 Outcome::Expired
             }
@@ -135,6 +140,15 @@ pub(crate) async fn receive_and_handle(endpoint: &EndpointState, queue: &QueueNa
             return fail(endpoint, queue, tx, &row, None, Failure::BadInput(reason)).await;
         }
     };
+    metrics::count(
+        "nimbus_messages_received_total",
+        queue.as_str(),
+        &incoming.type_name,
+    );
+    let sent_at = incoming
+        .headers
+        .get(crate::headers::TIME_SENT)
+        .and_then(|t| crate::headers::parse_time(t));
     let on_instance_queue = endpoint.config.identity.instance_queue.as_ref() == Some(queue);
     let reply_to = on_instance_queue
         .then(|| reply_correlation(&incoming))
@@ -203,6 +217,7 @@ pub(crate) async fn receive_and_handle(endpoint: &EndpointState, queue: &QueueNa
         causation,
     );
     let timeout = endpoint.config.handler_timeout;
+    let handling_started = std::time::Instant::now();
     for handler in handlers {
         let invoked = tokio::time::timeout(
             timeout,
@@ -255,6 +270,13 @@ pub(crate) async fn receive_and_handle(endpoint: &EndpointState, queue: &QueueNa
     match tx.commit_handled(outgoing).await {
         Ok(()) => {
             Counters::add(&endpoint.counters.handled, 1);
+            metrics::count("nimbus_messages_handled_total", queue.as_str(), &type_name);
+            metrics::record_handled(
+                queue.as_str(),
+                &type_name,
+                handling_started.elapsed(),
+                sent_at,
+            );
             Outcome::Handled
         }
         Err(CommitFailure::Refused(error, tx)) => {
@@ -316,11 +338,14 @@ async fn fail(
         }
     };
     Counters::add(&endpoint.counters.failed, 1);
+    let message_type = incoming.map_or("unknown", |i| i.type_name.as_str());
+    metrics::count("nimbus_messages_failed_total", queue.as_str(), message_type);
     let result = match (recovery, incoming) {
         (Recovery::Immediate, Some(incoming)) => {
             let retry = retry_copy(row, &incoming.headers, queue, failures, None);
             tx.commit(vec![retry]).await.inspect(|()| {
                 Counters::add(&endpoint.counters.immediate_retries, 1);
+                metrics::count_retry(queue.as_str(), message_type, "immediate");
                 tracing::warn!(queue = %queue, attempt = failures, %reason, "handler failed; retrying at once");
             })
         }
@@ -334,6 +359,7 @@ async fn fail(
             );
             tx.commit(vec![copy]).await.inspect(|()| {
                 Counters::add(&endpoint.counters.delayed_retries, 1);
+                metrics::count_retry(queue.as_str(), message_type, "delayed");
                 tracing::warn!(queue = %queue, attempt = failures, ?delay, %reason, "handler failed; retrying later");
             })
         }
@@ -350,7 +376,13 @@ async fn fail(
                 })
                 .await
             {
-                Ok(result) => result,
+                Ok(result) => result.inspect(|()| {
+                    metrics::count(
+                        "nimbus_messages_dead_lettered_total",
+                        queue.as_str(),
+                        message_type,
+                    )
+                }),
                 Err(e) => Err(NimbusError::NotRunning(format!(
                     "the dead-letter actor is gone ({e}); the message stays in its queue"
                 ))),

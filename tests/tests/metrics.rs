@@ -1,0 +1,181 @@
+//! Metrics through the `metrics` facade, read back with a debugging recorder: counters and
+//! histograms labelled by queue and message type, a depth gauge per queue, and `Bus::metrics()`
+//! reporting each queue on its own. One recorder serves the whole test binary; each test reads
+//! only the series of its own queues.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
+use nimbus::{Handler, HandlerContext, HandlerError, StorageLayout};
+use nimbus_conformance::suite::Numbered;
+use nimbus_conformance::{Kind, Setup, TestDatabase};
+
+fn snapshotter() -> &'static Snapshotter {
+    static SNAPSHOTTER: OnceLock<Snapshotter> = OnceLock::new();
+    SNAPSHOTTER.get_or_init(|| {
+        let recorder = DebuggingRecorder::new();
+        let snapshotter = recorder.snapshotter();
+        recorder
+            .install()
+            .expect("the only metrics recorder of this test binary");
+        snapshotter
+    })
+}
+
+/// A recorded value: a counter's increments, a gauge's setting, a histogram's sample count.
+#[derive(Clone, Debug)]
+enum Value {
+    Counter(u64),
+    Gauge(#[allow(dead_code)] f64),
+    Samples(usize),
+}
+
+/// One recorded series: its name, its labels, a value.
+type Recorded = (String, Vec<(String, String)>, Value);
+
+/// Everything recorded so far. The recorder's snapshot drains what it returns (counters are
+/// reset to 0, histograms emptied), and the tests run in parallel: every snapshot is added to one
+/// store, which the tests read.
+fn recorded() -> std::sync::MutexGuard<'static, Vec<Recorded>> {
+    static STORE: OnceLock<Mutex<Vec<Recorded>>> = OnceLock::new();
+    let mut store = STORE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    for (key, _, _, value) in snapshotter().snapshot().into_vec() {
+        let key = key.key();
+        let labels = key
+            .labels()
+            .map(|l| (l.key().to_string(), l.value().to_string()))
+            .collect();
+        let value = match value {
+            DebugValue::Counter(n) => Value::Counter(n),
+            DebugValue::Gauge(g) => Value::Gauge(g.into_inner()),
+            DebugValue::Histogram(samples) => Value::Samples(samples.len()),
+        };
+        store.push((key.name().to_string(), labels, value));
+    }
+    store
+}
+
+/// Every recorded value of series `name` whose labels include all of `labels`.
+fn series(name: &str, labels: &[(&str, &str)]) -> Vec<Value> {
+    recorded()
+        .iter()
+        .filter(|(n, l, _)| {
+            n == name
+                && labels
+                    .iter()
+                    .all(|(k, v)| l.iter().any(|(lk, lv)| lk == k && lv == v))
+        })
+        .map(|(_, _, value)| value.clone())
+        .collect()
+}
+
+fn counter(name: &str, labels: &[(&str, &str)]) -> u64 {
+    series(name, labels)
+        .into_iter()
+        .map(|v| match v {
+            Value::Counter(n) => n,
+            _ => 0,
+        })
+        .sum()
+}
+
+/// Fails the first attempt of message 0, handles everything else.
+#[derive(Clone, Default)]
+struct FirstFails(Arc<AtomicUsize>, Arc<AtomicUsize>);
+
+impl Handler<Numbered> for FirstFails {
+    async fn handle(&self, m: Numbered, _ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        if m.n == 0 && self.0.fetch_add(1, Ordering::SeqCst) == 0 {
+            return Err("the first attempt fails".into());
+        }
+        self.1.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+async fn labelled_metrics(kind: Kind) {
+    snapshotter();
+    let db = TestDatabase::new(Setup {
+        kind,
+        layout: StorageLayout::TablePerQueue,
+    })
+    .await;
+    let queue = format!("Metered{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+    let handler = FirstFails::default();
+    let bus = db
+        .builder(&queue, "metered-1")
+        .enable_requests()
+        .create_queues_on_send(true)
+        .route::<Numbered>(&queue)
+        .handler(handler.clone())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    for n in 0..3 {
+        bus.send(Numbered { n }).await.unwrap();
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while handler.1.load(Ordering::SeqCst) < 3 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "all three are handled"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let metrics = bus.metrics();
+    bus.stop().await.unwrap();
+
+    let labels = [
+        ("queue", queue.as_str()),
+        ("message_type", "Conformance.Numbered"),
+    ];
+    assert_eq!(counter("nimbus_messages_handled_total", &labels), 3);
+    assert_eq!(counter("nimbus_messages_received_total", &labels), 4);
+    assert_eq!(counter("nimbus_messages_failed_total", &labels), 1);
+    assert_eq!(
+        counter(
+            "nimbus_messages_retried_total",
+            &[("queue", queue.as_str()), ("retry", "immediate")]
+        ),
+        1
+    );
+    let handling: usize = series("nimbus_handling_seconds", &labels)
+        .into_iter()
+        .map(|v| match v {
+            Value::Samples(n) => n,
+            _ => 0,
+        })
+        .sum();
+    assert_eq!(handling, 3, "one handling time per handled message");
+    assert!(
+        !series("nimbus_queue_depth", &[("queue", queue.as_str())]).is_empty(),
+        "a depth gauge for the queue"
+    );
+    // Bus::metrics() reports each of the endpoint's queues on its own: the input queue and the
+    // instance queue for replies.
+    let instance_queue = format!("{queue}.metered-1");
+    assert!(
+        metrics.queue_depths.contains_key(&queue)
+            && metrics.queue_depths.contains_key(&instance_queue),
+        "{:?}",
+        metrics.queue_depths
+    );
+    assert_eq!(metrics.handled, 3);
+}
+
+#[actix_rt::test]
+async fn metrics_are_labelled_by_queue_and_message_type_on_sqlite() {
+    labelled_metrics(Kind::Sqlite).await;
+}
+
+#[actix_rt::test]
+async fn metrics_are_labelled_by_queue_and_message_type_on_postgres() {
+    labelled_metrics(Kind::Postgres).await;
+}
