@@ -77,6 +77,7 @@ pub mod subscriptions;
 mod transport;
 
 pub use driver::{DriverError, FailureKind};
+pub use endpoint::background::BackgroundBus;
 pub use endpoint::builder::{
     BusBuilder, DEFAULT_DATABASE_URL, DEFAULT_PEEK_DELAY, MAX_RECOMMENDED_PEEK_DELAY,
     MIN_PEEK_DELAY,

@@ -1,5 +1,6 @@
 //! The top layer: the bus builder, which checks every setting, and the running bus, which starts
 //! an endpoint's actors and sends on the application's behalf.
 
+pub(crate) mod background;
 pub(crate) mod builder;
 pub(crate) mod bus;

@@ -1,0 +1,36 @@
+//! A worker process for the graceful-stop test: starts a bus on the SQLite file it is given,
+//! prints `started`, stops on SIGTERM or Ctrl-C, prints `stopped` and exits 0.
+//!
+//! Usage: `signal_worker <sqlite-file>`
+
+use std::io::Write;
+
+use nimbus::{Handler, HandlerContext, HandlerError};
+use nimbus_conformance::suite::Numbered;
+
+struct Quiet;
+
+impl Handler<Numbered> for Quiet {
+    async fn handle(&self, _m: Numbered, _ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        Ok(())
+    }
+}
+
+#[actix_rt::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let file = std::env::args()
+        .nth(1)
+        .ok_or("usage: signal_worker <sqlite-file>")?;
+    let bus = nimbus::Bus::builder()
+        .names("Graceful", "graceful-1")
+        .database_url(format!("sqlite://{file}"))
+        .handler(Quiet)
+        .build()?
+        .start()
+        .await?;
+    println!("started");
+    std::io::stdout().flush()?;
+    bus.stop_on_signal().await?;
+    println!("stopped");
+    Ok(())
+}

@@ -1,0 +1,122 @@
+//! A bus in any Rust service: started from a plain tokio runtime with `start_in_background`,
+//! used from tokio tasks, stopped; and a process that stops gracefully on SIGTERM.
+
+use std::io::{BufRead, BufReader};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use nimbus::{Handler, HandlerContext, HandlerError};
+use nimbus_conformance::suite::Numbered;
+
+#[derive(Clone, Default)]
+struct Counting(Arc<AtomicUsize>);
+
+impl Handler<Numbered> for Counting {
+    async fn handle(&self, _m: Numbered, _ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+fn unique() -> String {
+    uuid::Uuid::new_v4().simple().to_string()[..12].to_string()
+}
+
+async fn from_tokio(url: &str, schema: Option<&str>) {
+    let handled = Counting::default();
+    let mut builder = nimbus::Bus::builder()
+        .names("Background", "background-1")
+        .database_url(url)
+        .peek_delay(Duration::from_millis(100))
+        .route::<Numbered>("Background")
+        .handler(handled.clone());
+    if let Some(schema) = schema {
+        builder = builder.schema(schema);
+    }
+    let bus = builder
+        .build()
+        .unwrap()
+        .start_in_background()
+        .await
+        .expect("starts without an actix System on this thread");
+    // Sends from several tokio tasks.
+    let tasks: Vec<_> = (0..5)
+        .map(|n| {
+            let bus = bus.bus().clone();
+            tokio::spawn(async move { bus.send(Numbered { n }).await })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap().unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while handled.0.load(Ordering::SeqCst) < 5 {
+        assert!(Instant::now() < deadline, "the five messages are handled");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    bus.stop().await.unwrap();
+    let refused = bus
+        .send(Numbered { n: 9 })
+        .await
+        .expect_err("a stopped bus refuses to send");
+    assert!(
+        matches!(refused, nimbus::NimbusError::NotRunning(_)),
+        "{refused}"
+    );
+    assert_eq!(handled.0.load(Ordering::SeqCst), 5);
+}
+
+#[tokio::test]
+async fn a_tokio_application_runs_the_bus_in_the_background_on_sqlite() {
+    let path = std::env::temp_dir().join(format!("nimbus-background-{}.db", unique()));
+    from_tokio(&format!("sqlite://{}", path.display()), None).await;
+    let _ = std::fs::remove_file(path);
+}
+
+#[tokio::test]
+async fn a_tokio_application_runs_the_bus_in_the_background_on_postgres() {
+    let url = std::env::var("NIMBUS_POSTGRES")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into());
+    let schema = format!("nimbus background {}", unique());
+    from_tokio(&url, Some(&schema)).await;
+    let db = nimbus::admin::Database::connect(&url)
+        .await
+        .expect("PostgreSQL is reachable");
+    db.execute(&format!("DROP SCHEMA {} CASCADE", db.quote(&schema)))
+        .await
+        .expect("drop the test schema");
+}
+
+#[test]
+fn sigterm_stops_the_bus_gracefully() {
+    let path = std::env::temp_dir().join(format!("nimbus-signal-{}.db", unique()));
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_signal_worker"))
+        .arg(&path)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the worker");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let first = lines.next().and_then(|l| l.ok());
+    assert_eq!(first.as_deref(), Some("started"));
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(killed.success());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the worker did not stop within 30 s of SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let _ = std::fs::remove_file(&path);
+    assert!(status.success(), "a graceful stop exits 0: {status}");
+    assert_eq!(rest, vec!["stopped".to_string()]);
+}
