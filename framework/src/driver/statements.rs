@@ -98,19 +98,92 @@ impl Problems {
     }
 }
 
-/// Reads `Id, CorrelationId, ReplyToAddress, Headers, Body, Expired, Expires` (the columns of
-/// `queue_receive.sql` and `messages_receive.sql`).
-fn received(row: &Row) -> MessageRow {
+/// Where each field of a [`MessageRow`] is in a statement's result (`None`: not returned).
+#[derive(Clone, Copy)]
+struct Columns {
+    id: usize,
+    destination: Option<usize>,
+    correlation_id: Option<usize>,
+    reply_to_address: Option<usize>,
+    headers: Option<usize>,
+    body: usize,
+    expired: Option<usize>,
+    expires: Option<usize>,
+}
+
+/// `queue_receive.sql`, `messages_receive.sql`: Id, CorrelationId, ReplyToAddress, Headers,
+/// Body, Expired, Expires.
+const RECEIVED: Columns = Columns {
+    id: 0,
+    destination: None,
+    correlation_id: Some(1),
+    reply_to_address: Some(2),
+    headers: Some(3),
+    body: 4,
+    expired: Some(5),
+    expires: Some(6),
+};
+
+/// `delayed_take_due.sql`: Id, Destination, CorrelationId, ReplyToAddress, Expires, Headers, Body.
+const DUE: Columns = Columns {
+    id: 0,
+    destination: Some(1),
+    correlation_id: Some(2),
+    reply_to_address: Some(3),
+    headers: Some(5),
+    body: 6,
+    expired: None,
+    expires: Some(4),
+};
+
+/// `queue_browse.sql`: Id, CorrelationId, ReplyToAddress, Headers, Body, Expires, RowVersion.
+const BROWSED: Columns = Columns {
+    id: 0,
+    destination: None,
+    correlation_id: Some(1),
+    reply_to_address: Some(2),
+    headers: Some(3),
+    body: 4,
+    expired: None,
+    expires: Some(5),
+};
+
+/// `messages_browse.sql`: MessageId, Body (the envelope), VisibleAfter, ExpiresAt.
+const BROWSED_SHARED: Columns = Columns {
+    id: 0,
+    destination: None,
+    correlation_id: None,
+    reply_to_address: None,
+    headers: None,
+    body: 1,
+    expired: None,
+    expires: Some(3),
+};
+
+/// Reads a message row; every column that cannot be read is named in `undecodable`.
+fn message_row(row: &Row, c: Columns) -> MessageRow {
     let mut p = Problems::default();
+    let mut text = |what: &str, index: Option<usize>| match index {
+        Some(i) => p.take(what, row.text(i)),
+        None => None,
+    };
+    let id = text("Id", Some(c.id)).unwrap_or_default();
+    let destination = text("Destination", c.destination);
+    let correlation_id = text("CorrelationId", c.correlation_id);
+    let reply_to_address = text("ReplyToAddress", c.reply_to_address);
+    let headers = text("Headers", c.headers).unwrap_or_default();
     let mut message = MessageRow {
-        id: p.take("Id", row.text(0)).unwrap_or_default(),
-        correlation_id: p.take("CorrelationId", row.text(1)),
-        reply_to_address: p.take("ReplyToAddress", row.text(2)),
-        headers: p.take("Headers", row.text(3)).unwrap_or_default(),
-        body: p.take("Body", row.bytes(4)).unwrap_or_default(),
-        expired: p.take("Expired", row.bool(5)).unwrap_or(false),
-        expires: p.take("Expires", row.time(6)),
-        destination: None,
+        id,
+        destination,
+        correlation_id,
+        reply_to_address,
+        headers,
+        body: p.take("Body", row.bytes(c.body)).unwrap_or_default(),
+        expired: c
+            .expired
+            .and_then(|i| p.take("Expired", row.bool(i)))
+            .unwrap_or(false),
+        expires: c.expires.and_then(|i| p.take("Expires", row.time(i))),
         undecodable: None,
     };
     message.undecodable = p.into_reason();
@@ -276,7 +349,7 @@ impl<D: Driver> Held<D> {
         )
         .await;
         let rows = self.note(result)?;
-        Ok(rows.first().map(received))
+        Ok(rows.first().map(|row| message_row(row, RECEIVED)))
     }
 
     /// `delayed_take_due.sql`: deletes and returns up to `batch` due delayed messages.
@@ -286,25 +359,7 @@ impl<D: Driver> Held<D> {
         batch: i64,
     ) -> DriverResult<Vec<MessageRow>> {
         let rows = self.query(sql, &[Param::BigInt(Some(batch))]).await?;
-        Ok(rows
-            .iter()
-            .map(|row| {
-                let mut p = Problems::default();
-                let mut message = MessageRow {
-                    id: p.take("Id", row.text(0)).unwrap_or_default(),
-                    destination: p.take("Destination", row.text(1)),
-                    correlation_id: p.take("CorrelationId", row.text(2)),
-                    reply_to_address: p.take("ReplyToAddress", row.text(3)),
-                    expires: p.take("Expires", row.time(4)),
-                    headers: p.take("Headers", row.text(5)).unwrap_or_default(),
-                    body: p.take("Body", row.bytes(6)).unwrap_or_default(),
-                    expired: false,
-                    undecodable: None,
-                };
-                message.undecodable = p.into_reason();
-                message
-            })
-            .collect())
+        Ok(rows.iter().map(|row| message_row(row, DUE)).collect())
     }
 
     /// `dead_letter_insert.sql`: `false` when a dead letter with that id exists already.
@@ -379,23 +434,7 @@ impl<D: Driver> Held<D> {
     /// `queue_browse.sql`: up to `limit` rows in receive order, left in place.
     pub async fn browse_queue(&mut self, sql: &str, limit: i64) -> DriverResult<Vec<MessageRow>> {
         let rows = self.query(sql, &[Param::BigInt(Some(limit))]).await?;
-        Ok(rows
-            .iter()
-            .map(|row| {
-                let mut p = Problems::default();
-                let mut message = MessageRow {
-                    id: p.take("Id", row.text(0)).unwrap_or_default(),
-                    correlation_id: p.take("CorrelationId", row.text(1)),
-                    reply_to_address: p.take("ReplyToAddress", row.text(2)),
-                    headers: p.take("Headers", row.text(3)).unwrap_or_default(),
-                    body: p.take("Body", row.bytes(4)).unwrap_or_default(),
-                    expires: p.take("Expires", row.time(5)),
-                    ..MessageRow::default()
-                };
-                message.undecodable = p.into_reason();
-                message
-            })
-            .collect())
+        Ok(rows.iter().map(|row| message_row(row, BROWSED)).collect())
     }
 
     /// `messages_browse.sql`: up to `limit` rows of `destination` in receive order, left in
@@ -414,17 +453,9 @@ impl<D: Driver> Held<D> {
             .await?;
         Ok(rows
             .iter()
-            .map(|row| {
-                let mut p = Problems::default();
-                let mut message = MessageRow {
-                    id: p.take("MessageId", row.text(0)).unwrap_or_default(),
-                    body: p.take("Body", row.bytes(1)).unwrap_or_default(),
-                    expires: p.take("ExpiresAt", row.time(3)),
-                    destination: Some(destination.to_string()),
-                    ..MessageRow::default()
-                };
-                message.undecodable = p.into_reason();
-                message
+            .map(|row| MessageRow {
+                destination: Some(destination.to_string()),
+                ..message_row(row, BROWSED_SHARED)
             })
             .collect())
     }
