@@ -103,12 +103,14 @@ impl Endpoint {
             ..Counters::default()
         });
         let dead_letterer = DeadLetterer::new(counters.clone()).start().recipient();
+        let database_target: Arc<str> = transport.target().into();
         let endpoint = Arc::new(EndpointState {
             config,
             transport,
             counters,
             dead_letterer,
             pending_requests: Default::default(),
+            database_target,
         });
         let mut maintenance: Vec<Recipient<Shutdown>> = Vec::new();
         if receiving {

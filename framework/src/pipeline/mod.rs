@@ -37,17 +37,19 @@ pub(crate) struct EndpointState {
     pub counters: Arc<Counters>,
     pub dead_letterer: Recipient<MoveToDeadLetters>,
     pub pending_requests: PendingRequests,
+    /// The database the endpoint's receives hold open (its target), marked on handler code.
+    pub database_target: Arc<str>,
 }
 
 tokio::task_local! {
     /// The database (its target) whose receive is open while a handler runs, so that sends
     /// which would wait for that receive's lock can be refused.
-    static IN_HANDLER: String;
+    static IN_HANDLER: Arc<str>;
 }
 
 /// Whether the calling code runs inside a handler whose receive is open on `target`.
 pub(crate) fn inside_handler_on(target: &str) -> bool {
-    IN_HANDLER.try_with(|t| t == target).unwrap_or(false)
+    IN_HANDLER.try_with(|t| &**t == target).unwrap_or(false)
 }
 
 /// Asks the endpoint's dead-letter actor to write `letter` in `tx` and commit: the message
@@ -222,7 +224,7 @@ pub(crate) async fn receive_and_handle(endpoint: &EndpointState, queue: &QueueNa
         let invoked = tokio::time::timeout(
             timeout,
             AssertUnwindSafe(IN_HANDLER.scope(
-                endpoint.transport.target().to_string(),
+                endpoint.database_target.clone(),
                 handler.invoke(&row.body, &mut ctx),
             ))
             .catch_unwind()
