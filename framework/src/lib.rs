@@ -83,6 +83,7 @@ pub use endpoint::builder::{
     MIN_PEEK_DELAY,
 };
 pub use endpoint::bus::{Bus, Endpoint};
+pub use endpoint::settings::BusSettings;
 pub use envelope::SendOptions;
 pub use error::{HandlerError, NimbusError, Result, Unrecoverable};
 pub use headers::Headers;

@@ -204,6 +204,11 @@ impl BusBuilder {
         self
     }
 
+    /// The delayed-retry count and increment set so far.
+    pub(crate) fn delayed_retry_policy(&self) -> (u32, Duration) {
+        (self.retry.delayed, self.retry.delayed_increment)
+    }
+
     /// How long one handler may run before the attempt counts as failed (default 60 s). The
     /// receive's transaction stays open meanwhile.
     pub fn handler_timeout(mut self, timeout: Duration) -> Self {

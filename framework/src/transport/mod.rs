@@ -32,7 +32,8 @@ pub use database_url::DEFAULT_CONNECT_TIMEOUT;
 pub(crate) use sql_transport::SqlTransport;
 
 /// How queues are stored.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum StorageLayout {
     /// One table per queue (seed 000), FIFO by an identity `RowVersion`; tables are created per

@@ -1,0 +1,219 @@
+//! Settings a bus can be configured from, outside the code: a file (any serde format: JSON,
+//! TOML, YAML…) or the environment (`NIMBUS_…` variables). Durations are written the human way
+//! (`"250ms"`, `"30s"`, `"4days"`). Every field is optional; what is set is applied over the
+//! builder's defaults by [`BusBuilder::settings`], and checked by `build()` like the rest.
+//!
+//! ```
+//! let settings: nimbus::BusSettings = serde_json::from_str(
+//!     r#"{ "application": "Sales", "instance": "sales-1", "database_url": "sqlite://sales.db",
+//!          "peek_delay": "250ms", "concurrency": 8, "auto_delete_on_idle": "1day" }"#,
+//! ).unwrap();
+//! let endpoint = nimbus::Bus::builder().settings(&settings).build().unwrap();
+//! assert_eq!(endpoint.input_queue(), "Sales");
+//! ```
+
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::endpoint::builder::BusBuilder;
+use crate::error::{NimbusError, Result};
+use crate::transport::StorageLayout;
+
+/// A bus's settings, as a file or the environment gives them. See the module documentation.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
+pub struct BusSettings {
+    /// The application's name (its input queue).
+    pub application: Option<String>,
+    /// This instance's name.
+    pub instance: Option<String>,
+    /// The database URL or ADO.NET connection string.
+    pub database_url: Option<String>,
+    /// The schema.
+    pub schema: Option<String>,
+    /// `table_per_queue` or `shared_table`.
+    pub storage_layout: Option<StorageLayout>,
+    /// Create missing tables at start.
+    pub auto_create_schema: Option<bool>,
+    /// Let sends create the queues they name.
+    pub create_queues_on_send: Option<bool>,
+    /// How long an idle receiver waits before looking again.
+    #[serde(with = "humantime_serde")]
+    pub peek_delay: Option<Duration>,
+    /// Handlers at once.
+    pub concurrency: Option<usize>,
+    /// Retries at once after a failure.
+    pub immediate_retries: Option<u32>,
+    /// Delayed retries after the immediate ones.
+    pub delayed_retries: Option<u32>,
+    /// The n-th delayed retry waits n × this.
+    #[serde(with = "humantime_serde")]
+    pub delayed_retry_increment: Option<Duration>,
+    /// How long a handler may run.
+    #[serde(with = "humantime_serde")]
+    pub handler_timeout: Option<Duration>,
+    /// How long one database call may take.
+    #[serde(with = "humantime_serde")]
+    pub database_timeout: Option<Duration>,
+    /// How long the database may fail before the critical-error callback fires.
+    #[serde(with = "humantime_serde")]
+    pub critical_error_after: Option<Duration>,
+    /// This subscriber's idle period.
+    #[serde(with = "humantime_serde")]
+    pub auto_delete_on_idle: Option<Duration>,
+    /// How long `Bus::request` waits for its reply.
+    #[serde(with = "humantime_serde")]
+    pub request_timeout: Option<Duration>,
+}
+
+/// The prefix of the environment variables [`BusSettings::from_env`] reads.
+pub const ENV_PREFIX: &str = "NIMBUS_BUS_";
+
+impl BusSettings {
+    /// Reads `NIMBUS_BUS_<FIELD>` variables (`NIMBUS_BUS_DATABASE_URL`, `NIMBUS_BUS_PEEK_DELAY=250ms`,
+    /// `NIMBUS_BUS_CONCURRENCY=8`…). A variable with that prefix that names no field is an error,
+    /// so a typo does not go unnoticed.
+    pub fn from_env() -> Result<Self> {
+        Self::from_vars(std::env::vars(), ENV_PREFIX)
+    }
+
+    /// Reads settings from `(name, value)` pairs whose names start with `prefix` (the rest of
+    /// the name, lower-cased, is the field); other pairs are ignored.
+    pub fn from_vars(
+        vars: impl IntoIterator<Item = (String, String)>,
+        prefix: &str,
+    ) -> Result<Self> {
+        let mut fields = serde_json::Map::new();
+        for (name, value) in vars {
+            let Some(field) = name.strip_prefix(prefix) else {
+                continue;
+            };
+            // Numbers and booleans as such; everything else (names, URLs, durations) as text.
+            let value = match serde_json::from_str::<serde_json::Value>(&value) {
+                Ok(v @ (serde_json::Value::Number(_) | serde_json::Value::Bool(_))) => v,
+                _ => serde_json::Value::String(value),
+            };
+            fields.insert(field.to_ascii_lowercase(), value);
+        }
+        serde_json::from_value(serde_json::Value::Object(fields)).map_err(|e| {
+            NimbusError::config(
+                format!("the {prefix}* environment variables cannot be read: {e}"),
+                format!(
+                    "name a field of nimbus::BusSettings after {prefix} (e.g. {prefix}PEEK_DELAY=250ms)"
+                ),
+            )
+        })
+    }
+}
+
+impl BusBuilder {
+    /// Applies every setting `settings` has (a file's or the environment's) over what the builder
+    /// has so far; later builder calls win over it.
+    pub fn settings(mut self, settings: &BusSettings) -> Self {
+        let s = settings.clone();
+        if let (Some(application), Some(instance)) = (s.application, s.instance) {
+            self = self.names(application, instance);
+        }
+        if let Some(url) = s.database_url {
+            self = self.database_url(url);
+        }
+        if let Some(schema) = s.schema {
+            self = self.schema(schema);
+        }
+        if let Some(layout) = s.storage_layout {
+            self = self.storage_layout(layout);
+        }
+        if let Some(on) = s.auto_create_schema {
+            self = self.auto_create_schema(on);
+        }
+        if let Some(on) = s.create_queues_on_send {
+            self = self.create_queues_on_send(on);
+        }
+        if let Some(delay) = s.peek_delay {
+            self = self.peek_delay(delay);
+        }
+        if let Some(limit) = s.concurrency {
+            self = self.concurrency(limit);
+        }
+        if let Some(count) = s.immediate_retries {
+            self = self.immediate_retries(count);
+        }
+        if s.delayed_retries.is_some() || s.delayed_retry_increment.is_some() {
+            let (count, increment) = self.delayed_retry_policy();
+            self = self.delayed_retries(
+                s.delayed_retries.unwrap_or(count),
+                s.delayed_retry_increment.unwrap_or(increment),
+            );
+        }
+        if let Some(timeout) = s.handler_timeout {
+            self = self.handler_timeout(timeout);
+        }
+        if let Some(timeout) = s.database_timeout {
+            self = self.database_timeout(timeout);
+        }
+        if let Some(outage) = s.critical_error_after {
+            self = self.critical_error_after(outage);
+        }
+        if let Some(idle) = s.auto_delete_on_idle {
+            self = self.auto_delete_on_idle(idle);
+        }
+        if let Some(timeout) = s.request_timeout {
+            self = self.request_timeout(timeout);
+        }
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_environment_with_human_durations() {
+        let vars = [
+            ("NIMBUS_BUS_APPLICATION", "Sales"),
+            ("NIMBUS_BUS_INSTANCE", "sales-1"),
+            ("NIMBUS_BUS_DATABASE_URL", "sqlite://sales.db"),
+            ("NIMBUS_BUS_PEEK_DELAY", "250ms"),
+            ("NIMBUS_BUS_CONCURRENCY", "8"),
+            ("NIMBUS_BUS_CREATE_QUEUES_ON_SEND", "true"),
+            ("NIMBUS_BUS_STORAGE_LAYOUT", "shared_table"),
+            ("PATH", "/usr/bin"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()));
+        let settings = BusSettings::from_vars(vars, ENV_PREFIX).expect("valid settings");
+        assert_eq!(settings.peek_delay, Some(Duration::from_millis(250)));
+        assert_eq!(settings.concurrency, Some(8));
+        assert_eq!(settings.storage_layout, Some(StorageLayout::SharedTable));
+        let endpoint = crate::Bus::builder()
+            .settings(&settings)
+            .build()
+            .expect("a valid endpoint");
+        assert_eq!(endpoint.input_queue(), "Sales");
+    }
+
+    #[test]
+    fn a_misspelt_variable_or_a_bad_duration_is_a_clear_error() {
+        for (name, value) in [
+            ("NIMBUS_BUS_PEAK_DELAY", "250ms"),
+            ("NIMBUS_BUS_PEEK_DELAY", "soon"),
+        ] {
+            let err = BusSettings::from_vars([(name.to_string(), value.to_string())], ENV_PREFIX)
+                .expect_err("refused")
+                .to_string();
+            assert!(err.contains("Fix:"), "{err}");
+        }
+        // A setting build() refuses is still refused: settings go through the same checks.
+        let settings: BusSettings =
+            serde_json::from_str(r#"{"application":"A","instance":"a","peek_delay":"1ms"}"#)
+                .expect("parses");
+        let err = crate::Bus::builder()
+            .settings(&settings)
+            .build()
+            .expect_err("below the minimum peek delay")
+            .to_string();
+        assert!(err.contains("100 ms"), "{err}");
+    }
+}
