@@ -25,9 +25,9 @@ use crate::transport::StorageLayout;
 #[serde(default, deny_unknown_fields)]
 #[non_exhaustive]
 pub struct BusSettings {
-    /// The application's name (its input queue).
+    /// The application's name (its input queue); applied together with `instance`.
     pub application: Option<String>,
-    /// This instance's name.
+    /// This instance's name; applied together with `application`.
     pub instance: Option<String>,
     /// The database URL or ADO.NET connection string.
     pub database_url: Option<String>,
@@ -113,8 +113,15 @@ impl BusBuilder {
     /// has so far; later builder calls win over it.
     pub fn settings(mut self, settings: &BusSettings) -> Self {
         let s = settings.clone();
-        if let (Some(application), Some(instance)) = (s.application, s.instance) {
-            self = self.names(application, instance);
+        match (s.application, s.instance) {
+            (Some(application), Some(instance)) => self = self.names(application, instance),
+            (None, None) => {}
+            (application, instance) => tracing::warn!(
+                ?application,
+                ?instance,
+                "bus settings name only one of application and instance; both are needed, so \
+                 neither was applied"
+            ),
         }
         if let Some(url) = s.database_url {
             self = self.database_url(url);
