@@ -225,6 +225,10 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
     /// Records that `queue` exists, where the layout has no table to say so.
     async fn register(&self, c: &mut Held<D>, queue: &QueueName) -> Result<()>;
 
+    /// Makes `queue`, found missing by a write that may make it: its table (when the settings
+    /// allow creating tables) or its record.
+    async fn make(&self, c: &mut Held<D>, queue: &QueueName, entry: &QueueEntry) -> Result<()>;
+
     /// The names of the queues that exist.
     async fn known_queues(&self, c: &mut Held<D>) -> Result<Vec<String>>;
 
@@ -278,6 +282,41 @@ pub(crate) fn for_layout<D: Driver>(
         super::StorageLayout::SharedTable => Box::new(SharedTable { context }),
     }
 }
+
+/// Makes sure a write can go to `queue`: a queue this process has not seen yet is looked up
+/// among the queues that exist (compared here, exactly: catalogs differ in case sensitivity
+/// between databases); a missing one fails a send with [`NimbusError::UnknownQueue`] unless
+/// sends may make queues, and is otherwise made. Pushes onto `created` the queue that will be
+/// known to exist once the transaction commits.
+async fn ensure_exists<D: Driver, S: Storage<D> + ?Sized>(
+    storage: &S,
+    cx: &Context,
+    c: &mut Held<D>,
+    queue: &QueueName,
+    creation: Creation,
+    created: &mut Vec<Arc<QueueEntry>>,
+) -> Result<Arc<QueueEntry>> {
+    let entry = cx.catalog.queue(queue);
+    if !entry.is_known_to_exist() {
+        let known = storage.known_queues(c).await?;
+        if !known.iter().any(|k| k == queue.as_str()) {
+            if creation == Creation::Required && !cx.create_on_send {
+                return Err(Context::unknown_queue(queue, &known));
+            }
+            storage.make(c, queue, &entry).await?;
+        }
+        created.push(entry.clone());
+    }
+    Ok(entry)
+}
+
+/// The tables of the common schema and of the layouts, which are not queues.
+const NIMBUS_TABLES: [&str; 4] = [
+    "NimbusSubscriptions",
+    "NimbusDeadLetters",
+    "NimbusDelayedMessages",
+    MESSAGES_TABLE,
+];
 
 /// Seed 000: a table per queue; delayed messages wait in `NimbusDelayedMessages`.
 pub(crate) struct TablePerQueue {
@@ -354,26 +393,7 @@ impl<D: Driver> Storage<D> for TablePerQueue {
         created: &mut Vec<Arc<QueueEntry>>,
     ) -> Result<()> {
         let cx = &self.context;
-        let entry = cx.catalog.queue(queue);
-        if !entry.is_known_to_exist() {
-            // Compared here, exactly: catalogs differ in case sensitivity between databases.
-            let tables = cx.tables(c).await?;
-            if !tables.iter().any(|t| t == queue.as_str()) {
-                match creation {
-                    Creation::Required if !cx.create_on_send => {
-                        return Err(Context::unknown_queue(queue, &tables));
-                    }
-                    _ if cx.auto_create || cx.create_on_send => {
-                        cx.lock_schema(c).await?;
-                        cx.create_queue(c, queue, &entry).await?;
-                    }
-                    // The insert below fails as a permanent error naming the missing table.
-                    _ => {}
-                }
-            }
-            // Known to exist once this transaction commits.
-            created.push(entry.clone());
-        }
+        let entry = ensure_exists(self, cx, c, queue, creation, created).await?;
         let row = QueueRow {
             id: row_id,
             correlation_id: message.correlation_id.as_deref(),
@@ -412,11 +432,21 @@ impl<D: Driver> Storage<D> for TablePerQueue {
         Ok(())
     }
 
+    async fn make(&self, c: &mut Held<D>, queue: &QueueName, entry: &QueueEntry) -> Result<()> {
+        let cx = &self.context;
+        if cx.auto_create || cx.create_on_send {
+            cx.lock_schema(c).await?;
+            cx.create_queue(c, queue, entry).await?;
+        }
+        // Otherwise the insert fails as a permanent error naming the missing table.
+        Ok(())
+    }
+
     async fn known_queues(&self, c: &mut Held<D>) -> Result<Vec<String>> {
         let tables = self.context.tables(c).await?;
         Ok(tables
             .into_iter()
-            .filter(|t| !t.starts_with("Nimbus"))
+            .filter(|t| !NIMBUS_TABLES.contains(&t.as_str()))
             .collect())
     }
 
@@ -565,17 +595,7 @@ impl<D: Driver> Storage<D> for SharedTable {
         created: &mut Vec<Arc<QueueEntry>>,
     ) -> Result<()> {
         let cx = &self.context;
-        let entry = cx.catalog.queue(queue);
-        if !entry.is_known_to_exist() {
-            let known = self.known_queues(c).await?;
-            if !known.iter().any(|k| k == queue.as_str()) {
-                if creation == Creation::Required && !cx.create_on_send {
-                    return Err(Context::unknown_queue(queue, &known));
-                }
-                self.register(c, queue).await?;
-            }
-            created.push(entry.clone());
-        }
+        ensure_exists(self, cx, c, queue, creation, created).await?;
         let (delay_ms, visible_after) = message.delivery.delay_and_due();
         let body = crate::shared_envelope::wrap(&message.headers_json, &message.body);
         c.insert_shared_row(
@@ -605,6 +625,10 @@ impl<D: Driver> Storage<D> for SharedTable {
         )
         .await
         .map_err(cx.db(format!("recording queue {queue:?}")))
+    }
+
+    async fn make(&self, c: &mut Held<D>, queue: &QueueName, _entry: &QueueEntry) -> Result<()> {
+        self.register(c, queue).await
     }
 
     async fn known_queues(&self, c: &mut Held<D>) -> Result<Vec<String>> {
