@@ -137,7 +137,7 @@ pub(crate) struct Causation {
 }
 
 /// What the message is doing, for `NServiceBus.MessageIntent`.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Intent {
     Send,
     Publish,
@@ -380,6 +380,7 @@ fn build_outgoing_inner<M: Message>(
         h.insert(headers::RELATED_TO.into(), c.message_id.clone());
     }
     extra_headers(&mut h);
+    crate::telemetry::inject_current(&mut h);
     let correlation_id = h.get(headers::CORRELATION_ID).cloned().unwrap_or_default();
     let reply_to = h
         .get(headers::REPLY_TO_ADDRESS)

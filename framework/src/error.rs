@@ -173,6 +173,25 @@ impl Unrecoverable {
 }
 
 impl NimbusError {
+    /// A short, stable name for the kind of error, for the `error.type` of a span or a metric
+    /// label (e.g. `database`, `unknown_queue`).
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            NimbusError::Config { .. } => "config",
+            NimbusError::InvalidName { .. } => "invalid_name",
+            NimbusError::UnknownQueue { .. } => "unknown_queue",
+            NimbusError::Connect { .. } => "connect",
+            NimbusError::Database { .. } => "database",
+            NimbusError::MissingSchema { .. } => "missing_schema",
+            NimbusError::Serialize { .. } => "serialize",
+            NimbusError::Deserialize { .. } => "deserialize",
+            NimbusError::UnexpectedReply { .. } => "unexpected_reply",
+            NimbusError::NoRoute { .. } => "no_route",
+            NimbusError::NotRunning(_) => "not_running",
+            NimbusError::Timeout { .. } => "timeout",
+        }
+    }
+
     pub(crate) fn config(problem: impl Into<String>, fix: impl Into<String>) -> Self {
         NimbusError::Config {
             problem: problem.into(),

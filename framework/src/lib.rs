@@ -74,6 +74,7 @@ pub mod recoverability;
 pub mod shared_envelope;
 mod sql;
 pub mod subscriptions;
+pub mod telemetry;
 mod transport;
 
 pub use driver::{DriverError, FailureKind};

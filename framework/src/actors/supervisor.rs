@@ -198,6 +198,7 @@ impl QueueSupervisor {
                 reason,
                 recovery,
                 panicked,
+                ..
             }) => {
                 self.database_ok();
                 if panicked {

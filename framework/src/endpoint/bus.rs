@@ -19,6 +19,8 @@ use crate::pipeline::config::EndpointConfig;
 use crate::pipeline::handler::SubscriptionMode;
 use crate::pipeline::metrics::{Counters, Metrics};
 use crate::pipeline::EndpointState;
+use crate::telemetry;
+use tracing::Instrument;
 
 /// An endpoint whose configuration has been checked; [`Endpoint::start`] connects and starts it.
 pub struct Endpoint {
@@ -249,19 +251,24 @@ impl Bus {
         self.ensure_running()?;
         let endpoint = &self.inner.endpoint;
         let queue = endpoint.config.routes.queue_for::<M>()?;
-        let outgoing = messages
-            .into_iter()
-            .map(|message| {
-                build_outgoing(
-                    &message,
-                    Intent::Send,
-                    Destination::Queue(queue.clone()),
-                    &endpoint.config.identity,
-                    None,
-                )
-            })
-            .collect::<Result<Vec<_>>>()?;
-        send_from_application(endpoint, outgoing).await
+        let messages: Vec<M> = messages.into_iter().collect();
+        let destination = Destination::Queue(queue);
+        let span = telemetry::send_span(Intent::Send, &destination, M::TYPE_NAME, messages.len());
+        let build = || {
+            messages
+                .iter()
+                .map(|message| {
+                    build_outgoing(
+                        message,
+                        Intent::Send,
+                        destination.clone(),
+                        &endpoint.config.identity,
+                        None,
+                    )
+                })
+                .collect::<Result<Vec<_>>>()
+        };
+        send_traced(endpoint, span, build).await
     }
 
     /// Sends a message with options: a delay or due time, a time to be received, a destination
@@ -283,15 +290,20 @@ impl Bus {
             Some(queue) => QueueName::new(queue)?,
             None => endpoint.config.routes.queue_for_name(M::TYPE_NAME)?,
         };
-        let outgoing = build_outgoing_with(
-            &message,
-            Intent::Send,
-            Destination::Queue(queue),
-            &endpoint.config.identity,
-            None,
-            &options,
-        )?;
-        send_from_application(endpoint, vec![outgoing]).await
+        let destination = Destination::Queue(queue);
+        let span = telemetry::send_span(Intent::Send, &destination, M::TYPE_NAME, 1);
+        let build = || {
+            build_outgoing_with(
+                &message,
+                Intent::Send,
+                destination.clone(),
+                &endpoint.config.identity,
+                None,
+                &options,
+            )
+            .map(|out| vec![out])
+        };
+        send_traced(endpoint, span, build).await
     }
 
     /// Moves the dead letter `message_id` (its `NimbusDeadLetters.MessageId`) back to the queue it
@@ -345,18 +357,24 @@ impl Bus {
             Some(queue) => QueueName::new(queue)?,
             None => endpoint.config.routes.queue_for_name(R::TYPE_NAME)?,
         };
-        let outgoing = build_request(
-            &request,
-            Destination::Queue(queue),
-            &endpoint.config.identity,
-            &reply_to,
-            &options,
-        )?;
+        let destination = Destination::Queue(queue);
+        let span = telemetry::send_span(Intent::Send, &destination, R::TYPE_NAME, 1);
+        let outgoing = span
+            .in_scope(|| {
+                build_request(
+                    &request,
+                    destination.clone(),
+                    &endpoint.config.identity,
+                    &reply_to,
+                    &options,
+                )
+            })
+            .inspect_err(|e| telemetry::record_send_error(&span, e))?;
         let correlation_id = outgoing.id.to_string();
         let (tx, rx) = tokio::sync::oneshot::channel();
         endpoint.pending_requests.insert(correlation_id.clone(), tx);
         let waited = async {
-            send_from_application(endpoint, vec![outgoing]).await?;
+            send_traced(endpoint, span, || Ok(vec![outgoing])).await?;
             match tokio::time::timeout(timeout, rx).await {
                 Ok(Ok(reply)) => Ok(reply),
                 Ok(Err(_)) => Err(NimbusError::NotRunning(
@@ -439,14 +457,18 @@ impl Bus {
     ) -> Result<()> {
         self.ensure_running()?;
         let endpoint = &self.inner.endpoint;
-        let outgoing = build_outgoing(
-            message,
-            intent,
-            destination,
-            &endpoint.config.identity,
-            None,
-        )?;
-        send_from_application(endpoint, vec![outgoing]).await
+        let span = telemetry::send_span(intent, &destination, M::TYPE_NAME, 1);
+        let build = || {
+            build_outgoing(
+                message,
+                intent,
+                destination,
+                &endpoint.config.identity,
+                None,
+            )
+            .map(|out| vec![out])
+        };
+        send_traced(endpoint, span, build).await
     }
 
     fn ensure_running(&self) -> Result<()> {
@@ -498,6 +520,23 @@ impl Bus {
         tracing::info!(application = %self.inner.endpoint.config.identity.application, "bus stopped");
         Ok(())
     }
+}
+
+/// Builds messages inside `span` (so they carry its trace context), then writes them in it,
+/// recording their ids and any failure on the span.
+async fn send_traced(
+    endpoint: &EndpointState,
+    span: tracing::Span,
+    build: impl FnOnce() -> Result<Vec<crate::envelope::OutgoingMessage>>,
+) -> Result<()> {
+    let outgoing = span
+        .in_scope(build)
+        .inspect_err(|e| telemetry::record_send_error(&span, e))?;
+    telemetry::record_sent(&span, &outgoing);
+    send_from_application(endpoint, outgoing)
+        .instrument(span.clone())
+        .await
+        .inspect_err(|e| telemetry::record_send_error(&span, e))
 }
 
 /// Writes messages the application sends through the `Bus` (not through a handler's context).

@@ -35,6 +35,7 @@ use crate::error::{HandlerError, NimbusError, Result};
 use crate::headers::Headers;
 use crate::message::{Command, Event, Message, MessageKind};
 use crate::names::QueueName;
+use crate::telemetry;
 
 /// Handles messages of type `M`. Implement it with an ordinary `async fn handle` (native async
 /// functions in traits; no extra crate). `#[nimbus::handler]` on the impl block is optional: it
@@ -141,16 +142,19 @@ impl HandlerContext {
             Some(queue) => QueueName::new(queue)?,
             None => self.routes.queue_for_name(M::TYPE_NAME)?,
         };
-        let out = build_outgoing_with(
-            &message,
-            Intent::Send,
-            Destination::Queue(queue),
-            &self.origin,
-            Some(&self.causation),
-            &options,
-        )?;
-        self.outgoing.push(out);
-        Ok(())
+        let destination = Destination::Queue(queue);
+        let span = telemetry::send_span(Intent::Send, &destination, M::TYPE_NAME, 1);
+        let out = span.in_scope(|| {
+            build_outgoing_with(
+                &message,
+                Intent::Send,
+                destination.clone(),
+                &self.origin,
+                Some(&self.causation),
+                &options,
+            )
+        });
+        self.queue_for_commit(&span, out)
     }
 
     /// Replies to the incoming message: sends `message` to its `NServiceBus.ReplyToAddress` with
@@ -186,13 +190,27 @@ impl HandlerContext {
         intent: Intent,
         destination: Destination,
     ) -> Result<()> {
-        let out = build_outgoing(
-            message,
-            intent,
-            destination,
-            &self.origin,
-            Some(&self.causation),
-        )?;
+        let span = telemetry::send_span(intent, &destination, M::TYPE_NAME, 1);
+        let out = span.in_scope(|| {
+            build_outgoing(
+                message,
+                intent,
+                destination,
+                &self.origin,
+                Some(&self.causation),
+            )
+        });
+        self.queue_for_commit(&span, out)
+    }
+
+    /// Keeps a message built in `span` for the receive's commit, recording it on the span.
+    fn queue_for_commit(
+        &mut self,
+        span: &tracing::Span,
+        out: Result<OutgoingMessage>,
+    ) -> Result<()> {
+        let out = out.inspect_err(|e| telemetry::record_send_error(span, e))?;
+        telemetry::record_sent(span, std::slice::from_ref(&out));
         self.outgoing.push(out);
         Ok(())
     }

@@ -28,6 +28,7 @@ use crate::pipeline::handler::{HandlerContext, InvokeError};
 use crate::pipeline::metrics::Counters;
 use crate::pipeline::requests::{PendingRequests, Reply};
 use crate::recoverability::{failures_so_far, Recovery, DELAYED_RETRIES, FAILED_ATTEMPTS};
+use crate::telemetry;
 use crate::transport::{CommitFailure, ReceiveTransaction, Transport};
 
 /// What an endpoint's actors share.
@@ -79,6 +80,8 @@ pub(crate) enum Outcome {
         recovery: Recovery,
         /// The handler panicked: the receiver actor restarts.
         panicked: bool,
+        /// For the span: `bad_input`, `handler_error`, `panic`, `timeout` or `refused_send`.
+        error_type: &'static str,
     },
     /// The database failed (connection lost, commit failed); whatever was open is rolled back,
     /// the message is where it was and no attempt was counted.
@@ -88,18 +91,58 @@ pub(crate) enum Outcome {
 /// Why an attempt failed.
 enum Failure {
     /// The handler's own failure: counts against the retry budget.
-    Handler { reason: String, panicked: bool },
+    Handler {
+        reason: String,
+        panicked: bool,
+        /// For the span: `handler_error`, `panic`, `timeout` or `refused_send`.
+        error_type: &'static str,
+    },
     /// The message cannot be handled by any attempt: dead letters at once.
     BadInput(String),
 }
 
-/// Receives one message from `queue` and handles it in the receive's transaction.
+/// Receives one message from `queue` and handles it in the receive's transaction, inside a
+/// `process` span that continues the sender's trace.
 pub(crate) async fn receive_and_handle(endpoint: &EndpointState, queue: &QueueName) -> Outcome {
     let (row, tx) = match endpoint.transport.receive(queue).await {
         Ok(None) => return Outcome::Empty,
         Ok(Some(received)) => received,
         Err(e) => return Outcome::Infrastructure(e),
     };
+    let span = telemetry::process_span(queue.as_str(), &row.row_id);
+    telemetry::continue_trace_from(&span, &row.headers_json);
+    let outcome = handle_received(endpoint, queue, row, tx)
+        .instrument(span.clone())
+        .await;
+    let (name, error_type) = match &outcome {
+        Outcome::Empty => ("empty", None),
+        Outcome::Handled => ("handled", None),
+        Outcome::Expired => ("expired", None),
+        Outcome::Failed {
+            recovery,
+            error_type,
+            ..
+        } => {
+            let name = match recovery {
+                Recovery::Immediate => "retried",
+                Recovery::Delayed { .. } => "retried_later",
+                Recovery::DeadLetter => "dead_lettered",
+            };
+            (name, Some(*error_type))
+        }
+        Outcome::Infrastructure(e) => ("database_error", Some(e.kind_name())),
+    };
+    telemetry::record_outcome(&span, name, error_type);
+    outcome
+}
+
+/// Handles a received message (see [`receive_and_handle`]).
+async fn handle_received(
+    endpoint: &EndpointState,
+    queue: &QueueName,
+    row: ReceivedMessage,
+    tx: Box<dyn ReceiveTransaction>,
+) -> Outcome {
     if let Some(problem) = &row.undecodable {
         let reason = format!("message {}: {problem}", row.row_id);
         return fail(endpoint, queue, tx, &row, None, Failure::BadInput(reason)).await;
@@ -146,6 +189,12 @@ pub(crate) async fn receive_and_handle(endpoint: &EndpointState, queue: &QueueNa
         "nimbus_messages_received_total",
         queue.as_str(),
         &incoming.type_name,
+    );
+    telemetry::record_incoming(
+        &tracing::Span::current(),
+        &incoming,
+        failures_so_far(&incoming.headers).saturating_add(1),
+        row.body.len(),
     );
     let sent_at = incoming
         .headers
@@ -200,12 +249,6 @@ pub(crate) async fn receive_and_handle(endpoint: &EndpointState, queue: &QueueNa
         )
         .await;
     }
-    let span = tracing::info_span!(
-        "message",
-        queue = %queue,
-        id = %incoming.message_id,
-        message_type = %incoming.type_name
-    );
     let causation = incoming.causation();
     let Incoming {
         headers,
@@ -227,8 +270,7 @@ pub(crate) async fn receive_and_handle(endpoint: &EndpointState, queue: &QueueNa
                 endpoint.database_target.clone(),
                 handler.invoke(&row.body, &mut ctx),
             ))
-            .catch_unwind()
-            .instrument(span.clone()),
+            .catch_unwind(),
         )
         .await;
         let what = |detail: String| format!("message {message_id} ({type_name}): {detail}");
@@ -244,6 +286,7 @@ pub(crate) async fn receive_and_handle(endpoint: &EndpointState, queue: &QueueNa
             Ok(Ok(Err(e @ InvokeError::Handler(_)))) => Failure::Handler {
                 reason: what(e.to_string()),
                 panicked: false,
+                error_type: "handler_error",
             },
             Ok(Err(panic)) => {
                 let message = panic
@@ -254,11 +297,13 @@ pub(crate) async fn receive_and_handle(endpoint: &EndpointState, queue: &QueueNa
                 Failure::Handler {
                     reason: what(format!("the handler panicked: {message}")),
                     panicked: true,
+                    error_type: "panic",
                 }
             }
             Err(_) => Failure::Handler {
                 reason: what(format!("the handler did not finish within {timeout:?}")),
                 panicked: false,
+                error_type: "timeout",
             },
         };
         let incoming = Incoming {
@@ -302,6 +347,7 @@ pub(crate) async fn receive_and_handle(endpoint: &EndpointState, queue: &QueueNa
                 Failure::Handler {
                     reason,
                     panicked: false,
+                    error_type: "refused_send",
                 },
             )
             .await
@@ -333,11 +379,18 @@ async fn fail(
     let failures = incoming
         .map_or(0, |i| failures_so_far(&i.headers))
         .saturating_add(1);
-    let (reason, recovery, panicked) = match failure {
-        Failure::BadInput(reason) => (reason, Recovery::DeadLetter, false),
-        Failure::Handler { reason, panicked } => {
-            (reason, endpoint.config.retry.decide(failures), panicked)
-        }
+    let (reason, recovery, panicked, error_type) = match failure {
+        Failure::BadInput(reason) => (reason, Recovery::DeadLetter, false, "bad_input"),
+        Failure::Handler {
+            reason,
+            panicked,
+            error_type,
+        } => (
+            reason,
+            endpoint.config.retry.decide(failures),
+            panicked,
+            error_type,
+        ),
     };
     Counters::add(&endpoint.counters.failed, 1);
     let message_type = incoming.map_or("unknown", |i| i.type_name.as_str());
@@ -396,6 +449,7 @@ async fn fail(
             reason,
             recovery,
             panicked,
+            error_type,
         },
         Err(e) => Outcome::Infrastructure(e),
     }
