@@ -28,7 +28,7 @@ fn snapshotter() -> &'static Snapshotter {
 #[derive(Clone, Debug)]
 enum Value {
     Counter(u64),
-    Gauge(#[allow(dead_code)] f64),
+    Gauge(f64),
     Samples(usize),
 }
 
@@ -122,7 +122,8 @@ async fn labelled_metrics(kind: Kind) {
         bus.send(Numbered { n }).await.unwrap();
     }
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while handler.1.load(Ordering::SeqCst) < 3 {
+    // The handler counts before its receive commits; the bus counts after: wait for the bus.
+    while handler.1.load(Ordering::SeqCst) < 3 || bus.metrics().handled < 3 {
         assert!(
             std::time::Instant::now() < deadline,
             "all three are handled"
@@ -178,4 +179,103 @@ async fn metrics_are_labelled_by_queue_and_message_type_on_sqlite() {
 #[actix_rt::test]
 async fn metrics_are_labelled_by_queue_and_message_type_on_postgres() {
     labelled_metrics(Kind::Postgres).await;
+}
+
+/// Counts what it handles, once the test opens its gate.
+#[derive(Clone)]
+struct GatedCount(Arc<AtomicUsize>, Arc<tokio::sync::Semaphore>);
+
+impl Handler<Numbered> for GatedCount {
+    async fn handle(&self, _m: Numbered, _ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        self.1.acquire().await?.forget();
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+/// A backlog that waited before its endpoint started shows its age; the drained queue shows 0.
+async fn oldest_message_age(kind: Kind) {
+    snapshotter();
+    let db = TestDatabase::new(Setup {
+        kind,
+        layout: StorageLayout::TablePerQueue,
+    })
+    .await;
+    let queue = format!("Aged{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+    let sender = db
+        .builder(&format!("{queue}Sender"), "sender-1")
+        .create_queues_on_send(true)
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    for n in 0..3 {
+        sender.send_to(&queue, Numbered { n }).await.unwrap();
+    }
+    sender.stop().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let handled = GatedCount(Arc::default(), gate.clone());
+    let bus = db
+        .builder(&queue, "aged-1")
+        .handler(handled.clone())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    // Nothing is handled until the gate opens: the first peek sees the whole backlog.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let seen = loop {
+        if let Some(age) = bus.metrics().oldest_message_ages.get(&queue) {
+            break *age;
+        }
+        assert!(std::time::Instant::now() < deadline, "an age is reported");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert!(
+        seen >= Duration::from_millis(1400),
+        "the first peek saw the backlog's age (sent 1.5 s before): {seen:?}"
+    );
+    let gauges: Vec<f64> = series(
+        "nimbus_queue_oldest_message_age_seconds",
+        &[("queue", queue.as_str())],
+    )
+    .into_iter()
+    .filter_map(|v| match v {
+        Value::Gauge(g) => Some(g),
+        _ => None,
+    })
+    .collect();
+    assert!(
+        gauges.iter().any(|&age| age >= 1.4),
+        "the same age through the metrics facade: {gauges:?}"
+    );
+    gate.add_permits(3);
+    loop {
+        let drained = handled.0.load(Ordering::SeqCst) == 3
+            && bus.metrics().oldest_message_ages.get(&queue) == Some(&Duration::ZERO);
+        if drained {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the backlog is handled and an empty peek reports age 0: {:?}",
+            bus.metrics().oldest_message_ages
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    bus.stop().await.unwrap();
+}
+
+#[actix_rt::test]
+async fn the_oldest_message_age_is_reported_per_queue_on_sqlite() {
+    oldest_message_age(Kind::Sqlite).await;
+}
+
+#[actix_rt::test]
+async fn the_oldest_message_age_is_reported_per_queue_on_postgres() {
+    oldest_message_age(Kind::Postgres).await;
 }

@@ -1,6 +1,7 @@
 //! The peek actor: estimates how many messages wait in a queue.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 
@@ -8,15 +9,23 @@ use crate::error::Result;
 use crate::names::QueueName;
 use crate::pipeline::EndpointState;
 
-/// Estimates the depth of one queue on request.
+/// How often a non-empty queue's oldest message is read for its age (one row, by index).
+const AGE_INTERVAL: Duration = Duration::from_secs(5);
+
+/// Estimates the depth of one queue on request, and keeps its oldest message's age current.
 pub(crate) struct Peeker {
     endpoint: Arc<EndpointState>,
     queue: QueueName,
+    age_read_at: Option<Instant>,
 }
 
 impl Peeker {
     pub fn new(endpoint: Arc<EndpointState>, queue: QueueName) -> Self {
-        Peeker { endpoint, queue }
+        Peeker {
+            endpoint,
+            queue,
+            age_read_at: None,
+        }
     }
 }
 
@@ -41,6 +50,47 @@ impl Handler<Peek> for Peeker {
     fn handle(&mut self, _msg: Peek, _ctx: &mut Self::Context) -> Self::Result {
         let endpoint = self.endpoint.clone();
         let queue = self.queue.clone();
-        Box::pin(async move { endpoint.transport.peek(&queue).await })
+        let read_age = self
+            .age_read_at
+            .is_none_or(|at| at.elapsed() >= AGE_INTERVAL);
+        if read_age {
+            self.age_read_at = Some(Instant::now());
+        }
+        Box::pin(async move {
+            let depth = endpoint.transport.peek(&queue).await?;
+            if depth <= 0 {
+                endpoint
+                    .counters
+                    .set_oldest_age(queue.as_str(), Duration::ZERO);
+            } else if read_age {
+                // The age is a report, not a reason to stop peeking: a failure is logged only.
+                match endpoint.transport.first_headers(&queue).await {
+                    Ok(Some(headers)) => {
+                        if let Some(age) = age_of(&headers) {
+                            endpoint.counters.set_oldest_age(queue.as_str(), age);
+                        }
+                    }
+                    Ok(None) => endpoint
+                        .counters
+                        .set_oldest_age(queue.as_str(), Duration::ZERO),
+                    Err(e) => {
+                        tracing::warn!(queue = %queue, error = %e, "could not read the age of the oldest message")
+                    }
+                }
+            }
+            Ok(depth)
+        })
     }
+}
+
+/// How long ago a message was sent, by its `NServiceBus.TimeSent` header (the sender's clock;
+/// a sender whose clock runs ahead counts as zero). `None` without a readable header.
+fn age_of(headers_json: &str) -> Option<Duration> {
+    let headers: crate::headers::Headers = serde_json::from_str(headers_json).ok()?;
+    let sent = crate::headers::parse_time(headers.get(crate::headers::TIME_SENT)?)?;
+    Some(
+        (chrono::Utc::now() - sent)
+            .to_std()
+            .unwrap_or(Duration::ZERO),
+    )
 }

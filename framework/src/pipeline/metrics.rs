@@ -15,10 +15,12 @@
 //! | `nimbus_handling_seconds` | histogram | queue, message_type |
 //! | `nimbus_send_to_handled_seconds` | histogram | queue, message_type (by `NServiceBus.TimeSent`, the sender's clock) |
 //! | `nimbus_queue_depth` | gauge | queue (the estimate of the last peek) |
+//! | `nimbus_queue_oldest_message_age_seconds` | gauge | queue (the first message's `NServiceBus.TimeSent`, the sender's clock, read at most every 5 s while the queue is not empty; 0 when a peek finds it empty) |
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::time::Duration;
 
 /// The live counters.
 #[derive(Debug, Default)]
@@ -33,6 +35,8 @@ pub(crate) struct Counters {
     pub delayed_delivered: AtomicU64,
     /// Each queue's depth estimate at its last peek.
     pub queue_depths: Mutex<BTreeMap<String, u64>>,
+    /// Each queue's oldest message age, when last read.
+    pub oldest_message_ages: Mutex<BTreeMap<String, Duration>>,
     /// The input queue, whose depth `Metrics::queue_depth` reports.
     pub input_queue: String,
 }
@@ -47,6 +51,18 @@ impl Counters {
         let mut depths = self.queue_depths.lock().unwrap_or_else(|p| p.into_inner());
         depths.insert(queue.to_string(), depth);
         metrics::gauge!("nimbus_queue_depth", "queue" => queue.to_string()).set(depth as f64);
+    }
+
+    /// How long the first message of a queue has waited, also as the
+    /// `nimbus_queue_oldest_message_age_seconds` gauge.
+    pub fn set_oldest_age(&self, queue: &str, age: Duration) {
+        let mut ages = self
+            .oldest_message_ages
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        ages.insert(queue.to_string(), age);
+        metrics::gauge!("nimbus_queue_oldest_message_age_seconds", "queue" => queue.to_string())
+            .set(age.as_secs_f64());
     }
 
     pub fn snapshot(&self) -> Metrics {
@@ -67,6 +83,11 @@ impl Counters {
             delayed_delivered: get(&self.delayed_delivered),
             queue_depth: queue_depths.get(&self.input_queue).copied().unwrap_or(0),
             queue_depths,
+            oldest_message_ages: self
+                .oldest_message_ages
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone(),
         }
     }
 }
@@ -95,6 +116,9 @@ pub struct Metrics {
     pub queue_depth: u64,
     /// Every queue this endpoint receives from, with its own depth estimate at its last peek.
     pub queue_depths: BTreeMap<String, u64>,
+    /// Every queue this endpoint receives from, with how long its first message had waited
+    /// when last read (by the sender's `NServiceBus.TimeSent`; zero for an empty queue).
+    pub oldest_message_ages: BTreeMap<String, Duration>,
 }
 
 /// One event of a message, through the `metrics` facade.

@@ -101,6 +101,10 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// Estimates how many messages wait in `queue`.
     async fn peek(&self, queue: &QueueName) -> Result<i64>;
 
+    /// The headers (JSON text) of the first message in `queue`'s receive order, without taking
+    /// it; `None` when the queue is empty.
+    async fn first_headers(&self, queue: &QueueName) -> Result<Option<String>>;
+
     /// Takes the oldest message no other receiver holds, inside a transaction that stays open
     /// until the returned handle commits. `None` when there is nothing to take.
     async fn receive(

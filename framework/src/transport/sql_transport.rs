@@ -369,6 +369,14 @@ impl<D: Driver> Transport for SqlTransport<D> {
         Ok(estimate)
     }
 
+    async fn first_headers(&self, queue: &QueueName) -> Result<Option<String>> {
+        let s = &self.inner;
+        let mut c = s.connection("reading the oldest message").await?;
+        let rows = s.storage.browse(&mut c, queue, 1).await?;
+        c.release();
+        Ok(rows.into_iter().next().map(|row| row.headers))
+    }
+
     async fn receive(
         &self,
         queue: &QueueName,
