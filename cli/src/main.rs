@@ -1,7 +1,10 @@
 //! `nimbus`: operate a Nimbus for Rust database from the shell — print and apply the schema, look
-//! at queues and dead letters, replay them, list and sweep subscriptions. Every command works on
+//! at queues and dead letters, replay them, list and sweep subscriptions, and benchmark the
+//! framework against the bare SQL it runs (`bench`, in [`bench`]). Every command works on
 //! SQLite, PostgreSQL and SQL Server through `nimbus::admin`, prints a table for people or JSON
 //! (`--json`) for scripts, and fails with the library's errors (what went wrong, what to do).
+
+mod bench;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -41,6 +44,16 @@ enum Layout {
     Shared,
 }
 
+impl Layout {
+    /// Its name on the command line (`table` or `shared`).
+    fn name(self) -> &'static str {
+        match self {
+            Layout::Table => "table",
+            Layout::Shared => "shared",
+        }
+    }
+}
+
 impl From<Layout> for StorageLayout {
     fn from(layout: Layout) -> Self {
         match layout {
@@ -72,6 +85,13 @@ enum Command {
     /// Who receives which events.
     #[command(subcommand)]
     Subscriptions(SubscriptionCommand),
+    /// Benchmarks the framework against the bare SQL it runs, on this database.
+    ///
+    /// Interleaved rounds: in each, every workload runs through the framework and as bare SQL
+    /// one right after the other, alternating which goes first. Reports the median rates, and
+    /// the median and the spread (lowest-highest) of the per-round ratios. Makes its own queues
+    /// (`Bench…`), empties them between rounds and drops them at the end.
+    Bench(bench::Settings),
 }
 
 #[derive(Debug, Subcommand)]
@@ -464,6 +484,17 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     );
                 }
             }
+        }
+        Command::Bench(settings) => {
+            let url = database_url(&cli)?;
+            let target = bench::Target {
+                url: url.to_string(),
+                schema: cli.schema.clone(),
+                layout: cli.layout,
+                backend: dialect_of(url),
+            };
+            let db = connect(&cli).await?;
+            bench::run(target, db, settings.clone(), cli.json).await?;
         }
         Command::Subscriptions(SubscriptionCommand::Sweep { idle }) => {
             let db = connect(&cli).await?;

@@ -193,6 +193,116 @@ async fn flow(url: &str, schema: Option<&str>) {
     assert!(out.contains("swept 0 subscription(s)"), "{out}");
 }
 
+/// The workloads `nimbus bench` reports, in its order.
+const WORKLOADS: [&str; 4] = ["send_1", "send_batch", "receive_handle", "end_to_end"];
+
+/// `nimbus bench` with tiny sizes, as a script runs it: every workload has a positive rate on
+/// both sides and a ratio in every round, the rounds alternate which side goes first, and the run
+/// leaves no queue and no dead letter behind. Not a timed test: nothing is asserted about speed.
+async fn bench(url: &str, schema: Option<&str>, layout: &str) {
+    let (ok, out, err) = nimbus(
+        url,
+        schema,
+        &[
+            "--json",
+            "--layout",
+            layout,
+            "bench",
+            "--messages",
+            "60",
+            "--rounds",
+            "2",
+            "--concurrency",
+            "2",
+            "--batch",
+            "7",
+        ],
+    );
+    assert!(ok, "{err}");
+    assert_eq!(out.lines().count(), 1, "one JSON line: {out}");
+    let report: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let bench = &report["bench"];
+    assert_eq!(
+        (bench["messages"].as_u64(), bench["rounds"].as_u64()),
+        (Some(60), Some(2))
+    );
+    assert_eq!(bench["layout"], layout, "{out}");
+    let workloads = bench["workloads"].as_array().expect("workloads");
+    let names: Vec<_> = workloads.iter().map(|w| w["name"].as_str()).collect();
+    assert_eq!(names, WORKLOADS.map(Some), "{out}");
+    let positive = |v: &serde_json::Value| v.as_f64().is_some_and(|x| x > 0.0);
+    for w in workloads {
+        for key in [
+            "nimbus_per_s",
+            "bare_per_s",
+            "ratio",
+            "ratio_min",
+            "ratio_max",
+        ] {
+            assert!(positive(&w[key]), "{key} of {}: {out}", w["name"]);
+        }
+        let rounds = w["rounds"].as_array().expect("rounds");
+        let first: Vec<_> = rounds.iter().map(|r| r["first"].as_str()).collect();
+        assert_eq!(
+            first,
+            [Some("nimbus"), Some("bare")],
+            "A B, then B A: {out}"
+        );
+        for r in rounds {
+            assert!(
+                positive(&r["nimbus_per_s"]) && positive(&r["bare_per_s"]) && positive(&r["ratio"]),
+                "{out}"
+            );
+        }
+    }
+    for side in ["nimbus", "bare"] {
+        assert!(positive(&bench["latency_ms"][side]["max"]), "{out}");
+    }
+
+    let mut options = ConnectOptions::new();
+    if let Some(schema) = schema {
+        options = options.schema(schema);
+    }
+    let db = Database::connect_with(url, options).await.expect("connect");
+    let left: Vec<_> = db
+        .queues()
+        .await
+        .expect("queues")
+        .into_iter()
+        .filter(|q| q.name.starts_with("Bench"))
+        .map(|q| (q.name, q.depth))
+        .collect();
+    assert!(left.is_empty(), "the benchmark drops its queues: {left:?}");
+    assert!(
+        db.dead_letters(10).await.expect("dead letters").is_empty(),
+        "no benchmark message failed"
+    );
+}
+
+#[actix_rt::test]
+async fn bench_runs_on_sqlite_in_both_layouts() {
+    for layout in ["table", "shared"] {
+        let path = std::env::temp_dir().join(format!("nimbus-bench-{}.db", unique()));
+        let url = format!("sqlite://{}", path.display());
+        bench(&url, None, layout).await;
+        let _ = std::fs::remove_file(&path);
+    }
+}
+
+#[actix_rt::test]
+async fn bench_runs_on_postgres() {
+    let url = std::env::var("NIMBUS_POSTGRES")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into());
+    let schema = format!("nimbus bench {}", unique());
+    bench(&url, Some(&schema), "table").await;
+    let db = Database::connect(&url)
+        .await
+        .expect("PostgreSQL is reachable");
+    db.execute(&format!("DROP SCHEMA {} CASCADE", db.quote(&schema)))
+        .await
+        .expect("drop the test schema");
+}
+
 #[actix_rt::test]
 async fn every_command_works_on_sqlite() {
     let path = std::env::temp_dir().join(format!("nimbus-cli-{}.db", unique()));

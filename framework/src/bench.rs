@@ -1,5 +1,6 @@
-//! Support for the benchmark (`examples/bench.rs`): the same SQL the framework runs, driven with no
-//! framework around it, over the bus's own pool, so the two can be compared in one run.
+//! Support for the benchmark (`nimbus bench`, in the CLI crate): the same SQL the framework runs,
+//! driven with no framework around it, over the bus's own pool, so the two can be compared in one
+//! run.
 //!
 //! Not for applications: it bypasses headers, handlers, retries and actors.
 

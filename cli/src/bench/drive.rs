@@ -1,0 +1,88 @@
+//! Driving load: jobs over a fixed number of tasks, and waiting for handlers to catch up.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::message::Tally;
+use crate::Failure;
+
+/// How long handling may make no progress before the benchmark gives up.
+pub const STALL: Duration = Duration::from_secs(30);
+
+/// How often [`wait_for`] looks at the tally.
+const POLL: Duration = Duration::from_millis(5);
+
+/// Runs `total` jobs over `concurrency` tasks, each task taking the next job until none is left;
+/// returns the elapsed time. The first failing job stops every task, and is the error.
+pub async fn run_tasks<F, Fut>(
+    total: usize,
+    concurrency: usize,
+    job: F,
+) -> Result<Duration, Failure>
+where
+    F: Fn() -> Fut + Clone + 'static,
+    Fut: Future<Output = Result<(), Failure>> + 'static,
+{
+    let next = Arc::new(AtomicUsize::new(0));
+    let failed = Arc::new(AtomicBool::new(false));
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..concurrency.max(1))
+        .map(|_| {
+            let (next, failed, job) = (next.clone(), failed.clone(), job.clone());
+            actix_rt::spawn(async move {
+                while !failed.load(Ordering::Relaxed)
+                    && next.fetch_add(1, Ordering::Relaxed) < total
+                {
+                    if let Err(e) = job().await {
+                        failed.store(true, Ordering::Relaxed);
+                        return Err(e);
+                    }
+                }
+                Ok(())
+            })
+        })
+        .collect();
+    join_all(tasks).await?;
+    Ok(started.elapsed())
+}
+
+/// Waits for every task; the first failure (or panic) is the error.
+pub async fn join_all(
+    tasks: Vec<actix_rt::task::JoinHandle<Result<(), Failure>>>,
+) -> Result<(), Failure> {
+    let mut first_error = None;
+    for task in tasks {
+        let outcome = match task.await {
+            Ok(outcome) => outcome,
+            Err(e) => Err(format!("a benchmark task panicked: {e}").into()),
+        };
+        if let (Err(e), None) = (outcome, &first_error) {
+            first_error = Some(e);
+        }
+    }
+    first_error.map_or(Ok(()), Err)
+}
+
+/// Waits until `tally` has counted `target` messages. Fails if the count stops moving for
+/// [`STALL`]: the messages went somewhere else (dead letters) or the database stopped answering.
+pub async fn wait_for(tally: &Tally, target: usize, who: &str) -> Result<(), Failure> {
+    let (mut seen, mut moved_at) = (tally.count(), Instant::now());
+    while seen < target {
+        actix_rt::time::sleep(POLL).await;
+        let now = tally.count();
+        if now != seen {
+            (seen, moved_at) = (now, Instant::now());
+        } else if moved_at.elapsed() >= STALL {
+            return Err(format!(
+                "{who} handled {seen} of {target} messages and none in the last {} s. Fix: check \
+                 that the database is up and look for them with `nimbus dead-letters list` and \
+                 `nimbus queues`",
+                STALL.as_secs()
+            )
+            .into());
+        }
+    }
+    Ok(())
+}

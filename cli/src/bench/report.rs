@@ -1,0 +1,158 @@
+//! The benchmark's report: a table for people, or one JSON line with stable keys for scripts.
+
+use serde_json::{json, Value};
+
+use super::message::ping_body;
+use super::stats::{percentiles_ms, Round, Summary};
+use super::workload::Rig;
+use super::Results;
+use crate::Failure;
+
+/// Resident memory now and at its peak, from /proc (Linux; zeros elsewhere), in MiB.
+pub fn memory_mib() -> (f64, f64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<f64>().ok())
+            .map(|kb| kb / 1024.0)
+            .unwrap_or(0.0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// Prints `results`: one JSON line with `json`, a table otherwise.
+pub fn print(rig: &Rig, results: &Results, json: bool) -> Result<(), Failure> {
+    if json {
+        println!("{}", to_json(rig, results)?);
+    } else {
+        print_table(rig, results)?;
+    }
+    Ok(())
+}
+
+/// `value` to 1 decimal.
+fn tenth(value: f64) -> f64 {
+    (value * 10.0).round() / 10.0
+}
+
+/// `value` to 3 decimals.
+fn thousandth(value: f64) -> f64 {
+    (value * 1000.0).round() / 1000.0
+}
+
+/// A workload's rounds in the JSON report.
+fn rounds_json(rounds: &[Round]) -> Vec<Value> {
+    rounds
+        .iter()
+        .map(|r| {
+            json!({
+                "first": if r.nimbus_first { "nimbus" } else { "bare" },
+                "nimbus_per_s": r.nimbus.round(),
+                "bare_per_s": r.bare.round(),
+                "ratio": thousandth(r.ratio()),
+            })
+        })
+        .collect()
+}
+
+/// p50/p99/max latencies in the JSON report.
+fn latency_json(latencies_us: &[u64]) -> Value {
+    let [p50, p99, max] = percentiles_ms(latencies_us);
+    json!({"p50": p50, "p99": p99, "max": max})
+}
+
+/// The report as `{"bench": {…}}`. Rates are messages per second (medians over the rounds),
+/// ratios the framework's rate over the bare SQL's (the median of the rounds' ratios, and
+/// their lowest and highest), latencies in milliseconds, memory in MiB.
+fn to_json(rig: &Rig, results: &Results) -> Result<Value, Failure> {
+    let s = &rig.settings;
+    let workloads: Vec<Value> = results
+        .rounds
+        .iter()
+        .map(|(workload, rounds)| {
+            let sum = Summary::of(rounds);
+            json!({
+                "name": workload.key(),
+                "nimbus_per_s": sum.nimbus.round(),
+                "bare_per_s": sum.bare.round(),
+                "ratio": thousandth(sum.ratio),
+                "ratio_min": thousandth(sum.ratio_min),
+                "ratio_max": thousandth(sum.ratio_max),
+                "rounds": rounds_json(rounds),
+            })
+        })
+        .collect();
+    Ok(json!({
+        "bench": {
+            "backend": rig.target.backend,
+            "layout": rig.target.layout.name(),
+            "messages": s.messages,
+            "rounds": s.rounds,
+            "body_bytes": ping_body(s.body_size)?.len(),
+            "concurrency": s.concurrency,
+            "instances": s.instances,
+            "batch": s.batch,
+            "workloads": workloads,
+            "latency_ms": {
+                "nimbus": latency_json(&results.nimbus_latencies_us),
+                "bare": latency_json(&results.bare_latencies_us),
+            },
+            "rss_mib_quarters": results.rss_quarters.iter().copied().map(tenth).collect::<Vec<_>>(),
+            "rss_mib_rounds": results.rss_rounds.iter().copied().map(tenth).collect::<Vec<_>>(),
+            "peak_rss_mib": tenth(memory_mib().1),
+        }
+    }))
+}
+
+/// The report as a table, with the latency and memory below it.
+fn print_table(rig: &Rig, results: &Results) -> Result<(), Failure> {
+    let s = &rig.settings;
+    println!(
+        "{} ({} layout): {} rounds of {} messages of ~{} bytes per workload and side, \
+         concurrency {} x {} instance(s), batch {}",
+        rig.target.backend,
+        rig.target.layout.name(),
+        s.rounds,
+        s.messages,
+        ping_body(s.body_size)?.len(),
+        s.concurrency,
+        s.instances,
+        s.batch
+    );
+    println!("interleaved: the framework runs first in odd rounds, the bare SQL in even rounds");
+    println!();
+    println!(
+        "{:<16} {:>14} {:>14} {:>8} {:>15}",
+        "workload", "nimbus msg/s", "bare msg/s", "ratio", "ratio min-max"
+    );
+    for (workload, rounds) in &results.rounds {
+        let sum = Summary::of(rounds);
+        println!(
+            "{:<16} {:>14.0} {:>14.0} {:>7.0}% {:>14}",
+            workload.label(),
+            sum.nimbus,
+            sum.bare,
+            100.0 * sum.ratio,
+            format!("{:.0}-{:.0}%", 100.0 * sum.ratio_min, 100.0 * sum.ratio_max),
+        );
+    }
+    println!("(medians over the rounds; ratio = nimbus / bare, the median of the rounds' ratios)");
+    let [fw50, fw99, fwmax] = percentiles_ms(&results.nimbus_latencies_us);
+    let [b50, b99, bmax] = percentiles_ms(&results.bare_latencies_us);
+    println!(
+        "latency send->handled (end to end, every round): nimbus p50 {fw50:.1} ms, p99 {fw99:.1} \
+         ms, max {fwmax:.1} ms; bare p50 {b50:.1} ms, p99 {b99:.1} ms, max {bmax:.1} ms"
+    );
+    let tenths = |v: &[f64]| v.iter().copied().map(tenth).collect::<Vec<_>>();
+    println!(
+        "memory: RSS at 25/50/75/100% of the last round's end to end {:?} MiB; after each round \
+         {:?} MiB; peak {:.1} MiB",
+        tenths(&results.rss_quarters),
+        tenths(&results.rss_rounds),
+        memory_mib().1
+    );
+    Ok(())
+}

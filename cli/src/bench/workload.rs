@@ -1,0 +1,433 @@
+//! The four workloads, each measurable through the framework or as the bare SQL it runs.
+//!
+//! Rates, per side:
+//! * **send 1/tx** and **send batch**: messages over the time every sending task took;
+//! * **receive+handle**: draining a queue filled by this round's send 1/tx, counted from the first
+//!   message handled to the last (the framework's endpoint start-up is not throughput);
+//! * **end to end**: receivers already running, messages over the time from the first send to
+//!   the last message handled, with each message's send→handled latency.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use nimbus::bench::BareSql;
+use nimbus::{Bus, BusBuilder};
+
+use super::drive::{join_all, run_tasks, wait_for};
+use super::message::{ping, ping_body, Empty, Tally};
+use super::report::memory_mib;
+use super::stats::per_second;
+use super::{Settings, Target};
+use crate::Failure;
+
+/// How long an empty bare receive loop sleeps before it looks again (end to end).
+const BARE_IDLE: Duration = Duration::from_millis(10);
+
+/// A workload of the benchmark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Workload {
+    /// One message per transaction.
+    SendOne,
+    /// `--batch` messages per transaction.
+    SendBatch,
+    /// Draining a pre-filled queue with an empty handler.
+    Receive,
+    /// Senders and receivers together.
+    EndToEnd,
+}
+
+impl Workload {
+    /// Every workload, in the order a round runs them (receive drains what send 1/tx sent).
+    pub const ALL: [Workload; 4] = [
+        Workload::SendOne,
+        Workload::SendBatch,
+        Workload::Receive,
+        Workload::EndToEnd,
+    ];
+
+    /// Its name in the JSON report (stable).
+    pub fn key(self) -> &'static str {
+        match self {
+            Workload::SendOne => "send_1",
+            Workload::SendBatch => "send_batch",
+            Workload::Receive => "receive_handle",
+            Workload::EndToEnd => "end_to_end",
+        }
+    }
+
+    /// Its name in the table.
+    pub fn label(self) -> &'static str {
+        match self {
+            Workload::SendOne => "send 1/tx",
+            Workload::SendBatch => "send batch",
+            Workload::Receive => "receive+handle",
+            Workload::EndToEnd => "end to end",
+        }
+    }
+}
+
+/// Who runs a workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// The framework: `Bus` sends, endpoints with a handler.
+    Nimbus,
+    /// The same statements with no framework around them (`Bus::bare_sql`).
+    Bare,
+}
+
+impl Side {
+    /// Its name in the progress bar and the JSON report.
+    pub fn name(self) -> &'static str {
+        match self {
+            Side::Nimbus => "nimbus",
+            Side::Bare => "bare",
+        }
+    }
+}
+
+/// One side of one workload in one round.
+#[derive(Debug, Default)]
+pub struct Measured {
+    /// Messages per second.
+    pub rate: f64,
+    /// Send→handled latencies in microseconds (end to end only).
+    pub latencies_us: Vec<u64>,
+    /// Resident memory at 25/50/75/100% of the framework's end to end, in MiB.
+    pub rss_quarters: Vec<f64>,
+}
+
+/// The queues of one run: fixed names with the run's id, reused by every round.
+#[derive(Debug, Clone)]
+pub struct Queues {
+    /// The sending bus's own input queue.
+    pub sender: String,
+    /// Filled by the framework's send 1/tx, drained by its receive+handle.
+    pub nimbus_send: String,
+    /// Filled by the bare send 1/tx, drained by the bare receive+handle.
+    pub bare_send: String,
+    /// The framework's send batch (the route of `Ping`).
+    pub nimbus_batch: String,
+    /// The bare send batch.
+    pub bare_batch: String,
+    /// The framework's end to end.
+    pub nimbus_e2e: String,
+    /// The bare end to end.
+    pub bare_e2e: String,
+}
+
+impl Queues {
+    /// Queue names for the run `run` (a short unique id).
+    pub fn new(run: &str) -> Queues {
+        let q = |what: &str| format!("Bench{what}{run}");
+        Queues {
+            sender: q("Sender"),
+            nimbus_send: q("Fw"),
+            bare_send: q("Bare"),
+            nimbus_batch: q("Batch"),
+            bare_batch: q("BareBatch"),
+            nimbus_e2e: q("E2e"),
+            bare_e2e: q("BareE2e"),
+        }
+    }
+
+    /// The queues the workloads fill, which are emptied between rounds.
+    pub fn measured(&self) -> [&str; 6] {
+        [
+            &self.nimbus_send,
+            &self.bare_send,
+            &self.nimbus_batch,
+            &self.bare_batch,
+            &self.nimbus_e2e,
+            &self.bare_e2e,
+        ]
+    }
+
+    /// Every queue the run creates.
+    pub fn all(&self) -> Vec<&str> {
+        let mut all = self.measured().to_vec();
+        all.push(&self.sender);
+        all
+    }
+}
+
+/// A bus builder for the benchmark's database and settings.
+pub fn builder(target: &Target, settings: &Settings, app: &str, instance: &str) -> BusBuilder {
+    let b = Bus::builder()
+        .names(app, instance)
+        .database_url(&target.url)
+        .storage_layout(target.layout.into())
+        .concurrency(settings.concurrency)
+        // The benchmark sends to its queues before their receivers start.
+        .create_queues_on_send(true)
+        .peek_delay(Duration::from_millis(100));
+    match &target.schema {
+        Some(s) => b.schema(s),
+        None => b,
+    }
+}
+
+/// Everything a workload needs: the sending bus, its bare SQL, and the queues.
+pub struct Rig {
+    /// The database.
+    pub target: Target,
+    /// Sizes and concurrency.
+    pub settings: Settings,
+    /// The bus every framework send goes through.
+    pub sender: Bus,
+    /// The bare SQL over the sender's pool.
+    pub bare: BareSql,
+    /// The run's queues.
+    pub queues: Queues,
+}
+
+impl Rig {
+    /// Runs `workload` on `side` once.
+    pub async fn measure(&self, workload: Workload, side: Side) -> Result<Measured, Failure> {
+        match (workload, side) {
+            (Workload::SendOne, Side::Nimbus) => self.send_one_nimbus().await,
+            (Workload::SendOne, Side::Bare) => self.send_one_bare().await,
+            (Workload::SendBatch, Side::Nimbus) => self.send_batch_nimbus().await,
+            (Workload::SendBatch, Side::Bare) => self.send_batch_bare().await,
+            (Workload::Receive, Side::Nimbus) => self.receive_nimbus().await,
+            (Workload::Receive, Side::Bare) => self.receive_bare().await,
+            (Workload::EndToEnd, Side::Nimbus) => self.end_to_end_nimbus().await,
+            (Workload::EndToEnd, Side::Bare) => self.end_to_end_bare().await,
+        }
+    }
+
+    /// Messages per round and side.
+    fn messages(&self) -> usize {
+        self.settings.messages
+    }
+
+    /// A rate-only measurement of `count` messages in `elapsed`.
+    fn rate(count: usize, elapsed: Duration) -> Measured {
+        Measured {
+            rate: per_second(count, elapsed),
+            ..Measured::default()
+        }
+    }
+
+    async fn send_one_nimbus(&self) -> Result<Measured, Failure> {
+        let elapsed = self.sending_nimbus(&self.queues.nimbus_send).await?;
+        Ok(Self::rate(self.messages(), elapsed))
+    }
+
+    async fn send_one_bare(&self) -> Result<Measured, Failure> {
+        let elapsed = self.sending_bare(&self.queues.bare_send).await?;
+        Ok(Self::rate(self.messages(), elapsed))
+    }
+
+    /// `--messages` framework sends to `queue`, one per transaction, over `--concurrency` tasks.
+    async fn sending_nimbus(&self, queue: &str) -> Result<Duration, Failure> {
+        let (bus, queue, size) = (
+            self.sender.clone(),
+            queue.to_string(),
+            self.settings.body_size,
+        );
+        run_tasks(self.messages(), self.settings.concurrency, move || {
+            let (bus, queue) = (bus.clone(), queue.clone());
+            async move { Ok(bus.send_to(&queue, ping(size)).await?) }
+        })
+        .await
+    }
+
+    /// `--messages` bare inserts into `queue`, one per transaction, over `--concurrency` tasks.
+    async fn sending_bare(&self, queue: &str) -> Result<Duration, Failure> {
+        let (bare, queue, size) = (
+            self.bare.clone(),
+            queue.to_string(),
+            self.settings.body_size,
+        );
+        run_tasks(self.messages(), self.settings.concurrency, move || {
+            let (bare, queue) = (bare.clone(), queue.clone());
+            async move { Ok(bare.send(&queue, vec![ping_body(size)?]).await?) }
+        })
+        .await
+    }
+
+    /// How many batches a round sends, and how many messages that is.
+    fn batches(&self) -> (usize, usize) {
+        let batches = self.messages().div_ceil(self.settings.batch);
+        (batches, batches * self.settings.batch)
+    }
+
+    async fn send_batch_nimbus(&self) -> Result<Measured, Failure> {
+        let (batches, total) = self.batches();
+        let (bus, batch, size) = (
+            self.sender.clone(),
+            self.settings.batch,
+            self.settings.body_size,
+        );
+        let elapsed = run_tasks(batches, self.settings.concurrency, move || {
+            let bus = bus.clone();
+            async move { Ok(bus.send_batch((0..batch).map(|_| ping(size))).await?) }
+        })
+        .await?;
+        Ok(Self::rate(total, elapsed))
+    }
+
+    async fn send_batch_bare(&self) -> Result<Measured, Failure> {
+        let (batches, total) = self.batches();
+        let (bare, queue) = (self.bare.clone(), self.queues.bare_batch.clone());
+        let (batch, size) = (self.settings.batch, self.settings.body_size);
+        let elapsed = run_tasks(batches, self.settings.concurrency, move || {
+            let (bare, queue) = (bare.clone(), queue.clone());
+            async move {
+                let bodies = (0..batch)
+                    .map(|_| ping_body(size))
+                    .collect::<serde_json::Result<Vec<_>>>()?;
+                Ok(bare.send(&queue, bodies).await?)
+            }
+        })
+        .await?;
+        Ok(Self::rate(total, elapsed))
+    }
+
+    /// Starts `--instances` endpoints receiving from `queue` with an empty handler counting
+    /// into `tally`.
+    async fn receivers(&self, queue: &str, tally: &Tally) -> Result<Vec<Bus>, Failure> {
+        let mut receivers = Vec::new();
+        for i in 0..self.settings.instances {
+            let endpoint = builder(
+                &self.target,
+                &self.settings,
+                queue,
+                &format!("receiver-{i}"),
+            )
+            .handler(Empty(tally.clone()))
+            .build()?;
+            receivers.push(endpoint.start().await?);
+        }
+        Ok(receivers)
+    }
+
+    /// Stops every receiver, even when one fails to stop; the first failure is the error.
+    async fn stop(receivers: Vec<Bus>) -> Result<(), Failure> {
+        let mut first_error = None;
+        for r in receivers {
+            if let Err(e) = r.stop().await {
+                first_error.get_or_insert(e);
+            }
+        }
+        first_error.map_or(Ok(()), |e| Err(e.into()))
+    }
+
+    async fn receive_nimbus(&self) -> Result<Measured, Failure> {
+        let tally = Tally::default();
+        let started = Instant::now();
+        let receivers = self.receivers(&self.queues.nimbus_send, &tally).await?;
+        let waited = wait_for(&tally, self.messages(), "the framework").await;
+        Self::stop(receivers).await?;
+        waited?;
+        Ok(Measured {
+            rate: tally.rate_after_first(started),
+            ..Measured::default()
+        })
+    }
+
+    /// `--concurrency × --instances` bare receive loops; each ends when it finds the queue empty.
+    async fn receive_bare(&self) -> Result<Measured, Failure> {
+        let tally = Tally::default();
+        let started = Instant::now();
+        let loops = (0..self.settings.concurrency * self.settings.instances)
+            .map(|_| {
+                let (bare, queue) = (self.bare.clone(), self.queues.bare_send.clone());
+                let tally = tally.clone();
+                actix_rt::spawn(async move {
+                    while let Some(body) = bare.receive(&queue).await? {
+                        tally.record_body(&body);
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        join_all(loops).await?;
+        Ok(Measured {
+            rate: tally.rate_after_first(started),
+            ..Measured::default()
+        })
+    }
+
+    async fn end_to_end_nimbus(&self) -> Result<Measured, Failure> {
+        let tally = Tally::default();
+        let receivers = self.receivers(&self.queues.nimbus_e2e, &tally).await?;
+        let started = Instant::now();
+        let rss_quarters = {
+            let sending = self.sending_nimbus(&self.queues.nimbus_e2e);
+            let watching = self.watch_memory(&tally);
+            tokio::try_join!(sending, watching).map(|(_, rss)| rss)
+        };
+        Self::stop(receivers).await?;
+        let rss_quarters = rss_quarters?;
+        Ok(Measured {
+            rate: per_second(self.messages(), Self::until_last(&tally, started)),
+            latencies_us: tally.latencies_us(),
+            rss_quarters,
+        })
+    }
+
+    /// Waits for the framework to handle every message, noting the resident memory at each
+    /// quarter.
+    async fn watch_memory(&self, tally: &Tally) -> Result<Vec<f64>, Failure> {
+        let mut quarters = Vec::new();
+        for quarter in 1..=4 {
+            wait_for(tally, self.messages() * quarter / 4, "the framework").await?;
+            quarters.push(memory_mib().0);
+        }
+        Ok(quarters)
+    }
+
+    async fn end_to_end_bare(&self) -> Result<Measured, Failure> {
+        let tally = Tally::default();
+        let stop = Arc::new(AtomicBool::new(false));
+        let loops = self.bare_receive_loops(&tally, &stop);
+        let started = Instant::now();
+        let sent = self.sending_bare(&self.queues.bare_e2e).await;
+        let handled = match sent {
+            Ok(_) => wait_for(&tally, self.messages(), "the bare receive loops").await,
+            Err(e) => Err(e),
+        };
+        stop.store(true, Ordering::Relaxed);
+        let joined = join_all(loops).await;
+        handled?;
+        joined?;
+        Ok(Measured {
+            rate: per_second(self.messages(), Self::until_last(&tally, started)),
+            latencies_us: tally.latencies_us(),
+            rss_quarters: Vec::new(),
+        })
+    }
+
+    /// `--concurrency × --instances` bare receive loops on the end-to-end queue, sleeping while
+    /// it is empty, until `stop`.
+    fn bare_receive_loops(
+        &self,
+        tally: &Tally,
+        stop: &Arc<AtomicBool>,
+    ) -> Vec<actix_rt::task::JoinHandle<Result<(), Failure>>> {
+        (0..self.settings.concurrency * self.settings.instances)
+            .map(|_| {
+                let (bare, queue) = (self.bare.clone(), self.queues.bare_e2e.clone());
+                let (tally, stop) = (tally.clone(), stop.clone());
+                actix_rt::spawn(async move {
+                    while !stop.load(Ordering::Relaxed) {
+                        match bare.receive(&queue).await? {
+                            Some(body) => tally.record_body(&body),
+                            None => actix_rt::time::sleep(BARE_IDLE).await,
+                        }
+                    }
+                    Ok(())
+                })
+            })
+            .collect()
+    }
+
+    /// The time from `started` to the last message `tally` counted.
+    fn until_last(tally: &Tally, started: Instant) -> Duration {
+        tally
+            .last()
+            .map_or_else(|| started.elapsed(), |last| last - started)
+    }
+}
