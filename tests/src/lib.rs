@@ -10,6 +10,7 @@ mod failures;
 pub mod proxy;
 mod pubsub;
 pub mod suite;
+pub mod tls_proxy;
 
 pub use db::{Kind, Setup, TestDatabase};
 

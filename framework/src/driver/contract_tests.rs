@@ -437,8 +437,14 @@ mod postgres {
 
     /// A driver on a fresh schema; PostgreSQL must be reachable.
     async fn fresh() -> (PostgresDriver, SchemaName) {
-        let config: tokio_postgres::Config = url().parse().expect("a PostgreSQL URL");
-        let driver = PostgresDriver::new(config, "test".into(), 2).expect("a pool");
+        // Parsed as the library parses it, TLS settings included.
+        let (config, tls) = match crate::transport::DatabaseUrl::parse(&url()).expect("a URL") {
+            crate::transport::DatabaseUrl::Postgres { config, tls, .. } => (*config, tls),
+            #[allow(unreachable_patterns)]
+            other => panic!("not a PostgreSQL URL: {other:?}"),
+        };
+        let connector = tls.connector().expect("a TLS connector");
+        let driver = PostgresDriver::new(config, "test".into(), 2, tls, connector).expect("a pool");
         let schema =
             SchemaName::new(format!("nimbus driver \"{}\"", unique())).expect("a valid name");
         (driver, schema)

@@ -1,10 +1,13 @@
-//! PostgreSQL: tokio-postgres over a deadpool pool. Connect, bind, decode; nothing else.
+//! PostgreSQL: tokio-postgres over a deadpool pool, TLS by rustls ([`tls`]). Connect, bind,
+//! decode; nothing else.
+
+pub(crate) mod tls;
 
 use async_trait::async_trait;
 use bytes::BytesMut;
-use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod};
 use tokio_postgres::types::{IsNull, ToSql, Type};
-use tokio_postgres::NoTls;
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::{Driver, DriverError, DriverResult, FailureKind, Param, Row, Value};
 use crate::sql::{Dialect, POSTGRES};
@@ -13,6 +16,10 @@ use crate::sql::{Dialect, POSTGRES};
 pub(crate) struct PostgresDriver {
     pool: Pool,
     target: String,
+    /// The URL's TLS settings, to explain a failed handshake.
+    tls: tls::TlsSettings,
+    /// The host name the URL names (the one a certificate is checked against).
+    host: String,
 }
 
 impl std::fmt::Debug for PostgresDriver {
@@ -23,7 +30,7 @@ impl std::fmt::Debug for PostgresDriver {
     }
 }
 
-fn error(e: tokio_postgres::Error) -> DriverError {
+pub(crate) fn error(e: tokio_postgres::Error) -> DriverError {
     let code = e.code().map(|c| c.code().to_string());
     let kind = classify(code.as_deref());
     DriverError::new(code, kind, e)
@@ -49,15 +56,27 @@ fn classify(code: Option<&str>) -> FailureKind {
 }
 
 impl PostgresDriver {
-    /// Builds the pool; connections open on first use.
+    /// Builds the pool; connections open on first use, over TLS as `tls` says (`config`'s
+    /// `ssl_mode` must be `tls.mode.negotiation()`, as the URL parser sets it).
     pub fn new(
         config: tokio_postgres::Config,
         target: String,
         pool_size: usize,
+        tls: tls::TlsSettings,
+        connector: MakeRustlsConnect,
     ) -> DriverResult<Self> {
+        let host = config
+            .get_hosts()
+            .first()
+            .map(|h| match h {
+                tokio_postgres::config::Host::Tcp(name) => name.clone(),
+                #[cfg(unix)]
+                tokio_postgres::config::Host::Unix(path) => path.display().to_string(),
+            })
+            .unwrap_or_else(|| "localhost".into());
         let manager = Manager::from_config(
             config,
-            NoTls,
+            connector,
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
             },
@@ -66,7 +85,12 @@ impl PostgresDriver {
             .max_size(pool_size)
             .build()
             .map_err(|e| DriverError::new(None, FailureKind::Transient, e))?;
-        Ok(PostgresDriver { pool, target })
+        Ok(PostgresDriver {
+            pool,
+            target,
+            tls,
+            host,
+        })
     }
 }
 
@@ -163,11 +187,28 @@ impl Driver for PostgresDriver {
         error.code() == Some("42501")
     }
 
+    fn connect_advice(&self, error: &DriverError) -> String {
+        let mut cause = std::error::Error::source(error);
+        while let Some(e) = cause {
+            if let Some(failure) = e.downcast_ref::<tls::TlsFailure>() {
+                return failure.fix.clone();
+            }
+            cause = e.source();
+        }
+        "check that the server runs and accepts TCP connections, and that the user, password \
+         and database in the URL are right"
+            .into()
+    }
+
     async fn connection(&self) -> DriverResult<Object> {
-        self.pool
-            .get()
-            .await
-            .map_err(|e| DriverError::new(None, FailureKind::Transient, e))
+        self.pool.get().await.map_err(|e| match e {
+            // A failed TLS handshake or a server without TLS: said in words, with what to do.
+            PoolError::Backend(e) => match self.tls.diagnose(e, &self.host) {
+                Ok(failure) => DriverError::new(None, FailureKind::Transient, failure),
+                Err(e) => DriverError::new(None, FailureKind::Transient, PoolError::Backend(e)),
+            },
+            other => DriverError::new(None, FailureKind::Transient, other),
+        })
     }
 
     fn release(&self, connection: Object) {

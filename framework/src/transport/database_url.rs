@@ -19,9 +19,12 @@ pub(crate) enum DatabaseUrl {
     /// `postgres://…` or `postgresql://…`.
     #[cfg(feature = "postgres")]
     Postgres {
+        /// Everything but TLS; its `Debug` hides the password.
         config: Box<tokio_postgres::Config>,
         /// `host:port/database` for messages, without credentials.
         target: String,
+        /// `sslmode` and `sslrootcert`, which tokio-postgres's parser does not (fully) know.
+        tls: crate::driver::postgres::tls::TlsSettings,
     },
     /// An ADO.NET connection string: `Server=tcp:host,1433;Database=…;User Id=…;Password=…`.
     #[cfg(feature = "sqlserver")]
@@ -168,6 +171,7 @@ impl DatabaseUrl {
 
 #[cfg(feature = "postgres")]
 fn parse_postgres(url: &str) -> Result<DatabaseUrl> {
+    let (url, tls) = take_tls_params(url)?;
     let mut config: tokio_postgres::Config = url.parse().map_err(|e| {
         NimbusError::config(
             format!("cannot parse the PostgreSQL URL: {e}"),
@@ -177,11 +181,76 @@ fn parse_postgres(url: &str) -> Result<DatabaseUrl> {
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(DEFAULT_CONNECT_TIMEOUT);
     }
+    config.ssl_mode(tls.mode.negotiation());
     let target = postgres_target(&config);
     Ok(DatabaseUrl::Postgres {
         config: Box::new(config),
         target,
+        tls,
     })
+}
+
+/// Takes `sslmode` and `sslrootcert` out of a PostgreSQL URL's query (tokio-postgres knows only
+/// three of libpq's five modes, and no root certificates) and returns the rest of the URL with
+/// the TLS settings they make.
+#[cfg(feature = "postgres")]
+fn take_tls_params(url: &str) -> Result<(String, crate::driver::postgres::tls::TlsSettings)> {
+    let Some((base, query)) = url.split_once('?') else {
+        return Ok((url.to_string(), Default::default()));
+    };
+    let (mut sslmode, mut sslrootcert) = (None, None);
+    let mut rest = Vec::new();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        match key {
+            // The last one wins, as in libpq.
+            "sslmode" => sslmode = Some(percent_decode(key, value)?),
+            "sslrootcert" => sslrootcert = Some(percent_decode(key, value)?),
+            "sslcert" | "sslkey" | "sslpassword" | "sslcrl" | "sslcrldir" | "sslsni" => {
+                return Err(NimbusError::config(
+                    format!("{key} in the PostgreSQL URL is not supported (client certificates and CRLs are not)"),
+                    "authenticate with a password (postgres://user:password@host/db) over \
+                     sslmode=verify-full, and leave it out",
+                ))
+            }
+            _ => rest.push(pair),
+        }
+    }
+    let tls = crate::driver::postgres::tls::TlsSettings::from_url_values(
+        sslmode.as_deref(),
+        sslrootcert.as_deref(),
+    )?;
+    let url = if rest.is_empty() {
+        base.to_string()
+    } else {
+        format!("{base}?{}", rest.join("&"))
+    };
+    Ok((url, tls))
+}
+
+/// A URL query value with `%XX` escapes decoded.
+#[cfg(feature = "postgres")]
+fn percent_decode(key: &str, value: &str) -> Result<String> {
+    let bad = || {
+        NimbusError::config(
+            format!("the {key} value in the PostgreSQL URL is not valid percent-encoded UTF-8"),
+            "write characters such as spaces or '&' as %20 or %26",
+        )
+    };
+    let bytes = value.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = value.get(i + 1..i + 3).ok_or_else(bad)?;
+            out.push(u8::from_str_radix(hex, 16).map_err(|_| bad())?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| bad())
 }
 
 #[cfg(feature = "postgres")]
@@ -225,13 +294,104 @@ mod tests {
     #[test]
     fn parses_postgres_urls() {
         match DatabaseUrl::parse("postgres://postgres:secret@127.0.0.1:5433/orders").unwrap() {
-            DatabaseUrl::Postgres { target, config } => {
+            DatabaseUrl::Postgres {
+                target,
+                config,
+                tls,
+            } => {
                 assert_eq!(target, "127.0.0.1:5433/orders");
                 assert_eq!(config.get_connect_timeout(), Some(&DEFAULT_CONNECT_TIMEOUT));
+                // libpq's default: TLS when the server offers it.
+                assert_eq!(tls.mode.name(), "prefer");
+                assert_eq!(
+                    config.get_ssl_mode(),
+                    tokio_postgres::config::SslMode::Prefer
+                );
             }
             #[allow(unreachable_patterns)]
             other => panic!("{other:?}"),
         }
+    }
+
+    #[cfg(feature = "postgres")]
+    #[test]
+    fn takes_the_tls_settings_out_of_postgres_urls() {
+        use crate::driver::postgres::tls::RootCerts;
+        let url = "postgres://app:p%40ss@db.example.com/orders?application_name=shop&\
+                   sslmode=verify-full&sslrootcert=%2Fetc%2Fssl%2Fmy%20ca.pem&connect_timeout=3";
+        match DatabaseUrl::parse(url).unwrap() {
+            DatabaseUrl::Postgres { config, tls, .. } => {
+                assert_eq!(tls.mode.name(), "verify-full");
+                assert_eq!(
+                    tls.root_certs,
+                    Some(RootCerts::File("/etc/ssl/my ca.pem".into()))
+                );
+                assert_eq!(
+                    config.get_ssl_mode(),
+                    tokio_postgres::config::SslMode::Require
+                );
+                // The other parameters still reach tokio-postgres.
+                assert_eq!(config.get_application_name(), Some("shop"));
+                assert_eq!(
+                    config.get_connect_timeout(),
+                    Some(&std::time::Duration::from_secs(3))
+                );
+                assert_eq!(config.get_password(), Some(&b"p@ss"[..]));
+            }
+            #[allow(unreachable_patterns)]
+            other => panic!("{other:?}"),
+        }
+        for (mode, negotiation) in [
+            ("disable", tokio_postgres::config::SslMode::Disable),
+            ("prefer", tokio_postgres::config::SslMode::Prefer),
+            ("require", tokio_postgres::config::SslMode::Require),
+            ("verify-ca", tokio_postgres::config::SslMode::Require),
+        ] {
+            match DatabaseUrl::parse(&format!("postgres://u@h/db?sslmode={mode}")).unwrap() {
+                DatabaseUrl::Postgres { config, tls, .. } => {
+                    assert_eq!(tls.mode.name(), mode);
+                    assert_eq!(config.get_ssl_mode(), negotiation, "{mode}");
+                }
+                #[allow(unreachable_patterns)]
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[cfg(feature = "postgres")]
+    #[test]
+    fn postgres_tls_mistakes_are_explained() {
+        let err = DatabaseUrl::parse("postgres://u@h/db?sslmode=verify_full")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("\"verify_full\"")
+                && err.contains("disable, prefer, require, verify-ca, verify-full"),
+            "{err}"
+        );
+        let err = DatabaseUrl::parse("postgres://u@h/db?sslcert=/c.pem")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("sslcert") && err.contains("Fix:"), "{err}");
+        let err = DatabaseUrl::parse("postgres://u@h/db?sslrootcert=%ZZ")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("percent-encoded"), "{err}");
+    }
+
+    #[cfg(feature = "postgres")]
+    #[test]
+    fn postgres_settings_never_show_the_password() {
+        let parsed = DatabaseUrl::parse(
+            "postgres://app:s3cret-pw@db.example.com/orders?sslmode=require&sslrootcert=/ca.pem",
+        )
+        .unwrap();
+        let shown = format!("{parsed:?}");
+        assert!(!shown.contains("s3cret-pw"), "{shown}");
+        assert!(
+            shown.contains("Require") && shown.contains("/ca.pem"),
+            "{shown}"
+        );
     }
 
     #[cfg(feature = "sqlserver")]

@@ -216,7 +216,13 @@ pub(crate) async fn connect(settings: TransportSettings) -> Result<Arc<dyn Admin
             Ok(SqlTransport::start(driver, settings).await?)
         }
         #[cfg(feature = "postgres")]
-        DatabaseUrl::Postgres { config, target } => {
+        DatabaseUrl::Postgres {
+            config,
+            target,
+            tls,
+        } => {
+            // Reads sslrootcert or the platform's roots now: a bad file fails before connecting.
+            let connector = tls.connector()?;
             let driver = crate::driver::postgres::PostgresDriver::new(
                 (**config).clone(),
                 target.clone(),
@@ -238,6 +244,8 @@ pub(crate) async fn connect(settings: TransportSettings) -> Result<Arc<dyn Admin
                     crate::sql::SQLSERVER.name,
                     &conn.target,
                     "check the connection string",
+                tls.clone(),
+                connector,
                     e,
                 )
             })?;
