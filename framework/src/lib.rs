@@ -85,6 +85,7 @@ pub use endpoint::builder::{
 };
 pub use endpoint::bus::{Bus, Endpoint};
 pub use endpoint::settings::BusSettings;
+pub use endpoint::transactional::{PreparedSends, TransactionalSends};
 pub use envelope::SendOptions;
 pub use error::{HandlerError, NimbusError, Result, Unrecoverable};
 pub use headers::Headers;
@@ -94,6 +95,25 @@ pub use nimbus_macros::{handler, Command, Event, Message};
 pub use pipeline::handler::{Handler, HandlerContext};
 pub use pipeline::metrics::Metrics;
 pub use transport::{StorageLayout, SweepReport, DEFAULT_CONNECT_TIMEOUT};
+
+/// The PostgreSQL driver whose client [`HandlerContext::postgres`] lends, re-exported so that
+/// applications use the same version.
+#[cfg(feature = "postgres")]
+pub use tokio_postgres;
+
+/// The SQLite driver whose connection [`HandlerContext::sqlite`] lends, re-exported so that
+/// applications use the same version.
+#[cfg(feature = "sqlite")]
+pub use rusqlite;
+
+/// The SQL Server driver whose client [`HandlerContext::sql_server`] lends, re-exported so that
+/// applications use the same version.
+#[cfg(feature = "sqlserver")]
+pub use tiberius;
+
+/// The SQL Server client [`HandlerContext::sql_server`] lends: tiberius over tokio's TCP.
+#[cfg(feature = "sqlserver")]
+pub type SqlServerClient = tiberius::Client<tokio_util::compat::Compat<tokio::net::TcpStream>>;
 
 /// The README's example, compiled as a doc test so it cannot drift from the API.
 #[cfg(doctest)]

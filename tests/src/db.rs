@@ -162,6 +162,14 @@ impl TestDatabase {
         self.target.url()
     }
 
+    /// The SQLite file, for tests that open their own connection to it.
+    pub fn sqlite_path(&self) -> Option<&std::path::Path> {
+        match &self.target {
+            Target::Sqlite(path) => Some(path),
+            _ => None,
+        }
+    }
+
     /// The schema the bus should use, where the backend has schemas.
     pub fn schema(&self) -> Option<&str> {
         self.target.schema()
@@ -341,7 +349,7 @@ impl TestDatabase {
 
     /// Runs a statement with text parameters (`?1`, `$1` or `@P1`, see [`Self::param`]) and
     /// returns the integer of its first row, 0 when it returns none (an `UPDATE`, an `INSERT`).
-    async fn scalar(&self, sql: &str, params: &[&str]) -> i64 {
+    pub async fn scalar(&self, sql: &str, params: &[&str]) -> i64 {
         must(
             format!("running {sql}"),
             self.admin.query_scalar(sql, params).await,
@@ -349,7 +357,7 @@ impl TestDatabase {
     }
 
     /// Parameter `n` in the database's SQL.
-    fn param(&self, n: usize) -> String {
+    pub fn param(&self, n: usize) -> String {
         match self.kind {
             Kind::Sqlite => format!("?{n}"),
             Kind::Postgres => format!("${n}"),
@@ -626,7 +634,8 @@ fn block_on(future: impl std::future::Future<Output = ()>) {
     }
 }
 
-async fn pg_client() -> tokio_postgres::Client {
+/// A new connection to the test server (PostgreSQL), its connection task spawned.
+pub async fn pg_client() -> tokio_postgres::Client {
     let url = postgres_url();
     let (client, conn) = match tokio_postgres::connect(&url, tokio_postgres::NoTls).await {
         Ok(c) => c,

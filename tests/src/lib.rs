@@ -109,6 +109,15 @@ macro_rules! conformance_suite {
     (@sigkill [$(#[$attr:meta])*] $setup:expr) => {
         $(#[$attr])*
         #[test]
+        fn sigkill_keeps_business_data_exactly_once() {
+            $crate::suite::sigkill_keeps_business_data_exactly_once(
+                $setup,
+                env!("CARGO_BIN_EXE_crash_worker"),
+            );
+        }
+
+        $(#[$attr])*
+        #[test]
         fn sigkill_in_the_middle_loses_nothing() {
             $crate::suite::sigkill_in_the_middle_loses_nothing(
                 $setup,

@@ -834,6 +834,97 @@ impl Drop for Worker {
     }
 }
 
+/// Handlers insert into a business table keyed by message id, in the receive's transaction,
+/// while the worker process is killed (SIGKILL) at random moments: at the end every message has
+/// exactly one row and one forwarded copy, and none is lost.
+pub fn sigkill_keeps_business_data_exactly_once(kind: Setup, worker: &str) {
+    const TOTAL: u32 = 1_500;
+    let system = actix_rt::System::new();
+    system.block_on(async {
+        let db = TestDatabase::new(kind).await;
+        let table = db.table("Orders");
+        db.execute(&format!(
+            "CREATE TABLE {table} (message_id varchar(64) NOT NULL)"
+        ))
+        .await;
+        let sender = sender(&db, "Worker").await;
+        for chunk in (0..TOTAL).collect::<Vec<_>>().chunks(500) {
+            sender
+                .send_batch(chunk.iter().map(|&n| Numbered { n }))
+                .await
+                .unwrap();
+        }
+        let spawn = || {
+            let mut cmd = std::process::Command::new(worker);
+            cmd.arg(db.url())
+                .arg(if db.shared_table() { "shared" } else { "table" })
+                .env("NIMBUS_BUSINESS_TABLE", &table);
+            if let Some(schema) = db.schema() {
+                cmd.arg(schema);
+            }
+            Worker(
+                cmd.stdout(std::process::Stdio::null())
+                    .spawn()
+                    .expect("start the worker process"),
+            )
+        };
+        // Random moments, printed so that a failing run can be repeated.
+        let moments: Vec<u64> = uuid::Uuid::new_v4()
+            .as_bytes()
+            .iter()
+            .take(6)
+            .map(|b| 150 + u64::from(*b) * 3)
+            .collect();
+        println!("killing the worker after {moments:?} ms of work");
+        let mut progress = Vec::new();
+        for wait in &moments {
+            let mut worker = spawn();
+            tokio::time::sleep(std::time::Duration::from_millis(*wait)).await;
+            worker.kill(); // SIGKILL, wherever it was
+            let done = db.count("Done").await;
+            progress.push(done);
+            if done >= i64::from(TOTAL) {
+                break;
+            }
+        }
+        println!("forwarded after each kill: {progress:?}");
+        assert!(
+            progress.iter().any(|&d| d > 0 && d < i64::from(TOTAL)),
+            "at least one worker was killed in the middle of the work: {progress:?}"
+        );
+        let mut last = spawn();
+        wait_until("the last worker drains the queue", || async {
+            db.count("Worker").await == 0 && db.count("Done").await >= i64::from(TOTAL)
+        })
+        .await;
+        last.kill();
+        let rows = db
+            .scalar(&format!("SELECT COUNT(*) FROM {table}"), &[])
+            .await;
+        let distinct = db
+            .scalar(
+                &format!("SELECT COUNT(DISTINCT message_id) FROM {table}"),
+                &[],
+            )
+            .await;
+        assert_eq!(
+            distinct,
+            i64::from(TOTAL),
+            "every message has its row: none lost"
+        );
+        assert_eq!(
+            rows,
+            i64::from(TOTAL),
+            "no message has two rows: exactly once"
+        );
+        assert_eq!(
+            db.count("Done").await,
+            i64::from(TOTAL),
+            "sends exactly once too"
+        );
+    });
+}
+
 pub fn sigkill_in_the_middle_loses_nothing(kind: Setup, worker: &str) {
     const TOTAL: u32 = 3_000;
     let system = actix_rt::System::new();

@@ -9,6 +9,7 @@
 //! [`Held::commit`] (an error, a cancelled future), the connection is discarded, never pooled
 //! again, so no later user finds a broken connection or a transaction left open.
 
+pub(crate) mod access;
 #[cfg(test)]
 mod contract_tests;
 pub(crate) mod statements;
@@ -26,7 +27,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-pub(crate) use value::{Param, Row, Value};
+#[cfg(feature = "sqlite")]
+pub(crate) use value::OwnedParam;
+pub(crate) use value::{Param, Row, Statement, Value};
 
 use crate::sql::Dialect;
 
@@ -253,6 +256,12 @@ impl<D: Driver> Held<D> {
     /// The driver the connection belongs to.
     pub fn driver_of(&self) -> &D {
         &self.driver
+    }
+
+    /// The connection itself, for statements the framework does not write (a handler's own).
+    /// `None` once it was given back or lost.
+    pub fn connection_mut(&mut self) -> Option<&mut D::Connection> {
+        self.connection.as_mut()
     }
 
     /// Gives the connection back to the pool: call only when no transaction is open.

@@ -19,7 +19,7 @@ use async_trait::async_trait;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 
-use super::{Driver, DriverError, DriverResult, FailureKind, Param, Row, Value};
+use super::{Driver, DriverError, DriverResult, FailureKind, OwnedParam, Param, Row, Value};
 use crate::sql::{Dialect, SQLITE};
 
 /// How SQLite stores UTC times: text, so that text order is time order (what `strftime` in the
@@ -49,7 +49,7 @@ impl std::fmt::Debug for SqliteDriver {
     }
 }
 
-fn error(e: rusqlite::Error) -> DriverError {
+pub(crate) fn error(e: rusqlite::Error) -> DriverError {
     let (code, kind) = match &e {
         rusqlite::Error::SqliteFailure(failure, _) => (
             Some(failure.extended_code.to_string()),
@@ -177,41 +177,6 @@ impl rusqlite::ToSql for Param<'_> {
     }
 }
 
-/// An owned copy of a parameter, to move onto a blocking thread.
-#[derive(Debug)]
-enum Owned {
-    Uuid(uuid::Uuid),
-    Text(Option<String>),
-    Bytes(Option<Vec<u8>>),
-    BigInt(Option<i64>),
-    Int(i32),
-    Time(Option<chrono::NaiveDateTime>),
-}
-
-impl Owned {
-    fn of(param: &Param<'_>) -> Self {
-        match *param {
-            Param::Uuid(v) => Owned::Uuid(v),
-            Param::Text(v) => Owned::Text(v.map(str::to_string)),
-            Param::Bytes(v) => Owned::Bytes(v.map(<[u8]>::to_vec)),
-            Param::BigInt(v) => Owned::BigInt(v),
-            Param::Int(v) => Owned::Int(v),
-            Param::Time(v) => Owned::Time(v),
-        }
-    }
-
-    fn as_param(&self) -> Param<'_> {
-        match self {
-            Owned::Uuid(v) => Param::Uuid(*v),
-            Owned::Text(v) => Param::Text(v.as_deref()),
-            Owned::Bytes(v) => Param::Bytes(v.as_deref()),
-            Owned::BigInt(v) => Param::BigInt(*v),
-            Owned::Int(v) => Param::Int(*v),
-            Owned::Time(v) => Param::Time(*v),
-        }
-    }
-}
-
 fn cell(value: ValueRef<'_>) -> Value {
     match value {
         ValueRef::Null => Value::Null,
@@ -226,7 +191,7 @@ fn cell(value: ValueRef<'_>) -> Value {
 }
 
 /// Runs `f` with the connection on a blocking thread and puts the connection back.
-async fn blocking<T, F>(connection: &mut SqliteConnection, f: F) -> DriverResult<T>
+pub(crate) async fn blocking<T, F>(connection: &mut SqliteConnection, f: F) -> DriverResult<T>
 where
     T: Send + 'static,
     F: FnOnce(&mut rusqlite::Connection) -> rusqlite::Result<T> + Send + 'static,
@@ -255,11 +220,11 @@ where
 fn run_query(
     conn: &rusqlite::Connection,
     sql: &str,
-    params: &[Owned],
+    params: &[OwnedParam],
 ) -> rusqlite::Result<Vec<Row>> {
     let mut statement = conn.prepare_cached(sql)?;
     let columns = statement.column_count();
-    let bound: Vec<Param<'_>> = params.iter().map(Owned::as_param).collect();
+    let bound: Vec<Param<'_>> = params.iter().map(OwnedParam::as_param).collect();
     let mut rows = statement.query(rusqlite::params_from_iter(bound.iter()))?;
     let mut out = Vec::new();
     while let Some(row) = rows.next()? {
@@ -346,9 +311,9 @@ impl Driver for SqliteDriver {
         params: &[Param<'_>],
     ) -> DriverResult<u64> {
         let sql = sql.to_string();
-        let params: Vec<Owned> = params.iter().map(Owned::of).collect();
+        let params: Vec<OwnedParam> = params.iter().map(OwnedParam::of).collect();
         blocking(connection, move |c| {
-            let bound: Vec<Param<'_>> = params.iter().map(Owned::as_param).collect();
+            let bound: Vec<Param<'_>> = params.iter().map(OwnedParam::as_param).collect();
             let mut statement = c.prepare_cached(&sql)?;
             // A statement with RETURNING is run as a query; count its rows.
             if statement.readonly() || statement.column_count() > 0 {
@@ -371,7 +336,7 @@ impl Driver for SqliteDriver {
         params: &[Param<'_>],
     ) -> DriverResult<Vec<Row>> {
         let sql = sql.to_string();
-        let params: Vec<Owned> = params.iter().map(Owned::of).collect();
+        let params: Vec<OwnedParam> = params.iter().map(OwnedParam::of).collect();
         blocking(connection, move |c| run_query(c, &sql, &params)).await
     }
 
@@ -382,7 +347,7 @@ impl Driver for SqliteDriver {
         params: &[Param<'_>],
     ) -> DriverResult<Vec<Row>> {
         let sql = sql.to_string();
-        let params: Vec<Owned> = params.iter().map(Owned::of).collect();
+        let params: Vec<OwnedParam> = params.iter().map(OwnedParam::of).collect();
         // One trip to a blocking thread for both.
         blocking(connection, move |c| {
             c.execute_batch("BEGIN IMMEDIATE")?;

@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use std::time::Duration;
 
-use super::{bounded, Driver, DriverError, DriverResult, FailureKind, Held, Param, Row};
+use super::{bounded, Driver, DriverError, DriverResult, FailureKind, Held, Param, Row, Statement};
 
 /// A row for a queue table (`queue_insert.sql`).
 #[derive(Debug, Clone, Copy)]
@@ -294,44 +294,22 @@ impl<D: Driver> Held<D> {
 
     /// `messages_insert.sql`.
     pub async fn insert_shared_row(&mut self, sql: &str, row: &SharedRow<'_>) -> DriverResult<u64> {
-        self.execute(
-            sql,
-            &[
-                Param::Uuid(row.message_id),
-                Param::Text(Some(row.destination)),
-                Param::Bytes(Some(row.body)),
-                Param::BigInt(row.time_to_be_received_ms),
-                Param::Time(row.expires_at),
-                Param::BigInt(row.delay_ms),
-                Param::Time(row.visible_after),
-            ],
-        )
-        .await
+        self.execute(sql, &shared_row_params(row)).await
     }
 
     /// `delayed_insert.sql`.
+    #[cfg(test)]
     pub async fn insert_delayed_row(
         &mut self,
         sql: &str,
         row: &DelayedRow<'_>,
     ) -> DriverResult<u64> {
-        let m = &row.message;
-        self.execute(
-            sql,
-            &[
-                Param::Uuid(m.id),
-                Param::Text(Some(row.destination)),
-                Param::Text(m.correlation_id),
-                Param::Text(m.reply_to_address),
-                Param::BigInt(m.time_to_be_received_ms),
-                Param::Text(Some(m.headers)),
-                Param::Bytes(Some(m.body)),
-                Param::Time(m.expires_at),
-                Param::BigInt(row.delay_ms),
-                Param::Time(row.due_at),
-            ],
-        )
-        .await
+        self.execute(sql, &delayed_row_params(row)).await
+    }
+
+    /// Runs a statement planned earlier ([`queue_row_statement`] and its twins).
+    pub async fn run(&mut self, statement: &Statement) -> DriverResult<u64> {
+        self.execute(&statement.sql, &statement.params()).await
     }
 
     /// `queue_receive.sql` or `messages_receive.sql`, after opening the transaction the receive
@@ -581,6 +559,49 @@ impl<D: Driver> Held<D> {
             .filter_map(|row| row.text(0).ok().flatten())
             .collect())
     }
+}
+
+/// `queue_insert.sql` for `row`, owned.
+pub(crate) fn queue_row_statement(sql: &str, row: &QueueRow<'_>) -> Statement {
+    Statement::new(sql, &queue_row_params(row))
+}
+
+/// `messages_insert.sql` for `row`, owned.
+pub(crate) fn shared_row_statement(sql: &str, row: &SharedRow<'_>) -> Statement {
+    Statement::new(sql, &shared_row_params(row))
+}
+
+/// `delayed_insert.sql` for `row`, owned.
+pub(crate) fn delayed_row_statement(sql: &str, row: &DelayedRow<'_>) -> Statement {
+    Statement::new(sql, &delayed_row_params(row))
+}
+
+fn shared_row_params<'a>(row: &SharedRow<'a>) -> [Param<'a>; 7] {
+    [
+        Param::Uuid(row.message_id),
+        Param::Text(Some(row.destination)),
+        Param::Bytes(Some(row.body)),
+        Param::BigInt(row.time_to_be_received_ms),
+        Param::Time(row.expires_at),
+        Param::BigInt(row.delay_ms),
+        Param::Time(row.visible_after),
+    ]
+}
+
+fn delayed_row_params<'a>(row: &DelayedRow<'a>) -> [Param<'a>; 10] {
+    let m = &row.message;
+    [
+        Param::Uuid(m.id),
+        Param::Text(Some(row.destination)),
+        Param::Text(m.correlation_id),
+        Param::Text(m.reply_to_address),
+        Param::BigInt(m.time_to_be_received_ms),
+        Param::Text(Some(m.headers)),
+        Param::Bytes(Some(m.body)),
+        Param::Time(m.expires_at),
+        Param::BigInt(row.delay_ms),
+        Param::Time(row.due_at),
+    ]
 }
 
 fn queue_row_params<'a>(row: &QueueRow<'a>) -> [Param<'a>; 7] {

@@ -21,6 +21,64 @@ pub(crate) enum Param<'a> {
     Time(Option<NaiveDateTime>),
 }
 
+/// An owned copy of a [`Param`]: to move a statement onto a blocking thread, or to hand it to a
+/// connection the framework does not hold (the application's own transaction).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum OwnedParam {
+    Uuid(Uuid),
+    Text(Option<String>),
+    Bytes(Option<Vec<u8>>),
+    BigInt(Option<i64>),
+    Int(i32),
+    Time(Option<NaiveDateTime>),
+}
+
+impl OwnedParam {
+    pub fn of(param: &Param<'_>) -> Self {
+        match *param {
+            Param::Uuid(v) => OwnedParam::Uuid(v),
+            Param::Text(v) => OwnedParam::Text(v.map(str::to_string)),
+            Param::Bytes(v) => OwnedParam::Bytes(v.map(<[u8]>::to_vec)),
+            Param::BigInt(v) => OwnedParam::BigInt(v),
+            Param::Int(v) => OwnedParam::Int(v),
+            Param::Time(v) => OwnedParam::Time(v),
+        }
+    }
+
+    pub fn as_param(&self) -> Param<'_> {
+        match self {
+            OwnedParam::Uuid(v) => Param::Uuid(*v),
+            OwnedParam::Text(v) => Param::Text(v.as_deref()),
+            OwnedParam::Bytes(v) => Param::Bytes(v.as_deref()),
+            OwnedParam::BigInt(v) => Param::BigInt(*v),
+            OwnedParam::Int(v) => Param::Int(*v),
+            OwnedParam::Time(v) => Param::Time(*v),
+        }
+    }
+}
+
+/// One statement with its parameters, owned: what the framework would run, for a connection it
+/// does not hold.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Statement {
+    pub sql: String,
+    pub params: Vec<OwnedParam>,
+}
+
+impl Statement {
+    pub fn new(sql: &str, params: &[Param<'_>]) -> Self {
+        Statement {
+            sql: sql.to_string(),
+            params: params.iter().map(OwnedParam::of).collect(),
+        }
+    }
+
+    /// The parameters, borrowed for binding.
+    pub fn params(&self) -> Vec<Param<'_>> {
+        self.params.iter().map(OwnedParam::as_param).collect()
+    }
+}
+
 /// One decoded cell. Decoding never fails as a whole: a value the framework cannot read becomes
 /// [`Value::Undecodable`], and the code that needs it decides (a message becomes a bad-input dead
 /// letter, a catalog row is skipped with a warning).

@@ -471,7 +471,13 @@ impl Bus {
         send_traced(endpoint, span, build).await
     }
 
-    fn ensure_running(&self) -> Result<()> {
+    /// Sends and publishes that commit with a transaction the application opened on its own
+    /// connection (see [`TransactionalSends`](crate::TransactionalSends)).
+    pub fn in_transaction(&self) -> crate::TransactionalSends<'_> {
+        crate::endpoint::transactional::TransactionalSends::new(&self.inner.endpoint, self)
+    }
+
+    pub(crate) fn ensure_running(&self) -> Result<()> {
         if self.inner.stopped.load(Ordering::Acquire) {
             return Err(NimbusError::NotRunning("the bus was stopped".into()));
         }

@@ -5,3 +5,4 @@ pub(crate) mod background;
 pub(crate) mod builder;
 pub(crate) mod bus;
 pub(crate) mod settings;
+pub(crate) mod transactional;

@@ -177,12 +177,23 @@ impl BusBuilder {
 mod tests {
     use super::*;
 
+    /// A database URL of a database compiled into this build (`build()` refuses the others).
+    fn compiled_url() -> &'static str {
+        if cfg!(feature = "sqlite") {
+            "sqlite://sales.db"
+        } else if cfg!(feature = "postgres") {
+            "postgres://postgres@127.0.0.1/postgres"
+        } else {
+            "Server=tcp:127.0.0.1,1433;Database=nimbus;User Id=sa;Password=x"
+        }
+    }
+
     #[test]
     fn reads_the_environment_with_human_durations() {
         let vars = [
             ("NIMBUS_BUS_APPLICATION", "Sales"),
             ("NIMBUS_BUS_INSTANCE", "sales-1"),
-            ("NIMBUS_BUS_DATABASE_URL", "sqlite://sales.db"),
+            ("NIMBUS_BUS_DATABASE_URL", compiled_url()),
             ("NIMBUS_BUS_PEEK_DELAY", "250ms"),
             ("NIMBUS_BUS_CONCURRENCY", "8"),
             ("NIMBUS_BUS_CREATE_QUEUES_ON_SEND", "true"),
@@ -213,9 +224,13 @@ mod tests {
             assert!(err.contains("Fix:"), "{err}");
         }
         // A setting build() refuses is still refused: settings go through the same checks.
-        let settings: BusSettings =
-            serde_json::from_str(r#"{"application":"A","instance":"a","peek_delay":"1ms"}"#)
-                .expect("parses");
+        let settings: BusSettings = serde_json::from_value(serde_json::json!({
+            "application": "A",
+            "instance": "a",
+            "database_url": compiled_url(),
+            "peek_delay": "1ms",
+        }))
+        .expect("parses");
         let err = crate::Bus::builder()
             .settings(&settings)
             .build()

@@ -36,6 +36,7 @@ use crate::headers::Headers;
 use crate::message::{Command, Event, Message, MessageKind};
 use crate::names::QueueName;
 use crate::telemetry;
+use crate::transport::ReceiveTransaction;
 
 /// Handles messages of type `M`. Implement it with an ordinary `async fn handle` (native async
 /// functions in traits; no extra crate). `#[nimbus::handler]` on the impl block is optional: it
@@ -77,14 +78,19 @@ impl Routes {
     }
 }
 
-/// What a handler can do besides handling: read the incoming message's headers, and send or
-/// publish messages that commit with the receive.
+/// What a handler can do besides handling: read the incoming message's headers, send or
+/// publish messages that commit with the receive, and run its own SQL in the receive's
+/// transaction ([`postgres`](Self::postgres), [`sqlite`](Self::sqlite),
+/// [`sql_server`](Self::sql_server)), so that the data it changes commits together with the
+/// message's removal and its sends, or not at all.
 pub struct HandlerContext {
     origin: Arc<EndpointIdentity>,
     routes: Arc<Routes>,
     headers: Headers,
     causation: Causation,
     outgoing: Vec<OutgoingMessage>,
+    /// The receive's open transaction, lent to the handler for its own statements.
+    transaction: Option<Box<dyn ReceiveTransaction>>,
 }
 
 impl std::fmt::Debug for HandlerContext {
@@ -103,6 +109,7 @@ impl HandlerContext {
         routes: Arc<Routes>,
         headers: Headers,
         causation: Causation,
+        transaction: Box<dyn ReceiveTransaction>,
     ) -> Self {
         HandlerContext {
             origin,
@@ -110,7 +117,94 @@ impl HandlerContext {
             headers,
             causation,
             outgoing: Vec::new(),
+            transaction: Some(transaction),
         }
+    }
+
+    /// The receive's connection for the handler's own statements (a savepoint marks where they
+    /// begin, the first time).
+    async fn receive_connection(&mut self) -> Result<&mut (dyn std::any::Any + Send)> {
+        match self.transaction.as_mut() {
+            Some(transaction) => transaction.handler_connection().await,
+            None => Err(NimbusError::NotRunning(
+                "the receive's transaction is no longer open".into(),
+            )),
+        }
+    }
+
+    /// The receive's PostgreSQL connection, inside the transaction that removes this message.
+    /// What the handler writes through it commits together with the removal and the handler's
+    /// sends, and is rolled back with them when the handler fails, panics or times out (to a
+    /// savepoint taken at the first call, so the failed attempt is still counted). Do not
+    /// commit or roll back through it.
+    ///
+    /// ```no_run
+    /// # #[derive(serde::Serialize, serde::Deserialize, nimbus::Command)] struct PlaceOrder { id: i64 }
+    /// # struct Orders;
+    /// impl nimbus::Handler<PlaceOrder> for Orders {
+    ///     async fn handle(
+    ///         &self,
+    ///         order: PlaceOrder,
+    ///         ctx: &mut nimbus::HandlerContext,
+    ///     ) -> Result<(), nimbus::HandlerError> {
+    ///         let client = ctx.postgres().await?;
+    ///         client.execute("INSERT INTO orders (id) VALUES ($1)", &[&order.id]).await?;
+    ///         Ok(())
+    ///     }
+    /// }
+    /// ```
+    #[cfg(feature = "postgres")]
+    pub async fn postgres(&mut self) -> Result<&tokio_postgres::Client> {
+        let connection = self.receive_connection().await?;
+        crate::driver::access::postgres_client(connection)
+            .ok_or_else(|| wrong_database("postgres", "PostgreSQL"))
+    }
+
+    /// Runs `statements` with the receive's SQLite connection, inside the transaction that
+    /// removes this message, on a blocking thread (rusqlite blocks). What they write commits
+    /// together with the removal and the handler's sends, and is rolled back with them when the
+    /// handler fails, panics or times out. Do not commit or roll back in it.
+    ///
+    /// ```no_run
+    /// # #[derive(serde::Serialize, serde::Deserialize, nimbus::Command)] struct PlaceOrder { id: i64 }
+    /// # struct Orders;
+    /// impl nimbus::Handler<PlaceOrder> for Orders {
+    ///     async fn handle(
+    ///         &self,
+    ///         order: PlaceOrder,
+    ///         ctx: &mut nimbus::HandlerContext,
+    ///     ) -> Result<(), nimbus::HandlerError> {
+    ///         ctx.sqlite(move |db| db.execute("INSERT INTO orders (id) VALUES (?1)", [order.id]))
+    ///             .await?;
+    ///         Ok(())
+    ///     }
+    /// }
+    /// ```
+    #[cfg(feature = "sqlite")]
+    pub async fn sqlite<T, F>(&mut self, statements: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&rusqlite::Connection) -> rusqlite::Result<T> + Send + 'static,
+    {
+        let connection = self.receive_connection().await?;
+        match crate::driver::access::with_sqlite(connection, statements).await {
+            Some(result) => result.map_err(|e| {
+                NimbusError::database(crate::sql::SQLITE.name, "the handler's own statements", e)
+            }),
+            None => Err(wrong_database("sqlite", "SQLite")),
+        }
+    }
+
+    /// The receive's SQL Server connection (a tiberius client), inside the transaction that
+    /// removes this message. What the handler writes through it commits together with the
+    /// removal and the handler's sends, and is rolled back with them (to a savepoint) when the
+    /// handler fails, panics or times out. Do not commit, roll back or turn on `XACT_ABORT`
+    /// through it: an error that makes the transaction uncommittable fails the attempt.
+    #[cfg(feature = "sqlserver")]
+    pub async fn sql_server(&mut self) -> Result<&mut crate::SqlServerClient> {
+        let connection = self.receive_connection().await?;
+        crate::driver::access::sql_server_client(connection)
+            .ok_or_else(|| wrong_database("sql_server", "SQL Server"))
     }
 
     /// The incoming message's id (`NServiceBus.MessageId`).
@@ -215,15 +309,26 @@ impl HandlerContext {
         Ok(())
     }
 
-    /// The incoming headers back, after a failed attempt (what it would have sent is dropped).
-    pub(crate) fn into_headers(self) -> Headers {
-        self.headers
+    /// The incoming headers, what the handlers sent, and the receive's transaction back.
+    pub(crate) fn into_parts(
+        self,
+    ) -> (
+        Headers,
+        Vec<OutgoingMessage>,
+        Option<Box<dyn ReceiveTransaction>>,
+    ) {
+        (self.headers, self.outgoing, self.transaction)
     }
+}
 
-    /// The incoming headers and what the handlers sent.
-    pub(crate) fn into_parts(self) -> (Headers, Vec<OutgoingMessage>) {
-        (self.headers, self.outgoing)
-    }
+/// The error of a typed connection accessor called on an endpoint of another database.
+#[allow(dead_code)] // Each accessor exists with its database's feature only.
+fn wrong_database(accessor: &str, database: &str) -> NimbusError {
+    NimbusError::config(
+        format!("ctx.{accessor}() was called, but this endpoint's database is not {database}"),
+        "use the accessor of the endpoint's database: ctx.postgres(), ctx.sqlite(..) or \
+         ctx.sql_server()",
+    )
 }
 
 /// Why invoking a handler failed.

@@ -260,6 +260,7 @@ async fn handle_received(
         endpoint.config.routes.clone(),
         headers,
         causation,
+        tx,
     );
     let timeout = endpoint.config.handler_timeout;
     let handling_started = std::time::Instant::now();
@@ -306,14 +307,21 @@ async fn handle_received(
                 error_type: "timeout",
             },
         };
+        let (headers, _, tx) = ctx.into_parts();
+        let Some(tx) = tx else {
+            return transaction_lost();
+        };
         let incoming = Incoming {
-            headers: ctx.into_headers(),
+            headers,
             type_name,
             message_id,
         };
         return fail(endpoint, queue, tx, &row, Some(&incoming), failure).await;
     }
-    let (headers, outgoing) = ctx.into_parts();
+    let (headers, outgoing, tx) = ctx.into_parts();
+    let Some(tx) = tx else {
+        return transaction_lost();
+    };
     match tx.commit_handled(outgoing).await {
         Ok(()) => {
             Counters::add(&endpoint.counters.handled, 1);
@@ -356,6 +364,16 @@ async fn handle_received(
     }
 }
 
+/// The handler context gave no transaction back. It never lets it go, so this cannot happen;
+/// if it did, the dropped transaction has rolled back and the message waits in its queue.
+fn transaction_lost() -> Outcome {
+    Outcome::Infrastructure(NimbusError::NotRunning(
+        "the receive's transaction was lost while the handler ran; it was rolled back and the \
+         message stays in its queue"
+            .into(),
+    ))
+}
+
 /// The correlation id of a reply (`NServiceBus.MessageIntent` = `Reply`), which names the
 /// request it answers.
 fn reply_correlation(incoming: &Incoming) -> Option<&str> {
@@ -376,6 +394,11 @@ async fn fail(
     incoming: Option<&Incoming>,
     failure: Failure,
 ) -> Outcome {
+    let mut tx = tx;
+    // What the handler's own statements did goes with the failed attempt.
+    if let Err(e) = tx.undo_handler_work().await {
+        return Outcome::Infrastructure(e);
+    }
     let failures = incoming
         .map_or(0, |i| failures_so_far(&i.headers))
         .saturating_add(1);

@@ -82,6 +82,7 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
         ),
         ("catalog_list_tables", s.catalog_list_tables.clone()),
         ("savepoint_rollback", s.savepoint_rollback.clone()),
+        ("savepoint_release", s.savepoint_release.clone()),
         ("queue_table", q.create_table.clone()),
         ("queue_index_rowversion", q.index_rowversion.create.clone()),
         (

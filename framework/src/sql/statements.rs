@@ -74,6 +74,8 @@ pub(crate) struct SchemaSql {
     pub catalog_has_idle_seconds: String,
     pub catalog_list_tables: String,
     pub savepoint_rollback: String,
+    /// Ends the handler's savepoint before the commit; fails if the transaction cannot commit.
+    pub savepoint_release: String,
 }
 
 /// The statements of one queue table. Rendered once per queue and reused for every message.
@@ -153,6 +155,7 @@ impl Dialect {
             catalog_has_idle_seconds: r(f.catalog_has_idle_seconds),
             catalog_list_tables: r(f.catalog_list_tables),
             savepoint_rollback: r(f.savepoint_rollback),
+            savepoint_release: r(f.savepoint_release),
         }
     }
 

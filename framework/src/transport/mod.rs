@@ -21,6 +21,7 @@ use async_trait::async_trait;
 use uuid::Uuid;
 
 use crate::dead_letter::DeadLetter;
+pub(crate) use crate::driver::Statement;
 use crate::envelope::{MessageIds, OutgoingMessage, ReceivedMessage};
 use crate::error::{NimbusError, Result};
 use crate::names::{QueueName, SchemaName};
@@ -100,6 +101,12 @@ pub(crate) trait Transport: Send + Sync + 'static {
 
     /// Estimates how many messages wait in `queue`.
     async fn peek(&self, queue: &QueueName) -> Result<i64>;
+
+    /// The statements that write `messages` (each publish fanned out to its live subscribers,
+    /// each queue made to exist as a send would), for the application to run in a transaction
+    /// of its own on its own connection. Reads and creations go through the framework's pool
+    /// and are committed before this returns; nothing is written to a queue.
+    async fn plan_sends(&self, messages: &[OutgoingMessage]) -> Result<Vec<Statement>>;
 
     /// The headers (JSON text) of the first message in `queue`'s receive order, without taking
     /// it; `None` when the queue is empty.
@@ -183,6 +190,16 @@ pub(crate) trait ReceiveTransaction: Send {
         self: Box<Self>,
         outgoing: Vec<OutgoingMessage>,
     ) -> std::result::Result<(), CommitFailure>;
+
+    /// The receive's connection, inside its open transaction, for a handler's own statements.
+    /// The first call marks a savepoint, so that a failed attempt undoes the handler's
+    /// statements alone ([`ReceiveTransaction::undo_handler_work`]) and its failure can still
+    /// be recorded in the transaction.
+    async fn handler_connection(&mut self) -> Result<&mut (dyn std::any::Any + Send)>;
+
+    /// Rolls back to the savepoint what the handler's own statements did; nothing if it never
+    /// asked for the connection.
+    async fn undo_handler_work(&mut self) -> Result<()>;
 }
 
 /// Why [`ReceiveTransaction::commit_handled`] did not commit.
@@ -227,6 +244,8 @@ pub(crate) async fn connect(settings: TransportSettings) -> Result<Arc<dyn Admin
                 (**config).clone(),
                 target.clone(),
                 settings.pool_size,
+                tls.clone(),
+                connector,
             )
             .map_err(|e| {
                 NimbusError::connect(crate::sql::POSTGRES.name, target, "check the URL", e)
@@ -244,8 +263,6 @@ pub(crate) async fn connect(settings: TransportSettings) -> Result<Arc<dyn Admin
                     crate::sql::SQLSERVER.name,
                     &conn.target,
                     "check the connection string",
-                tls.clone(),
-                connector,
                     e,
                 )
             })?;

@@ -14,7 +14,7 @@ use super::{
 };
 use crate::dead_letter::DeadLetter;
 use crate::driver::statements::{DeadLetterRow, MessageRow};
-use crate::driver::{Driver, Held, Param};
+use crate::driver::{Driver, Held, Param, Statement};
 use crate::envelope::{Delivery, Destination, OutgoingMessage, ReceivedMessage};
 use crate::error::{NimbusError, Result};
 use crate::names::QueueName;
@@ -369,6 +369,44 @@ impl<D: Driver> Transport for SqlTransport<D> {
         Ok(estimate)
     }
 
+    async fn plan_sends(&self, messages: &[OutgoingMessage]) -> Result<Vec<Statement>> {
+        let s = &self.inner;
+        // On a single-writer database a transaction here would wait for the application's,
+        // which may already hold the write lock: read (and, rarely, create) without one.
+        let single_writer = s.driver.single_writer();
+        let mut c = if single_writer {
+            s.connection("preparing sends for the application's transaction")
+                .await?
+        } else {
+            s.transaction("preparing sends for the application's transaction")
+                .await?
+        };
+        let mut created = Vec::new();
+        let mut statements = Vec::new();
+        for message in messages {
+            let creation = match message.destination {
+                Destination::Topic(_) => Creation::IfMissing,
+                Destination::Queue(_) => Creation::Required,
+            };
+            for queue in s.destinations(&mut c, &message.destination).await? {
+                let row_id = s.storage.row_id(message);
+                let planned = s
+                    .storage
+                    .plan_insert(&mut c, &queue, message, row_id, creation, &mut created)
+                    .await?;
+                statements.push(planned.statement);
+            }
+        }
+        if single_writer {
+            c.release();
+            created.iter().for_each(|e| e.mark_exists());
+            Ok(statements)
+        } else {
+            s.commit(c, &created, "preparing sends").await?;
+            Ok(statements)
+        }
+    }
+
     async fn first_headers(&self, queue: &QueueName) -> Result<Option<String>> {
         let s = &self.inner;
         let mut c = s.connection("reading the oldest message").await?;
@@ -394,6 +432,7 @@ impl<D: Driver> Transport for SqlTransport<D> {
                 Box::new(SqlReceiveTransaction {
                     connection: c,
                     inner: s.clone(),
+                    handler_savepoint: false,
                 }),
             ))),
         }
@@ -582,6 +621,8 @@ fn instance_queues(report: &SweepReport) -> Vec<QueueName> {
 struct SqlReceiveTransaction<D: Driver> {
     connection: Held<D>,
     inner: Arc<Inner<D>>,
+    /// A handler took the connection for its own statements: a savepoint marks where they began.
+    handler_savepoint: bool,
 }
 
 #[async_trait]
@@ -590,6 +631,7 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
         let SqlReceiveTransaction {
             mut connection,
             inner,
+            ..
         } = *self;
         let created = inner
             .write(&mut connection, &outgoing, Creation::Required)
@@ -603,6 +645,7 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
         let SqlReceiveTransaction {
             mut connection,
             inner,
+            ..
         } = *self;
         inner.insert_dead_letter(&mut connection, &letter).await?;
         inner.commit(connection, &[], "a dead letter").await
@@ -612,22 +655,40 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
         self: Box<Self>,
         outgoing: Vec<OutgoingMessage>,
     ) -> std::result::Result<(), CommitFailure> {
-        if outgoing.is_empty() {
+        if outgoing.is_empty() && !self.handler_savepoint {
             return self.commit(outgoing).await.map_err(CommitFailure::Failed);
         }
         let SqlReceiveTransaction {
             mut connection,
             inner,
+            handler_savepoint,
         } = *self;
         let cx = &inner.cx;
-        connection
-            .execute(&cx.sql.savepoint, &[])
-            .await
-            .map_err(|e| CommitFailure::Failed(cx.db("marking a savepoint")(e)))?;
-        match inner
+        // After a handler's own statements, their savepoint serves: a refusal undoes them too.
+        if !handler_savepoint {
+            connection
+                .execute(&cx.sql.savepoint, &[])
+                .await
+                .map_err(|e| CommitFailure::Failed(cx.db("marking a savepoint")(e)))?;
+        }
+        let written = match inner
             .write(&mut connection, &outgoing, Creation::Required)
             .await
         {
+            Ok(created) if handler_savepoint => connection
+                .execute(&cx.sql.savepoint_release, &[])
+                .await
+                .map(|_| created)
+                .map_err(|e| {
+                    NimbusError::database(
+                        cx.name,
+                        "committing what the handler's own statements did",
+                        e,
+                    )
+                }),
+            other => other,
+        };
+        match written {
             Ok(created) => inner
                 .commit(connection, &created, "a handled message")
                 .await
@@ -646,10 +707,43 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
                     })?;
                 Err(CommitFailure::Refused(
                     e,
-                    Box::new(SqlReceiveTransaction { connection, inner }),
+                    Box::new(SqlReceiveTransaction {
+                        connection,
+                        inner,
+                        handler_savepoint,
+                    }),
                 ))
             }
             Err(e) => Err(CommitFailure::Failed(e)),
         }
+    }
+
+    async fn handler_connection(&mut self) -> Result<&mut (dyn std::any::Any + Send)> {
+        let cx = &self.inner.cx;
+        if !self.handler_savepoint {
+            self.connection
+                .execute(&cx.sql.savepoint, &[])
+                .await
+                .map_err(cx.db("marking a savepoint before the handler's own statements"))?;
+            self.handler_savepoint = true;
+        }
+        match self.connection.connection_mut() {
+            Some(connection) => Ok(connection),
+            None => Err(NimbusError::NotRunning(
+                "the receive's connection was already given back".into(),
+            )),
+        }
+    }
+
+    async fn undo_handler_work(&mut self) -> Result<()> {
+        if !self.handler_savepoint {
+            return Ok(());
+        }
+        let cx = &self.inner.cx;
+        self.connection
+            .execute(&cx.sql.savepoint_rollback, &[])
+            .await
+            .map_err(cx.db("undoing the handler's own statements to their savepoint"))?;
+        Ok(())
     }
 }

@@ -9,8 +9,11 @@ use async_trait::async_trait;
 use uuid::Uuid;
 
 use super::catalog::{Catalog, QueueEntry};
-use crate::driver::statements::{DelayedRow, MessageRow, QueueRow, SharedRow};
-use crate::driver::{Driver, DriverError, Held, Param};
+use crate::driver::statements::{
+    delayed_row_statement, queue_row_statement, shared_row_statement, DelayedRow, MessageRow,
+    QueueRow, SharedRow,
+};
+use crate::driver::{Driver, DriverError, Held, Param, Statement};
 use crate::envelope::{Delivery, Destination, MessageIds, OutgoingMessage};
 use crate::error::{NimbusError, Result};
 use crate::names::{QueueName, SchemaName};
@@ -189,6 +192,18 @@ pub(crate) const QUEUE_REGISTRY_TOPIC: &str = "nimbus:queue";
 /// About 50 years: the idle period of a registry row (SQL Server's DATEADD takes an int).
 const NEVER_LAPSES_SECONDS: i64 = 50 * 365 * 24 * 3600;
 
+/// A write of one message copy, planned: its statement, and what to do when it fails.
+#[derive(Debug)]
+pub(crate) struct PlannedInsert {
+    pub statement: Statement,
+    /// The queue whose existence the write assumed: forgotten when it fails, so that the next
+    /// write checks again (a table dropped under a running process).
+    pub forget_on_failure: Option<Arc<QueueEntry>>,
+    /// The database's name and what the write does, for errors.
+    pub database: &'static str,
+    pub operation: String,
+}
+
 /// How messages are stored: everything that differs between the layouts.
 #[async_trait]
 pub(crate) trait Storage<D: Driver>: Send + Sync {
@@ -209,6 +224,20 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
     /// The row id of the copy of `message` for one of its queues.
     fn row_id(&self, message: &OutgoingMessage) -> Uuid;
 
+    /// Makes sure `queue` exists (as `creation` allows, through `c`), and returns the statement
+    /// that writes the copy of `message` for it under `row_id`, to run on `c` or on a
+    /// connection the framework does not hold (the application's own transaction). Pushes onto
+    /// `created` the queues that will exist once `c`'s transaction commits.
+    async fn plan_insert(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+        message: &OutgoingMessage,
+        row_id: Uuid,
+        creation: Creation,
+        created: &mut Vec<Arc<QueueEntry>>,
+    ) -> Result<PlannedInsert>;
+
     /// Writes the copy of `message` for `queue`, under `row_id`, inside the caller's
     /// transaction (or alone, when [`Storage::writes_in_one_statement`] said so). Pushes onto
     /// `created` the queues that will exist once the transaction commits.
@@ -220,7 +249,18 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
         row_id: Uuid,
         creation: Creation,
         created: &mut Vec<Arc<QueueEntry>>,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        let planned = self
+            .plan_insert(c, queue, message, row_id, creation, created)
+            .await?;
+        c.run(&planned.statement).await.map_err(|e| {
+            if let Some(entry) = &planned.forget_on_failure {
+                entry.forget_exists();
+            }
+            NimbusError::database(planned.database, planned.operation.clone(), e)
+        })?;
+        Ok(())
+    }
 
     /// Records that `queue` exists, where the layout has no table to say so.
     async fn register(&self, c: &mut Held<D>, queue: &QueueName) -> Result<()>;
@@ -383,7 +423,7 @@ impl<D: Driver> Storage<D> for TablePerQueue {
             && self.context.catalog.queue(queue).is_known_to_exist()
     }
 
-    async fn insert(
+    async fn plan_insert(
         &self,
         c: &mut Held<D>,
         queue: &QueueName,
@@ -391,7 +431,7 @@ impl<D: Driver> Storage<D> for TablePerQueue {
         row_id: Uuid,
         creation: Creation,
         created: &mut Vec<Arc<QueueEntry>>,
-    ) -> Result<()> {
+    ) -> Result<PlannedInsert> {
         let cx = &self.context;
         let entry = ensure_exists(self, cx, c, queue, creation, created).await?;
         let row = QueueRow {
@@ -405,7 +445,7 @@ impl<D: Driver> Storage<D> for TablePerQueue {
         };
         if message.delivery != Delivery::Immediate {
             let (delay_ms, due_at) = message.delivery.delay_and_due();
-            c.insert_delayed_row(
+            let statement = delayed_row_statement(
                 &cx.sql.delayed_insert,
                 &DelayedRow {
                     message: row,
@@ -413,18 +453,20 @@ impl<D: Driver> Storage<D> for TablePerQueue {
                     delay_ms,
                     due_at,
                 },
-            )
-            .await
-            .map_err(cx.db(format!("sending a delayed message to {queue:?}")))?;
-            return Ok(());
+            );
+            return Ok(PlannedInsert {
+                statement,
+                forget_on_failure: None,
+                database: cx.name,
+                operation: format!("sending a delayed message to {queue:?}"),
+            });
         }
-        c.insert_queue_row(&entry.sql.insert, &row)
-            .await
-            .map_err(|e| {
-                entry.forget_exists();
-                NimbusError::database(cx.name, format!("sending to queue {queue:?}"), e)
-            })?;
-        Ok(())
+        Ok(PlannedInsert {
+            statement: queue_row_statement(&entry.sql.insert, &row),
+            forget_on_failure: Some(entry),
+            database: cx.name,
+            operation: format!("sending to queue {queue:?}"),
+        })
     }
 
     async fn register(&self, _c: &mut Held<D>, _queue: &QueueName) -> Result<()> {
@@ -585,7 +627,7 @@ impl<D: Driver> Storage<D> for SharedTable {
         self.context.catalog.queue(queue).is_known_to_exist()
     }
 
-    async fn insert(
+    async fn plan_insert(
         &self,
         c: &mut Held<D>,
         queue: &QueueName,
@@ -593,12 +635,12 @@ impl<D: Driver> Storage<D> for SharedTable {
         row_id: Uuid,
         creation: Creation,
         created: &mut Vec<Arc<QueueEntry>>,
-    ) -> Result<()> {
+    ) -> Result<PlannedInsert> {
         let cx = &self.context;
         ensure_exists(self, cx, c, queue, creation, created).await?;
         let (delay_ms, visible_after) = message.delivery.delay_and_due();
         let body = crate::shared_envelope::wrap(&message.headers_json, &message.body);
-        c.insert_shared_row(
+        let statement = shared_row_statement(
             &cx.sql.messages_insert,
             &SharedRow {
                 message_id: row_id,
@@ -609,10 +651,13 @@ impl<D: Driver> Storage<D> for SharedTable {
                 delay_ms,
                 visible_after,
             },
-        )
-        .await
-        .map_err(cx.db(format!("sending to queue {queue:?}")))?;
-        Ok(())
+        );
+        Ok(PlannedInsert {
+            statement,
+            forget_on_failure: None,
+            database: cx.name,
+            operation: format!("sending to queue {queue:?}"),
+        })
     }
 
     async fn register(&self, c: &mut Held<D>, queue: &QueueName) -> Result<()> {

@@ -1,16 +1,45 @@
-//! A worker process for the SIGKILL test: handles `Numbered` messages from the `Worker` queue and,
-//! in the same transaction, sends each number on to the `Done` queue. Runs until killed.
+//! A worker process for the SIGKILL tests: handles `Numbered` messages from the `Worker` queue and,
+//! in the same transaction, sends each number on to the `Done` queue and, when
+//! `NIMBUS_BUSINESS_TABLE` names a table, inserts a row keyed by the message id into it through
+//! the handler's own connection. Runs until killed.
 //!
 //! Usage: `crash_worker <database-url> <table|shared> [schema]`
 
 use nimbus::{Handler, HandlerContext, HandlerError, StorageLayout};
 use nimbus_conformance::suite::Numbered;
 
-struct Forward;
+struct Forward {
+    /// The business table (quoted and qualified) and the database's parameter style.
+    business: Option<(String, Database)>,
+}
+
+#[derive(Clone, Copy)]
+enum Database {
+    Sqlite,
+    Postgres,
+    SqlServer,
+}
 
 #[nimbus::handler]
 impl Handler<Numbered> for Forward {
     async fn handle(&self, m: Numbered, ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        if let Some((table, database)) = &self.business {
+            let id = ctx.message_id().to_string();
+            match database {
+                Database::Postgres => {
+                    let sql = format!("INSERT INTO {table} (message_id) VALUES ($1)");
+                    ctx.postgres().await?.execute(&sql, &[&id]).await?;
+                }
+                Database::Sqlite => {
+                    let sql = format!("INSERT INTO {table} (message_id) VALUES (?1)");
+                    ctx.sqlite(move |db| db.execute(&sql, [id])).await?;
+                }
+                Database::SqlServer => {
+                    let sql = format!("INSERT INTO {table} (message_id) VALUES (@P1)");
+                    ctx.sql_server().await?.execute(sql, &[&id]).await?;
+                }
+            }
+        }
         ctx.send_to("Done", m)?;
         Ok(())
     }
@@ -26,6 +55,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some("shared") => StorageLayout::SharedTable,
         _ => return Err(usage.into()),
     };
+    let database = if url.starts_with("sqlite:") {
+        Database::Sqlite
+    } else if url.starts_with("postgres") {
+        Database::Postgres
+    } else {
+        Database::SqlServer
+    };
+    let business = std::env::var("NIMBUS_BUSINESS_TABLE")
+        .ok()
+        .map(|table| (table, database));
     let mut builder = nimbus::Bus::builder()
         .names("Worker", format!("worker-{}", std::process::id()))
         .database_url(url)
@@ -34,7 +73,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .concurrency(8)
         // Nobody receives from Done: the worker makes it.
         .create_queues_on_send(true)
-        .handler(Forward);
+        .handler(Forward { business });
     if let Some(schema) = args.next() {
         builder = builder.schema(schema);
     }

@@ -14,7 +14,7 @@ use deadpool::managed::{self, Object, Pool};
 use tiberius::ColumnData;
 
 pub(crate) use connection_string::{
-    parse_connection_string, ConnectionManager, ConnectionSettings,
+    parse_connection_string, Client, ConnectionManager, ConnectionSettings,
 };
 
 use super::{Driver, DriverError, DriverResult, FailureKind, Param, Row, Value};
@@ -37,7 +37,7 @@ impl std::fmt::Debug for SqlServerDriver {
     }
 }
 
-fn error(e: tiberius::error::Error) -> DriverError {
+pub(crate) fn error(e: tiberius::error::Error) -> DriverError {
     let code = e.code();
     let kind = classify(&e, code);
     DriverError::new(code.map(|n| n.to_string()), kind, e)

@@ -1,0 +1,95 @@
+//! The connection the framework holds, typed per database, for statements it does not write: a
+//! handler's own, inside the receive's transaction. Each function answers `None` when the
+//! connection belongs to another database.
+
+use std::any::Any;
+
+/// The client of a PostgreSQL connection.
+#[cfg(feature = "postgres")]
+pub(crate) fn postgres_client(
+    connection: &mut (dyn Any + Send),
+) -> Option<&tokio_postgres::Client> {
+    connection
+        .downcast_ref::<deadpool_postgres::Object>()
+        .map(|object| &***object)
+}
+
+/// Runs `f` with an SQLite connection, on a blocking thread (rusqlite blocks).
+#[cfg(feature = "sqlite")]
+pub(crate) async fn with_sqlite<T, F>(
+    connection: &mut (dyn Any + Send),
+    f: F,
+) -> Option<super::DriverResult<T>>
+where
+    T: Send + 'static,
+    F: FnOnce(&rusqlite::Connection) -> rusqlite::Result<T> + Send + 'static,
+{
+    let connection = connection.downcast_mut::<super::sqlite::SqliteConnection>()?;
+    Some(super::sqlite::blocking(connection, move |c| f(c)).await)
+}
+
+/// The tiberius client of a SQL Server connection.
+#[cfg(feature = "sqlserver")]
+pub(crate) fn sql_server_client(
+    connection: &mut (dyn Any + Send),
+) -> Option<&mut super::sqlserver::Client> {
+    connection
+        .downcast_mut::<super::sqlserver::Connection>()
+        .map(|object| &mut **object)
+}
+
+/// Runs `statements` in the application's own PostgreSQL transaction.
+#[cfg(feature = "postgres")]
+pub(crate) async fn run_in_postgres(
+    transaction: &tokio_postgres::Transaction<'_>,
+    statements: &[super::Statement],
+) -> super::DriverResult<()> {
+    use tokio_postgres::types::ToSql;
+    for statement in statements {
+        let params = statement.params();
+        let refs: Vec<&(dyn ToSql + Sync)> =
+            params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+        transaction
+            .execute(statement.sql.as_str(), &refs)
+            .await
+            .map_err(super::postgres::error)?;
+    }
+    Ok(())
+}
+
+/// Runs `statements` in the application's own SQLite transaction (blocking, as rusqlite does).
+#[cfg(feature = "sqlite")]
+pub(crate) fn run_in_sqlite(
+    transaction: &rusqlite::Transaction<'_>,
+    statements: &[super::Statement],
+) -> super::DriverResult<()> {
+    for statement in statements {
+        let params = statement.params();
+        transaction
+            .execute(&statement.sql, rusqlite::params_from_iter(params.iter()))
+            .map_err(super::sqlite::error)?;
+    }
+    Ok(())
+}
+
+/// Runs `statements` on the application's own SQL Server connection, inside the transaction
+/// it opened there.
+#[cfg(feature = "sqlserver")]
+pub(crate) async fn run_in_sql_server<S>(
+    client: &mut tiberius::Client<S>,
+    statements: &[super::Statement],
+) -> super::DriverResult<()>
+where
+    S: futures::AsyncRead + futures::AsyncWrite + Unpin + Send,
+{
+    for statement in statements {
+        let params = statement.params();
+        let refs: Vec<&dyn tiberius::ToSql> =
+            params.iter().map(|p| p as &dyn tiberius::ToSql).collect();
+        client
+            .execute(statement.sql.as_str(), &refs)
+            .await
+            .map_err(super::sqlserver::error)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,1 @@
+RELEASE SAVEPOINT nimbus_outgoing

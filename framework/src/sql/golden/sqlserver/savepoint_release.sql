@@ -1,0 +1,1 @@
+IF XACT_STATE() <> 1 THROW 51000, N'the handler''s statements left the receive''s transaction unable to commit', 1;
