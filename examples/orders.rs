@@ -1,0 +1,186 @@
+//! Business data and messages in one transaction, both ways:
+//!
+//! 1. The web side saves an order in its own transaction on its own connection and publishes
+//!    `OrderPlaced` in the same transaction (`bus.in_transaction()`): both commit, or neither —
+//!    the second order below is rolled back and its event never exists.
+//! 2. Billing handles `OrderPlaced` and writes an invoice through the handler's context
+//!    (`ctx.sqlite(..)` / `ctx.postgres()`), inside the transaction that removes the message: the
+//!    invoice exists exactly once per event, even if the process dies mid-way or the handler
+//!    fails and is retried.
+//!
+//! ```sh
+//! cargo run --example orders                                            # SQLite file orders.db
+//! cargo run --example orders -- postgres://postgres@127.0.0.1/postgres  # tables in public
+//! ```
+
+use std::time::Duration;
+
+use nimbus::{Bus, Event, Handler, HandlerContext, HandlerError};
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+
+#[derive(Debug, Serialize, Deserialize, Event)]
+#[nimbus(type_name = "Shop.Messages.OrderPlaced")]
+struct OrderPlaced {
+    order_id: i64,
+    total_cents: i64,
+}
+
+/// Billing: one invoice per `OrderPlaced`, in the receive's transaction.
+struct Invoicing {
+    postgres: bool,
+    done: mpsc::UnboundedSender<i64>,
+}
+
+impl Handler<OrderPlaced> for Invoicing {
+    async fn handle(
+        &self,
+        event: OrderPlaced,
+        ctx: &mut HandlerContext,
+    ) -> Result<(), HandlerError> {
+        let message_id = ctx.message_id().to_string();
+        if self.postgres {
+            ctx.postgres()
+                .await?
+                .execute(
+                    "INSERT INTO invoices (message_id, order_id, total_cents) VALUES ($1, $2, $3)",
+                    &[&message_id, &event.order_id, &event.total_cents],
+                )
+                .await?;
+        } else {
+            ctx.sqlite(move |db| {
+                db.execute(
+                    "INSERT INTO invoices (message_id, order_id, total_cents) VALUES (?1, ?2, ?3)",
+                    (message_id, event.order_id, event.total_cents),
+                )
+            })
+            .await?;
+        }
+        // Commits with the invoice and the message's removal; a failure here undoes the invoice.
+        self.done.send(event.order_id)?;
+        Ok(())
+    }
+}
+
+const TABLES: &str = "CREATE TABLE IF NOT EXISTS orders (order_id bigint PRIMARY KEY, total_cents bigint NOT NULL);
+CREATE TABLE IF NOT EXISTS invoices (message_id varchar(64) PRIMARY KEY, order_id bigint NOT NULL, total_cents bigint NOT NULL);";
+
+/// The web side on PostgreSQL: the order and its event in the application's own transaction.
+async fn place_on_postgres(bus: &Bus, url: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let (mut client, connection) =
+        nimbus::tokio_postgres::connect(url, nimbus::tokio_postgres::NoTls).await?;
+    tokio::spawn(connection);
+    client.batch_execute(TABLES).await?;
+    for (order_id, total_cents, commit) in [(1001_i64, 2500_i64, true), (1002, 990, false)] {
+        let tx = client.transaction().await?;
+        tx.execute(
+            "INSERT INTO orders (order_id, total_cents) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+            &[&order_id, &total_cents],
+        )
+        .await?;
+        let mut sends = bus.in_transaction();
+        sends.publish(OrderPlaced {
+            order_id,
+            total_cents,
+        })?;
+        sends.write_postgres(&tx).await?;
+        if commit {
+            tx.commit().await?;
+            println!("1. order {order_id} saved and OrderPlaced published, in one transaction");
+        } else {
+            tx.rollback().await?;
+            println!("1. order {order_id} rolled back: neither the order nor its event exists");
+        }
+    }
+    Ok(())
+}
+
+/// The web side on SQLite: prepare first (the file has one writer), then write inside the
+/// application's own transaction.
+async fn place_on_sqlite(bus: &Bus, path: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let mut db = nimbus::rusqlite::Connection::open(path)?;
+    db.busy_timeout(Duration::from_secs(30))?;
+    db.execute_batch(TABLES)?;
+    for (order_id, total_cents, commit) in [(1001_i64, 2500_i64, true), (1002, 990, false)] {
+        let mut sends = bus.in_transaction();
+        sends.publish(OrderPlaced {
+            order_id,
+            total_cents,
+        })?;
+        let prepared = sends.prepare().await?;
+        let tx = db.transaction()?;
+        tx.execute(
+            "INSERT OR IGNORE INTO orders (order_id, total_cents) VALUES (?1, ?2)",
+            (order_id, total_cents),
+        )?;
+        prepared.write_sqlite(&tx)?;
+        if commit {
+            tx.commit()?;
+            println!("1. order {order_id} saved and OrderPlaced published, in one transaction");
+        } else {
+            tx.rollback()?;
+            println!("1. order {order_id} rolled back: neither the order nor its event exists");
+        }
+    }
+    Ok(())
+}
+
+#[actix_rt::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .init();
+    let url = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "sqlite://orders.db".to_string());
+    let postgres = url.starts_with("postgres");
+    if !postgres {
+        // The tables exist before Billing's first receive.
+        let path = url.trim_start_matches("sqlite://");
+        nimbus::rusqlite::Connection::open(path)?.execute_batch(TABLES)?;
+    }
+    let (done_tx, mut done_rx) = mpsc::unbounded_channel();
+    let billing = Bus::builder()
+        .names("Billing", "billing-1")
+        .database_url(&url)
+        .peek_delay(Duration::from_millis(100))
+        .handler(Invoicing {
+            postgres,
+            done: done_tx,
+        })
+        .build()?
+        .start()
+        .await?;
+    let web = Bus::builder()
+        .names("Web", "web-1")
+        .database_url(&url)
+        .build()?
+        .start()
+        .await?;
+
+    if postgres {
+        place_on_postgres(&web, &url).await?;
+    } else {
+        place_on_sqlite(&web, url.trim_start_matches("sqlite://")).await?;
+    }
+    let invoiced = tokio::time::timeout(Duration::from_secs(20), done_rx.recv()).await;
+    // Had the rolled-back order's event existed, it would arrive now.
+    let late = tokio::time::timeout(Duration::from_millis(500), done_rx.recv()).await;
+    web.stop().await?;
+    billing.stop().await?;
+    match (invoiced, late) {
+        (Ok(Some(order_id)), Err(_)) => {
+            println!(
+                "2. Billing wrote the invoice of order {order_id} in the receive's transaction"
+            );
+            println!(
+                "3. done: one order, one event, one invoice; the rolled-back order left nothing"
+            );
+            Ok(())
+        }
+        (Ok(Some(_)), Ok(other)) => Err(format!("an unexpected second invoice: {other:?}").into()),
+        _ => Err("Billing did not invoice the order within 20 s".into()),
+    }
+}
