@@ -79,6 +79,21 @@ enum Command {
         #[arg(short = 'n', long, default_value_t = 10)]
         limit: i64,
     },
+    /// Sends one message with a JSON body to a queue that exists, with the headers an endpoint
+    /// writes; prints its id.
+    Send {
+        /// The queue.
+        queue: String,
+        /// The message type receivers dispatch on (NServiceBus.EnclosedMessageTypes).
+        #[arg(long = "type")]
+        message_type: String,
+        /// The body: JSON text.
+        #[arg(long)]
+        body: String,
+        /// Another header, as NAME=VALUE (repeatable).
+        #[arg(long = "header", value_parser = parse_header)]
+        headers: Vec<(String, String)>,
+    },
     /// Messages that failed for good.
     #[command(subcommand, name = "dead-letters")]
     DeadLetters(DeadLetterCommand),
@@ -114,6 +129,16 @@ enum SchemaCommand {
         #[arg(long = "queue")]
         queues: Vec<String>,
     },
+}
+
+/// `NAME=VALUE`.
+fn parse_header(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((name, value)) if !name.trim().is_empty() => {
+            Ok((name.trim().to_string(), value.to_string()))
+        }
+        _ => Err(format!("{text:?} is not NAME=VALUE")),
+    }
 }
 
 /// Which dead letters a command works on.
@@ -308,6 +333,25 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 json!({"verified": true, "missing_indexes": missing}),
                 &summary,
             );
+        }
+        Command::Send {
+            queue,
+            message_type,
+            body,
+            headers,
+        } => {
+            let db = connect(&cli).await?;
+            let id = db
+                .send_json(queue, message_type, body, "nimbus-cli", headers)
+                .await?;
+            if cli.json {
+                println!(
+                    "{}",
+                    json!({"queue": queue, "id": id, "type": message_type})
+                );
+            } else {
+                println!("sent {message_type} {id} to {queue:?}");
+            }
         }
         Command::Peek { queue, limit } => {
             let db = connect(&cli).await?;

@@ -191,6 +191,52 @@ async fn flow(url: &str, schema: Option<&str>) {
     let (ok, out, err) = nimbus(url, schema, &["subscriptions", "sweep", "--idle", "4days"]);
     assert!(ok, "{err}");
     assert!(out.contains("swept 0 subscription(s)"), "{out}");
+
+    // send: a JSON message with the headers an endpoint writes, to a queue that exists.
+    let (ok, out, err) = nimbus(
+        url,
+        schema,
+        &[
+            "--json",
+            "send",
+            "Sales",
+            "--type",
+            "Shop.Ping",
+            "--body",
+            r#"{"n":3}"#,
+            "--header",
+            "X-Reason=manual retry",
+        ],
+    );
+    assert!(ok, "{err}");
+    let sent: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let id = sent["id"].as_str().expect("an id").to_string();
+    let queued = db.peek("Sales", 10).await.expect("peek");
+    let message = queued
+        .iter()
+        .find(|m| m.headers.contains(&id))
+        .unwrap_or_else(|| panic!("the sent message is in Sales: {queued:?}"));
+    let headers: nimbus::Headers = serde_json::from_str(&message.headers).expect("headers");
+    assert_eq!(headers["NServiceBus.EnclosedMessageTypes"], "Shop.Ping");
+    assert_eq!(headers["NServiceBus.MessageId"], id);
+    assert_eq!(headers["X-Reason"], "manual retry");
+    assert!(headers.contains_key("NServiceBus.TimeSent"));
+    assert_eq!(message.body, br#"{"n":3}"#);
+    let (ok, _, err) = nimbus(
+        url,
+        schema,
+        &["send", "Salez", "--type", "Shop.Ping", "--body", "{}"],
+    );
+    assert!(
+        !ok && err.contains("Sales"),
+        "names the closest queue: {err}"
+    );
+    let (ok, _, err) = nimbus(
+        url,
+        schema,
+        &["send", "Sales", "--type", "Shop.Ping", "--body", "not json"],
+    );
+    assert!(!ok && err.contains("not JSON"), "{err}");
 }
 
 /// The workloads `nimbus bench` reports, in its order.

@@ -363,6 +363,88 @@ impl Database {
         Ok(out)
     }
 
+    /// Sends one message whose body is JSON text, with the headers an endpoint writes
+    /// (`NServiceBus.MessageId`, `EnclosedMessageTypes` = `message_type`, `ContentType`,
+    /// `MessageIntent` = `Send`, `TimeSent`, conversation and correlation ids = the new id,
+    /// `OriginatingEndpoint` = `sender`) plus `extra_headers` (which cannot replace those), to
+    /// `queue`, which must exist
+    /// ([`NimbusError::UnknownQueue`] names the closest ones otherwise). Returns the message id.
+    /// A body that is not JSON is refused before anything is written.
+    pub async fn send_json(
+        &self,
+        queue: &str,
+        message_type: &str,
+        body: &str,
+        sender: &str,
+        extra_headers: &[(String, String)],
+    ) -> Result<Uuid> {
+        if let Err(e) = serde_json::from_str::<serde_json::Value>(body) {
+            return Err(NimbusError::config(
+                format!("the body is not JSON: {e}"),
+                "pass the message as JSON text, e.g. '{\"orderId\":42}'",
+            ));
+        }
+        if message_type.trim().is_empty() {
+            return Err(NimbusError::config(
+                "the message type is empty",
+                "name the type receivers dispatch on, e.g. Shop.Messages.PlaceOrder",
+            ));
+        }
+        let target = self.queue(queue)?;
+        let known = self.transport.queues().await?;
+        if !known.iter().any(|q| q == queue) {
+            return Err(NimbusError::UnknownQueue {
+                queue: queue.to_string(),
+                closest: crate::names::closest(queue, known.iter().map(String::as_str)),
+            });
+        }
+        let id = Uuid::now_v7();
+        let id_text = id.to_string();
+        let mut headers = crate::Headers::new();
+        for (name, value) in extra_headers {
+            headers.insert(name.clone(), value.clone());
+        }
+        let fixed = [
+            (crate::headers::MESSAGE_ID, id_text.clone()),
+            (
+                crate::headers::ENCLOSED_MESSAGE_TYPES,
+                message_type.to_string(),
+            ),
+            (
+                crate::headers::CONTENT_TYPE,
+                crate::headers::JSON_CONTENT_TYPE.to_string(),
+            ),
+            (crate::headers::MESSAGE_INTENT, "Send".to_string()),
+            (
+                crate::headers::TIME_SENT,
+                crate::headers::format_time(chrono::Utc::now()),
+            ),
+            (crate::headers::CONVERSATION_ID, id_text.clone()),
+            (crate::headers::CORRELATION_ID, id_text),
+            (crate::headers::ORIGINATING_ENDPOINT, sender.to_string()),
+        ];
+        for (name, value) in fixed {
+            headers.insert(name.to_string(), value);
+        }
+        let headers_json =
+            serde_json::to_string(&headers).map_err(|source| NimbusError::Serialize {
+                type_name: "headers",
+                source,
+            })?;
+        self.transport
+            .insert_raw(
+                &target,
+                &RawRow {
+                    id,
+                    headers: headers_json,
+                    body: body.as_bytes().to_vec(),
+                    time_to_be_received_ms: None,
+                },
+            )
+            .await?;
+        Ok(id)
+    }
+
     /// Deletes the dead letter `id` for good; `false` when there is none.
     pub async fn purge_dead_letter(&self, id: Uuid) -> Result<bool> {
         self.transport.purge_dead_letter(id).await
