@@ -8,9 +8,18 @@
 //!
 //! * **peek**: the peeker estimates the depth as `max(RowVersion) - min(RowVersion) + 1`; if it is
 //!   0 the supervisor waits the peek delay and peeks again;
-//! * **receive**: otherwise the supervisor hands out that many receives to idle receivers, never
-//!   more at once than the concurrency limit; when a receive finds nothing (another instance got
-//!   there first) it stops handing out, and when all are done it peeks again at once.
+//! * **receive**: otherwise the supervisor hands out that many receives (less those it already
+//!   has in flight, which the estimate counts) to idle receivers, each holding one of the
+//!   endpoint's slots (its concurrency limit, shared by all of its queues); a freed slot goes to
+//!   the next waiting message at once; when the estimate runs out it peeks again without waiting
+//!   for slow handlers, and when a receive finds nothing (another instance got there first) it
+//!   waits the peek delay;
+//! * **wake-up**: a send committed in this process to the queue (any endpoint, any database)
+//!   makes the supervisor peek at once instead of waiting out the delay.
+//!
+//! Receivers run on the endpoint's worker threads (`handler_threads`, one arbiter each), so a
+//! handler that blocks its thread holds back only the receivers on that thread; the supervisor,
+//! peeker and timer-driven actors stay on the bus's own thread.
 
 mod dead_letterer;
 mod delayed_delivery;

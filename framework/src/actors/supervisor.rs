@@ -1,10 +1,15 @@
 //! The queue supervisor: owns the peek and receive modes of one queue.
+//!
+//! It keeps every free slot busy: a receive is handed out whenever a receiver of the queue is
+//! idle, the endpoint has a free slot (its concurrency limit spans all of its queues) and the
+//! last estimate says messages wait; it peeks again as soon as the estimate runs out, while
+//! slow handlers are still running, and at once when a send wakes the queue.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, OwnedSemaphorePermit};
 
 use super::expiry_purger::expiry_purger;
 use super::peeker::{Peek, Peeker};
@@ -19,8 +24,8 @@ use crate::recoverability::Recovery;
 /// The longest wait between attempts while the database is failing.
 const MAX_ERROR_BACKOFF: Duration = Duration::from_secs(30);
 
-/// Supervises the peeker and receivers of one queue and decides, after every peek and every
-/// receive, what happens next.
+/// Supervises the peeker and receivers of one queue and decides, after every peek, every
+/// receive and every wake-up, what happens next.
 pub(crate) struct QueueSupervisor {
     endpoint: Arc<EndpointState>,
     queue: QueueName,
@@ -31,7 +36,14 @@ pub(crate) struct QueueSupervisor {
     in_flight: usize,
     /// Receives still to hand out from the last peek's estimate.
     remaining: i64,
+    /// A peek waits for its timer.
     peek_timer: Option<SpawnHandle>,
+    /// A peek is running.
+    peeking: bool,
+    /// A wake-up came while a peek was running: that peek may have missed the message.
+    woken_while_peeking: bool,
+    /// Waiting for one of the endpoint's slots to free up.
+    waiting_for_slot: bool,
     consecutive_errors: u32,
     /// When the database started failing, for the critical-error callback.
     failing_since: Option<Instant>,
@@ -52,6 +64,9 @@ impl QueueSupervisor {
             in_flight: 0,
             remaining: 0,
             peek_timer: None,
+            peeking: false,
+            woken_while_peeking: false,
+            waiting_for_slot: false,
             consecutive_errors: 0,
             failing_since: None,
             critical_raised: false,
@@ -60,14 +75,18 @@ impl QueueSupervisor {
         }
     }
 
+    /// Peeks now, unless a peek is already running; a pending timer is cancelled.
     fn peek(&mut self, ctx: &mut Context<Self>) {
-        self.peek_timer = None;
-        if self.stopping {
+        if let Some(timer) = self.peek_timer.take() {
+            ctx.cancel_future(timer);
+        }
+        if self.stopping || self.peeking {
             return;
         }
         let Some(peeker) = self.peeker.clone() else {
             return;
         };
+        self.peeking = true;
         ctx.spawn(
             peeker
                 .send(Peek)
@@ -76,20 +95,58 @@ impl QueueSupervisor {
         );
     }
 
+    /// Peeks after `delay`, unless a peek is already running or due sooner.
     fn peek_later(&mut self, delay: Duration, ctx: &mut Context<Self>) {
+        if self.stopping || self.peeking || self.peek_timer.is_some() {
+            return;
+        }
+        self.peek_timer = Some(ctx.run_later(delay, |act, ctx| {
+            act.peek_timer = None;
+            act.peek(ctx);
+        }));
+    }
+
+    /// A message for this queue committed (in this process, or announced by the database).
+    fn on_wake(&mut self, ctx: &mut Context<Self>) {
         if self.stopping {
             return;
         }
-        self.peek_timer = Some(ctx.run_later(delay, |act, ctx| act.peek(ctx)));
+        if self.peeking {
+            self.woken_while_peeking = true;
+        } else {
+            self.peek(ctx);
+        }
+    }
+
+    /// Waits for the queue's wake-ups for as long as the supervisor runs.
+    fn listen(&self, ctx: &mut Context<Self>) {
+        let signal =
+            crate::transport::wakeups::subscribe(&self.endpoint.transport.wake_key(&self.queue));
+        ctx.spawn(
+            async move {
+                signal.notified().await;
+            }
+            .into_actor(self)
+            .map(|(), act, ctx| {
+                act.on_wake(ctx);
+                act.listen(ctx);
+            }),
+        );
+    }
+
+    /// Starts receiver `index` under an actix supervisor (restarted when it stops itself), on
+    /// one of the endpoint's worker threads.
+    fn start_receiver(&self, index: usize) -> Addr<Receiver> {
+        let (endpoint, queue) = (self.endpoint.clone(), self.queue.clone());
+        let workers = &self.endpoint.workers;
+        if workers.is_empty() {
+            return Supervisor::start(move |_| Receiver::new(endpoint, queue, index));
+        }
+        let worker = &workers[index % workers.len()];
+        Supervisor::start_in_arbiter(worker, move |_| Receiver::new(endpoint, queue, index))
     }
 
     /// The database answered: the outage, if there was one, is over.
-    /// Starts receiver `index` under an actix supervisor (restarted when it stops itself).
-    fn start_receiver(&self, index: usize) -> Addr<Receiver> {
-        let (endpoint, queue) = (self.endpoint.clone(), self.queue.clone());
-        Supervisor::start(move |_| Receiver::new(endpoint, queue, index))
-    }
-
     fn database_ok(&mut self) {
         self.consecutive_errors = 0;
         if self.critical_raised {
@@ -127,20 +184,29 @@ impl QueueSupervisor {
         result: Result<crate::error::Result<i64>, MailboxError>,
         ctx: &mut Context<Self>,
     ) {
+        self.peeking = false;
+        let woken = std::mem::take(&mut self.woken_while_peeking);
         if self.stopping {
             return;
         }
         match result {
-            Ok(Ok(estimate)) if estimate > 0 => {
+            Ok(Ok(estimate)) => {
                 self.database_ok();
                 self.set_depth(estimate);
-                self.remaining = estimate;
-                self.dispatch(ctx);
-            }
-            Ok(Ok(_)) => {
-                self.database_ok();
-                self.set_depth(0);
-                self.peek_later(self.endpoint.config.peek_delay, ctx);
+                // The estimate counts the rows this supervisor's receives hold: only the rest
+                // are waiting.
+                let in_flight = i64::try_from(self.in_flight).unwrap_or(i64::MAX);
+                let waiting = estimate.saturating_sub(in_flight);
+                if waiting > 0 {
+                    self.remaining = waiting;
+                    self.dispatch(ctx);
+                } else if woken {
+                    self.peek(ctx);
+                } else {
+                    // Nothing new: peek again after the delay, or sooner when a receive ends
+                    // or a send wakes the queue.
+                    self.peek_later(self.endpoint.config.peek_delay, ctx);
+                }
             }
             Ok(Err(e)) => {
                 self.database_failed(&e);
@@ -162,21 +228,57 @@ impl QueueSupervisor {
             .set_depth(self.queue.as_str(), u64::try_from(estimate).unwrap_or(0));
     }
 
-    /// Hands out receives to idle receivers while the estimate lasts.
+    /// Hands out receives to idle receivers while the estimate lasts and the endpoint has free
+    /// slots; when the slots run out, waits for one.
     fn dispatch(&mut self, ctx: &mut Context<Self>) {
-        while self.remaining > 0 && !self.stopping {
-            let Some(index) = self.idle.pop() else {
-                break;
-            };
-            self.remaining -= 1;
-            self.in_flight += 1;
-            ctx.spawn(
-                self.receivers[index]
-                    .send(ReceiveOne)
-                    .into_actor(self)
-                    .map(move |result, act, ctx| act.on_received(index, result, ctx)),
-            );
+        while self.remaining > 0 && !self.stopping && !self.idle.is_empty() {
+            match self.endpoint.slots.clone().try_acquire_owned() {
+                Ok(slot) => self.hand_out(slot, ctx),
+                Err(_) => {
+                    self.wait_for_slot(ctx);
+                    break;
+                }
+            }
         }
+    }
+
+    /// Hands one receive to an idle receiver; the slot is held until the receive ends.
+    fn hand_out(&mut self, slot: OwnedSemaphorePermit, ctx: &mut Context<Self>) {
+        let Some(index) = self.idle.pop() else {
+            return;
+        };
+        self.remaining -= 1;
+        self.in_flight += 1;
+        ctx.spawn(self.receivers[index].send(ReceiveOne).into_actor(self).map(
+            move |result, act, ctx| {
+                drop(slot);
+                act.on_received(index, result, ctx)
+            },
+        ));
+    }
+
+    /// Waits (fairly, behind the endpoint's other queues) for a slot, then hands out with it.
+    fn wait_for_slot(&mut self, ctx: &mut Context<Self>) {
+        if self.waiting_for_slot {
+            return;
+        }
+        self.waiting_for_slot = true;
+        let slots = self.endpoint.slots.clone();
+        ctx.spawn(
+            async move { slots.acquire_owned().await }
+                .into_actor(self)
+                .map(|slot, act, ctx| {
+                    act.waiting_for_slot = false;
+                    match slot {
+                        Ok(slot) if act.remaining > 0 && !act.stopping && !act.idle.is_empty() => {
+                            act.hand_out(slot, ctx);
+                            act.dispatch(ctx);
+                        }
+                        // Nothing to do with it any more: it goes back.
+                        Ok(_) | Err(_) => {}
+                    }
+                }),
+        );
     }
 
     fn on_received(
@@ -188,11 +290,13 @@ impl QueueSupervisor {
         self.in_flight -= 1;
         self.idle.push(index);
         let mut failed_infrastructure = false;
+        let mut found_nothing = false;
         match result {
             Ok(Outcome::Handled) | Ok(Outcome::Expired) => self.database_ok(),
             Ok(Outcome::Empty) => {
                 self.database_ok();
                 self.remaining = 0;
+                found_nothing = true;
             }
             Ok(Outcome::Failed {
                 reason,
@@ -204,10 +308,8 @@ impl QueueSupervisor {
                 if panicked {
                     tracing::warn!(queue = %self.queue, receiver = index, %reason, "restarting the receiver of a panicked handler");
                 }
-                if recovery != Recovery::Immediate {
-                    // The message left the queue (delayed or dead-lettered): the estimate holds.
-                } else {
-                    // It went back to the end of the queue: receive it again in this round.
+                if recovery == Recovery::Immediate {
+                    // It went back to the end of the queue: receive it again.
                     self.remaining += 1;
                 }
             }
@@ -238,12 +340,15 @@ impl QueueSupervisor {
         }
         if self.remaining > 0 {
             self.dispatch(ctx);
-        } else if self.in_flight == 0 && self.peek_timer.is_none() {
-            if failed_infrastructure {
-                self.peek_later(self.error_backoff(), ctx);
-            } else {
-                self.peek(ctx);
-            }
+        } else if failed_infrastructure {
+            self.peek_later(self.error_backoff(), ctx);
+        } else if found_nothing {
+            // Another receiver (here or elsewhere) got there first: the queue may be empty.
+            self.peek_later(self.endpoint.config.peek_delay, ctx);
+        } else {
+            // The estimate ran out while messages kept coming: look again, without waiting
+            // for the slow handlers still running.
+            self.peek(ctx);
         }
     }
 }
@@ -260,7 +365,8 @@ impl Actor for QueueSupervisor {
             self.receivers.push(receiver);
             self.idle.push(index);
         }
-        tracing::info!(queue = %self.queue, receivers = self.receivers.len(), "receiving");
+        tracing::info!(queue = %self.queue, receivers = self.receivers.len(), threads = self.endpoint.workers.len().max(1), "receiving");
+        self.listen(ctx);
         self.peek(ctx);
     }
 

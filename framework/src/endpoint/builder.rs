@@ -60,6 +60,7 @@ pub struct BusBuilder {
     auto_create_schema: bool,
     peek_delay: Duration,
     concurrency: usize,
+    handler_threads: usize,
     fill_v1_columns: bool,
     body_string_column: bool,
     retry: RetryPolicy,
@@ -91,6 +92,9 @@ impl Default for BusBuilder {
                 .map(|n| n.get())
                 .unwrap_or(2)
                 .max(2),
+            handler_threads: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
             fill_v1_columns: false,
             body_string_column: false,
             retry: RetryPolicy::default(),
@@ -119,6 +123,7 @@ impl std::fmt::Debug for BusBuilder {
             .field("schema", &self.schema)
             .field("layout", &self.layout)
             .field("concurrency", &self.concurrency)
+            .field("handler_threads", &self.handler_threads)
             .field("peek_delay", &self.peek_delay)
             .field("routes", &self.routes)
             .finish_non_exhaustive()
@@ -164,10 +169,22 @@ impl BusBuilder {
         self
     }
 
-    /// How many messages the endpoint handles at once (default: the number of CPUs, at least 2).
-    /// On SQLite a receive holds the database's write lock, so handlers run one at a time there.
+    /// How many messages the endpoint handles at once, across all of its queues (its input
+    /// queue and its instance queue share the limit, as in NServiceBus; default: the number of
+    /// CPUs, at least 2). A slot freed by one handler goes to the next waiting message at once,
+    /// whatever its queue. On SQLite a receive holds the database's write lock, so handlers run
+    /// one at a time there.
     pub fn concurrency(mut self, limit: usize) -> Self {
         self.concurrency = limit;
+        self
+    }
+
+    /// How many threads run handlers (default: the number of CPUs). Receivers are spread over
+    /// them, so a CPU-heavy or blocking handler holds one thread, not the whole endpoint; `1`
+    /// runs every handler on the bus's own thread. For blocking work inside a handler, prefer
+    /// `tokio::task::spawn_blocking`, which leaves the thread free for other handlers.
+    pub fn handler_threads(mut self, threads: usize) -> Self {
+        self.handler_threads = threads;
         self
     }
 
@@ -447,6 +464,12 @@ impl BusBuilder {
                 "use .concurrency(1) or more",
             ));
         }
+        if self.handler_threads == 0 {
+            return Err(NimbusError::config(
+                "handler_threads is 0, so no handler could run",
+                "use .handler_threads(1) or more (1: the bus's own thread)",
+            ));
+        }
         let mut routes = HashMap::new();
         for (type_name, queue) in self.routes {
             let queue = QueueName::new(queue)?;
@@ -482,6 +505,7 @@ impl BusBuilder {
             auto_create_schema: self.auto_create_schema,
             peek_delay: self.peek_delay,
             concurrency: self.concurrency,
+            handler_threads: self.handler_threads,
             routes: Arc::new(Routes::new(routes)),
             handlers: Arc::new(self.handlers),
             body_string_column: self.body_string_column,

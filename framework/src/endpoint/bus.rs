@@ -106,7 +106,18 @@ impl Endpoint {
         });
         let dead_letterer = DeadLetterer::new(counters.clone()).start().recipient();
         let database_target: Arc<str> = transport.target().into();
+        // Handlers run on worker threads of their own, unless one thread (the bus's) is asked.
+        let arbiters: Vec<Arbiter> = if receiving && config.handler_threads > 1 {
+            (0..config.handler_threads)
+                .map(|_| Arbiter::new())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let slots = Arc::new(tokio::sync::Semaphore::new(config.concurrency));
         let endpoint = Arc::new(EndpointState {
+            workers: arbiters.iter().map(Arbiter::handle).collect(),
+            slots,
             config,
             transport,
             counters,
@@ -142,6 +153,7 @@ impl Endpoint {
                 subscriptions,
                 supervisors: Mutex::new(supervisors),
                 maintenance: Mutex::new(maintenance),
+                workers: Mutex::new(arbiters),
                 warnings,
                 stopped: AtomicBool::new(false),
             }),
@@ -224,6 +236,8 @@ struct BusInner {
     supervisors: Mutex<Vec<Addr<QueueSupervisor>>>,
     /// The timer-driven actors: delayed delivery, heartbeat, idle sweep.
     maintenance: Mutex<Vec<Recipient<Shutdown>>>,
+    /// The threads handlers run on, stopped once every receive has finished.
+    workers: Mutex<Vec<Arbiter>>,
     warnings: Vec<String>,
     stopped: AtomicBool,
 }
@@ -522,6 +536,12 @@ impl Bus {
         for actor in maintenance {
             // Work in flight is one transaction: stopping it rolls it back, losing nothing.
             let _ = actor.send(Shutdown).await;
+        }
+        let workers =
+            std::mem::take(&mut *self.inner.workers.lock().unwrap_or_else(|p| p.into_inner()));
+        for worker in workers {
+            // Every receive on it has finished (the supervisors drained): nothing is lost.
+            worker.stop();
         }
         tracing::info!(application = %self.inner.endpoint.config.identity.application, "bus stopped");
         Ok(())

@@ -44,6 +44,8 @@ pub struct BusSettings {
     pub peek_delay: Option<Duration>,
     /// Handlers at once.
     pub concurrency: Option<usize>,
+    /// [`BusBuilder::handler_threads`].
+    pub handler_threads: Option<usize>,
     /// Retries at once after a failure.
     pub immediate_retries: Option<u32>,
     /// Delayed retries after the immediate ones.
@@ -143,6 +145,9 @@ impl BusBuilder {
         }
         if let Some(limit) = s.concurrency {
             self = self.concurrency(limit);
+        }
+        if let Some(threads) = s.handler_threads {
+            self = self.handler_threads(threads);
         }
         if let Some(count) = s.immediate_retries {
             self = self.immediate_retries(count);

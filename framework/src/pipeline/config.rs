@@ -19,6 +19,8 @@ pub(crate) struct EndpointConfig {
     pub auto_create_schema: bool,
     pub peek_delay: Duration,
     pub concurrency: usize,
+    /// Threads that run handlers (1: the bus's own).
+    pub handler_threads: usize,
     pub routes: Arc<Routes>,
     pub handlers: Arc<HandlerRegistry>,
     /// Add the computed `BodyString` column to queue tables (SQL Server).

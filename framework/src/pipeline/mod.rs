@@ -40,6 +40,10 @@ pub(crate) struct EndpointState {
     pub pending_requests: PendingRequests,
     /// The database the endpoint's receives hold open (its target), marked on handler code.
     pub database_target: Arc<str>,
+    /// The endpoint's concurrency limit, across all of its queues: one slot per receive.
+    pub slots: Arc<tokio::sync::Semaphore>,
+    /// The threads handlers run on (receivers are spread over them); empty: the bus's own.
+    pub workers: Vec<actix::ArbiterHandle>,
 }
 
 tokio::task_local! {

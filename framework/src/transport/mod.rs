@@ -14,6 +14,7 @@ mod catalog;
 mod database_url;
 mod sql_transport;
 mod storage;
+pub(crate) mod wakeups;
 
 use std::sync::Arc;
 
@@ -87,6 +88,10 @@ pub(crate) trait Transport: Send + Sync + 'static {
 
     /// Where the database is (host and database, or the file), for messages and identity.
     fn target(&self) -> &str;
+
+    /// The process-wide name of `queue` on this database and schema, for wake-ups
+    /// ([`wakeups::key`]).
+    fn wake_key(&self, queue: &QueueName) -> String;
 
     /// Creates the common tables and the tables of `queues` if they do not exist. Idempotent and
     /// safe when several instances run it at once.

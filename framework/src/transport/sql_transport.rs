@@ -20,6 +20,14 @@ use crate::error::{NimbusError, Result};
 use crate::names::QueueName;
 use crate::sql::IndexSql;
 
+/// What a write did: the queues it created (known to exist once it commits) and the queues it
+/// wrote messages to that are visible at once (woken when it commits).
+#[derive(Default)]
+struct Written {
+    created: Vec<Arc<QueueEntry>>,
+    queues: Vec<QueueName>,
+}
+
 /// Queues and topics over the database of driver `D`.
 pub(crate) struct SqlTransport<D: Driver> {
     inner: Arc<Inner<D>>,
@@ -87,6 +95,25 @@ impl<D: Driver> Inner<D> {
         Ok(c)
     }
 
+    /// Commits `c`'s transaction with what [`Inner::write`] wrote, marks the queues it created
+    /// as existing, and wakes the receivers of the queues it wrote to.
+    async fn commit_written(&self, c: Held<D>, written: &Written, purpose: &str) -> Result<()> {
+        self.commit(c, &written.created, purpose).await?;
+        self.wake(&written.queues);
+        Ok(())
+    }
+
+    /// Wakes this process's receivers of `queues`.
+    fn wake(&self, queues: &[QueueName]) {
+        for queue in queues {
+            super::wakeups::wake(&self.wake_key(queue));
+        }
+    }
+
+    fn wake_key(&self, queue: &QueueName) -> String {
+        super::wakeups::key(&self.cx.target, self.cx.schema.as_str(), queue.as_str())
+    }
+
     /// Commits `c`'s transaction, then marks the queues it created as existing.
     async fn commit(&self, c: Held<D>, created: &[Arc<QueueEntry>], purpose: &str) -> Result<()> {
         c.commit()
@@ -125,7 +152,8 @@ impl<D: Driver> Inner<D> {
         }
     }
 
-    /// Writes `messages` on `c`, inside its open transaction. Returns the queues this created.
+    /// Writes `messages` on `c`, inside its open transaction. Returns the queues this created
+    /// and those it wrote to.
     /// A send (`creation` = [`Creation::Required`]) fails on a queue no endpoint has made; a
     /// publish always makes a subscriber's missing queue (with auto-create).
     async fn write(
@@ -133,8 +161,8 @@ impl<D: Driver> Inner<D> {
         c: &mut Held<D>,
         messages: &[OutgoingMessage],
         creation: Creation,
-    ) -> Result<Vec<Arc<QueueEntry>>> {
-        let mut created = Vec::new();
+    ) -> Result<Written> {
+        let mut written = Written::default();
         for message in messages {
             let creation = match message.destination {
                 Destination::Topic(_) => Creation::IfMissing,
@@ -143,11 +171,14 @@ impl<D: Driver> Inner<D> {
             for queue in self.destinations(c, &message.destination).await? {
                 let row_id = self.storage.row_id(message);
                 self.storage
-                    .insert(c, &queue, message, row_id, creation, &mut created)
+                    .insert(c, &queue, message, row_id, creation, &mut written.created)
                     .await?;
+                if message.delivery == Delivery::Immediate && !written.queues.contains(&queue) {
+                    written.queues.push(queue);
+                }
             }
         }
-        Ok(created)
+        Ok(written)
     }
 
     /// Writes `letter`, under a fresh id if its id is taken.
@@ -252,6 +283,10 @@ impl<D: Driver> Transport for SqlTransport<D> {
 
     fn target(&self) -> &str {
         &self.inner.cx.target
+    }
+
+    fn wake_key(&self, queue: &QueueName) -> String {
+        self.inner.wake_key(queue)
     }
 
     async fn create_schema(&self, queues: &[QueueName]) -> Result<()> {
@@ -458,13 +493,16 @@ impl<D: Driver> Transport for SqlTransport<D> {
                         )
                         .await?;
                     c.release();
+                    if message.delivery == Delivery::Immediate {
+                        s.wake(std::slice::from_ref(queue));
+                    }
                     return Ok(());
                 }
             }
         }
         let mut c = s.transaction("sending").await?;
-        let created = s.write(&mut c, &messages, Creation::Required).await?;
-        s.commit(c, &created, "a send").await
+        let written = s.write(&mut c, &messages, Creation::Required).await?;
+        s.commit_written(c, &written, "a send").await
     }
 
     async fn subscribe(&self, topic: &str, queue: &QueueName) -> Result<()> {
@@ -578,8 +616,8 @@ impl<D: Driver> Transport for SqlTransport<D> {
                 Err(letter) => s.insert_dead_letter(&mut c, &letter).await?,
             }
         }
-        let created = s.write(&mut c, &messages, Creation::IfMissing).await?;
-        s.commit(c, &created, "delayed deliveries").await?;
+        let written = s.write(&mut c, &messages, Creation::IfMissing).await?;
+        s.commit_written(c, &written, "delayed deliveries").await?;
         Ok(count)
     }
 
@@ -596,8 +634,8 @@ impl<D: Driver> Transport for SqlTransport<D> {
         };
         // On an error `c` is dropped and the server rolls back: the dead letter stays.
         let message = rebuild(destination.as_deref().unwrap_or_default(), &body)?;
-        let created = s.write(&mut c, &[message], Creation::IfMissing).await?;
-        s.commit(c, &created, "a replay").await?;
+        let written = s.write(&mut c, &[message], Creation::IfMissing).await?;
+        s.commit_written(c, &written, "a replay").await?;
         Ok(true)
     }
 }
@@ -633,11 +671,11 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
             inner,
             ..
         } = *self;
-        let created = inner
+        let written = inner
             .write(&mut connection, &outgoing, Creation::Required)
             .await?;
         inner
-            .commit(connection, &created, "a handled message")
+            .commit_written(connection, &written, "a handled message")
             .await
     }
 
@@ -675,10 +713,10 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
             .write(&mut connection, &outgoing, Creation::Required)
             .await
         {
-            Ok(created) if handler_savepoint => connection
+            Ok(written) if handler_savepoint => connection
                 .execute(&cx.sql.savepoint_release, &[])
                 .await
-                .map(|_| created)
+                .map(|_| written)
                 .map_err(|e| {
                     NimbusError::database(
                         cx.name,
@@ -689,8 +727,8 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
             other => other,
         };
         match written {
-            Ok(created) => inner
-                .commit(connection, &created, "a handled message")
+            Ok(written) => inner
+                .commit_written(connection, &written, "a handled message")
                 .await
                 .map_err(CommitFailure::Failed),
             Err(e) if e.is_permanent() => {
