@@ -149,6 +149,13 @@ pub(crate) trait Driver: Send + Sync + Sized + 'static {
             .into()
     }
 
+    /// Starts announcing and hearing which queues got messages, across processes, where the
+    /// database offers a way (PostgreSQL: LISTEN/NOTIFY). `None`: receivers of other processes
+    /// find messages at their next peek.
+    fn wake_channel(&self) -> Option<WakeChannel> {
+        None
+    }
+
     /// Takes a connection from the pool, opening one if needed.
     async fn connection(&self) -> DriverResult<Self::Connection>;
 
@@ -202,6 +209,22 @@ pub(crate) trait Driver: Send + Sync + Sized + 'static {
         sql: &str,
         names: &[&str],
     ) -> DriverResult<()>;
+}
+
+/// Cross-process wake-ups ([`Driver::wake_channel`]): payloads sent on `announce` reach every
+/// process listening on the database (this one included) through `heard`.
+pub(crate) struct WakeChannel {
+    pub announce: tokio::sync::mpsc::UnboundedSender<Announcement>,
+    pub heard: tokio::sync::mpsc::UnboundedReceiver<String>,
+}
+
+/// What a [`WakeChannel`] is asked to do.
+#[derive(Debug)]
+pub(crate) enum Announcement {
+    /// Tell other processes about this payload (a queue that got messages).
+    Queue(String),
+    /// Answer once everything announced before has been sent (a bus that stops).
+    Flush(tokio::sync::oneshot::Sender<()>),
 }
 
 /// How long database calls may take before the connection is dropped as frozen.

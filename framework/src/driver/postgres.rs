@@ -1,6 +1,7 @@
 //! PostgreSQL: tokio-postgres over a deadpool pool, TLS by rustls ([`tls`]). Connect, bind,
 //! decode; nothing else.
 
+pub(crate) mod notify;
 pub(crate) mod tls;
 
 use async_trait::async_trait;
@@ -15,6 +16,9 @@ use crate::sql::{Dialect, POSTGRES};
 /// A PostgreSQL database.
 pub(crate) struct PostgresDriver {
     pool: Pool,
+    /// For the LISTEN connection, which lives outside the pool.
+    config: tokio_postgres::Config,
+    connector: MakeRustlsConnect,
     target: String,
     /// The URL's TLS settings, to explain a failed handshake.
     tls: tls::TlsSettings,
@@ -75,8 +79,8 @@ impl PostgresDriver {
             })
             .unwrap_or_else(|| "localhost".into());
         let manager = Manager::from_config(
-            config,
-            connector,
+            config.clone(),
+            connector.clone(),
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
             },
@@ -87,6 +91,8 @@ impl PostgresDriver {
             .map_err(|e| DriverError::new(None, FailureKind::Transient, e))?;
         Ok(PostgresDriver {
             pool,
+            config,
+            connector,
             target,
             tls,
             host,
@@ -198,6 +204,10 @@ impl Driver for PostgresDriver {
         "check that the server runs and accepts TCP connections, and that the user, password \
          and database in the URL are right"
             .into()
+    }
+
+    fn wake_channel(&self) -> Option<super::WakeChannel> {
+        Some(notify::start(self.config.clone(), self.connector.clone()))
     }
 
     async fn connection(&self) -> DriverResult<Object> {

@@ -105,6 +105,8 @@ impl Endpoint {
             ..Counters::default()
         });
         let dead_letterer = DeadLetterer::new(counters.clone()).start().recipient();
+        // Other processes' writes wake this one's receivers, and its writes wake theirs.
+        transport.start_wakeups();
         let database_target: Arc<str> = transport.target().into();
         // Handlers run on worker threads of their own, unless one thread (the bus's) is asked.
         let arbiters: Vec<Arbiter> = if receiving && config.handler_threads > 1 {
@@ -543,6 +545,8 @@ impl Bus {
             // Every receive on it has finished (the supervisors drained): nothing is lost.
             worker.stop();
         }
+        // What this bus wrote last still wakes other processes' receivers.
+        self.inner.endpoint.transport.flush_wakeups().await;
         tracing::info!(application = %self.inner.endpoint.config.identity.application, "bus stopped");
         Ok(())
     }

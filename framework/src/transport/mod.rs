@@ -93,6 +93,16 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// ([`wakeups::key`]).
     fn wake_key(&self, queue: &QueueName) -> String;
 
+    /// Starts cross-process wake-ups where the database offers them (PostgreSQL's
+    /// LISTEN/NOTIFY): writes are announced to other processes, and their announcements wake
+    /// this process's receivers. Idempotent; without it, only this process is woken.
+    fn start_wakeups(&self);
+
+    /// Resolves once every write announced so far has reached the database's channel (at most
+    /// the statement deadline), so a process that stops right after a send still wakes the
+    /// receivers of other processes.
+    async fn flush_wakeups(&self);
+
     /// Creates the common tables and the tables of `queues` if they do not exist. Idempotent and
     /// safe when several instances run it at once.
     async fn create_schema(&self, queues: &[QueueName]) -> Result<()>;

@@ -14,7 +14,7 @@ use super::{
 };
 use crate::dead_letter::DeadLetter;
 use crate::driver::statements::{DeadLetterRow, MessageRow};
-use crate::driver::{Driver, Held, Param, Statement};
+use crate::driver::{Announcement, Driver, Held, Param, Statement};
 use crate::envelope::{Delivery, Destination, OutgoingMessage, ReceivedMessage};
 use crate::error::{NimbusError, Result};
 use crate::names::QueueName;
@@ -37,6 +37,8 @@ pub(super) struct Inner<D: Driver> {
     pub driver: Arc<D>,
     pub cx: Arc<Context>,
     pub storage: Box<dyn Storage<D>>,
+    /// Where to announce written queues to other processes, once a bus started wake-ups.
+    pub announce: std::sync::OnceLock<tokio::sync::mpsc::UnboundedSender<Announcement>>,
 }
 
 impl<D: Driver> SqlTransport<D> {
@@ -62,6 +64,7 @@ impl<D: Driver> SqlTransport<D> {
             driver: Arc::new(driver),
             storage: storage::for_layout(settings.layout, cx.clone()),
             cx,
+            announce: std::sync::OnceLock::new(),
         });
         inner.connection("connecting").await?.release();
         Ok(Arc::new(SqlTransport { inner }))
@@ -103,10 +106,18 @@ impl<D: Driver> Inner<D> {
         Ok(())
     }
 
-    /// Wakes this process's receivers of `queues`.
+    /// Wakes this process's receivers of `queues`, and announces them to other processes
+    /// where the database can.
     fn wake(&self, queues: &[QueueName]) {
         for queue in queues {
             super::wakeups::wake(&self.wake_key(queue));
+            if let Some(announce) = self.announce.get() {
+                // The announcer is gone only when the transport is: nothing to wake then.
+                let _ = announce.send(Announcement::Queue(super::wakeups::payload(
+                    self.cx.schema.as_str(),
+                    queue.as_str(),
+                )));
+            }
         }
     }
 
@@ -287,6 +298,43 @@ impl<D: Driver> Transport for SqlTransport<D> {
 
     fn wake_key(&self, queue: &QueueName) -> String {
         self.inner.wake_key(queue)
+    }
+
+    async fn flush_wakeups(&self) {
+        let Some(announce) = self.inner.announce.get() else {
+            return;
+        };
+        let (done, flushed) = tokio::sync::oneshot::channel();
+        if announce.send(Announcement::Flush(done)).is_err() {
+            return;
+        }
+        // Bounded: a connection that is down must not hold up a stopping bus.
+        let _ = tokio::time::timeout(self.inner.cx.deadlines.statement, flushed).await;
+    }
+
+    fn start_wakeups(&self) {
+        let s = &self.inner;
+        if s.announce.get().is_some() {
+            return;
+        }
+        let Some(channel) = s.driver.wake_channel() else {
+            return;
+        };
+        if s.announce.set(channel.announce).is_err() {
+            return;
+        }
+        let target = s.cx.target.clone();
+        let mut heard = channel.heard;
+        tokio::spawn(async move {
+            while let Some(payload) = heard.recv().await {
+                match super::wakeups::parse_payload(&payload) {
+                    Some((schema, queue)) => {
+                        super::wakeups::wake(&super::wakeups::key(&target, schema, queue))
+                    }
+                    None => tracing::debug!(%payload, "ignoring a wake-up for no queue"),
+                }
+            }
+        });
     }
 
     async fn create_schema(&self, queues: &[QueueName]) -> Result<()> {

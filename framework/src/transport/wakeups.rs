@@ -1,6 +1,8 @@
 //! Wake-ups: a queue's receivers are told the moment a message for it commits, instead of
 //! finding it at their next peek. Within a process a write wakes them directly (every database,
-//! SQLite included). A lost wake-up costs only the peek delay: the peek loop stays the floor.
+//! SQLite included); where the database can carry them (PostgreSQL's LISTEN/NOTIFY), writes are
+//! also announced to other processes ([`payload`]), whose buses wake their receivers the same
+//! way. A lost wake-up costs only the peek delay: the peek loop stays the floor.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -16,6 +18,16 @@ fn registry() -> &'static Mutex<HashMap<String, Weak<Notify>>> {
 /// Names a queue across the process: the database (its target), the schema and the queue.
 pub(crate) fn key(target: &str, schema: &str, queue: &str) -> String {
     format!("{target}\u{1f}{schema}\u{1f}{queue}")
+}
+
+/// What announces a write to `queue` of `schema` to other processes.
+pub(crate) fn payload(schema: &str, queue: &str) -> String {
+    format!("{schema}\u{1f}{queue}")
+}
+
+/// The schema and queue of an announcement; `None` for text no bus wrote.
+pub(crate) fn parse_payload(payload: &str) -> Option<(&str, &str)> {
+    payload.split_once('\u{1f}')
 }
 
 /// The signal of the queue `key`, shared by every receiver of that queue in this process.
