@@ -36,7 +36,8 @@ impl BareSql {
         BareSql { transport }
     }
 
-    /// Inserts `bodies` into `queue`, all in one transaction (one statement per row).
+    /// Inserts `bodies` into `queue`, all in one transaction, as the framework writes a batch
+    /// (one multi-row statement where the database keeps their order, else one per row).
     pub async fn send(&self, queue: &str, bodies: Vec<Vec<u8>>) -> Result<()> {
         let queue = QueueName::new(queue)?;
         let rows = bodies

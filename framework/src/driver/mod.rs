@@ -220,6 +220,8 @@ pub(crate) struct WakeChannel {
 
 /// What a [`WakeChannel`] is asked to do.
 #[derive(Debug)]
+// Only PostgreSQL's channel reads the payload; without it the channel never exists.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) enum Announcement {
     /// Tell other processes about this payload (a queue that got messages).
     Queue(String),

@@ -100,6 +100,17 @@ pub(crate) enum IndexNaming {
     PerTable,
 }
 
+/// How a database's statements write parameter `n`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Placeholder {
+    /// `$n` (PostgreSQL).
+    Dollar,
+    /// `?n` (SQLite).
+    Question,
+    /// `@Pn` (SQL Server, through tiberius).
+    AtP,
+}
+
 /// One database's SQL.
 #[derive(Debug)]
 pub(crate) struct Dialect {
@@ -119,6 +130,12 @@ pub(crate) struct Dialect {
     pub index_naming: IndexNaming,
     /// The one schema a database without schemas has, when it is such a database.
     pub only_schema: Option<&'static str>,
+    /// How its statements write parameter `n`.
+    pub placeholder: Placeholder,
+    /// How many rows one INSERT may carry while the rows still get their `RowVersion` in the
+    /// order they are listed (1: one statement per row). SQL Server does not promise that order
+    /// for a multi-row `VALUES`, so it writes a row per statement.
+    pub rows_per_insert: usize,
     open_quote: char,
     close_quote: char,
 }
@@ -133,6 +150,9 @@ pub(crate) static SQLITE: Dialect = Dialect {
     qualified_tables: false,
     index_naming: IndexNaming::PerSchema,
     only_schema: Some("main"),
+    placeholder: Placeholder::Question,
+    // 7 parameters a row, well under SQLite's 32,766 variables.
+    rows_per_insert: 500,
     open_quote: '"',
     close_quote: '"',
 };
@@ -150,6 +170,9 @@ pub(crate) static POSTGRES: Dialect = Dialect {
     qualified_tables: true,
     index_naming: IndexNaming::PerSchema,
     only_schema: None,
+    placeholder: Placeholder::Dollar,
+    // 7 parameters a row, well under PostgreSQL's 65,535.
+    rows_per_insert: 1000,
     open_quote: '"',
     close_quote: '"',
 };
@@ -164,6 +187,8 @@ pub(crate) static SQLSERVER: Dialect = Dialect {
     qualified_tables: true,
     index_naming: IndexNaming::PerTable,
     only_schema: None,
+    placeholder: Placeholder::AtP,
+    rows_per_insert: 1,
     open_quote: '[',
     close_quote: ']',
 };

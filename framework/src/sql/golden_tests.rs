@@ -106,6 +106,17 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
         ("queue_count", q.count.clone()),
         ("queue_browse", q.browse.clone()),
     ];
+    // Batched sends: three rows in one INSERT, where the dialect writes batches that way.
+    if dialect.rows_per_insert > 1 {
+        for (name, single) in [
+            ("queue_insert.3_rows", &q.insert),
+            ("messages_insert.3_rows", &s.messages_insert),
+        ] {
+            let many = super::multi_row_insert(dialect, single, 7, 3)
+                .expect("the insert has a VALUES tuple of 7 parameters");
+            out.push((name, many));
+        }
+    }
     out.sort_by(|a, b| a.0.cmp(b.0));
     out.into_iter().map(|(n, t)| (n.to_string(), t)).collect()
 }

@@ -3,6 +3,7 @@
 //! SQL; values are always parameters.
 
 mod dialect;
+mod multi_row;
 mod script;
 mod statements;
 
@@ -13,6 +14,7 @@ pub(crate) use dialect::POSTGRES;
 pub(crate) use dialect::SQLITE;
 #[cfg(feature = "sqlserver")]
 pub(crate) use dialect::SQLSERVER;
+pub(crate) use multi_row::multi_row_insert;
 pub(crate) use script::{creation_script, dialect_named};
 pub(crate) use statements::{IndexSql, QueueSql, SchemaSql};
 

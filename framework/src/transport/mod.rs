@@ -10,6 +10,7 @@
 //! runs unchanged against it.
 
 mod admin;
+mod batching;
 mod catalog;
 mod database_url;
 mod sql_transport;

@@ -174,7 +174,8 @@ impl<D: Driver> Inner<D> {
         creation: Creation,
     ) -> Result<Written> {
         let mut written = Written::default();
-        for message in messages {
+        if let [message] = messages {
+            // One message: write it as planned (the common case, and no batching to do).
             let creation = match message.destination {
                 Destination::Topic(_) => Creation::IfMissing,
                 Destination::Queue(_) => creation,
@@ -188,6 +189,28 @@ impl<D: Driver> Inner<D> {
                     written.queues.push(queue);
                 }
             }
+            return Ok(written);
+        }
+        let mut planned = Vec::new();
+        for message in messages {
+            let creation = match message.destination {
+                Destination::Topic(_) => Creation::IfMissing,
+                Destination::Queue(_) => creation,
+            };
+            for queue in self.destinations(c, &message.destination).await? {
+                let row_id = self.storage.row_id(message);
+                planned.push(
+                    self.storage
+                        .plan_insert(c, &queue, message, row_id, creation, &mut written.created)
+                        .await?,
+                );
+                if message.delivery == Delivery::Immediate && !written.queues.contains(&queue) {
+                    written.queues.push(queue);
+                }
+            }
+        }
+        for insert in super::batching::combine(planned, self.driver.dialect()) {
+            insert.run(c).await?;
         }
         Ok(written)
     }

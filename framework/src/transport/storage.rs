@@ -204,6 +204,19 @@ pub(crate) struct PlannedInsert {
     pub operation: String,
 }
 
+impl PlannedInsert {
+    /// Runs the write on `c`; on failure the queue it assumed is checked again next time.
+    pub async fn run<D: Driver>(&self, c: &mut Held<D>) -> Result<()> {
+        c.run(&self.statement).await.map_err(|e| {
+            if let Some(entry) = &self.forget_on_failure {
+                entry.forget_exists();
+            }
+            NimbusError::database(self.database, self.operation.clone(), e)
+        })?;
+        Ok(())
+    }
+}
+
 /// How messages are stored: everything that differs between the layouts.
 #[async_trait]
 pub(crate) trait Storage<D: Driver>: Send + Sync {
@@ -250,16 +263,10 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
         creation: Creation,
         created: &mut Vec<Arc<QueueEntry>>,
     ) -> Result<()> {
-        let planned = self
-            .plan_insert(c, queue, message, row_id, creation, created)
-            .await?;
-        c.run(&planned.statement).await.map_err(|e| {
-            if let Some(entry) = &planned.forget_on_failure {
-                entry.forget_exists();
-            }
-            NimbusError::database(planned.database, planned.operation.clone(), e)
-        })?;
-        Ok(())
+        self.plan_insert(c, queue, message, row_id, creation, created)
+            .await?
+            .run(c)
+            .await
     }
 
     /// Records that `queue` exists, where the layout has no table to say so.

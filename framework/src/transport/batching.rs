@@ -1,0 +1,116 @@
+//! Batched writes: consecutive planned inserts with the same statement (the same queue, the
+//! same kind of row) become one multi-row INSERT, up to the dialect's rows per statement, so a
+//! batch of sends costs one statement instead of one per message. Rows keep the order they were
+//! planned in, which is the order their queue receives them.
+
+use super::storage::PlannedInsert;
+use crate::driver::Statement;
+use crate::sql::{multi_row_insert, Dialect};
+
+/// `planned`, with every run of identical statements merged into multi-row inserts.
+pub(crate) fn combine(planned: Vec<PlannedInsert>, dialect: &Dialect) -> Vec<PlannedInsert> {
+    if dialect.rows_per_insert <= 1 || planned.len() < 2 {
+        return planned;
+    }
+    let mut out = Vec::with_capacity(planned.len());
+    let mut run: Vec<PlannedInsert> = Vec::new();
+    for insert in planned {
+        let joins = run.first().is_some_and(|first| {
+            first.statement.sql == insert.statement.sql && run.len() < dialect.rows_per_insert
+        });
+        if !joins {
+            flush(&mut run, &mut out, dialect);
+        }
+        run.push(insert);
+    }
+    flush(&mut run, &mut out, dialect);
+    out
+}
+
+/// Moves `run` onto `out`: one insert when it has one row or cannot be merged, else one
+/// multi-row insert.
+fn flush(run: &mut Vec<PlannedInsert>, out: &mut Vec<PlannedInsert>, dialect: &Dialect) {
+    if run.len() < 2 {
+        out.append(run);
+        return;
+    }
+    let per_row = run[0].statement.params.len();
+    let Some(sql) = multi_row_insert(dialect, &run[0].statement.sql, per_row, run.len()) else {
+        out.append(run);
+        return;
+    };
+    let rows = run.len();
+    let mut params = Vec::with_capacity(per_row * rows);
+    let mut first = None;
+    for insert in run.drain(..) {
+        params.extend(insert.statement.params.iter().cloned());
+        first.get_or_insert(insert);
+    }
+    if let Some(first) = first {
+        out.push(PlannedInsert {
+            statement: Statement { sql, params },
+            forget_on_failure: first.forget_on_failure,
+            database: first.database,
+            operation: format!("{} ({rows} messages in one statement)", first.operation),
+        });
+    }
+}
+
+#[cfg(all(test, feature = "postgres"))]
+mod tests {
+    use super::*;
+    use crate::driver::{Param, Statement};
+
+    fn planned(sql: &str, id: i64) -> PlannedInsert {
+        PlannedInsert {
+            statement: Statement::new(sql, &[Param::BigInt(Some(id))]),
+            forget_on_failure: None,
+            database: "PostgreSQL",
+            operation: "sending".into(),
+        }
+    }
+
+    #[test]
+    fn runs_of_one_statement_become_one_insert_in_order() {
+        let a = "INSERT INTO a (x) VALUES ($1)";
+        let b = "INSERT INTO b (x) VALUES ($1)";
+        let combined = combine(
+            vec![
+                planned(a, 1),
+                planned(a, 2),
+                planned(a, 3),
+                planned(b, 4),
+                planned(a, 5),
+            ],
+            &crate::sql::POSTGRES,
+        );
+        let texts: Vec<(&str, Vec<Param<'_>>)> = combined
+            .iter()
+            .map(|p| (p.statement.sql.as_str(), p.statement.params()))
+            .collect();
+        assert_eq!(texts.len(), 3, "a's first three rows, then b, then a again");
+        assert_eq!(texts[0].0, "INSERT INTO a (x) VALUES\n($1),\n($2),\n($3)");
+        let ids: Vec<String> = texts[0].1.iter().map(|p| format!("{p:?}")).collect();
+        assert_eq!(
+            ids,
+            ["BigInt(Some(1))", "BigInt(Some(2))", "BigInt(Some(3))"]
+        );
+        assert_eq!(texts[1].0, b);
+        assert_eq!(texts[2].0, a);
+        assert!(combined[0]
+            .operation
+            .contains("3 messages in one statement"));
+    }
+
+    #[test]
+    fn a_run_is_cut_at_the_dialects_rows_per_statement() {
+        let a = "INSERT INTO a (x) VALUES ($1)";
+        let rows = crate::sql::POSTGRES.rows_per_insert + 1;
+        let combined = combine(
+            (0..rows).map(|i| planned(a, i as i64)).collect(),
+            &crate::sql::POSTGRES,
+        );
+        assert_eq!(combined.len(), 2);
+        assert_eq!(combined[1].statement.params.len(), 1);
+    }
+}
