@@ -3,7 +3,8 @@
 //! Per received queue: a [`QueueSupervisor`] that starts one peeker, up to the concurrency limit
 //! of receivers (restarted by actix `Supervisor` when they fail) and an expiry purger. Per
 //! endpoint: a [`DeadLetterer`], and timer-driven actors (`periodic::Periodic`) for delayed
-//! delivery, the heartbeat of its subscriptions and the idle sweep of lapsed ones. The peek and receive modes follow
+//! delivery, the heartbeat of its subscriptions, the idle sweep of lapsed ones and the
+//! maintenance of its queue tables (PostgreSQL's VACUUM). The peek and receive modes follow
 //! seed 000:
 //!
 //! * **peek**: the peeker estimates the depth as `max(RowVersion) - min(RowVersion) + 1`; if it is
@@ -30,6 +31,7 @@ mod peeker;
 mod periodic;
 mod receiver;
 mod supervisor;
+mod table_maintenance;
 
 pub(crate) use dead_letterer::DeadLetterer;
 pub(crate) use delayed_delivery::delayed_delivery;
@@ -37,6 +39,7 @@ pub(crate) use heartbeat::beat;
 pub(crate) use heartbeat::heartbeat;
 pub(crate) use idle_sweep::idle_sweep;
 pub(crate) use supervisor::{Drain, QueueSupervisor};
+pub(crate) use table_maintenance::table_maintenance;
 
 /// Stops an actor that runs on a timer.
 #[derive(actix::Message)]

@@ -26,6 +26,8 @@ pub const MAX_RECOMMENDED_PEEK_DELAY: Duration = Duration::from_secs(10);
 /// How long a handler may run before the attempt counts as failed, unless configured.
 pub const DEFAULT_HANDLER_TIMEOUT: Duration = Duration::from_secs(60);
 /// How often expired messages are purged, unless configured (NServiceBus: 5 minutes).
+/// How often queue tables are checked for dead rows by default (PostgreSQL).
+pub const DEFAULT_TABLE_MAINTENANCE_INTERVAL: Duration = Duration::from_secs(30);
 pub const DEFAULT_PURGE_INTERVAL: Duration = Duration::from_secs(300);
 /// How many expired messages one purge statement deletes, unless configured (NServiceBus: 10000).
 pub const DEFAULT_PURGE_BATCH_SIZE: i64 = 10_000;
@@ -67,6 +69,7 @@ pub struct BusBuilder {
     handler_timeout: Duration,
     purge_interval: Duration,
     purge_batch_size: i64,
+    table_maintenance_interval: Duration,
     critical_error_after: Duration,
     on_critical_error: Option<CriticalErrorCallback>,
     auto_delete_on_idle: Duration,
@@ -100,6 +103,7 @@ impl Default for BusBuilder {
             retry: RetryPolicy::default(),
             handler_timeout: DEFAULT_HANDLER_TIMEOUT,
             purge_interval: DEFAULT_PURGE_INTERVAL,
+            table_maintenance_interval: DEFAULT_TABLE_MAINTENANCE_INTERVAL,
             purge_batch_size: DEFAULT_PURGE_BATCH_SIZE,
             critical_error_after: DEFAULT_CRITICAL_ERROR_AFTER,
             on_critical_error: None,
@@ -176,6 +180,15 @@ impl BusBuilder {
     /// one at a time there.
     pub fn concurrency(mut self, limit: usize) -> Self {
         self.concurrency = limit;
+        self
+    }
+
+    /// How often the endpoint looks at the dead rows of its queue tables and reclaims them
+    /// (PostgreSQL's `VACUUM`, once a table has 1,000 or more), so that receives stay fast
+    /// whatever the server's autovacuum settings (default 30 s; `Duration::ZERO` turns it off,
+    /// leaving it to autovacuum). SQLite and SQL Server need no such care.
+    pub fn table_maintenance_interval(mut self, interval: Duration) -> Self {
+        self.table_maintenance_interval = interval;
         self
     }
 
@@ -512,6 +525,7 @@ impl BusBuilder {
             retry: self.retry,
             handler_timeout: self.handler_timeout,
             purge_interval: self.purge_interval,
+            table_maintenance_interval: self.table_maintenance_interval,
             purge_batch_size: self.purge_batch_size,
             critical_error_after: self.critical_error_after,
             on_critical_error: self.on_critical_error,

@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex};
 use actix::prelude::*;
 
 use crate::actors::{
-    delayed_delivery, heartbeat, idle_sweep, DeadLetterer, Drain, QueueSupervisor, Shutdown,
+    delayed_delivery, heartbeat, idle_sweep, table_maintenance, DeadLetterer, Drain,
+    QueueSupervisor, Shutdown,
 };
 use crate::endpoint::builder::BusBuilder;
 use crate::envelope::{
@@ -131,6 +132,13 @@ impl Endpoint {
         if receiving {
             maintenance.push(delayed_delivery(endpoint.clone()).start().recipient());
             maintenance.push(idle_sweep(endpoint.clone()).start().recipient());
+            if !endpoint.config.table_maintenance_interval.is_zero() {
+                maintenance.push(
+                    table_maintenance(endpoint.clone(), queues.clone())
+                        .start()
+                        .recipient(),
+                );
+            }
         }
         if !subscriptions.is_empty() {
             maintenance.push(

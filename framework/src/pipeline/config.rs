@@ -28,6 +28,8 @@ pub(crate) struct EndpointConfig {
     pub retry: RetryPolicy,
     pub handler_timeout: Duration,
     pub purge_interval: Duration,
+    /// How often queue tables are checked for dead rows (PostgreSQL); zero: never.
+    pub table_maintenance_interval: Duration,
     pub purge_batch_size: i64,
     pub critical_error_after: Duration,
     pub on_critical_error: Option<CriticalErrorCallback>,

@@ -15,6 +15,8 @@
 //! | `nimbus_handling_seconds` | histogram | queue, message_type |
 //! | `nimbus_send_to_handled_seconds` | histogram | queue, message_type (by `NServiceBus.TimeSent`, the sender's clock) |
 //! | `nimbus_queue_depth` | gauge | queue (the estimate of the last peek) |
+//! | `nimbus_queue_table_dead_rows` | gauge | queue (PostgreSQL: dead rows of its table at the last look, 0 after a vacuum) |
+//! | `nimbus_queue_table_vacuums_total` | counter | queue (PostgreSQL: vacuums this endpoint ran on its table) |
 //! | `nimbus_queue_oldest_message_age_seconds` | gauge | queue (the first message's `NServiceBus.TimeSent`, the sender's clock, read at most every 5 s while the queue is not empty; 0 when a peek finds it empty) |
 
 use std::collections::BTreeMap;
@@ -33,6 +35,7 @@ pub(crate) struct Counters {
     pub expired_discarded: AtomicU64,
     pub expired_purged: AtomicU64,
     pub delayed_delivered: AtomicU64,
+    pub table_vacuums: AtomicU64,
     /// Each queue's depth estimate at its last peek.
     pub queue_depths: Mutex<BTreeMap<String, u64>>,
     /// Each queue's oldest message age, when last read.
@@ -81,6 +84,7 @@ impl Counters {
             expired_discarded: get(&self.expired_discarded),
             expired_purged: get(&self.expired_purged),
             delayed_delivered: get(&self.delayed_delivered),
+            table_vacuums: get(&self.table_vacuums),
             queue_depth: queue_depths.get(&self.input_queue).copied().unwrap_or(0),
             queue_depths,
             oldest_message_ages: self
@@ -112,6 +116,8 @@ pub struct Metrics {
     pub expired_purged: u64,
     /// Delayed messages this endpoint moved into their queues when due.
     pub delayed_delivered: u64,
+    /// Vacuums this endpoint ran on its queue tables (PostgreSQL).
+    pub table_vacuums: u64,
     /// The input queue's depth estimate at its last peek.
     pub queue_depth: u64,
     /// Every queue this endpoint receives from, with its own depth estimate at its last peek.
@@ -119,6 +125,13 @@ pub struct Metrics {
     /// Every queue this endpoint receives from, with how long its first message had waited
     /// when last read (by the sender's `NServiceBus.TimeSent`; zero for an empty queue).
     pub oldest_message_ages: BTreeMap<String, Duration>,
+}
+
+/// A vacuum of `queue`'s table, counted here and through the `metrics` facade.
+pub(crate) fn count_vacuum(counters: &Counters, queue: &str) {
+    Counters::add(&counters.table_vacuums, 1);
+    metrics::counter!("nimbus_queue_table_vacuums_total", "queue" => queue.to_string())
+        .increment(1);
 }
 
 /// One event of a message, through the `metrics` facade.

@@ -55,6 +55,9 @@ pub(crate) struct Files {
     pub catalog_list_tables: &'static str,
     pub savepoint_rollback: &'static str,
     pub savepoint_release: &'static str,
+    pub table_dead_rows: &'static str,
+    pub queue_vacuum: &'static str,
+    pub messages_vacuum: &'static str,
 }
 
 /// Builds a [`Files`] from `schema/<dir>/`, one `include_str!` per field, so a missing file is a
@@ -82,7 +85,7 @@ macro_rules! all_files {
             subscription_all, catalog_has_last_seen_at, catalog_list_indexes,
             catalog_table_exists, savepoint, savepoint_rollback,
             upgrade_subscriptions_idle_seconds, catalog_has_idle_seconds, catalog_list_tables,
-            savepoint_release,
+            savepoint_release, table_dead_rows, queue_vacuum, messages_vacuum,
         )
     };
 }

@@ -83,6 +83,15 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
         ("catalog_list_tables", s.catalog_list_tables.clone()),
         ("savepoint_rollback", s.savepoint_rollback.clone()),
         ("savepoint_release", s.savepoint_release.clone()),
+        (
+            "table_dead_rows",
+            s.table_dead_rows.clone().unwrap_or_default(),
+        ),
+        (
+            "messages_vacuum",
+            s.messages_vacuum.clone().unwrap_or_default(),
+        ),
+        ("queue_vacuum", q.vacuum.clone().unwrap_or_default()),
         ("queue_table", q.create_table.clone()),
         ("queue_index_rowversion", q.index_rowversion.create.clone()),
         (

@@ -76,11 +76,19 @@ pub(crate) struct SchemaSql {
     pub savepoint_rollback: String,
     /// Ends the handler's savepoint before the commit; fails if the transaction cannot commit.
     pub savepoint_release: String,
+    /// A table's dead rows, where the database lets them pile up (PostgreSQL).
+    pub table_dead_rows: Script,
+    /// Reclaims NimbusMessages' dead rows (PostgreSQL).
+    pub messages_vacuum: Script,
+    /// NimbusMessages, schema-qualified and quoted.
+    pub messages_table: String,
 }
 
 /// The statements of one queue table. Rendered once per queue and reused for every message.
 #[derive(Debug, Clone)]
 pub(crate) struct QueueSql {
+    /// The table, schema-qualified and quoted.
+    pub table: String,
     /// Creates the table (without its indexes).
     pub create_table: String,
     pub index_rowversion: IndexSql,
@@ -93,6 +101,8 @@ pub(crate) struct QueueSql {
     pub purge_expired: String,
     pub count: String,
     pub browse: String,
+    /// Reclaims the table's dead rows (PostgreSQL).
+    pub vacuum: Script,
 }
 
 impl QueueSql {
@@ -156,6 +166,13 @@ impl Dialect {
             catalog_list_tables: r(f.catalog_list_tables),
             savepoint_rollback: r(f.savepoint_rollback),
             savepoint_release: r(f.savepoint_release),
+            table_dead_rows: script(r(f.table_dead_rows)),
+            messages_vacuum: script(r(f.messages_vacuum)),
+            messages_table: if self.qualified_tables {
+                format!("{quoted}.{}", self.quote("NimbusMessages"))
+            } else {
+                self.quote("NimbusMessages")
+            },
         }
     }
 
@@ -195,7 +212,9 @@ impl Dialect {
             purge_expired: r(f.queue_purge_expired),
             count: r(f.queue_count),
             browse: r(f.queue_browse),
+            vacuum: script(r(f.queue_vacuum)),
             create_table: r(f.queue_table),
+            table,
         }
     }
 }

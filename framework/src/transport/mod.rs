@@ -124,6 +124,11 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// and are committed before this returns; nothing is written to a queue.
     async fn plan_sends(&self, messages: &[OutgoingMessage]) -> Result<Vec<Statement>>;
 
+    /// Reclaims the dead rows of the table holding `queue`'s messages once there are
+    /// `threshold` or more (PostgreSQL: `VACUUM`), whatever the server's autovacuum settings;
+    /// `None` where the database needs no such care (SQLite, SQL Server).
+    async fn maintain(&self, queue: &QueueName, threshold: i64) -> Result<Option<TableHealth>>;
+
     /// The headers (JSON text) of the first message in `queue`'s receive order, without taking
     /// it; `None` when the queue is empty.
     async fn first_headers(&self, queue: &QueueName) -> Result<Option<String>>;
@@ -216,6 +221,17 @@ pub(crate) trait ReceiveTransaction: Send {
     /// Rolls back to the savepoint what the handler's own statements did; nothing if it never
     /// asked for the connection.
     async fn undo_handler_work(&mut self) -> Result<()>;
+}
+
+/// What [`Transport::maintain`] found and did.
+#[derive(Debug, Clone)]
+pub(crate) struct TableHealth {
+    /// The table, schema-qualified.
+    pub table: String,
+    /// Its dead rows when looked at.
+    pub dead_rows: i64,
+    /// They were reclaimed.
+    pub vacuumed: bool,
 }
 
 /// Why [`ReceiveTransaction::commit_handled`] did not commit.

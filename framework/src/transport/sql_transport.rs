@@ -10,7 +10,8 @@ use uuid::Uuid;
 use super::catalog::{Catalog, QueueEntry};
 use super::storage::{self, Context, Creation, Storage};
 use super::{
-    CommitFailure, RebuildDeadLetter, ReceiveTransaction, SweepReport, Transport, TransportSettings,
+    CommitFailure, RebuildDeadLetter, ReceiveTransaction, SweepReport, TableHealth, Transport,
+    TransportSettings,
 };
 use crate::dead_letter::DeadLetter;
 use crate::driver::statements::{DeadLetterRow, MessageRow};
@@ -511,6 +512,32 @@ impl<D: Driver> Transport for SqlTransport<D> {
             s.commit(c, &created, "preparing sends").await?;
             Ok(statements)
         }
+    }
+
+    async fn maintain(&self, queue: &QueueName, threshold: i64) -> Result<Option<TableHealth>> {
+        let s = &self.inner;
+        let (Some(count), Some((table, vacuum))) =
+            (s.cx.sql.table_dead_rows.as_deref(), s.storage.vacuum(queue))
+        else {
+            return Ok(None);
+        };
+        let mut c = s.connection("checking a queue table's dead rows").await?;
+        let dead_rows = c
+            .count(count, &[Param::Text(Some(&table))])
+            .await
+            .map_err(s.cx.db(format!("counting the dead rows of {table}")))?;
+        let vacuumed = dead_rows >= threshold;
+        if vacuumed {
+            c.execute(&vacuum, &[])
+                .await
+                .map_err(s.cx.db(format!("vacuuming {table}")))?;
+        }
+        c.release();
+        Ok(Some(TableHealth {
+            table,
+            dead_rows,
+            vacuumed,
+        }))
     }
 
     async fn first_headers(&self, queue: &QueueName) -> Result<Option<String>> {

@@ -310,6 +310,10 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
         limit: i64,
     ) -> Result<Vec<MessageRow>>;
 
+    /// The table holding `queue`'s messages (schema-qualified and quoted) and the statement
+    /// that reclaims its dead rows, where the database needs one.
+    fn vacuum(&self, queue: &QueueName) -> Option<(String, String)>;
+
     /// Writes `row` into `queue` as it is (the queue must exist).
     async fn insert_raw(
         &self,
@@ -562,6 +566,12 @@ impl<D: Driver> Storage<D> for TablePerQueue {
             .map_err(cx.db(format!("browsing queue {queue:?}")))
     }
 
+    fn vacuum(&self, queue: &QueueName) -> Option<(String, String)> {
+        let entry = self.context.catalog.queue(queue);
+        let vacuum = entry.sql.vacuum.clone()?;
+        Some((entry.sql.table.clone(), vacuum))
+    }
+
     async fn insert_raw(
         &self,
         c: &mut Held<D>,
@@ -784,6 +794,12 @@ impl<D: Driver> Storage<D> for SharedTable {
                 row
             })
             .collect())
+    }
+
+    fn vacuum(&self, _queue: &QueueName) -> Option<(String, String)> {
+        let sql = &self.context.sql;
+        let vacuum = sql.messages_vacuum.clone()?;
+        Some((sql.messages_table.clone(), vacuum))
     }
 
     async fn insert_raw(

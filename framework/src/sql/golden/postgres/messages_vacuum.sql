@@ -1,0 +1,1 @@
+VACUUM (SKIP_LOCKED, ANALYZE) "Zeb]ra ""x"" 'y'"."NimbusMessages"

@@ -1,0 +1,2 @@
+-- Nothing to run on SQLite: a deleted row's page goes on the file's free list and is reused by
+-- the next inserts, so a queue table does not accumulate dead rows as PostgreSQL's do.

@@ -1,0 +1,1 @@
+-- Nothing to run here: see table_dead_rows.sql.

@@ -1,0 +1,2 @@
+-- Nothing to run on SQL Server: deleted rows become ghost records that the engine's ghost
+-- cleanup task removes in the background, whatever the database's settings.
