@@ -838,6 +838,12 @@ impl Drop for Worker {
 /// while the worker process is killed (SIGKILL) at random moments: at the end every message has
 /// exactly one row and one forwarded copy, and none is lost.
 pub fn sigkill_keeps_business_data_exactly_once(kind: Setup, worker: &str) {
+    sigkill_keeps_business_data_exactly_once_with(kind, worker, 1);
+}
+
+/// [`sigkill_keeps_business_data_exactly_once`] with workers that receive `batch` messages per
+/// transaction.
+pub fn sigkill_keeps_business_data_exactly_once_with(kind: Setup, worker: &str, batch: usize) {
     const TOTAL: u32 = 1_500;
     let system = actix_rt::System::new();
     system.block_on(async {
@@ -858,7 +864,8 @@ pub fn sigkill_keeps_business_data_exactly_once(kind: Setup, worker: &str) {
             let mut cmd = std::process::Command::new(worker);
             cmd.arg(db.url())
                 .arg(if db.shared_table() { "shared" } else { "table" })
-                .env("NIMBUS_BUSINESS_TABLE", &table);
+                .env("NIMBUS_BUSINESS_TABLE", &table)
+                .env("NIMBUS_RECEIVE_BATCH", batch.to_string());
             if let Some(schema) = db.schema() {
                 cmd.arg(schema);
             }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use actix::prelude::*;
 
 use crate::names::QueueName;
-use crate::pipeline::{receive_and_handle, EndpointState, Outcome};
+use crate::pipeline::{receive_and_handle, receive_and_handle_batch, EndpointState, Outcome};
 
 /// Receives one message at a time from one queue. A handler panic is caught in the pipeline; the
 /// actor then stops so that its supervisor restarts it with fresh state.
@@ -47,14 +47,19 @@ impl Handler<ReceiveOne> for Receiver {
         let endpoint = self.endpoint.clone();
         let queue = self.queue.clone();
         Box::pin(
-            async move { receive_and_handle(&endpoint, &queue).await }
-                .into_actor(self)
-                .map(|outcome, _act, ctx| {
-                    if matches!(outcome, Outcome::Failed { panicked: true, .. }) {
-                        ctx.stop();
-                    }
-                    outcome
-                }),
+            async move {
+                match endpoint.config.receive_batch {
+                    0 | 1 => receive_and_handle(&endpoint, &queue).await,
+                    limit => receive_and_handle_batch(&endpoint, &queue, limit).await,
+                }
+            }
+            .into_actor(self)
+            .map(|outcome, _act, ctx| {
+                if matches!(outcome, Outcome::Failed { panicked: true, .. }) {
+                    ctx.stop();
+                }
+                outcome
+            }),
         )
     }
 }

@@ -196,7 +196,7 @@ impl QueueSupervisor {
                 // The estimate counts the rows this supervisor's receives hold: only the rest
                 // are waiting.
                 let in_flight = i64::try_from(self.in_flight).unwrap_or(i64::MAX);
-                let waiting = estimate.saturating_sub(in_flight);
+                let waiting = estimate.saturating_sub(in_flight.saturating_mul(self.batch()));
                 if waiting > 0 {
                     self.remaining = waiting;
                     self.dispatch(ctx);
@@ -220,6 +220,11 @@ impl QueueSupervisor {
                 self.peek_later(self.error_backoff(), ctx);
             }
         }
+    }
+
+    /// How many messages one receive takes.
+    fn batch(&self) -> i64 {
+        i64::try_from(self.endpoint.config.receive_batch.max(1)).unwrap_or(1)
     }
 
     fn set_depth(&self, estimate: i64) {
@@ -247,7 +252,8 @@ impl QueueSupervisor {
         let Some(index) = self.idle.pop() else {
             return;
         };
-        self.remaining -= 1;
+        // A receive takes up to a batch of messages.
+        self.remaining = self.remaining.saturating_sub(self.batch());
         self.in_flight += 1;
         ctx.spawn(self.receivers[index].send(ReceiveOne).into_actor(self).map(
             move |result, act, ctx| {

@@ -330,6 +330,24 @@ impl<D: Driver> Held<D> {
         Ok(rows.first().map(|row| message_row(row, RECEIVED)))
     }
 
+    /// `queue_receive_batch.sql` or `messages_receive_batch.sql`, after opening the transaction
+    /// the batch keeps until all of its messages are handled.
+    pub async fn begin_and_receive_many(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> DriverResult<Vec<MessageRow>> {
+        let (driver, connection, deadline) = self.parts()?;
+        let result = bounded(
+            deadline,
+            "a batched receive",
+            driver.begin_and_query(connection, sql, params),
+        )
+        .await;
+        let rows = self.note(result)?;
+        Ok(rows.iter().map(|row| message_row(row, RECEIVED)).collect())
+    }
+
     /// `delayed_take_due.sql`: deletes and returns up to `batch` due delayed messages.
     pub async fn take_due_delayed(
         &mut self,

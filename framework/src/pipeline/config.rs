@@ -21,6 +21,8 @@ pub(crate) struct EndpointConfig {
     pub concurrency: usize,
     /// Threads that run handlers (1: the bus's own).
     pub handler_threads: usize,
+    /// Messages a receiver takes in one transaction (1: one at a time).
+    pub receive_batch: usize,
     pub routes: Arc<Routes>,
     pub handlers: Arc<HandlerRegistry>,
     /// Add the computed `BodyString` column to queue tables (SQL Server).

@@ -113,6 +113,56 @@ pub(crate) async fn receive_and_handle(endpoint: &EndpointState, queue: &QueueNa
         Ok(Some(received)) => received,
         Err(e) => return Outcome::Infrastructure(e),
     };
+    process(endpoint, queue, row, tx).await
+}
+
+/// Receives up to `limit` messages of `queue` in one transaction and handles each in turn under
+/// its own savepoint (see [`crate::transport::ReceivedBatch`]): each message's handling, sends,
+/// retry or dead letter stay with it, and the batch commits once. Any failure of the database
+/// rolls the whole batch back: its messages are in their queue again, unhandled.
+pub(crate) async fn receive_and_handle_batch(
+    endpoint: &EndpointState,
+    queue: &QueueName,
+    limit: usize,
+) -> Outcome {
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let mut batch = match endpoint.transport.receive_batch(queue, limit).await {
+        Ok(None) => return Outcome::Empty,
+        Ok(Some(batch)) => batch,
+        Err(e) => return Outcome::Infrastructure(e),
+    };
+    let size = batch.len();
+    loop {
+        let (row, tx) = match batch.next().await {
+            Ok(Some(next)) => next,
+            Ok(None) => break,
+            Err(e) => return batch_rolled_back(queue, size, e),
+        };
+        if let Outcome::Infrastructure(e) = process(endpoint, queue, row, tx).await {
+            return batch_rolled_back(queue, size, e);
+        }
+    }
+    match batch.commit().await {
+        Ok(()) => Outcome::Handled,
+        Err(e) => batch_rolled_back(queue, size, e),
+    }
+}
+
+/// A batch whose transaction failed: every message of it is back in its queue (what was
+/// counted as handled or failed in it did not happen).
+fn batch_rolled_back(queue: &QueueName, size: usize, error: NimbusError) -> Outcome {
+    tracing::warn!(queue = %queue, messages = size, error = %error, "a batch was rolled back; its messages are in their queue again");
+    Outcome::Infrastructure(error)
+}
+
+/// Handles one received message in its transaction, inside a `process` span that continues
+/// the sender's trace.
+async fn process(
+    endpoint: &EndpointState,
+    queue: &QueueName,
+    row: ReceivedMessage,
+    tx: Box<dyn ReceiveTransaction>,
+) -> Outcome {
     let span = telemetry::process_span(queue.as_str(), &row.row_id);
     telemetry::continue_trace_from(&span, &row.headers_json);
     let outcome = handle_received(endpoint, queue, row, tx)

@@ -58,6 +58,8 @@ pub(crate) struct Files {
     pub table_dead_rows: &'static str,
     pub queue_vacuum: &'static str,
     pub messages_vacuum: &'static str,
+    pub queue_receive_batch: &'static str,
+    pub messages_receive_batch: &'static str,
 }
 
 /// Builds a [`Files`] from `schema/<dir>/`, one `include_str!` per field, so a missing file is a
@@ -86,6 +88,7 @@ macro_rules! all_files {
             catalog_table_exists, savepoint, savepoint_rollback,
             upgrade_subscriptions_idle_seconds, catalog_has_idle_seconds, catalog_list_tables,
             savepoint_release, table_dead_rows, queue_vacuum, messages_vacuum,
+            queue_receive_batch, messages_receive_batch,
         )
     };
 }

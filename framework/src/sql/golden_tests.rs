@@ -92,6 +92,14 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
             s.messages_vacuum.clone().unwrap_or_default(),
         ),
         ("queue_vacuum", q.vacuum.clone().unwrap_or_default()),
+        (
+            "queue_receive_batch",
+            q.receive_batch.clone().unwrap_or_default(),
+        ),
+        (
+            "messages_receive_batch",
+            s.messages_receive_batch.clone().unwrap_or_default(),
+        ),
         ("queue_table", q.create_table.clone()),
         ("queue_index_rowversion", q.index_rowversion.create.clone()),
         (

@@ -82,6 +82,8 @@ pub(crate) struct SchemaSql {
     pub messages_vacuum: Script,
     /// NimbusMessages, schema-qualified and quoted.
     pub messages_table: String,
+    /// Takes up to N messages of a destination at once (not on SQL Server yet).
+    pub messages_receive_batch: Script,
 }
 
 /// The statements of one queue table. Rendered once per queue and reused for every message.
@@ -103,6 +105,8 @@ pub(crate) struct QueueSql {
     pub browse: String,
     /// Reclaims the table's dead rows (PostgreSQL).
     pub vacuum: Script,
+    /// Takes up to N messages at once (not on SQL Server yet).
+    pub receive_batch: Script,
 }
 
 impl QueueSql {
@@ -168,6 +172,7 @@ impl Dialect {
             savepoint_release: r(f.savepoint_release),
             table_dead_rows: script(r(f.table_dead_rows)),
             messages_vacuum: script(r(f.messages_vacuum)),
+            messages_receive_batch: script(r(f.messages_receive_batch)),
             messages_table: if self.qualified_tables {
                 format!("{quoted}.{}", self.quote("NimbusMessages"))
             } else {
@@ -213,6 +218,7 @@ impl Dialect {
             count: r(f.queue_count),
             browse: r(f.queue_browse),
             vacuum: script(r(f.queue_vacuum)),
+            receive_batch: script(r(f.queue_receive_batch)),
             create_table: r(f.queue_table),
             table,
         }

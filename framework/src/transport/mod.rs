@@ -118,6 +118,14 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// Estimates how many messages wait in `queue`.
     async fn peek(&self, queue: &QueueName) -> Result<i64>;
 
+    /// Takes up to `limit` messages of `queue` in one transaction (a batched receive); `None`
+    /// when there is nothing to take.
+    async fn receive_batch(
+        &self,
+        queue: &QueueName,
+        limit: i64,
+    ) -> Result<Option<Box<dyn ReceivedBatch>>>;
+
     /// The statements that write `messages` (each publish fanned out to its live subscribers,
     /// each queue made to exist as a send would), for the application to run in a transaction
     /// of its own on its own connection. Reads and creations go through the framework's pool
@@ -221,6 +229,25 @@ pub(crate) trait ReceiveTransaction: Send {
     /// Rolls back to the savepoint what the handler's own statements did; nothing if it never
     /// asked for the connection.
     async fn undo_handler_work(&mut self) -> Result<()>;
+}
+
+/// Messages taken together in one transaction ([`Transport::receive_batch`]). Each is handed
+/// out in turn with its own [`ReceiveTransaction`], which works inside the batch's transaction
+/// under a savepoint of its own: what one message's handling writes, sends, retries or
+/// dead-letters stays with that message (a failure rolls back to its savepoint), and nothing is
+/// committed until [`ReceivedBatch::commit`]. Dropped before that, everything rolls back and
+/// every message of the batch is in its queue again.
+#[async_trait]
+pub(crate) trait ReceivedBatch: Send {
+    /// How many messages the batch took.
+    fn len(&self) -> usize;
+
+    /// The next message and its part of the transaction; `None` once all were handed out.
+    /// Call it only after the previous message's transaction was committed or dead-lettered.
+    async fn next(&mut self) -> Result<Option<(ReceivedMessage, Box<dyn ReceiveTransaction>)>>;
+
+    /// Commits what every message's handling wrote.
+    async fn commit(self: Box<Self>) -> Result<()>;
 }
 
 /// What [`Transport::maintain`] found and did.

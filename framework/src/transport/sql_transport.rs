@@ -10,8 +10,8 @@ use uuid::Uuid;
 use super::catalog::{Catalog, QueueEntry};
 use super::storage::{self, Context, Creation, Storage};
 use super::{
-    CommitFailure, RebuildDeadLetter, ReceiveTransaction, SweepReport, TableHealth, Transport,
-    TransportSettings,
+    CommitFailure, RebuildDeadLetter, ReceiveTransaction, ReceivedBatch, SweepReport, TableHealth,
+    Transport, TransportSettings,
 };
 use crate::dead_letter::DeadLetter;
 use crate::driver::statements::{DeadLetterRow, MessageRow};
@@ -566,9 +566,34 @@ impl<D: Driver> Transport for SqlTransport<D> {
                     connection: c,
                     inner: s.clone(),
                     handler_savepoint: false,
+                    member_of: None,
                 }),
             ))),
         }
+    }
+
+    async fn receive_batch(
+        &self,
+        queue: &QueueName,
+        limit: i64,
+    ) -> Result<Option<Box<dyn ReceivedBatch>>> {
+        let s = &self.inner;
+        let mut c = s.connection("receiving a batch").await?;
+        // On an error `c` is dropped: the connection is discarded and the server rolls back.
+        let rows = s.storage.receive_batch(&mut c, queue, limit).await?;
+        if rows.is_empty() {
+            s.commit(c, &[], "an empty receive").await?;
+            return Ok(None);
+        }
+        Ok(Some(Box::new(SqlBatch {
+            size: rows.len(),
+            rows: rows.into_iter().map(received_message).collect(),
+            shared: Arc::new(std::sync::Mutex::new(BatchState {
+                connection: Some(c),
+                written: Written::default(),
+            })),
+            inner: s.clone(),
+        })))
     }
 
     async fn send(&self, messages: Vec<OutgoingMessage>) -> Result<()> {
@@ -759,6 +784,118 @@ struct SqlReceiveTransaction<D: Driver> {
     inner: Arc<Inner<D>>,
     /// A handler took the connection for its own statements: a savepoint marks where they began.
     handler_savepoint: bool,
+    /// Part of a batch: finishing gives the connection back to the batch instead of committing.
+    member_of: Option<SharedBatch<D>>,
+}
+
+/// What the messages of a batch share: its open transaction, and what their handling wrote.
+type SharedBatch<D> = Arc<std::sync::Mutex<BatchState<D>>>;
+
+struct BatchState<D: Driver> {
+    /// The batch's connection, while no message holds it.
+    connection: Option<Held<D>>,
+    written: Written,
+}
+
+/// A batch of received messages over one transaction (see [`ReceivedBatch`]).
+struct SqlBatch<D: Driver> {
+    rows: std::collections::VecDeque<ReceivedMessage>,
+    size: usize,
+    shared: SharedBatch<D>,
+    inner: Arc<Inner<D>>,
+}
+
+impl<D: Driver> SqlBatch<D> {
+    /// The batch's connection, back from the message that held it last.
+    fn take_connection(&self) -> Result<Held<D>> {
+        self.shared
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .connection
+            .take()
+            .ok_or_else(|| {
+                NimbusError::NotRunning(
+                    "the batch's transaction was lost while a message was handled; it was rolled \
+                     back and every message of the batch is in its queue again"
+                        .into(),
+                )
+            })
+    }
+}
+
+#[async_trait]
+impl<D: Driver> ReceivedBatch for SqlBatch<D> {
+    fn len(&self) -> usize {
+        self.size
+    }
+
+    async fn next(&mut self) -> Result<Option<(ReceivedMessage, Box<dyn ReceiveTransaction>)>> {
+        let Some(row) = self.rows.pop_front() else {
+            return Ok(None);
+        };
+        let mut connection = self.take_connection()?;
+        let cx = &self.inner.cx;
+        connection
+            .execute(&cx.sql.savepoint, &[])
+            .await
+            .map_err(cx.db("marking the savepoint of a message in a batch"))?;
+        Ok(Some((
+            row,
+            Box::new(SqlReceiveTransaction {
+                connection,
+                inner: self.inner.clone(),
+                handler_savepoint: true,
+                member_of: Some(self.shared.clone()),
+            }),
+        )))
+    }
+
+    async fn commit(self: Box<Self>) -> Result<()> {
+        let connection = self.take_connection()?;
+        let written = std::mem::take(
+            &mut self
+                .shared
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .written,
+        );
+        self.inner
+            .commit_written(connection, &written, "a batch")
+            .await
+    }
+}
+
+impl<D: Driver> SqlReceiveTransaction<D> {
+    /// Ends this message's part: commits (alone), or (in a batch) releases its savepoint —
+    /// unless `released` — and gives the connection back to the batch with what it wrote.
+    async fn finish(
+        inner: Arc<Inner<D>>,
+        mut connection: Held<D>,
+        member_of: Option<SharedBatch<D>>,
+        written: Written,
+        released: bool,
+        purpose: &str,
+    ) -> Result<()> {
+        let Some(batch) = member_of else {
+            return inner.commit_written(connection, &written, purpose).await;
+        };
+        if !released {
+            let cx = &inner.cx;
+            connection
+                .execute(&cx.sql.savepoint_release, &[])
+                .await
+                .map_err(cx.db(format!("ending the savepoint of {purpose} in a batch")))?;
+        }
+        let mut state = batch.lock().unwrap_or_else(|p| p.into_inner());
+        state.written.created.extend(written.created);
+        for queue in written.queues {
+            if !state.written.queues.contains(&queue) {
+                state.written.queues.push(queue);
+            }
+        }
+        state.connection = Some(connection);
+        Ok(())
+    }
 }
 
 #[async_trait]
@@ -767,24 +904,40 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
         let SqlReceiveTransaction {
             mut connection,
             inner,
+            member_of,
             ..
         } = *self;
         let written = inner
             .write(&mut connection, &outgoing, Creation::Required)
             .await?;
-        inner
-            .commit_written(connection, &written, "a handled message")
-            .await
+        Self::finish(
+            inner,
+            connection,
+            member_of,
+            written,
+            false,
+            "a handled message",
+        )
+        .await
     }
 
     async fn dead_letter(self: Box<Self>, letter: DeadLetter) -> Result<()> {
         let SqlReceiveTransaction {
             mut connection,
             inner,
+            member_of,
             ..
         } = *self;
         inner.insert_dead_letter(&mut connection, &letter).await?;
-        inner.commit(connection, &[], "a dead letter").await
+        Self::finish(
+            inner,
+            connection,
+            member_of,
+            Written::default(),
+            false,
+            "a dead letter",
+        )
+        .await
     }
 
     async fn commit_handled(
@@ -798,6 +951,7 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
             mut connection,
             inner,
             handler_savepoint,
+            member_of,
         } = *self;
         let cx = &inner.cx;
         // After a handler's own statements, their savepoint serves: a refusal undoes them too.
@@ -825,10 +979,16 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
             other => other,
         };
         match written {
-            Ok(written) => inner
-                .commit_written(connection, &written, "a handled message")
-                .await
-                .map_err(CommitFailure::Failed),
+            Ok(written) => Self::finish(
+                inner,
+                connection,
+                member_of,
+                written,
+                handler_savepoint,
+                "a handled message",
+            )
+            .await
+            .map_err(CommitFailure::Failed),
             Err(e) if e.is_permanent() => {
                 // Undo the sends alone; if even that fails, the connection is dropped and the
                 // server rolls everything back.
@@ -847,6 +1007,7 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
                         connection,
                         inner,
                         handler_savepoint,
+                        member_of,
                     }),
                 ))
             }

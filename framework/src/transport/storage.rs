@@ -283,6 +283,15 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
     /// holds, with its headers and body as the sender wrote them.
     async fn receive(&self, c: &mut Held<D>, queue: &QueueName) -> Result<Option<MessageRow>>;
 
+    /// Opens a transaction and takes up to `limit` of the oldest visible messages of `queue`
+    /// no other transaction holds (a batched receive).
+    async fn receive_batch(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+        limit: i64,
+    ) -> Result<Vec<MessageRow>>;
+
     /// Estimates how many messages wait in `queue`.
     async fn peek(&self, c: &mut Held<D>, queue: &QueueName) -> Result<i64>;
 
@@ -321,6 +330,22 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
         queue: &QueueName,
         row: &QueueRow<'_>,
     ) -> Result<()>;
+}
+
+/// A shared-table row with its headers and body taken out of the body's envelope.
+fn unwrap_envelope(mut row: MessageRow) -> MessageRow {
+    let (headers, body) = crate::shared_envelope::unwrap(&row.body);
+    row.headers = headers;
+    row.body = body;
+    row
+}
+
+/// The error of a batched receive where the database has no batch statement yet.
+fn batch_unsupported(cx: &Context) -> NimbusError {
+    NimbusError::config(
+        format!("batched receives are not supported yet on {}", cx.name),
+        "leave receive_batch at 1 on this database",
+    )
 }
 
 /// Chooses the strategy for `layout`.
@@ -509,6 +534,24 @@ impl<D: Driver> Storage<D> for TablePerQueue {
         c.begin_and_receive(&entry.sql.receive, &[])
             .await
             .map_err(cx.db(format!("receiving from queue {queue:?}")))
+    }
+
+    async fn receive_batch(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+        limit: i64,
+    ) -> Result<Vec<MessageRow>> {
+        let cx = &self.context;
+        let entry = cx.catalog.queue(queue);
+        let sql = entry
+            .sql
+            .receive_batch
+            .as_deref()
+            .ok_or_else(|| batch_unsupported(cx))?;
+        c.begin_and_receive_many(sql, &[Param::BigInt(Some(limit))])
+            .await
+            .map_err(cx.db(format!("receiving a batch from queue {queue:?}")))
     }
 
     async fn peek(&self, c: &mut Held<D>, queue: &QueueName) -> Result<i64> {
@@ -709,6 +752,31 @@ impl<D: Driver> Storage<D> for SharedTable {
         Ok(queues)
     }
 
+    async fn receive_batch(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+        limit: i64,
+    ) -> Result<Vec<MessageRow>> {
+        let cx = &self.context;
+        let sql = cx
+            .sql
+            .messages_receive_batch
+            .as_deref()
+            .ok_or_else(|| batch_unsupported(cx))?;
+        let rows = c
+            .begin_and_receive_many(
+                sql,
+                &[
+                    Param::Text(Some(queue.as_str())),
+                    Param::BigInt(Some(limit)),
+                ],
+            )
+            .await
+            .map_err(cx.db(format!("receiving a batch from queue {queue:?}")))?;
+        Ok(rows.into_iter().map(unwrap_envelope).collect())
+    }
+
     async fn receive(&self, c: &mut Held<D>, queue: &QueueName) -> Result<Option<MessageRow>> {
         let cx = &self.context;
         let row = c
@@ -718,12 +786,7 @@ impl<D: Driver> Storage<D> for SharedTable {
             )
             .await
             .map_err(cx.db(format!("receiving from queue {queue:?}")))?;
-        Ok(row.map(|mut row| {
-            let (headers, body) = crate::shared_envelope::unwrap(&row.body);
-            row.headers = headers;
-            row.body = body;
-            row
-        }))
+        Ok(row.map(unwrap_envelope))
     }
 
     async fn peek(&self, c: &mut Held<D>, queue: &QueueName) -> Result<i64> {

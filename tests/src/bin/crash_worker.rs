@@ -1,7 +1,8 @@
 //! A worker process for the SIGKILL tests: handles `Numbered` messages from the `Worker` queue and,
 //! in the same transaction, sends each number on to the `Done` queue and, when
 //! `NIMBUS_BUSINESS_TABLE` names a table, inserts a row keyed by the message id into it through
-//! the handler's own connection. Runs until killed.
+//! the handler's own connection (`NIMBUS_RECEIVE_BATCH` messages per transaction when set).
+//! Runs until killed.
 //!
 //! Usage: `crash_worker <database-url> <table|shared> [schema]`
 
@@ -74,6 +75,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         // Nobody receives from Done: the worker makes it.
         .create_queues_on_send(true)
         .handler(Forward { business });
+    if let Some(batch) = std::env::var("NIMBUS_RECEIVE_BATCH")
+        .ok()
+        .and_then(|b| b.parse().ok())
+    {
+        builder = builder.receive_batch(batch);
+    }
     if let Some(schema) = args.next() {
         builder = builder.schema(schema);
     }

@@ -1,0 +1,18 @@
+WITH message AS (
+    SELECT "MessageId" FROM "Zeb]ra ""x"" 'y'"."NimbusMessages"
+    WHERE "Destination" = $1 AND "VisibleAfter" <= (now() AT TIME ZONE 'utc')
+    ORDER BY "VisibleAfter", "MessageId"
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED),
+taken AS (
+    DELETE FROM "Zeb]ra ""x"" 'y'"."NimbusMessages" AS queue
+    USING message
+    WHERE queue."MessageId" = message."MessageId"
+    RETURNING queue."MessageId", queue."Body",
+        CASE WHEN queue."ExpiresAt" IS NULL THEN FALSE
+             WHEN queue."ExpiresAt" > (now() AT TIME ZONE 'utc') THEN FALSE
+             ELSE TRUE END AS "Expired",
+        queue."ExpiresAt", queue."VisibleAfter")
+SELECT "MessageId"::text, NULL::varchar, NULL::varchar, NULL::text, "Body", "Expired", "ExpiresAt"
+FROM taken
+ORDER BY "VisibleAfter", "MessageId"

@@ -1,0 +1,18 @@
+WITH message AS (
+    SELECT "RowVersion" FROM "Zeb]ra ""x"" 'y'"."it's [Wal]] ""rus"""
+    ORDER BY "RowVersion"
+    LIMIT $1
+    FOR UPDATE SKIP LOCKED),
+taken AS (
+    DELETE FROM "Zeb]ra ""x"" 'y'"."it's [Wal]] ""rus""" AS queue
+    USING message
+    WHERE queue."RowVersion" = message."RowVersion"
+    RETURNING queue."Id"::text AS "Id", queue."CorrelationId", queue."ReplyToAddress",
+        queue."Headers", queue."Body",
+        CASE WHEN queue."Expires" IS NULL THEN FALSE
+             WHEN queue."Expires" > (now() AT TIME ZONE 'utc') THEN FALSE
+             ELSE TRUE END AS "Expired",
+        queue."Expires", queue."RowVersion")
+SELECT "Id", "CorrelationId", "ReplyToAddress", "Headers", "Body", "Expired", "Expires"
+FROM taken
+ORDER BY "RowVersion"

@@ -1,0 +1,22 @@
+-- Deletes and returns up to N visible messages of a destination from NimbusMessages
+-- (shared-table layout) that no other transaction holds, oldest first (a batched receive).
+-- Parameters: 1 Destination (varchar), 2 at most this many rows (bigint)
+-- Returns: MessageId, NULL, NULL, NULL, Body (the envelope), Expired (boolean, by database time), ExpiresAt; in VisibleAfter, MessageId order
+WITH message AS (
+    SELECT "MessageId" FROM {schema}."NimbusMessages"
+    WHERE "Destination" = $1 AND "VisibleAfter" <= (now() AT TIME ZONE 'utc')
+    ORDER BY "VisibleAfter", "MessageId"
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED),
+taken AS (
+    DELETE FROM {schema}."NimbusMessages" AS queue
+    USING message
+    WHERE queue."MessageId" = message."MessageId"
+    RETURNING queue."MessageId", queue."Body",
+        CASE WHEN queue."ExpiresAt" IS NULL THEN FALSE
+             WHEN queue."ExpiresAt" > (now() AT TIME ZONE 'utc') THEN FALSE
+             ELSE TRUE END AS "Expired",
+        queue."ExpiresAt", queue."VisibleAfter")
+SELECT "MessageId"::text, NULL::varchar, NULL::varchar, NULL::text, "Body", "Expired", "ExpiresAt"
+FROM taken
+ORDER BY "VisibleAfter", "MessageId"

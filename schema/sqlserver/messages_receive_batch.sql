@@ -1,0 +1,3 @@
+-- Not supported yet on SQL Server: batched receives need a DELETE that returns its rows in
+-- RowVersion order under UPDLOCK, READPAST, ROWLOCK; until that form is proven on a real
+-- server, a bus with receive_batch above 1 is refused at build time on SQL Server.
