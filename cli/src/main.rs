@@ -105,8 +105,12 @@ enum Command {
     /// Interleaved rounds: in each, every workload runs through the framework and as bare SQL
     /// one right after the other, alternating which goes first. Reports the median rates, and
     /// the median and the spread (lowest-highest) of the per-round ratios. Makes its own queues
-    /// (`Bench…`), empties them between rounds and drops them at the end.
+    /// (`Bench…`), empties them between rounds and drops them at the end. With `--latency RATE`,
+    /// measures latency instead: throttled senders, idle receivers, in one process and two.
     Bench(bench::Settings),
+    /// The receiving process of `bench --latency` (started by it, not by people).
+    #[command(hide = true, name = "bench-receiver")]
+    BenchReceiver(bench::latency::ReceiverArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -530,15 +534,11 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             }
         }
         Command::Bench(settings) => {
-            let url = database_url(&cli)?;
-            let target = bench::Target {
-                url: url.to_string(),
-                schema: cli.schema.clone(),
-                layout: cli.layout,
-                backend: dialect_of(url),
-            };
             let db = connect(&cli).await?;
-            bench::run(target, db, settings.clone(), cli.json).await?;
+            bench::run(bench_target(&cli)?, db, settings.clone(), cli.json).await?;
+        }
+        Command::BenchReceiver(args) => {
+            bench::latency::receive(bench_target(&cli)?, args.clone()).await?;
         }
         Command::Subscriptions(SubscriptionCommand::Sweep { idle }) => {
             let db = connect(&cli).await?;
@@ -555,6 +555,17 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// The database `bench` runs on, from the global options.
+fn bench_target(cli: &Cli) -> Result<bench::Target, Failure> {
+    let url = database_url(cli)?;
+    Ok(bench::Target {
+        url: url.to_string(),
+        schema: cli.schema.clone(),
+        layout: cli.layout,
+        backend: dialect_of(url),
+    })
 }
 
 /// The ids of every dead letter `filter` matches.

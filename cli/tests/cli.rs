@@ -304,7 +304,46 @@ async fn bench(url: &str, schema: Option<&str>, layout: &str) {
     for side in ["nimbus", "bare"] {
         assert!(positive(&bench["latency_ms"][side]["max"]), "{out}");
     }
+    cpu_keys(bench, url, &out);
+    no_queue_left(url, schema).await;
+}
 
+/// The CPU per message of every workload and side: the process's is a number (a clock tick is
+/// 10 ms, so one fast side of a tiny run may read 0) and positive over the run; the database's
+/// is a number where `db_cpu` says the server's processes are read (PostgreSQL on this machine),
+/// and null where it says they are not (SQLite: in process; a remote server).
+fn cpu_keys(bench: &serde_json::Value, url: &str, out: &str) {
+    let workloads = bench["workloads"].as_array().expect("workloads");
+    let db_measured = match bench["db_cpu"].as_str() {
+        Some("postgres_processes") => true,
+        Some("in_process") => {
+            assert!(url.starts_with("sqlite"), "{out}");
+            false
+        }
+        Some("unavailable") => false,
+        other => panic!("db_cpu is {other:?}: {out}"),
+    };
+    let mut process_total = 0.0;
+    for w in workloads {
+        for side in ["nimbus", "bare"] {
+            let process = w["process_cpu_us_per_msg"][side]
+                .as_f64()
+                .unwrap_or_else(|| panic!("process CPU of {} {side}: {out}", w["name"]));
+            assert!(process >= 0.0, "{out}");
+            process_total += process;
+            let db = &w["db_cpu_us_per_msg"][side];
+            if db_measured {
+                assert!(db.as_f64().is_some_and(|x| x >= 0.0), "{out}");
+            } else {
+                assert!(db.is_null(), "{out}");
+            }
+        }
+    }
+    assert!(process_total > 0.0, "the benchmark used CPU: {out}");
+}
+
+/// The benchmark left no queue and no dead letter behind.
+async fn no_queue_left(url: &str, schema: Option<&str>) {
     let mut options = ConnectOptions::new();
     if let Some(schema) = schema {
         options = options.schema(schema);
@@ -323,6 +362,79 @@ async fn bench(url: &str, schema: Option<&str>, layout: &str) {
         db.dead_letters(10).await.expect("dead letters").is_empty(),
         "no benchmark message failed"
     );
+}
+
+/// The latency series `nimbus bench --latency` reports, in its order.
+const SERIES: [&str; 4] = [
+    "same_process",
+    "cross_process",
+    "request_response",
+    "bare_round_trip",
+];
+
+/// `nimbus bench --latency 50` with 20 messages and one round, as a script runs it: every series
+/// (the one across processes included) has 20 samples with 0 < p50 <= p99 <= max, and the run
+/// leaves no queue behind. Not a timed test: nothing is asserted about speed.
+async fn bench_latency(url: &str, schema: Option<&str>) {
+    let (ok, out, err) = nimbus(
+        url,
+        schema,
+        &[
+            "--json",
+            "bench",
+            "--latency",
+            "50",
+            "--messages",
+            "20",
+            "--rounds",
+            "1",
+        ],
+    );
+    assert!(ok, "{err}");
+    assert_eq!(out.lines().count(), 1, "one JSON line: {out}");
+    let report: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let latency = &report["bench_latency"];
+    assert_eq!(latency["rate_per_s"].as_f64(), Some(50.0), "{out}");
+    assert_eq!(latency["peek_delay_ms"].as_u64(), Some(1000), "{out}");
+    let wakeup = if url.starts_with("postgres") {
+        "listen_notify"
+    } else {
+        "peek_delay"
+    };
+    assert_eq!(latency["cross_process_wakeup"], wakeup, "{out}");
+    let series = latency["latency_ms"].as_object().expect("latency_ms");
+    assert_eq!(series.len(), SERIES.len(), "{out}");
+    for name in SERIES {
+        let s = &series[name];
+        let [p50, p99, max] = ["p50", "p99", "max"]
+            .map(|k| s[k].as_f64().unwrap_or_else(|| panic!("{name} {k}: {out}")));
+        assert!(0.0 < p50 && p50 <= p99 && p99 <= max, "{name}: {out}");
+        assert_eq!(s["samples"].as_u64(), Some(20), "{name}: {out}");
+        assert_eq!(s["p50_rounds"].as_array().map(Vec::len), Some(1), "{out}");
+    }
+    no_queue_left(url, schema).await;
+}
+
+#[actix_rt::test]
+async fn bench_latency_runs_on_sqlite() {
+    let path = std::env::temp_dir().join(format!("nimbus-latency-{}.db", unique()));
+    let url = format!("sqlite://{}", path.display());
+    bench_latency(&url, None).await;
+    let _ = std::fs::remove_file(&path);
+}
+
+#[actix_rt::test]
+async fn bench_latency_runs_on_postgres() {
+    let url = std::env::var("NIMBUS_POSTGRES")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into());
+    let schema = format!("nimbus latency {}", unique());
+    bench_latency(&url, Some(&schema)).await;
+    let db = Database::connect(&url)
+        .await
+        .expect("PostgreSQL is reachable");
+    db.execute(&format!("DROP SCHEMA {} CASCADE", db.quote(&schema)))
+        .await
+        .expect("drop the test schema");
 }
 
 #[actix_rt::test]

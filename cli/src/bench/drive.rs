@@ -1,4 +1,5 @@
-//! Driving load: jobs over a fixed number of tasks, and waiting for handlers to catch up.
+//! Driving load: jobs over a fixed number of tasks, jobs at a fixed rate, and waiting for
+//! handlers to catch up.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -85,4 +86,22 @@ pub async fn wait_for(tally: &Tally, target: usize, who: &str) -> Result<(), Fai
         }
     }
     Ok(())
+}
+
+/// Runs `job` `count` times, one after the other, starting one every `1 / rate` seconds (evenly
+/// spaced; a job that overruns its slot delays the next ones instead of bunching them); returns
+/// what each returned. The first failure stops and is the error.
+pub async fn paced<T, F, Fut>(rate: f64, count: usize, mut job: F) -> Result<Vec<T>, Failure>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, Failure>>,
+{
+    let mut ticks = tokio::time::interval(Duration::from_secs_f64(1.0 / rate));
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut results = Vec::with_capacity(count);
+    for _ in 0..count {
+        ticks.tick().await;
+        results.push(job().await?);
+    }
+    Ok(results)
 }

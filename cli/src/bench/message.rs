@@ -1,4 +1,5 @@
-//! The benchmark's message, its empty handler, and the tally of what was handled.
+//! The benchmark's messages (a ping; a request and its reply for the latency mode), their
+//! handlers, and the tally of what was handled.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -14,12 +15,20 @@ pub struct Ping {
     padding: String,
 }
 
-/// Microseconds since the Unix epoch (the sender and the receivers share this process's clock).
-fn now_us() -> u64 {
+/// Microseconds since the Unix epoch (the sender and the receivers share this machine's clock,
+/// in one process or two).
+pub fn now_us() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_micros() as u64)
         .unwrap_or_default()
+}
+
+impl Ping {
+    /// When it was sent, in microseconds since the Unix epoch.
+    pub fn sent_at_us(&self) -> u64 {
+        self.sent_at_us
+    }
 }
 
 /// A ping sent now, whose JSON body is about `body_size` bytes.
@@ -56,7 +65,12 @@ impl Tally {
 
     /// One message sent at `sent_at_us` was handled now.
     pub fn record(&self, sent_at_us: u64) {
-        let latency = now_us().saturating_sub(sent_at_us);
+        self.record_latency_us(now_us().saturating_sub(sent_at_us));
+    }
+
+    /// One message was handled now, `latency` microseconds after it was sent (measured
+    /// elsewhere: another process).
+    pub fn record_latency_us(&self, latency: u64) {
         let now = Instant::now();
         let mut seen = self.seen();
         seen.latencies_us.push(latency);
@@ -100,6 +114,38 @@ impl Tally {
     /// Every latency recorded, in microseconds.
     pub fn latencies_us(&self) -> Vec<u64> {
         self.seen().latencies_us.clone()
+    }
+}
+
+/// The latency mode's request: the responder answers with a [`Reply`] of the same padding.
+#[derive(Serialize, Deserialize, nimbus::Command)]
+#[nimbus(type_name = "Bench.Request")]
+pub struct Request {
+    padding: String,
+}
+
+/// A request whose JSON body is about `body_size` bytes.
+pub fn request(body_size: usize) -> Request {
+    Request {
+        padding: "x".repeat(body_size.saturating_sub(20)),
+    }
+}
+
+/// The reply to a [`Request`].
+#[derive(Serialize, Deserialize, nimbus::Message)]
+#[nimbus(type_name = "Bench.Reply")]
+pub struct Reply {
+    padding: String,
+}
+
+/// A handler that replies to every request.
+pub struct Responder;
+
+#[nimbus::handler]
+impl Handler<Request> for Responder {
+    async fn handle(&self, m: Request, ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        ctx.reply(Reply { padding: m.padding })?;
+        Ok(())
     }
 }
 

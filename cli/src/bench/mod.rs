@@ -9,21 +9,34 @@
 //! spread: load on the machine moves both sides of a round alike, so the ratio holds still where
 //! the rates do not.
 //!
+//! Around each side of each workload it reads the CPU time of this process and, on PostgreSQL
+//! on this machine, of the server's processes ([`cpu`]), and reports the median CPU per message.
+//!
+//! `--latency RATE` runs the latency benchmark instead ([`latency`]): throttled senders, idle
+//! receivers, send→handled in one process and across two, request/response, and the bare SQL
+//! round trip.
+//!
 //! The queues are tables named `Bench…<run id>`, emptied between rounds and dropped at the end,
 //! even when the run fails.
 //!
-//! One job per module: [`message`] (the message, handler, tally), [`drive`] (load and waiting),
-//! [`workload`] (the workloads), [`stats`] (medians), [`report`] (table and JSON).
+//! One job per module: [`message`] (the messages, handlers, tally), [`drive`] (load and
+//! waiting), [`workload`] (the workloads), [`cpu`] (CPU time), [`stats`] (medians), [`report`]
+//! (table and JSON), [`latency`] (the latency mode).
 
+mod cpu;
 mod drive;
+pub mod latency;
 mod message;
 mod report;
 mod stats;
 mod workload;
 
+use std::time::Duration;
+
 use indicatif::{ProgressBar, ProgressStyle};
 use nimbus::admin::Database;
 
+use self::cpu::CpuClock;
 use self::message::{ping, Ping};
 use self::report::memory_mib;
 use self::stats::Round;
@@ -34,7 +47,7 @@ use crate::{Failure, Layout};
 #[derive(Debug, Clone, clap::Args)]
 pub struct Settings {
     /// Messages per workload, per side, per round: a run sends `messages × rounds × 2` per
-    /// workload.
+    /// workload (latency mode: per series and round).
     #[arg(long, default_value_t = 10_000, value_parser = positive)]
     pub messages: usize,
     /// Rounds: each runs every workload through the framework and as bare SQL, alternating
@@ -48,12 +61,32 @@ pub struct Settings {
     /// tasks).
     #[arg(long, default_value_t = 16, value_parser = positive)]
     pub concurrency: usize,
-    /// Endpoint instances receiving from a queue.
+    /// Endpoint instances (each its own bus, pool and concurrency limit) competing on one queue
+    /// in receive+handle and end to end.
     #[arg(long, default_value_t = 1, value_parser = positive)]
     pub instances: usize,
     /// Messages per transaction in the batched send.
     #[arg(long, default_value_t = 100, value_parser = positive)]
     pub batch: usize,
+    /// Messages each framework receiver takes in one transaction (`BusBuilder::receive_batch`;
+    /// PostgreSQL and SQLite). The bare side keeps one row per transaction, the statement a
+    /// single-message queue consumer (pgmq's `pop`, say) runs, so the ratio shows the gain.
+    #[arg(long, default_value_t = 1, value_parser = positive)]
+    pub receive_batch: usize,
+    /// Threads each framework receiver endpoint runs handlers on (`BusBuilder::handler_threads`;
+    /// default: the CPUs).
+    #[arg(long, value_parser = positive)]
+    pub handler_threads: Option<usize>,
+    /// Latency mode: instead of the throughput workloads, send `--messages` messages per series
+    /// and round at RATE messages per second to idle endpoints, and report the latencies (same
+    /// process, another process, request/response, bare SQL round trip). `--instances` and
+    /// `--batch` do not apply.
+    #[arg(long, value_name = "RATE", value_parser = rate)]
+    pub latency: Option<f64>,
+    /// Latency mode: how long an idle endpoint waits before it looks at its empty queue again
+    /// (polling alone would average half of it). The throughput workloads use 100 ms.
+    #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
+    pub peek_delay: Duration,
 }
 
 /// A count of at least 1.
@@ -61,6 +94,16 @@ fn positive(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
         Ok(n) if n >= 1 => Ok(n),
         _ => Err(format!("{text:?} is not a whole number of at least 1")),
+    }
+}
+
+/// A rate in messages per second, above 0 and at most 100,000.
+fn rate(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(r) if r > 0.0 && r <= 100_000.0 => Ok(r),
+        _ => Err(format!(
+            "{text:?} is not a rate in messages per second above 0 and at most 100000"
+        )),
     }
 }
 
@@ -114,8 +157,21 @@ impl Results {
 }
 
 /// Runs the benchmark on `target` and prints the report: a table, or one JSON line with `json`.
-/// `admin` empties the queues between rounds.
+/// `admin` empties the queues between rounds. With `--latency`, runs the latency benchmark.
 pub async fn run(
+    target: Target,
+    admin: Database,
+    settings: Settings,
+    json: bool,
+) -> Result<(), Failure> {
+    match settings.latency {
+        Some(rate) => latency::run(target, settings, rate, json).await,
+        None => throughput(target, admin, settings, json).await,
+    }
+}
+
+/// Runs the throughput workloads and prints their report.
+async fn throughput(
     target: Target,
     admin: Database,
     settings: Settings,
@@ -123,12 +179,13 @@ pub async fn run(
 ) -> Result<(), Failure> {
     let run_id = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
     let queues = Queues::new(&run_id);
-    let sender = builder(&target, &settings, &queues.sender, "sender")
+    let sender = builder(&target, settings.concurrency, &queues.sender, "sender")
         .route::<Ping>(queues.nimbus_batch.clone())
         .build()?
         .start()
         .await?;
     let rig = Rig {
+        cpu: CpuClock::new(&target),
         target,
         settings,
         bare: sender.bare_sql(),
@@ -168,6 +225,8 @@ async fn rounds(rig: &Rig, admin: &Database, bar: &ProgressBar) -> Result<Result
                 nimbus: nimbus.rate,
                 bare: bare.rate,
                 nimbus_first: order[0] == Side::Nimbus,
+                nimbus_cpu: nimbus.cpu,
+                bare_cpu: bare.cpu,
             };
             results.add(workload, round, nimbus, bare);
         }

@@ -2,6 +2,7 @@
 
 use serde_json::{json, Value};
 
+use super::cpu::CpuPerMessage;
 use super::message::ping_body;
 use super::stats::{percentiles_ms, Round, Summary};
 use super::workload::Rig;
@@ -43,16 +44,30 @@ fn thousandth(value: f64) -> f64 {
     (value * 1000.0).round() / 1000.0
 }
 
+/// CPU microseconds per message of both sides in the JSON report, as
+/// (`process_cpu_us_per_msg`, `db_cpu_us_per_msg`), each `{"nimbus": …, "bare": …}` with null
+/// where unknown.
+fn cpu_json(nimbus: CpuPerMessage, bare: CpuPerMessage) -> (Value, Value) {
+    let us = |v: Option<f64>| v.map(tenth);
+    (
+        json!({"nimbus": us(nimbus.process_us), "bare": us(bare.process_us)}),
+        json!({"nimbus": us(nimbus.db_us), "bare": us(bare.db_us)}),
+    )
+}
+
 /// A workload's rounds in the JSON report.
 fn rounds_json(rounds: &[Round]) -> Vec<Value> {
     rounds
         .iter()
         .map(|r| {
+            let (process, db) = cpu_json(r.nimbus_cpu, r.bare_cpu);
             json!({
                 "first": if r.nimbus_first { "nimbus" } else { "bare" },
                 "nimbus_per_s": r.nimbus.round(),
                 "bare_per_s": r.bare.round(),
                 "ratio": thousandth(r.ratio()),
+                "process_cpu_us_per_msg": process,
+                "db_cpu_us_per_msg": db,
             })
         })
         .collect()
@@ -66,7 +81,8 @@ fn latency_json(latencies_us: &[u64]) -> Value {
 
 /// The report as `{"bench": {…}}`. Rates are messages per second (medians over the rounds),
 /// ratios the framework's rate over the bare SQL's (the median of the rounds' ratios, and
-/// their lowest and highest), latencies in milliseconds, memory in MiB.
+/// their lowest and highest), CPU in microseconds per message (medians over the rounds; null
+/// when unknown, `db_cpu` says why), latencies in milliseconds, memory in MiB.
 fn to_json(rig: &Rig, results: &Results) -> Result<Value, Failure> {
     let s = &rig.settings;
     let workloads: Vec<Value> = results
@@ -74,6 +90,7 @@ fn to_json(rig: &Rig, results: &Results) -> Result<Value, Failure> {
         .iter()
         .map(|(workload, rounds)| {
             let sum = Summary::of(rounds);
+            let (process, db) = cpu_json(sum.nimbus_cpu, sum.bare_cpu);
             json!({
                 "name": workload.key(),
                 "nimbus_per_s": sum.nimbus.round(),
@@ -81,6 +98,8 @@ fn to_json(rig: &Rig, results: &Results) -> Result<Value, Failure> {
                 "ratio": thousandth(sum.ratio),
                 "ratio_min": thousandth(sum.ratio_min),
                 "ratio_max": thousandth(sum.ratio_max),
+                "process_cpu_us_per_msg": process,
+                "db_cpu_us_per_msg": db,
                 "rounds": rounds_json(rounds),
             })
         })
@@ -95,6 +114,13 @@ fn to_json(rig: &Rig, results: &Results) -> Result<Value, Failure> {
             "concurrency": s.concurrency,
             "instances": s.instances,
             "batch": s.batch,
+            "receive_batch": s.receive_batch,
+            "receivers": format!(
+                "{} endpoint instance(s) competing on one queue, concurrency {} each",
+                s.instances, s.concurrency
+            ),
+            "db_cpu": rig.cpu.db.key(),
+            "db_cpu_note": rig.cpu.db.note(),
             "workloads": workloads,
             "latency_ms": {
                 "nimbus": latency_json(&results.nimbus_latencies_us),
@@ -107,20 +133,59 @@ fn to_json(rig: &Rig, results: &Results) -> Result<Value, Failure> {
     }))
 }
 
-/// The report as a table, with the latency and memory below it.
+/// CPU microseconds per message, or `n/a`, right-aligned in `width`.
+fn cpu_cell(value: Option<f64>, width: usize) -> String {
+    match value {
+        Some(us) => format!("{us:>width$.1}"),
+        None => format!("{:>width$}", "n/a"),
+    }
+}
+
+/// The CPU per message of every workload, both sides, process and database.
+fn print_cpu(rig: &Rig, results: &Results) {
+    println!();
+    println!(
+        "{:<16} {:>14} {:>14} {:>14} {:>14}",
+        "CPU us/msg", "process nimbus", "process bare", "db nimbus", "db bare"
+    );
+    for (workload, rounds) in &results.rounds {
+        let sum = Summary::of(rounds);
+        println!(
+            "{:<16} {} {} {} {}",
+            workload.label(),
+            cpu_cell(sum.nimbus_cpu.process_us, 14),
+            cpu_cell(sum.bare_cpu.process_us, 14),
+            cpu_cell(sum.nimbus_cpu.db_us, 14),
+            cpu_cell(sum.bare_cpu.db_us, 14),
+        );
+    }
+    println!(
+        "(medians over the rounds, each side's whole run including endpoint start and stop; \
+         process = this benchmark process; {})",
+        rig.cpu.db.note()
+    );
+}
+
+/// The report as a table, with the CPU, latency and memory below it.
 fn print_table(rig: &Rig, results: &Results) -> Result<(), Failure> {
     let s = &rig.settings;
     println!(
         "{} ({} layout): {} rounds of {} messages of ~{} bytes per workload and side, \
-         concurrency {} x {} instance(s), batch {}",
+         concurrency {}, batch {}",
         rig.target.backend,
         rig.target.layout.name(),
         s.rounds,
         s.messages,
         ping_body(s.body_size)?.len(),
         s.concurrency,
-        s.instances,
         s.batch
+    );
+    println!(
+        "receive+handle and end to end: {} endpoint instance(s) competing on one queue, \
+         concurrency {} each (bare SQL: {} receive loops)",
+        s.instances,
+        s.concurrency,
+        s.instances * s.concurrency
     );
     println!("interleaved: the framework runs first in odd rounds, the bare SQL in even rounds");
     println!();
@@ -140,6 +205,7 @@ fn print_table(rig: &Rig, results: &Results) -> Result<(), Failure> {
         );
     }
     println!("(medians over the rounds; ratio = nimbus / bare, the median of the rounds' ratios)");
+    print_cpu(rig, results);
     let [fw50, fw99, fwmax] = percentiles_ms(&results.nimbus_latencies_us);
     let [b50, b99, bmax] = percentiles_ms(&results.bare_latencies_us);
     println!(

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use super::cpu::CpuPerMessage;
+
 /// `count` messages over `elapsed`, per second (an instant counts as a microsecond, so the rate
 /// stays finite).
 pub fn per_second(count: usize, elapsed: Duration) -> f64 {
@@ -19,7 +21,13 @@ pub fn median(values: &[f64]) -> f64 {
     }
 }
 
-/// One round of one workload: both sides' rates, and which ran first.
+/// The median of the known values of `values`; `None` when none is known.
+pub fn median_known(values: impl IntoIterator<Item = Option<f64>>) -> Option<f64> {
+    let known: Vec<f64> = values.into_iter().flatten().collect();
+    (!known.is_empty()).then(|| median(&known))
+}
+
+/// One round of one workload: both sides' rates and CPU per message, and which ran first.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Round {
     /// Messages per second through the framework.
@@ -28,6 +36,10 @@ pub struct Round {
     pub bare: f64,
     /// Whether the framework ran first in this round.
     pub nimbus_first: bool,
+    /// CPU per message through the framework.
+    pub nimbus_cpu: CpuPerMessage,
+    /// CPU per message through the bare SQL.
+    pub bare_cpu: CpuPerMessage,
 }
 
 impl Round {
@@ -54,6 +66,10 @@ pub struct Summary {
     pub ratio_min: f64,
     /// The highest per-round ratio.
     pub ratio_max: f64,
+    /// The medians of the framework's CPU per message (each over the rounds that know it).
+    pub nimbus_cpu: CpuPerMessage,
+    /// The medians of the bare SQL's CPU per message.
+    pub bare_cpu: CpuPerMessage,
 }
 
 impl Summary {
@@ -67,7 +83,17 @@ impl Summary {
             ratio: median(&ratios),
             ratio_min: ratios.iter().copied().fold(f64::INFINITY, f64::min),
             ratio_max: ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            nimbus_cpu: cpu_medians(rounds.iter().map(|r| r.nimbus_cpu)),
+            bare_cpu: cpu_medians(rounds.iter().map(|r| r.bare_cpu)),
         }
+    }
+}
+
+/// The median process and database CPU per message of one side over its rounds.
+fn cpu_medians(rounds: impl Iterator<Item = CpuPerMessage> + Clone) -> CpuPerMessage {
+    CpuPerMessage {
+        process_us: median_known(rounds.clone().map(|c| c.process_us)),
+        db_us: median_known(rounds.map(|c| c.db_us)),
     }
 }
 
@@ -99,12 +125,19 @@ mod tests {
             nimbus,
             bare,
             nimbus_first: true,
+            nimbus_cpu: CpuPerMessage {
+                process_us: Some(nimbus / 10.0),
+                db_us: None,
+            },
+            bare_cpu: CpuPerMessage::default(),
         };
         let s = Summary::of(&[round(90.0, 100.0), round(50.0, 100.0), round(300.0, 200.0)]);
         assert_eq!(s.nimbus, 90.0);
         assert_eq!(s.bare, 100.0);
         assert_eq!(s.ratio, 0.9);
         assert_eq!((s.ratio_min, s.ratio_max), (0.5, 1.5));
+        assert_eq!(s.nimbus_cpu.process_us, Some(9.0));
+        assert_eq!((s.nimbus_cpu.db_us, s.bare_cpu.process_us), (None, None));
     }
 
     #[test]

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use nimbus::bench::BareSql;
 use nimbus::{Bus, BusBuilder};
 
+use super::cpu::{CpuClock, CpuPerMessage};
 use super::drive::{join_all, run_tasks, wait_for};
 use super::message::{ping, ping_body, Empty, Tally};
 use super::report::memory_mib;
@@ -89,8 +90,12 @@ impl Side {
 /// One side of one workload in one round.
 #[derive(Debug, Default)]
 pub struct Measured {
+    /// How many messages it sent or handled.
+    pub messages: usize,
     /// Messages per second.
     pub rate: f64,
+    /// CPU per message over the whole side (set by whoever sampled the CPU around it).
+    pub cpu: CpuPerMessage,
     /// Send→handled latencies in microseconds (end to end only).
     pub latencies_us: Vec<u64>,
     /// Resident memory at 25/50/75/100% of the framework's end to end, in MiB.
@@ -151,13 +156,14 @@ impl Queues {
     }
 }
 
-/// A bus builder for the benchmark's database and settings.
-pub fn builder(target: &Target, settings: &Settings, app: &str, instance: &str) -> BusBuilder {
+/// A bus builder for the benchmark's database, with this concurrency limit and a peek delay of
+/// 100 ms (the latency mode sets its own).
+pub fn builder(target: &Target, concurrency: usize, app: &str, instance: &str) -> BusBuilder {
     let b = Bus::builder()
         .names(app, instance)
         .database_url(&target.url)
         .storage_layout(target.layout.into())
-        .concurrency(settings.concurrency)
+        .concurrency(concurrency)
         // The benchmark sends to its queues before their receivers start.
         .create_queues_on_send(true)
         .peek_delay(Duration::from_millis(100));
@@ -167,7 +173,7 @@ pub fn builder(target: &Target, settings: &Settings, app: &str, instance: &str) 
     }
 }
 
-/// Everything a workload needs: the sending bus, its bare SQL, and the queues.
+/// Everything a workload needs: the sending bus, its bare SQL, the queues, and the CPU clock.
 pub struct Rig {
     /// The database.
     pub target: Target,
@@ -179,11 +185,23 @@ pub struct Rig {
     pub bare: BareSql,
     /// The run's queues.
     pub queues: Queues,
+    /// Reads the process's and the database's CPU time.
+    pub cpu: CpuClock,
 }
 
 impl Rig {
-    /// Runs `workload` on `side` once.
+    /// Runs `workload` on `side` once, with the CPU it took per message (start and stop of the
+    /// side's endpoints included).
     pub async fn measure(&self, workload: Workload, side: Side) -> Result<Measured, Failure> {
+        let before = self.cpu.before();
+        let mut measured = self.run(workload, side).await?;
+        let after = self.cpu.after();
+        measured.cpu = self.cpu.per_message(before, after, measured.messages);
+        Ok(measured)
+    }
+
+    /// Runs `workload` on `side` once.
+    async fn run(&self, workload: Workload, side: Side) -> Result<Measured, Failure> {
         match (workload, side) {
             (Workload::SendOne, Side::Nimbus) => self.send_one_nimbus().await,
             (Workload::SendOne, Side::Bare) => self.send_one_bare().await,
@@ -204,6 +222,7 @@ impl Rig {
     /// A rate-only measurement of `count` messages in `elapsed`.
     fn rate(count: usize, elapsed: Duration) -> Measured {
         Measured {
+            messages: count,
             rate: per_second(count, elapsed),
             ..Measured::default()
         }
@@ -292,11 +311,16 @@ impl Rig {
         for i in 0..self.settings.instances {
             let endpoint = builder(
                 &self.target,
-                &self.settings,
+                self.settings.concurrency,
                 queue,
                 &format!("receiver-{i}"),
             )
-            .handler(Empty(tally.clone()))
+            .receive_batch(self.settings.receive_batch)
+            .handler(Empty(tally.clone()));
+            let endpoint = match self.settings.handler_threads {
+                Some(threads) => endpoint.handler_threads(threads),
+                None => endpoint,
+            }
             .build()?;
             receivers.push(endpoint.start().await?);
         }
@@ -322,6 +346,7 @@ impl Rig {
         Self::stop(receivers).await?;
         waited?;
         Ok(Measured {
+            messages: self.messages(),
             rate: tally.rate_after_first(started),
             ..Measured::default()
         })
@@ -345,6 +370,7 @@ impl Rig {
             .collect();
         join_all(loops).await?;
         Ok(Measured {
+            messages: self.messages(),
             rate: tally.rate_after_first(started),
             ..Measured::default()
         })
@@ -362,9 +388,11 @@ impl Rig {
         Self::stop(receivers).await?;
         let rss_quarters = rss_quarters?;
         Ok(Measured {
+            messages: self.messages(),
             rate: per_second(self.messages(), Self::until_last(&tally, started)),
             latencies_us: tally.latencies_us(),
             rss_quarters,
+            ..Measured::default()
         })
     }
 
@@ -394,9 +422,10 @@ impl Rig {
         handled?;
         joined?;
         Ok(Measured {
+            messages: self.messages(),
             rate: per_second(self.messages(), Self::until_last(&tally, started)),
             latencies_us: tally.latencies_us(),
-            rss_quarters: Vec::new(),
+            ..Measured::default()
         })
     }
 
