@@ -833,18 +833,16 @@ impl<D: Driver> ReceivedBatch for SqlBatch<D> {
         let Some(row) = self.rows.pop_front() else {
             return Ok(None);
         };
-        let mut connection = self.take_connection()?;
-        let cx = &self.inner.cx;
-        connection
-            .execute(&cx.sql.savepoint, &[])
-            .await
-            .map_err(cx.db("marking the savepoint of a message in a batch"))?;
+        let connection = self.take_connection()?;
+        // No savepoint yet: a message whose handling writes nothing needs none. One is marked
+        // before its handler's own statements or before its sends, whichever comes first, so
+        // that its part can be undone alone.
         Ok(Some((
             row,
             Box::new(SqlReceiveTransaction {
                 connection,
                 inner: self.inner.clone(),
-                handler_savepoint: true,
+                handler_savepoint: false,
                 member_of: Some(self.shared.clone()),
             }),
         )))
@@ -866,20 +864,20 @@ impl<D: Driver> ReceivedBatch for SqlBatch<D> {
 }
 
 impl<D: Driver> SqlReceiveTransaction<D> {
-    /// Ends this message's part: commits (alone), or (in a batch) releases its savepoint —
-    /// unless `released` — and gives the connection back to the batch with what it wrote.
+    /// Ends this message's part: commits (alone), or (in a batch) releases its savepoint if
+    /// one is open and gives the connection back to the batch with what it wrote.
     async fn finish(
         inner: Arc<Inner<D>>,
         mut connection: Held<D>,
         member_of: Option<SharedBatch<D>>,
         written: Written,
-        released: bool,
+        savepoint_open: bool,
         purpose: &str,
     ) -> Result<()> {
         let Some(batch) = member_of else {
             return inner.commit_written(connection, &written, purpose).await;
         };
-        if !released {
+        if savepoint_open {
             let cx = &inner.cx;
             connection
                 .execute(&cx.sql.savepoint_release, &[])
@@ -905,7 +903,7 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
             mut connection,
             inner,
             member_of,
-            ..
+            handler_savepoint,
         } = *self;
         let written = inner
             .write(&mut connection, &outgoing, Creation::Required)
@@ -915,7 +913,7 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
             connection,
             member_of,
             written,
-            false,
+            handler_savepoint,
             "a handled message",
         )
         .await
@@ -926,7 +924,7 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
             mut connection,
             inner,
             member_of,
-            ..
+            handler_savepoint,
         } = *self;
         inner.insert_dead_letter(&mut connection, &letter).await?;
         Self::finish(
@@ -934,7 +932,7 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
             connection,
             member_of,
             Written::default(),
-            false,
+            handler_savepoint,
             "a dead letter",
         )
         .await
@@ -983,8 +981,9 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
                 inner,
                 connection,
                 member_of,
+            // The handler's savepoint was released above; the one marked for the sends is open.
                 written,
-                handler_savepoint,
+                !handler_savepoint,
                 "a handled message",
             )
             .await
