@@ -46,6 +46,11 @@ pub struct BusSettings {
     pub concurrency: Option<usize>,
     /// [`BusBuilder::handler_threads`].
     pub handler_threads: Option<usize>,
+    /// [`BusBuilder::receive_batch`].
+    pub receive_batch: Option<usize>,
+    /// [`BusBuilder::table_maintenance_interval`].
+    #[serde(with = "humantime_serde")]
+    pub table_maintenance_interval: Option<Duration>,
     /// Retries at once after a failure.
     pub immediate_retries: Option<u32>,
     /// Delayed retries after the immediate ones.
@@ -149,6 +154,12 @@ impl BusBuilder {
         if let Some(threads) = s.handler_threads {
             self = self.handler_threads(threads);
         }
+        if let Some(messages) = s.receive_batch {
+            self = self.receive_batch(messages);
+        }
+        if let Some(interval) = s.table_maintenance_interval {
+            self = self.table_maintenance_interval(interval);
+        }
         if let Some(count) = s.immediate_retries {
             self = self.immediate_retries(count);
         }
@@ -203,6 +214,8 @@ mod tests {
             ("NIMBUS_BUS_CONCURRENCY", "8"),
             ("NIMBUS_BUS_CREATE_QUEUES_ON_SEND", "true"),
             ("NIMBUS_BUS_STORAGE_LAYOUT", "shared_table"),
+            ("NIMBUS_BUS_RECEIVE_BATCH", "1"),
+            ("NIMBUS_BUS_TABLE_MAINTENANCE_INTERVAL", "1min"),
             ("PATH", "/usr/bin"),
         ]
         .map(|(k, v)| (k.to_string(), v.to_string()));
@@ -210,6 +223,11 @@ mod tests {
         assert_eq!(settings.peek_delay, Some(Duration::from_millis(250)));
         assert_eq!(settings.concurrency, Some(8));
         assert_eq!(settings.storage_layout, Some(StorageLayout::SharedTable));
+        assert_eq!(settings.receive_batch, Some(1));
+        assert_eq!(
+            settings.table_maintenance_interval,
+            Some(Duration::from_secs(60))
+        );
         let endpoint = crate::Bus::builder()
             .settings(&settings)
             .build()
