@@ -47,6 +47,9 @@ pub struct ConnectOptions {
     pub schema: Option<String>,
     /// How the endpoints store queues.
     pub layout: StorageLayout,
+    /// SQL Server: Entra ID access tokens to log in with ([`crate::SqlServerToken`]).
+    #[cfg(feature = "sqlserver")]
+    pub sql_server_token: Option<crate::SqlServerToken>,
 }
 
 impl ConnectOptions {
@@ -64,6 +67,14 @@ impl ConnectOptions {
     /// Uses `layout`.
     pub fn layout(mut self, layout: StorageLayout) -> Self {
         self.layout = layout;
+        self
+    }
+
+    /// SQL Server: logs in with Entra ID access tokens from `token` (see
+    /// [`crate::BusBuilder::sql_server_token`]).
+    #[cfg(feature = "sqlserver")]
+    pub fn sql_server_token(mut self, token: crate::SqlServerToken) -> Self {
+        self.sql_server_token = Some(token);
         self
     }
 }
@@ -211,6 +222,8 @@ impl Database {
     /// Connects with `options`. Nothing is created: use [`Database::create_schema`].
     pub async fn connect_with(url: &str, options: ConnectOptions) -> Result<Database> {
         let database = DatabaseUrl::parse(url)?;
+        #[cfg(feature = "sqlserver")]
+        let database = database.with_sql_server_token(options.sql_server_token)?;
         let dialect = database.dialect();
         let schema = SchemaName::new(
             options
@@ -273,14 +286,30 @@ impl Database {
         self.transport.verify_schema(&queues).await
     }
 
-    /// The seed's indexes `queue` lacks, as (name, statement that creates it).
+    /// The seed's indexes `queue` lacks or has defined otherwise (compared by type, key and
+    /// included columns, not by name alone: an `Index_RowVersion` that is clustered, or on
+    /// another column, is listed), as (name, statements that fix it: the `CREATE`, after a
+    /// `DROP` of the wrong index where there is one).
     pub async fn missing_indexes(&self, queue: &str) -> Result<Vec<(String, String)>> {
         Ok(self
             .transport
-            .missing_indexes(&self.queue(queue)?)
+            .index_problems(&self.queue(queue)?)
             .await?
             .into_iter()
-            .map(|i| (i.name, i.create))
+            .map(|p| (p.name, p.fix))
+            .collect())
+    }
+
+    /// The warnings a bus receiving from `queue` logs at start about its indexes (the text of
+    /// [`crate::Bus::warnings`]), each quoting the statements that fix it.
+    pub async fn index_warnings(&self, queue: &str) -> Result<Vec<String>> {
+        let name = self.transport.name();
+        Ok(self
+            .transport
+            .index_problems(&self.queue(queue)?)
+            .await?
+            .iter()
+            .map(|p| p.warning(queue, name))
             .collect())
     }
 

@@ -77,6 +77,8 @@ pub mod subscriptions;
 pub mod telemetry;
 mod transport;
 
+#[cfg(feature = "sqlserver")]
+pub use driver::sqlserver::SqlServerToken;
 pub use driver::{DriverError, FailureKind};
 pub use endpoint::background::BackgroundBus;
 pub use endpoint::builder::{

@@ -1,7 +1,9 @@
 -- Adds the opt-in (CreateMessageBodyComputedColumn) BodyString column to a queue table where it is missing.
 -- Parameters: 1 schema name (sysname, passed as the value @P1), 2 queue table name (sysname, passed as the value @P2)
--- The body as readable text: bodies are UTF-8 JSON, so the bytes are read as varchar (single-byte
--- or, with a UTF-8 collation, UTF-8 text).
+-- NServiceBus's definition exactly (AddMessageBodyStringColumn): CAST(Body AS nvarchar(max)), so
+-- a table shared with NServiceBus endpoints has one BodyString whoever added it. nvarchar reads
+-- the bytes as UTF-16; for UTF-8 JSON bodies, CAST([Body] AS varchar(max)) reads them as text
+-- (README, "SQL Server beside NServiceBus").
 IF COL_LENGTH(QUOTENAME(@P1) + N'.' + QUOTENAME(@P2), N'BodyString') IS NULL
 ALTER TABLE {table}
-ADD [BodyString] AS CAST([Body] AS varchar(max));
+ADD [BodyString] AS CAST([Body] AS nvarchar(max));

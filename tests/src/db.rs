@@ -1,6 +1,8 @@
 //! Test databases: a unique SQLite file, PostgreSQL schema or SQL Server schema per test, dropped
-//! afterwards. Schema names are full of quotes, brackets and spaces, so every test also proves
-//! that names are quoted and never spliced into SQL.
+//! afterwards. PostgreSQL schema names are full of quotes, brackets and spaces, so every test also
+//! proves that names are quoted and never spliced into SQL; SQL Server schema names are plain
+//! (letters, digits, underscores) so that the suite runs on any SQL Server-compatible server, and
+//! one SQL Server test probes a hostile name ([`TestDatabase::with_hostile_schema`]).
 //!
 //! The fixtures read and write Nimbus data through the library's admin API
 //! ([`nimbus::admin::Database`]), written once for every database; an SQL error fails the test.
@@ -97,13 +99,33 @@ fn unique() -> String {
     uuid::Uuid::new_v4().simple().to_string()[..12].to_string()
 }
 
+/// A unique schema name with quotes, brackets and spaces.
+fn hostile_schema_name() -> String {
+    format!("nimbus t\"st [{}] o'k", unique())
+}
+
 impl TestDatabase {
     /// Creates an empty database for one test. PostgreSQL must be reachable: the test fails
     /// (never skips) when it is not. So must SQL Server, whose tests are ignored unless asked for.
     pub async fn new(setup: Setup) -> Self {
+        let schema = match setup.kind {
+            // Letters, digits and underscores: a name every SQL Server-compatible server accepts
+            // (Babelfish refuses `]` in schema names). One test probes hostile names there:
+            // [`TestDatabase::with_hostile_schema`].
+            Kind::SqlServer => format!("nimbus_test_{}", unique()),
+            Kind::Sqlite | Kind::Postgres => hostile_schema_name(),
+        };
+        Self::in_schema(setup, schema).await
+    }
+
+    /// Like [`TestDatabase::new`], with a schema name full of quotes, brackets and spaces on
+    /// every database (SQLite has one schema, `main`: there the queue names carry the test).
+    pub async fn with_hostile_schema(setup: Setup) -> Self {
+        Self::in_schema(setup, hostile_schema_name()).await
+    }
+
+    async fn in_schema(setup: Setup, schema: String) -> Self {
         let (kind, layout) = (setup.kind, setup.layout);
-        // Quotes, brackets, spaces.
-        let schema = format!("nimbus t\"st [{}] o'k", unique());
         let target = match kind {
             Kind::Sqlite => {
                 Target::Sqlite(std::env::temp_dir().join(format!("nimbus-test-{}.db", unique())))
@@ -460,6 +482,35 @@ impl TestDatabase {
             !self.indexes(table).await.iter().any(|i| i == index),
             "{index} is dropped"
         );
+    }
+
+    /// Creates a plain (on SQL Server: non-clustered) index `index` on `column` of `table`.
+    pub async fn create_index(&self, table: &str, index: &str, column: &str) {
+        self.create_index_of_type(table, index, column, "").await;
+    }
+
+    /// SQL Server only: creates `index` on `column` of `table` as a CLUSTERED index, as
+    /// NServiceBus SQL Server transports before the 3.1.5, 4.3.2, 5.0.3 and 6.0.1 patches made
+    /// `Index_RowVersion`.
+    pub async fn create_clustered_index(&self, table: &str, index: &str, column: &str) {
+        assert_eq!(
+            self.kind,
+            Kind::SqlServer,
+            "clustered indexes are SQL Server's"
+        );
+        self.create_index_of_type(table, index, column, "CLUSTERED ")
+            .await;
+    }
+
+    async fn create_index_of_type(&self, table: &str, index: &str, column: &str, kind: &str) {
+        // PostgreSQL and SQLite name the index alone (it lives in the table's schema).
+        let sql = format!(
+            "CREATE {kind}INDEX {} ON {} ({})",
+            self.admin.quote(index),
+            self.table(table),
+            self.admin.quote(column)
+        );
+        self.execute(&sql).await;
     }
 
     /// The database URL (or connection string) with the server's address replaced by `proxy`,

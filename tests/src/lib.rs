@@ -14,6 +14,14 @@ pub mod tls_proxy;
 
 pub use db::{Kind, Setup, TestDatabase};
 
+/// One test of the suite, run to its end on the calling thread (a panic is its failure).
+pub type Runner = Box<dyn FnOnce() + Send>;
+
+/// Runs an async test to its end in an actix `System` of its own, as `#[actix_rt::test]` does.
+pub fn run_actix(test: impl std::future::Future<Output = ()>) {
+    actix_rt::System::new().block_on(test)
+}
+
 /// Expands to two modules, `table_per_queue` and `shared_table`, each with one `#[test]` per
 /// behaviour of [`suite`] for the backend `$kind` (a path to a [`Kind`] variant) in that storage
 /// layout.
@@ -47,7 +55,13 @@ macro_rules! conformance_suite {
     };
     (@layout $attrs:tt $kind:expr, $layout:expr) => {
         const SETUP: $crate::Setup = $crate::Setup { kind: $kind, layout: $layout };
-        $crate::conformance_suite!(@tests $attrs SETUP;
+        $crate::conformance_suite!(@names [@tests $attrs SETUP]);
+        $crate::conformance_suite!(@sigkill $attrs SETUP);
+    };
+    // The behaviours of the suite, handed to the arm `$args` names (one list for the
+    // `#[test]` functions and for the trials of a custom harness, `@trials`).
+    (@names [$($args:tt)*]) => {
+        $crate::conformance_suite! {$($args)*;
             fifo_order_on_one_receiver,
             competing_consumers_handle_each_message_once,
             handler_error_rolls_back_outgoing_and_returns_message,
@@ -93,8 +107,8 @@ macro_rules! conformance_suite {
             old_subscriptions_table_is_upgraded,
             each_subscription_lapses_by_its_own_subscribers_idle_period,
             the_heartbeat_repairs_a_queue_a_sweep_dropped,
-        );
-        $crate::conformance_suite!(@sigkill $attrs SETUP);
+            a_wrongly_defined_index_is_reported_with_its_fix,
+        }
     };
     (@tests $attrs:tt $setup:expr; $($name:ident),* $(,)?) => {
         $($crate::conformance_suite!(@test $attrs $setup, $name);)*
@@ -105,6 +119,39 @@ macro_rules! conformance_suite {
         async fn $name() {
             $crate::suite::$name($setup).await;
         }
+    };
+    // For a harness of its own (`harness = false`, libtest-mimic): every test of the suite, its
+    // sigkill tests included, as `(name, runner)` pairs for the backend and layout of `$setup`,
+    // named `<$prefix>::<test>` as the `#[test]` functions are.
+    (@trials $setup:expr, $prefix:literal) => {{
+        let mut trials: ::std::vec::Vec<(&'static str, $crate::Runner)> =
+            $crate::conformance_suite!(@names [@trial_list $setup, $prefix]);
+        trials.push((
+            concat!($prefix, "::sigkill_keeps_business_data_exactly_once"),
+            ::std::boxed::Box::new(move || {
+                $crate::suite::sigkill_keeps_business_data_exactly_once(
+                    $setup,
+                    env!("CARGO_BIN_EXE_crash_worker"),
+                )
+            }),
+        ));
+        trials.push((
+            concat!($prefix, "::sigkill_in_the_middle_loses_nothing"),
+            ::std::boxed::Box::new(move || {
+                $crate::suite::sigkill_in_the_middle_loses_nothing(
+                    $setup,
+                    env!("CARGO_BIN_EXE_crash_worker"),
+                )
+            }),
+        ));
+        trials
+    }};
+    (@trial_list $setup:expr, $prefix:literal; $($name:ident),* $(,)?) => {
+        ::std::vec![$((
+            concat!($prefix, "::", stringify!($name)),
+            ::std::boxed::Box::new(move || $crate::run_actix($crate::suite::$name($setup)))
+                as $crate::Runner,
+        )),*]
     };
     (@sigkill [$(#[$attr:meta])*] $setup:expr) => {
         $(#[$attr])*

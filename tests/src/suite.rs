@@ -627,6 +627,128 @@ pub async fn missing_indexes_are_reported_with_their_statement(kind: Setup) {
     assert!(db.indexes(&table).await.contains(&expires));
 }
 
+/// An index of the right name on the wrong column passes a check by name; the check by
+/// definition (type, key and included columns) reports it at start, quoting the statements
+/// that replace it, and those statements fix it.
+pub async fn a_wrongly_defined_index_is_reported_with_its_fix(kind: Setup) {
+    let db = TestDatabase::new(kind).await;
+    let start = || {
+        db.builder("Misindexed", "misindexed-1")
+            .handler::<Numbered, _>(Recorder::default())
+            .build()
+            .unwrap()
+            .start()
+    };
+    let bus = start().await.unwrap();
+    assert!(bus.warnings().is_empty(), "{:?}", bus.warnings());
+    bus.stop().await.unwrap();
+    // The index the receive relies on (Index_RowVersion, or IX_NimbusMessages_Dequeue), made
+    // again under its own name on another column.
+    let (table, expected) = db.seed_indexes("Misindexed");
+    let index = expected[0].clone();
+    let column = if db.shared_table() { "MessageId" } else { "Id" };
+    db.drop_index(&table, &index).await;
+    db.create_index(&table, &index, column).await;
+    assert!(db.indexes(&table).await.contains(&index), "same name");
+    let bus = start().await.unwrap();
+    let warnings = bus.warnings().to_vec();
+    bus.stop().await.unwrap();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let warning = &warnings[0];
+    assert!(warning.contains(&format!("{index:?}")), "{warning}");
+    assert!(
+        warning.contains(&format!("on ({column})")),
+        "names what it found: {warning}"
+    );
+    assert!(warning.contains("DROP INDEX"), "{warning}");
+    assert_eq!(
+        db.admin().index_warnings("Misindexed").await.unwrap(),
+        warnings,
+        "the admin API says the same"
+    );
+    // The quoted statements replace it: the next start has nothing to say.
+    let (_, fix) = warning
+        .split_once("replace it with:\n")
+        .expect("the warning quotes the fix");
+    db.execute(fix).await;
+    let bus = start().await.unwrap();
+    assert!(bus.warnings().is_empty(), "{:?}", bus.warnings());
+    bus.stop().await.unwrap();
+}
+
+/// SQL Server: a queue table whose `Index_RowVersion` is CLUSTERED (made by an NServiceBus SQL
+/// Server transport before its 3.1.5, 4.3.2, 5.0.3 and 6.0.1 patches, the upgrade case seed 000
+/// points to) is reported at start with the statements that make it non-clustered, and they do.
+pub async fn a_clustered_rowversion_index_is_reported(kind: Setup) {
+    assert_eq!(
+        kind.kind,
+        Kind::SqlServer,
+        "clustered indexes are SQL Server's"
+    );
+    assert!(!kind.shared_table(), "Index_RowVersion is a queue table's");
+    let db = TestDatabase::new(kind).await;
+    let start = || {
+        db.builder("Clustered", "clustered-1")
+            .handler::<Numbered, _>(Recorder::default())
+            .build()
+            .unwrap()
+            .start()
+    };
+    start().await.unwrap().stop().await.unwrap();
+    db.drop_index("Clustered", "Index_RowVersion").await;
+    db.create_clustered_index("Clustered", "Index_RowVersion", "RowVersion")
+        .await;
+    let bus = start().await.unwrap();
+    let warnings = bus.warnings().to_vec();
+    bus.stop().await.unwrap();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let warning = &warnings[0];
+    for needle in [
+        "\"Index_RowVersion\"",
+        "CLUSTERED index on (RowVersion)",
+        "non-clustered",
+        "DROP INDEX IF EXISTS [Index_RowVersion]",
+        "CREATE NONCLUSTERED INDEX [Index_RowVersion]",
+    ] {
+        assert!(warning.contains(needle), "{needle}: {warning}");
+    }
+    let (_, fix) = warning
+        .split_once("Replace it with:\n")
+        .expect("quotes the fix");
+    db.execute(fix).await;
+    let bus = start().await.unwrap();
+    assert!(bus.warnings().is_empty(), "{:?}", bus.warnings());
+    bus.stop().await.unwrap();
+}
+
+/// A schema whose name is full of quotes, brackets and spaces: tables, indexes and every
+/// statement quote it (SQL Server's suite otherwise runs in plainly named schemas).
+pub async fn hostile_schema_names_work(kind: Setup) {
+    let db = TestDatabase::with_hostile_schema(kind).await;
+    let schema = db.schema().unwrap_or_default().to_string();
+    assert!(schema.contains(']') && schema.contains('"') && schema.contains('\''));
+    let seen = seen_list();
+    let bus = db
+        .builder("Hostile", "hostile-1")
+        .route::<Numbered>("Hostile")
+        .handler::<Numbered, _>(Recorder::new("hostile-1", &seen))
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    assert!(bus.warnings().is_empty(), "{:?}", bus.warnings());
+    for n in 0..3 {
+        bus.send(Numbered { n }).await.unwrap();
+    }
+    wait_until("the messages are handled", || async {
+        count_of(&seen) == 3
+    })
+    .await;
+    bus.stop().await.unwrap();
+    assert_eq!(db.count("Hostile").await, 0);
+}
+
 pub async fn missing_tables_without_auto_create_name_the_statement(kind: Setup) {
     let db = TestDatabase::new(kind).await;
     let result = db

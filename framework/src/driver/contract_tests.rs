@@ -119,6 +119,34 @@ async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
             index.name
         );
     }
+    // The catalog's definitions of the indexes the scripts made pass the definition check
+    // (type, key columns, included columns), on both tables.
+    for (table, expected) in [
+        (
+            queue.as_str(),
+            q.indexes().into_iter().cloned().collect::<Vec<_>>(),
+        ),
+        (
+            "NimbusMessages",
+            vec![s.shared_messages_index_dequeue.clone()],
+        ),
+    ] {
+        let columns = c
+            .index_columns(&s.catalog_index_definitions, schema.as_str(), table)
+            .await
+            .expect("index definitions");
+        let found = crate::transport::index_check::group(columns);
+        for index in &expected {
+            assert!(
+                found.iter().any(|f| f.name == index.name),
+                "{}: {} not among {found:?}",
+                dialect.name,
+                index.name
+            );
+        }
+        let problems = crate::transport::index_check::check(&expected, &found, dialect.index_type);
+        assert!(problems.is_empty(), "{}: {problems:?}", dialect.name);
+    }
 
     // Queue table: insert, count, browse, peek, FIFO receive.
     let ids: Vec<Uuid> = (0..3).map(|_| Uuid::new_v4()).collect();

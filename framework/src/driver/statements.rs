@@ -190,6 +190,23 @@ fn message_row(row: &Row, c: Columns) -> MessageRow {
     message
 }
 
+/// One column of one index, as `catalog_index_definitions.sql` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct IndexColumn {
+    /// The index's name.
+    pub index: String,
+    /// Its type as the database names it (`NONCLUSTERED`, `CLUSTERED`, `btree`, `hash`, …).
+    pub kind: String,
+    /// A filtered (partial) index.
+    pub filtered: bool,
+    /// The column; `None` for an expression.
+    pub column: Option<String>,
+    /// 1, 2, … for key columns; 0 for any other.
+    pub key_ordinal: i64,
+    /// An `INCLUDE` column.
+    pub included: bool,
+}
+
 /// A row of `NimbusSubscriptions`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SubscriptionRow {
@@ -559,6 +576,53 @@ impl<D: Driver> Held<D> {
                     }
                 },
             )
+            .collect())
+    }
+
+    /// `catalog_index_definitions.sql`: every column of every index of `table` in `schema`.
+    /// A row that cannot be read is skipped with a warning (the check then reports the index
+    /// as it sees it), never an error that would stop an endpoint from starting.
+    pub async fn index_columns(
+        &mut self,
+        sql: &str,
+        schema: &str,
+        table: &str,
+    ) -> DriverResult<Vec<IndexColumn>> {
+        let rows = self
+            .query(sql, &[Param::Text(Some(schema)), Param::Text(Some(table))])
+            .await?;
+        Ok(rows
+            .iter()
+            .filter_map(|row| {
+                match (
+                    row.text(0),
+                    row.text(1),
+                    row.bool(2),
+                    row.text(3),
+                    row.int(4),
+                    row.bool(5),
+                ) {
+                    (
+                        Ok(Some(index)),
+                        Ok(kind),
+                        Ok(filtered),
+                        Ok(column),
+                        Ok(key_ordinal),
+                        Ok(included),
+                    ) => Some(IndexColumn {
+                        index,
+                        kind: kind.unwrap_or_default(),
+                        filtered: filtered.unwrap_or(false),
+                        column,
+                        key_ordinal: key_ordinal.unwrap_or(0),
+                        included: included.unwrap_or(false),
+                    }),
+                    _ => {
+                        tracing::warn!(?row, "skipping an index column that cannot be read");
+                        None
+                    }
+                }
+            })
             .collect())
     }
 

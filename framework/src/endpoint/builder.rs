@@ -81,6 +81,8 @@ pub struct BusBuilder {
     layout: StorageLayout,
     routes: Vec<(&'static str, String)>,
     handlers: HandlerRegistry,
+    #[cfg(feature = "sqlserver")]
+    sql_server_token: Option<crate::SqlServerToken>,
 }
 
 impl Default for BusBuilder {
@@ -117,6 +119,8 @@ impl Default for BusBuilder {
             layout: StorageLayout::TablePerQueue,
             routes: Vec::new(),
             handlers: HandlerRegistry::default(),
+            #[cfg(feature = "sqlserver")]
+            sql_server_token: None,
         }
     }
 }
@@ -150,6 +154,17 @@ impl BusBuilder {
     /// (`Server=tcp:host,1433;Database=Orders;User Id=app;Password=…;TrustServerCertificate=true`).
     pub fn database_url(mut self, url: impl Into<String>) -> Self {
         self.database_url = url.into();
+        self
+    }
+
+    /// SQL Server and Azure SQL: log in with Microsoft Entra ID (Azure AD) access tokens from
+    /// `token`, asked for a fresh one for every new connection. The connection string names no
+    /// SQL login (no `User Id`/`Password`, no `Integrated Security`), or says
+    /// `Authentication=ActiveDirectoryDefault` (or another `ActiveDirectory…` mode, which Nimbus
+    /// leaves to the provider). See [`crate::SqlServerToken`].
+    #[cfg(feature = "sqlserver")]
+    pub fn sql_server_token(mut self, token: crate::SqlServerToken) -> Self {
+        self.sql_server_token = Some(token);
         self
     }
 
@@ -223,9 +238,11 @@ impl BusBuilder {
         self
     }
 
-    /// On SQL Server, add the computed column `BodyString` (the body as text, for people reading
-    /// queues in SQL) to every queue table auto-create makes or finds (NServiceBus's
-    /// `CreateMessageBodyComputedColumn`). Default off. Not supported on PostgreSQL and SQLite.
+    /// On SQL Server, add the computed column `BodyString` to every queue table auto-create
+    /// makes or finds, defined as NServiceBus defines it (`CreateMessageBodyComputedColumn`:
+    /// `CAST(Body AS nvarchar(max))`, which reads the bytes as UTF-16; UTF-8 JSON bodies read as
+    /// text through `CAST(Body AS varchar(max))`). Default off. Not supported on PostgreSQL and
+    /// SQLite.
     pub fn create_body_string_column(mut self, enabled: bool) -> Self {
         self.body_string_column = enabled;
         self
@@ -364,6 +381,8 @@ impl BusBuilder {
     /// Checks every setting and returns the endpoint, ready to start.
     pub fn build(self) -> Result<crate::endpoint::bus::Endpoint> {
         let database = DatabaseUrl::parse(&self.database_url)?;
+        #[cfg(feature = "sqlserver")]
+        let database = database.with_sql_server_token(self.sql_server_token)?;
         let (Some(application), Some(instance)) = (self.application, self.instance) else {
             return Err(NimbusError::config(
                 "the bus has no application and instance names",

@@ -78,14 +78,20 @@ impl Endpoint {
         }
         let mut warnings = Vec::new();
         for queue in &queues {
-            for index in transport.missing_indexes(queue).await? {
-                let warning = format!(
-                    "queue {:?} on {} lacks index {:?}; create it with:\n{}",
+            // Advice, not a precondition: a check that cannot run (a login that may not read
+            // the catalog, a server whose catalog differs) is a warning, as in NServiceBus.
+            let found = match transport.index_problems(queue).await {
+                Ok(problems) => problems
+                    .iter()
+                    .map(|p| p.warning(queue.as_str(), transport.name()))
+                    .collect(),
+                Err(e) => vec![format!(
+                    "the indexes of queue {:?} on {} could not be checked: {e}",
                     queue.as_str(),
-                    transport.name(),
-                    index.name,
-                    index.create
-                );
+                    transport.name()
+                )],
+            };
+            for warning in found {
                 tracing::warn!("{warning}");
                 warnings.push(warning);
             }
@@ -508,7 +514,8 @@ impl Bus {
         Ok(())
     }
 
-    /// Warnings found at start, such as missing indexes (each also logged with `tracing`).
+    /// Warnings found at start, such as missing or wrongly defined indexes, each quoting the
+    /// statements that fix it (each also logged with `tracing`).
     pub fn warnings(&self) -> &[String] {
         &self.inner.warnings
     }

@@ -60,6 +60,8 @@ pub(crate) struct Files {
     pub messages_vacuum: &'static str,
     pub queue_receive_batch: &'static str,
     pub messages_receive_batch: &'static str,
+    pub catalog_index_definitions: &'static str,
+    pub index_drop: &'static str,
 }
 
 /// Builds a [`Files`] from `schema/<dir>/`, one `include_str!` per field, so a missing file is a
@@ -88,7 +90,8 @@ macro_rules! all_files {
             catalog_table_exists, savepoint, savepoint_rollback,
             upgrade_subscriptions_idle_seconds, catalog_has_idle_seconds, catalog_list_tables,
             savepoint_release, table_dead_rows, queue_vacuum, messages_vacuum,
-            queue_receive_batch, messages_receive_batch,
+            queue_receive_batch, messages_receive_batch, catalog_index_definitions,
+            index_drop,
         )
     };
 }
@@ -142,6 +145,9 @@ pub(crate) struct Dialect {
     /// order they are listed (1: one statement per row). SQL Server does not promise that order
     /// for a multi-row `VALUES`, so it writes a row per statement.
     pub rows_per_insert: usize,
+    /// What `catalog_index_definitions.sql` reports as the type of an index the seeds accept
+    /// (SQL Server: `NONCLUSTERED`; PostgreSQL and SQLite: `btree`).
+    pub index_type: &'static str,
     open_quote: char,
     close_quote: char,
 }
@@ -159,6 +165,7 @@ pub(crate) static SQLITE: Dialect = Dialect {
     placeholder: Placeholder::Question,
     // 7 parameters a row, well under SQLite's 32,766 variables.
     rows_per_insert: 500,
+    index_type: "btree",
     open_quote: '"',
     close_quote: '"',
 };
@@ -179,6 +186,7 @@ pub(crate) static POSTGRES: Dialect = Dialect {
     placeholder: Placeholder::Dollar,
     // 7 parameters a row, well under PostgreSQL's 65,535.
     rows_per_insert: 1000,
+    index_type: "btree",
     open_quote: '"',
     close_quote: '"',
 };
@@ -195,6 +203,7 @@ pub(crate) static SQLSERVER: Dialect = Dialect {
     only_schema: None,
     placeholder: Placeholder::AtP,
     rows_per_insert: 1,
+    index_type: "NONCLUSTERED",
     open_quote: '[',
     close_quote: ']',
 };

@@ -70,6 +70,19 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
             s.catalog_has_last_seen_at.clone(),
         ),
         ("catalog_list_indexes", s.catalog_list_indexes.clone()),
+        (
+            "catalog_index_definitions",
+            s.catalog_index_definitions.clone(),
+        ),
+        (
+            "shared_messages_index_dequeue.drop",
+            s.shared_messages_index_dequeue.drop.clone(),
+        ),
+        (
+            "queue_index_rowversion.drop",
+            q.index_rowversion.drop.clone(),
+        ),
+        ("queue_index_expires.drop", q.index_expires.drop.clone()),
         ("catalog_table_exists", s.catalog_table_exists.clone()),
         ("savepoint", s.savepoint.clone()),
         (
@@ -218,9 +231,73 @@ fn sqlserver_statements_keep_the_seed_guarantees() {
             "{receive} must skip and lock rows as seed 000 says:\n{text}"
         );
         assert!(text.contains("OUTPUT deleted."), "{receive}: {text}");
+        // One form SQL Server and Babelfish both accept: no DELETE through a CTE, and only
+        // plain deleted.<column> in OUTPUT (no CASE, ISNULL or CAST over deleted.*), which goes
+        // INTO a table variable; one DELETE statement, so the receive stays atomic.
+        assert!(!text.trim_start().starts_with("WITH"), "{receive}: {text}");
+        assert_eq!(text.matches("DELETE FROM").count(), 1, "{receive}: {text}");
+        assert!(text.contains("INTO @"), "{receive}: {text}");
+        let output = output_clause(&text);
+        for item in output.split(',').map(str::trim) {
+            assert!(
+                item.starts_with("deleted.[") && item.ends_with(']') && !item.contains('('),
+                "{receive}: OUTPUT carries only plain deleted columns, not {item:?}:\n{text}"
+            );
+        }
+        // The deleted rows are chosen by the locking subquery, never by a bare scan: the
+        // DELETE itself reads past rows other receivers hold too.
+        assert!(
+            text.contains("DELETE FROM") && text.contains("WITH (ROWLOCK, READPAST)"),
+            "{receive}: {text}"
+        );
     }
-    assert!(get("queue_receive").contains("ORDER BY [RowVersion]"));
-    assert!(get("queue_peek").contains("MAX([RowVersion]) - MIN([RowVersion]) + 1"));
+    // One row, oldest first (seed 000).
+    let receive = get("queue_receive");
+    assert!(receive.contains("WHERE [RowVersion] = ("), "{receive}");
+    assert!(receive.contains("SELECT TOP (1) [RowVersion]"), "{receive}");
+    assert!(receive.contains("ORDER BY [RowVersion]"), "{receive}");
+    let shared = get("messages_receive");
+    assert!(shared.contains("SELECT TOP (1) [MessageId]"), "{shared}");
+    assert!(
+        shared.contains("ORDER BY [VisibleAfter], [MessageId]"),
+        "{shared}"
+    );
+    let due = get("delayed_take_due");
+    assert!(due.contains("SELECT TOP (@P1) [RowVersion]"), "{due}");
+    assert!(
+        due.trim_end().ends_with("ORDER BY [Due], [RowVersion];"),
+        "due messages come back in due order: {due}"
+    );
+    // The peek: max - min + 1 (seed 000), skipping locked rows with locking reads even where
+    // READ_COMMITTED_SNAPSHOT is on (NServiceBus's PeekText: READPAST, READCOMMITTEDLOCK).
+    let peek = get("queue_peek");
+    assert!(
+        peek.contains("MAX([RowVersion]) - MIN([RowVersion]) + 1"),
+        "{peek}"
+    );
+    for peek in ["queue_peek", "messages_peek"] {
+        assert!(
+            get(peek).contains("WITH (READPAST, READCOMMITTEDLOCK)"),
+            "{peek}: {}",
+            get(peek)
+        );
+    }
+    // BodyString as NServiceBus defines it (AddMessageBodyStringColumn).
+    assert!(
+        get("queue_body_string").contains("ADD [BodyString] AS CAST([Body] AS nvarchar(max))"),
+        "{}",
+        get("queue_body_string")
+    );
+    // The index check reads the definition, as NServiceBus's does: type and key columns.
+    let definitions = get("catalog_index_definitions");
+    for needle in [
+        "sys.index_columns",
+        "[type_desc]",
+        "[key_ordinal]",
+        "[is_included_column]",
+    ] {
+        assert!(definitions.contains(needle), "{needle}: {definitions}");
+    }
     // The awkward names appear only bracketed, their `]` doubled.
     let bracketed_queue = "[it's [Wal]]]] \"rus\"]";
     assert!(get("queue_insert").contains(bracketed_queue));
@@ -237,4 +314,17 @@ fn sqlserver_statements_keep_the_seed_guarantees() {
     assert!(get("queue_insert").contains("@P7"));
     // What is sent carries no comment header (the files keep it).
     assert!(!get("queue_insert").contains("--"));
+}
+
+/// The column list of a statement's `OUTPUT` clause (up to its `INTO`).
+fn output_clause(text: &str) -> String {
+    let after = text
+        .split_once("OUTPUT ")
+        .map(|(_, a)| a)
+        .unwrap_or_default();
+    let end = after.find("INTO").unwrap_or(after.len());
+    after[..end]
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }

@@ -17,16 +17,56 @@ fn statement_text(file: &str) -> String {
         .join("\n")
 }
 
+/// What an index must be for the statements that rely on it, on every database: compared with
+/// the catalog at start (`catalog_index_definitions.sql`), as NServiceBus compares its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct IndexDefinition {
+    /// The key columns the index must start with, in order.
+    pub keys: &'static [&'static str],
+    /// Columns it must also carry: included (`INCLUDE`), or further key columns where the
+    /// database has no `INCLUDE` (SQLite).
+    pub includes: &'static [&'static str],
+    /// Whether a filtered (partial) index serves: NServiceBus creates `Index_Expires` with
+    /// `WHERE Expires IS NOT NULL`, which the purge (`Expires < now`) can use.
+    pub filter_allowed: bool,
+}
+
+/// `Index_RowVersion` (seed 000): the receive and peek order.
+pub(crate) const ROWVERSION_INDEX: IndexDefinition = IndexDefinition {
+    keys: &["RowVersion"],
+    includes: &[],
+    filter_allowed: false,
+};
+
+/// `Index_Expires` (seed 000): `[Expires] ASC INCLUDE ([Id], [RowVersion])`.
+pub(crate) const EXPIRES_INDEX: IndexDefinition = IndexDefinition {
+    keys: &["Expires"],
+    includes: &["Id", "RowVersion"],
+    filter_allowed: true,
+};
+
+/// `IX_NimbusMessages_Dequeue` (seed 003): `(Destination, VisibleAfter) INCLUDE (ExpiresAt)`.
+pub(crate) const DEQUEUE_INDEX_DEFINITION: IndexDefinition = IndexDefinition {
+    keys: &["Destination", "VisibleAfter"],
+    includes: &["ExpiresAt"],
+    filter_allowed: false,
+};
+
 /// An index the seeds require, with the statement that creates it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct IndexSql {
     /// The name as stored in the catalog (unquoted).
     pub name: String,
+    /// What it must be.
+    pub definition: IndexDefinition,
     /// The seed's statement, quoted in warnings when the index is missing.
     pub create: String,
     /// The statement auto-create runs: [`Self::create`] guarded so it does nothing when the
     /// index exists.
     pub create_if_missing: String,
+    /// Drops it (`index_drop.sql`): quoted, before [`Self::create`], in the warning about an
+    /// index of this name that is defined otherwise.
+    pub drop: String,
 }
 
 /// A DDL script, or `None` when the dialect needs nothing for that step.
@@ -68,6 +108,8 @@ pub(crate) struct SchemaSql {
     pub subscription_all: String,
     pub catalog_has_last_seen_at: String,
     pub catalog_list_indexes: String,
+    /// Every index of a table with its type and columns.
+    pub catalog_index_definitions: String,
     pub catalog_table_exists: String,
     pub savepoint: String,
     pub upgrade_subscriptions_idle_seconds: String,
@@ -127,6 +169,20 @@ impl Dialect {
         let f = self.files;
         let r = |text: &str| render(&statement_text(text), &vars);
         let dequeue = r(f.shared_messages_index_dequeue);
+        let quoted_dequeue = self.quote(DEQUEUE_INDEX);
+        let messages_table = if self.qualified_tables {
+            format!("{quoted}.{}", self.quote("NimbusMessages"))
+        } else {
+            self.quote("NimbusMessages")
+        };
+        let dequeue_drop = render(
+            &statement_text(f.index_drop),
+            &[
+                ("index", quoted_dequeue.as_str()),
+                ("table", messages_table.as_str()),
+                ("schema", quoted.as_str()),
+            ],
+        );
         SchemaSql {
             schema: script(r(f.schema)),
             schema_lock: script(r(f.schema_lock)),
@@ -137,6 +193,8 @@ impl Dialect {
             shared_messages: r(f.shared_messages),
             shared_messages_index_dequeue: IndexSql {
                 name: DEQUEUE_INDEX.to_string(),
+                definition: DEQUEUE_INDEX_DEFINITION,
+                drop: dequeue_drop,
                 create_if_missing: render(
                     &statement_text(f.index_if_missing),
                     &[("statement", without_comments(&dequeue).as_str())],
@@ -163,6 +221,7 @@ impl Dialect {
             subscription_all: r(f.subscription_all),
             catalog_has_last_seen_at: r(f.catalog_has_last_seen_at),
             catalog_list_indexes: r(f.catalog_list_indexes),
+            catalog_index_definitions: r(f.catalog_index_definitions),
             catalog_table_exists: r(f.catalog_table_exists),
             savepoint: r(f.savepoint),
             upgrade_subscriptions_idle_seconds: r(f.upgrade_subscriptions_idle_seconds),
@@ -173,11 +232,7 @@ impl Dialect {
             table_dead_rows: script(r(f.table_dead_rows)),
             messages_vacuum: script(r(f.messages_vacuum)),
             messages_receive_batch: script(r(f.messages_receive_batch)),
-            messages_table: if self.qualified_tables {
-                format!("{quoted}.{}", self.quote("NimbusMessages"))
-            } else {
-                self.quote("NimbusMessages")
-            },
+            messages_table,
         }
     }
 
@@ -195,20 +250,40 @@ impl Dialect {
         ];
         let f = self.files;
         let r = |text: &str| render(&statement_text(text), &vars);
-        let index = |name: String, text: &str| {
+        let quoted_schema = self.quote(schema.as_str());
+        let index = |name: String, quoted: &str, definition: IndexDefinition, text: &str| {
             let create = r(text);
             IndexSql {
                 name,
+                definition,
                 create_if_missing: render(
                     &statement_text(f.index_if_missing),
                     &[("statement", without_comments(&create).as_str())],
                 ),
                 create,
+                drop: render(
+                    &statement_text(f.index_drop),
+                    &[
+                        ("index", quoted),
+                        ("table", table.as_str()),
+                        ("schema", quoted_schema.as_str()),
+                    ],
+                ),
             }
         };
         QueueSql {
-            index_rowversion: index(rowversion_name, f.queue_index_rowversion),
-            index_expires: index(expires_name, f.queue_index_expires),
+            index_rowversion: index(
+                rowversion_name,
+                &quoted_rowversion,
+                ROWVERSION_INDEX,
+                f.queue_index_rowversion,
+            ),
+            index_expires: index(
+                expires_name,
+                &quoted_expires,
+                EXPIRES_INDEX,
+                f.queue_index_expires,
+            ),
             body_string: script(r(f.queue_body_string)),
             drop: r(f.queue_drop),
             insert: r(f.queue_insert),
@@ -280,6 +355,7 @@ mod tests {
                 "{index_rowversion}",
                 "{index_expires}",
                 "{statement}",
+                "{index}",
             ] {
                 assert!(
                     !texts.contains(placeholder),

@@ -157,6 +157,32 @@ impl DatabaseUrl {
         }
     }
 
+    /// Attaches the application's Entra ID token provider (or its absence) to a SQL Server
+    /// connection string, checking that the two agree: a string asking for a token
+    /// (`Authentication=ActiveDirectory…`) needs one; a SQL login or Integrated Security refuses
+    /// one; a token for another database is a mistake.
+    #[cfg(feature = "sqlserver")]
+    pub(crate) fn with_sql_server_token(
+        self,
+        token: Option<crate::driver::sqlserver::SqlServerToken>,
+    ) -> Result<Self> {
+        match self {
+            DatabaseUrl::SqlServer { settings } => Ok(DatabaseUrl::SqlServer {
+                settings: Box::new(settings.with_token(token)?),
+            }),
+            #[allow(unreachable_patterns)]
+            other if token.is_none() => Ok(other),
+            #[allow(unreachable_patterns)]
+            other => Err(NimbusError::config(
+                format!(
+                    "an Entra ID token was given for {}, which is not SQL Server",
+                    other.dialect().name
+                ),
+                "give sql_server_token only with a SQL Server connection string",
+            )),
+        }
+    }
+
     /// Whether this is SQL Server (the only database with a `BodyString` column, and whose
     /// `uniqueidentifier` order needs its own time-ordered ids).
     pub(crate) fn is_sql_server(&self) -> bool {
@@ -416,7 +442,7 @@ mod tests {
             "sqlite::memory:",
             "mysql://localhost/db",
             "sqlserver://localhost/db",
-            "Server=tcp:localhost,1433;Integrated Security=SSPI",
+            "Server=tcp:localhost,1433;Integrated Security=perhaps",
             "postgres://host:notaport/db",
         ] {
             let err = DatabaseUrl::parse(url).unwrap_err().to_string();

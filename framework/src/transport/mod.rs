@@ -13,6 +13,7 @@ mod admin;
 mod batching;
 mod catalog;
 mod database_url;
+pub(crate) mod index_check;
 mod sql_transport;
 mod storage;
 pub(crate) mod wakeups;
@@ -27,11 +28,11 @@ pub(crate) use crate::driver::Statement;
 use crate::envelope::{MessageIds, OutgoingMessage, ReceivedMessage};
 use crate::error::{NimbusError, Result};
 use crate::names::{QueueName, SchemaName};
-use crate::sql::IndexSql;
 
 pub(crate) use admin::{Admin, RawRow};
 pub(crate) use database_url::DatabaseUrl;
 pub use database_url::DEFAULT_CONNECT_TIMEOUT;
+pub(crate) use index_check::IndexProblem;
 pub(crate) use sql_transport::SqlTransport;
 
 /// How queues are stored.
@@ -112,8 +113,9 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// statement that creates what is missing.
     async fn verify_schema(&self, queues: &[QueueName]) -> Result<()>;
 
-    /// The seed's indexes of `queue` that are missing, with the statements that create them.
-    async fn missing_indexes(&self, queue: &QueueName) -> Result<Vec<IndexSql>>;
+    /// The seed's indexes of `queue` that are missing or defined otherwise (compared by type,
+    /// key and included columns, not by name alone), with the statements that fix them.
+    async fn index_problems(&self, queue: &QueueName) -> Result<Vec<IndexProblem>>;
 
     /// Estimates how many messages wait in `queue`.
     async fn peek(&self, queue: &QueueName) -> Result<i64>;

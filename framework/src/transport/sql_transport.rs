@@ -10,8 +10,8 @@ use uuid::Uuid;
 use super::catalog::{Catalog, QueueEntry};
 use super::storage::{self, Context, Creation, Storage};
 use super::{
-    CommitFailure, RebuildDeadLetter, ReceiveTransaction, ReceivedBatch, SweepReport, TableHealth,
-    Transport, TransportSettings,
+    CommitFailure, IndexProblem, RebuildDeadLetter, ReceiveTransaction, ReceivedBatch, SweepReport,
+    TableHealth, Transport, TransportSettings,
 };
 use crate::dead_letter::DeadLetter;
 use crate::driver::statements::{DeadLetterRow, MessageRow};
@@ -19,7 +19,6 @@ use crate::driver::{Announcement, Driver, Held, Param, Statement};
 use crate::envelope::{Delivery, Destination, OutgoingMessage, ReceivedMessage};
 use crate::error::{NimbusError, Result};
 use crate::names::QueueName;
-use crate::sql::IndexSql;
 
 /// What a write did: the queues it created (known to exist once it commits) and the queues it
 /// wrote messages to that are visible at once (woken when it commits).
@@ -452,20 +451,25 @@ impl<D: Driver> Transport for SqlTransport<D> {
         Ok(())
     }
 
-    async fn missing_indexes(&self, queue: &QueueName) -> Result<Vec<IndexSql>> {
+    async fn index_problems(&self, queue: &QueueName) -> Result<Vec<IndexProblem>> {
         let s = &self.inner;
         let cx = &s.cx;
         let (table, expected) = s.storage.indexes(queue);
         let mut c = s.connection("checking indexes").await?;
-        let present = c
-            .index_names(&cx.sql.catalog_list_indexes, cx.schema.as_str(), &table)
+        let columns = c
+            .index_columns(
+                &cx.sql.catalog_index_definitions,
+                cx.schema.as_str(),
+                &table,
+            )
             .await
-            .map_err(cx.db("listing indexes"))?;
+            .map_err(cx.db(format!("reading the indexes of {table:?}")))?;
         c.release();
-        Ok(expected
-            .into_iter()
-            .filter(|i| !present.contains(&i.name))
-            .collect())
+        Ok(super::index_check::check(
+            &expected,
+            &super::index_check::group(columns),
+            s.driver.dialect().index_type,
+        ))
     }
 
     async fn peek(&self, queue: &QueueName) -> Result<i64> {
@@ -977,11 +981,11 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
             other => other,
         };
         match written {
+            // The handler's savepoint was released above; the one marked for the sends is open.
             Ok(written) => Self::finish(
                 inner,
                 connection,
                 member_of,
-            // The handler's savepoint was released above; the one marked for the sends is open.
                 written,
                 !handler_savepoint,
                 "a handled message",

@@ -7,6 +7,7 @@ use deadpool::managed::{self, Metrics, RecycleResult};
 use tokio::net::TcpStream;
 use tokio_util::compat::{Compat, TokioAsyncWriteCompatExt};
 
+use super::auth::{Login, SqlServerToken};
 use crate::error::{NimbusError, Result};
 
 /// How long a pooled connection may sit idle before it is checked when handed out again.
@@ -20,13 +21,57 @@ const MAX_REDIRECTS: usize = 3;
 /// A TDS connection over tokio's TCP stream.
 pub(crate) type Client = tiberius::Client<Compat<TcpStream>>;
 
-/// A parsed ADO.NET connection string.
+/// A parsed ADO.NET connection string, with the application's Entra ID token provider.
 #[derive(Clone, Debug)]
 pub(crate) struct ConnectionSettings {
     pub config: tiberius::Config,
     /// `server/database` for messages, never a password.
     pub target: String,
     pub connect_timeout: Duration,
+    /// How connections log in.
+    pub login: Login,
+    /// Where tokens come from, for [`Login::EntraToken`].
+    pub token: Option<SqlServerToken>,
+}
+
+impl ConnectionSettings {
+    /// Combines the connection string's login with the application's token provider (or its
+    /// absence): a string asking for an Entra ID token needs one, a SQL login or Integrated
+    /// Security refuses one, and a string that says nothing logs in with it.
+    pub(crate) fn with_token(mut self, token: Option<SqlServerToken>) -> Result<Self> {
+        self.login = self.login.with_token(token.is_some())?;
+        self.token = token;
+        Ok(self)
+    }
+
+    /// The login of one new connection: a fresh token from the provider for an Entra ID login
+    /// (`None`: the configuration's own login).
+    async fn fresh_login(&self) -> std::result::Result<Option<tiberius::AuthMethod>, OpenError> {
+        match (&self.login, &self.token) {
+            (Login::EntraToken { .. }, Some(token)) => token
+                .fetch()
+                .await
+                .map(|t| Some(tiberius::AuthMethod::aad_token(t)))
+                .map_err(OpenError::Token),
+            (Login::EntraToken { .. }, None) => Err(OpenError::Token(
+                "the connection string asks for an Entra ID token and none was given \
+                    (BusBuilder::sql_server_token)"
+                    .into(),
+            )),
+            _ => Ok(None),
+        }
+    }
+}
+
+/// Why opening a connection failed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum OpenError {
+    /// TCP, TLS, the login, or the server.
+    #[error(transparent)]
+    Server(#[from] tiberius::error::Error),
+    /// The application's token provider ([`SqlServerToken`]).
+    #[error("the application's Entra ID token provider failed: {0}")]
+    Token(String),
 }
 
 /// Parses an ADO.NET connection string such as
@@ -48,25 +93,7 @@ pub(crate) fn parse_connection_string(text: &str) -> Result<ConnectionSettings> 
             .find_map(|k| pairs.get(*k))
             .map(|v| v.trim().to_string())
     };
-    let integrated = get(&[
-        "integrated security",
-        "integratedsecurity",
-        "trusted_connection",
-    ])
-    .map(|v| v.to_ascii_lowercase())
-    .is_some_and(|v| matches!(v.as_str(), "true" | "yes" | "sspi"));
-    if integrated {
-        return Err(NimbusError::config(
-            "Integrated (Windows) authentication to SQL Server is not supported yet",
-            "use SQL authentication: User Id=...;Password=... in the connection string",
-        ));
-    }
-    if let Some(mode) = get(&["authentication"]) {
-        return Err(NimbusError::config(
-            format!("Authentication={mode} is not supported yet"),
-            "use SQL authentication: User Id=...;Password=... in the connection string",
-        ));
-    }
+    let login = Login::of(get)?;
     let connect_timeout = match get(&["connect timeout", "connection timeout", "timeout"]) {
         None => DEFAULT_CONNECT_TIMEOUT,
         Some(v) => v
@@ -87,6 +114,12 @@ pub(crate) fn parse_connection_string(text: &str) -> Result<ConnectionSettings> 
             fix,
         )
     })?;
+    // tiberius reads Integrated Security in its own way per build (Windows credentials from
+    // User Id and Password where ADO.NET ignores them; nothing without an integrated-auth
+    // feature) and not Trusted_Connection at all: the login is Nimbus's choice.
+    if login == Login::Integrated {
+        config.authentication(super::auth::integrated()?);
+    }
     config.application_name("nimbus");
     config.handshake_timeout(Some(connect_timeout));
     let server = get(&[
@@ -102,20 +135,26 @@ pub(crate) fn parse_connection_string(text: &str) -> Result<ConnectionSettings> 
         config,
         target: format!("{server}/{database}"),
         connect_timeout,
+        login,
+        token: None,
     })
 }
 
-/// Opens one connection: TCP, then TDS login (following Azure SQL gateway redirects), all within
-/// the connect timeout.
-async fn open(
-    settings: &ConnectionSettings,
-) -> std::result::Result<Client, tiberius::error::Error> {
+/// Opens one connection: a fresh token where the login takes one, TCP, then TDS login
+/// (following Azure SQL gateway redirects), all within the connect timeout.
+async fn open(settings: &ConnectionSettings) -> std::result::Result<Client, OpenError> {
     let attempt = async {
         let mut config = settings.config.clone();
+        if let Some(login) = settings.fresh_login().await? {
+            config.authentication(login);
+        }
         let mut redirects = 0;
         loop {
-            let tcp = TcpStream::connect(config.get_addr()).await?;
-            tcp.set_nodelay(true)?;
+            let tcp = TcpStream::connect(config.get_addr())
+                .await
+                .map_err(tiberius::error::Error::from)?;
+            tcp.set_nodelay(true)
+                .map_err(tiberius::error::Error::from)?;
             // Boxed: the login future is large, and callers may poll it on a small stack.
             match Box::pin(tiberius::Client::connect(
                 config.clone(),
@@ -130,20 +169,22 @@ async fn open(
                     config.host(&host);
                     config.port(port);
                 }
-                other => return other,
+                other => return other.map_err(OpenError::from),
             }
         }
     };
     match tokio::time::timeout(settings.connect_timeout, attempt).await {
         Ok(result) => result,
-        Err(_) => Err(std::io::Error::new(
-            std::io::ErrorKind::TimedOut,
-            format!(
-                "no connection within the connect timeout of {:?}",
-                settings.connect_timeout
-            ),
-        )
-        .into()),
+        Err(_) => Err(OpenError::Server(
+            std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!(
+                    "no connection within the connect timeout of {:?}",
+                    settings.connect_timeout
+                ),
+            )
+            .into(),
+        )),
     }
 }
 
@@ -155,9 +196,9 @@ pub(crate) struct ConnectionManager {
 
 impl managed::Manager for ConnectionManager {
     type Type = Client;
-    type Error = tiberius::error::Error;
+    type Error = OpenError;
 
-    async fn create(&self) -> std::result::Result<Client, tiberius::error::Error> {
+    async fn create(&self) -> std::result::Result<Client, OpenError> {
         open(&self.settings).await
     }
 
@@ -179,7 +220,7 @@ impl managed::Manager for ConnectionManager {
         };
         match tokio::time::timeout(self.settings.connect_timeout, check).await {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(managed::RecycleError::Backend(e)),
+            Ok(Err(e)) => Err(managed::RecycleError::Backend(e.into())),
             Err(_) => Err(managed::RecycleError::message(
                 "an idle connection did not answer SELECT 1 in time",
             )),
@@ -209,15 +250,136 @@ mod tests {
         let s = parse_connection_string("Server=localhost;User Id=sa;Password=x").unwrap();
         assert_eq!(s.connect_timeout, DEFAULT_CONNECT_TIMEOUT);
         assert_eq!(s.target, "localhost/master");
+        assert_eq!(s.login, Login::SqlPassword);
         for bad in [
-            "Server=localhost;Integrated Security=true",
-            "Server=localhost;Trusted_Connection=yes",
-            "Server=localhost;Authentication=ActiveDirectoryDefault",
+            "Server=localhost;Integrated Security=perhaps",
+            "Server=localhost;Authentication=Kerberos",
+            "Server=localhost;Authentication=ActiveDirectoryDefault;Integrated Security=true",
             "Server=localhost;Connect Timeout=soon",
         ] {
             let err = parse_connection_string(bad).unwrap_err().to_string();
             assert!(err.contains("Fix:"), "{bad}: {err}");
         }
+    }
+
+    /// Seed 003's quick start, and its Trusted_Connection spelling: the process's own identity
+    /// where this build has it (Windows; Kerberos with `sqlserver-kerberos`), otherwise an
+    /// error naming the feature.
+    #[test]
+    fn integrated_security_is_the_processs_own_identity() {
+        let available = cfg!(any(windows, all(unix, feature = "sqlserver-kerberos")));
+        for text in [
+            "Server=localhost;Database=Nimbus;Integrated Security=true;",
+            "Server=localhost;Database=Nimbus;Trusted_Connection=yes;",
+            "Server=localhost;Database=Nimbus;Integrated Security=SSPI;User Id=ignored",
+        ] {
+            match parse_connection_string(text) {
+                Ok(s) => {
+                    assert!(available, "{text}");
+                    assert_eq!(s.login, Login::Integrated, "{text}");
+                    assert_eq!(s.target, "localhost/Nimbus");
+                    assert!(format!("{:?}", s.config).contains("Integrated"), "{text}");
+                }
+                Err(e) => {
+                    assert!(!available, "{text}: {e}");
+                    let e = e.to_string();
+                    assert!(
+                        e.contains("sqlserver-kerberos") && e.contains("Fix:"),
+                        "{e}"
+                    );
+                }
+            }
+        }
+        let s = parse_connection_string("Server=h;Integrated Security=false;User Id=a;Password=b")
+            .unwrap();
+        assert_eq!(s.login, Login::SqlPassword);
+    }
+
+    /// An Entra ID login: parsed, then needing the application's token provider, which is
+    /// asked for a fresh token whenever a connection opens.
+    #[tokio::test]
+    async fn entra_id_takes_the_applications_token_on_every_connection() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::Arc;
+
+        let text = "Server=tcp:orders.database.windows.net,1433;Database=Orders;\
+                    Authentication=ActiveDirectoryDefault";
+        let parsed = parse_connection_string(text).unwrap();
+        assert!(matches!(parsed.login, Login::EntraToken { .. }));
+        let err = parsed.clone().with_token(None).unwrap_err().to_string();
+        assert!(
+            err.contains("sql_server_token") && err.contains("Fix:"),
+            "{err}"
+        );
+
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counted = calls.clone();
+        let token = SqlServerToken::provider(move || {
+            counted.fetch_add(1, Ordering::SeqCst);
+            async { Ok::<_, std::io::Error>("eyJ0eXAi.secret-token".to_string()) }
+        });
+        let settings = parsed.with_token(Some(token.clone())).unwrap();
+        for _ in 0..2 {
+            let login = settings.fresh_login().await.unwrap();
+            assert!(matches!(login, Some(tiberius::AuthMethod::AADToken(_))));
+        }
+        assert_eq!(calls.load(Ordering::SeqCst), 2, "one token per connection");
+        assert!(!format!("{settings:?}").contains("secret-token"));
+
+        // A string that names no login logs in with the token; a SQL login refuses one.
+        let plain = parse_connection_string("Server=tcp:h,1433;Database=Orders")
+            .unwrap()
+            .with_token(Some(token.clone()))
+            .unwrap();
+        assert_eq!(plain.login, Login::EntraToken { mode: None });
+        let err = parse_connection_string("Server=tcp:h,1433;User Id=sa;Password=x")
+            .unwrap()
+            .with_token(Some(token))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("Fix:"), "{err}");
+
+        // The provider's failure is an OpenError naming it, when a connection opens.
+        let failing = parse_connection_string(text)
+            .unwrap()
+            .with_token(Some(SqlServerToken::provider(|| async {
+                Err::<String, _>("DefaultAzureCredential found no credential")
+            })))
+            .unwrap();
+        match failing.fresh_login().await {
+            Err(OpenError::Token(why)) => assert!(why.contains("no credential"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// The provider runs when the pool opens a connection, inside the connect timeout: against
+    /// a server that never answers, it has been asked once and the attempt ends in time.
+    #[tokio::test]
+    async fn the_provider_is_called_by_the_pool_within_the_connect_timeout() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::Arc;
+
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counted = calls.clone();
+        let settings = parse_connection_string(&format!(
+            "Server=tcp:127.0.0.1,{port};Database=Orders;Connect Timeout=1;\
+             TrustServerCertificate=true"
+        ))
+        .unwrap()
+        .with_token(Some(SqlServerToken::provider(move || {
+            counted.fetch_add(1, Ordering::SeqCst);
+            async { Ok::<_, std::io::Error>("token".to_string()) }
+        })))
+        .unwrap();
+        let manager = ConnectionManager { settings };
+        let started = std::time::Instant::now();
+        let result = managed::Manager::create(&manager).await;
+        assert!(result.is_err(), "nothing answers the login");
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        assert!(started.elapsed() < Duration::from_secs(5));
+        drop(listener);
     }
 
     #[test]

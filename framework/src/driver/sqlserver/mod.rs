@@ -5,6 +5,7 @@
 //! transaction spans the statements of its handler. A connection whose statement failed is
 //! discarded, never pooled again: after an outage tiberius refuses to reuse it.
 
+mod auth;
 mod connection_string;
 
 use std::borrow::Cow;
@@ -13,8 +14,10 @@ use async_trait::async_trait;
 use deadpool::managed::{self, Object, Pool};
 use tiberius::ColumnData;
 
+pub(crate) use auth::Login;
+pub use auth::SqlServerToken;
 pub(crate) use connection_string::{
-    parse_connection_string, Client, ConnectionManager, ConnectionSettings,
+    parse_connection_string, Client, ConnectionManager, ConnectionSettings, OpenError,
 };
 
 use super::{Driver, DriverError, DriverResult, FailureKind, Param, Row, Value};
@@ -27,7 +30,12 @@ pub(crate) type Connection = Object<ConnectionManager>;
 pub(crate) struct SqlServerDriver {
     pool: Pool<ConnectionManager>,
     target: String,
+    /// How connections log in, for advice when a login fails.
+    login: Login,
 }
+
+/// The code of a [`DriverError`] for a token provider that failed.
+const TOKEN_CODE: &str = "nimbus:token";
 
 impl std::fmt::Debug for SqlServerDriver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -60,10 +68,43 @@ fn classify(e: &tiberius::error::Error, code: Option<u32>) -> FailureKind {
     }
 }
 
+/// The error of a connection that could not be opened.
+fn open_error(e: OpenError) -> DriverError {
+    match e {
+        OpenError::Server(e) => error(e),
+        token @ OpenError::Token(_) => {
+            DriverError::new(Some(TOKEN_CODE.into()), FailureKind::Transient, token)
+        }
+    }
+}
+
 /// What to tell the user for a server error met while connecting.
-fn advice(error: &DriverError, target: &str) -> String {
+fn advice(error: &DriverError, target: &str, login: &Login) -> String {
+    let text = error.to_string();
     match error.code() {
-        Some("18456") => "the login failed: check User Id and Password".into(),
+        Some(TOKEN_CODE) => "check the credentials the application's token provider uses (its \
+            error is above) and that it asks for the scope https://database.windows.net/.default"
+            .into(),
+        Some("18456") => match login {
+            Login::Integrated => "the server refused the process's own identity: check that \
+                its Windows account (or Kerberos principal: klist) has a login on the server, \
+                and that the server's SPN MSSQLSvc/host:port is registered"
+                .into(),
+            Login::EntraToken { .. } => "the server refused the Entra ID token: check that the \
+                identity has a user in the database (CREATE USER [name] FROM EXTERNAL \
+                PROVIDER), that the server has an Entra ID admin, and that the token's audience \
+                is https://database.windows.net/"
+                .into(),
+            Login::SqlPassword | Login::Unspecified => {
+                "the login failed: check User Id and Password".into()
+            }
+        },
+        _ if text.contains("GSSAPI") || text.contains("gssapi") || text.contains("Kerberos") => {
+            "Kerberos failed: obtain a ticket (kinit, or a keytab in KRB5_CLIENT_KTNAME), check \
+                /etc/krb5.conf, and use the server's DNS name in Server= so that its SPN \
+                MSSQLSvc/host:port matches"
+                .into()
+        }
         Some("4060") => format!(
             "the database in {target} does not exist or the login may not open it: create it \
              or fix Database= in the connection string"
@@ -72,7 +113,7 @@ fn advice(error: &DriverError, target: &str) -> String {
             CREATE TABLE (and CREATE SCHEMA for a new schema), or turn auto_create_schema off and \
             have a DBA run the scripts in schema/sqlserver"
             .into(),
-        _ if error.to_string().contains("TLS") || error.to_string().contains("tls") => {
+        _ if text.contains("TLS") || text.contains("tls") => {
             "TLS failed: for a server with a self-signed certificate add \
              TrustServerCertificate=true, otherwise install its CA"
                 .into()
@@ -87,6 +128,7 @@ impl SqlServerDriver {
     /// Builds the pool; connections open on first use, each within the connect timeout.
     pub fn new(settings: ConnectionSettings, pool_size: usize) -> DriverResult<Self> {
         let target = settings.target.clone();
+        let login = settings.login.clone();
         let timeout = settings.connect_timeout;
         let pool = Pool::builder(ConnectionManager { settings })
             .max_size(pool_size)
@@ -94,7 +136,11 @@ impl SqlServerDriver {
             .create_timeout(Some(timeout))
             .build()
             .map_err(|e| DriverError::new(None, FailureKind::Transient, e))?;
-        Ok(SqlServerDriver { pool, target })
+        Ok(SqlServerDriver {
+            pool,
+            target,
+            login,
+        })
     }
 }
 
@@ -175,12 +221,12 @@ impl Driver for SqlServerDriver {
     }
 
     fn connect_advice(&self, error: &DriverError) -> String {
-        advice(error, &self.target)
+        advice(error, &self.target, &self.login)
     }
 
     async fn connection(&self) -> DriverResult<Connection> {
         self.pool.get().await.map_err(|e| match e {
-            managed::PoolError::Backend(e) => error(e),
+            managed::PoolError::Backend(e) => open_error(e),
             other => DriverError::other(
                 FailureKind::Transient,
                 format!(

@@ -1,12 +1,21 @@
-WITH message AS (
-    SELECT TOP (1) *
+DECLARE @message TABLE (
+    [MessageId] uniqueidentifier NULL,
+    [Body]      varbinary(max)   NULL,
+    [ExpiresAt] datetime2        NULL
+);
+DELETE FROM [Zeb]]ra "x" 'y'].[NimbusMessages] WITH (ROWLOCK, READPAST)
+OUTPUT deleted.[MessageId], deleted.[Body], deleted.[ExpiresAt]
+INTO @message
+WHERE [MessageId] = (
+    SELECT TOP (1) [MessageId]
     FROM [Zeb]]ra "x" 'y'].[NimbusMessages] WITH (UPDLOCK, READPAST, ROWLOCK)
     WHERE [Destination] = @P1 AND [VisibleAfter] <= SYSUTCDATETIME()
-    ORDER BY [VisibleAfter], [MessageId])
-DELETE FROM message
-OUTPUT deleted.[MessageId], CAST(NULL AS varchar(255)), CAST(NULL AS varchar(255)),
-    CAST(NULL AS nvarchar(max)), deleted.[Body],
-    CAST(CASE WHEN deleted.[ExpiresAt] IS NULL THEN 0
-              WHEN deleted.[ExpiresAt] > SYSUTCDATETIME() THEN 0
+    ORDER BY [VisibleAfter], [MessageId]);
+SELECT [MessageId], CAST(NULL AS varchar(255)) AS [CorrelationId],
+    CAST(NULL AS varchar(255)) AS [ReplyToAddress], CAST(NULL AS nvarchar(max)) AS [Headers],
+    [Body],
+    CAST(CASE WHEN [ExpiresAt] IS NULL THEN 0
+              WHEN [ExpiresAt] > SYSUTCDATETIME() THEN 0
               ELSE 1 END AS bit) AS [Expired],
-    deleted.[ExpiresAt];
+    [ExpiresAt]
+FROM @message;

@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS "it's [Wal]] ""rus""_Index_RowVersion";

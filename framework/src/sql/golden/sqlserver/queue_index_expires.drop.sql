@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS [Index_Expires] ON [Zeb]]ra "x" 'y'].[it's [Wal]]]] "rus"];

@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS [Index_RowVersion] ON [Zeb]]ra "x" 'y'].[it's [Wal]]]] "rus"];
