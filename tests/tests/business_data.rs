@@ -500,3 +500,50 @@ async fn writing_with_another_databases_method_is_a_clear_error() {
     bus.stop().await.unwrap();
     assert_eq!(db.count(&queue).await, 0);
 }
+
+/// On PostgreSQL the announcement rides in the application's transaction: an endpoint whose peek
+/// delay is 10 s handles the message as soon as that transaction commits.
+#[actix_rt::test]
+async fn a_commit_of_the_applications_transaction_wakes_receivers_on_postgres() {
+    let db = TestDatabase::new(Setup {
+        kind: Kind::Postgres,
+        layout: StorageLayout::TablePerQueue,
+    })
+    .await;
+    let queue = format!("Woken{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+    let handled = Count::default();
+    let receiver = db
+        .builder(&queue, "woken-1")
+        .peek_delay(Duration::from_secs(10))
+        .handler(handled.clone())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let web = db
+        .builder(&format!("{queue}Web"), "web-1")
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    // Let the receiver's first peek find nothing and its 10 s wait begin.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut client = nimbus_conformance::db::pg_client().await;
+    let tx = client.transaction().await.unwrap();
+    let mut sends = web.in_transaction();
+    sends.send_to(&queue, Numbered { n: 1 }).unwrap();
+    sends.write_postgres(&tx).await.unwrap();
+    tx.commit().await.unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while handled.0.load(Ordering::SeqCst) == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the commit wakes the receiver before its 10 s peek delay"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    web.stop().await.unwrap();
+    receiver.stop().await.unwrap();
+}

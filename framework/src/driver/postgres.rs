@@ -206,8 +206,15 @@ impl Driver for PostgresDriver {
             .into()
     }
 
-    fn wake_channel(&self) -> Option<super::WakeChannel> {
-        Some(notify::start(self.config.clone(), self.connector.clone()))
+    fn wake_channel(&self, listen: &str, announce: &str) -> Option<super::WakeChannel> {
+        Some(notify::start(
+            self.config.clone(),
+            self.connector.clone(),
+            notify::Statements {
+                listen: listen.to_string(),
+                announce: announce.to_string(),
+            },
+        ))
     }
 
     async fn connection(&self) -> DriverResult<Object> {

@@ -126,9 +126,10 @@ impl<'b> TransactionalSends<'b> {
     /// one writer.
     pub async fn prepare(self) -> Result<PreparedSends> {
         self.bus.ensure_running()?;
-        let statements = self.endpoint.transport.plan_sends(&self.messages).await?;
+        let planned = self.endpoint.transport.plan_sends(&self.messages).await?;
         Ok(PreparedSends {
-            statements,
+            statements: planned.statements,
+            rows: planned.rows,
             database: self.endpoint.transport.name(),
             messages: self.messages.len(),
         })
@@ -159,6 +160,7 @@ impl<'b> TransactionalSends<'b> {
 #[derive(Debug)]
 pub struct PreparedSends {
     statements: Vec<Statement>,
+    rows: usize,
     database: &'static str,
     messages: usize,
 }
@@ -166,7 +168,7 @@ pub struct PreparedSends {
 impl PreparedSends {
     /// How many rows writing them inserts (a publish counts once per subscriber).
     pub fn rows(&self) -> usize {
-        self.statements.len()
+        self.rows
     }
 
     /// How many messages were added.

@@ -62,6 +62,9 @@ pub(crate) struct Files {
     pub messages_receive_batch: &'static str,
     pub catalog_index_definitions: &'static str,
     pub index_drop: &'static str,
+    pub wake_listen: &'static str,
+    pub wake_announce: &'static str,
+    pub wake_announce_one: &'static str,
 }
 
 /// Builds a [`Files`] from `schema/<dir>/`, one `include_str!` per field, so a missing file is a
@@ -90,7 +93,8 @@ macro_rules! all_files {
             catalog_table_exists, savepoint, savepoint_rollback,
             upgrade_subscriptions_idle_seconds, catalog_has_idle_seconds, catalog_list_tables,
             savepoint_release, table_dead_rows, queue_vacuum, messages_vacuum,
-            queue_receive_batch, messages_receive_batch, catalog_index_definitions,
+            queue_receive_batch, messages_receive_batch, wake_listen, wake_announce,
+            wake_announce_one, catalog_index_definitions,
             index_drop,
         )
     };

@@ -126,6 +126,12 @@ pub(crate) struct SchemaSql {
     pub messages_table: String,
     /// Takes up to N messages of a destination at once (not on SQL Server yet).
     pub messages_receive_batch: Script,
+    /// Listens for wake-ups (PostgreSQL).
+    pub wake_listen: Script,
+    /// Announces written queues after they committed (PostgreSQL).
+    pub wake_announce: Script,
+    /// Announces a queue inside the application's transaction (PostgreSQL).
+    pub wake_announce_one: Script,
 }
 
 /// The statements of one queue table. Rendered once per queue and reused for every message.
@@ -232,6 +238,9 @@ impl Dialect {
             table_dead_rows: script(r(f.table_dead_rows)),
             messages_vacuum: script(r(f.messages_vacuum)),
             messages_receive_batch: script(r(f.messages_receive_batch)),
+            wake_listen: script(r(f.wake_listen)),
+            wake_announce: script(r(f.wake_announce)),
+            wake_announce_one: script(r(f.wake_announce_one)),
             messages_table,
         }
     }

@@ -132,7 +132,7 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// each queue made to exist as a send would), for the application to run in a transaction
     /// of its own on its own connection. Reads and creations go through the framework's pool
     /// and are committed before this returns; nothing is written to a queue.
-    async fn plan_sends(&self, messages: &[OutgoingMessage]) -> Result<Vec<Statement>>;
+    async fn plan_sends(&self, messages: &[OutgoingMessage]) -> Result<PlannedSends>;
 
     /// Reclaims the dead rows of the table holding `queue`'s messages once there are
     /// `threshold` or more (PostgreSQL: `VACUUM`), whatever the server's autovacuum settings;
@@ -250,6 +250,16 @@ pub(crate) trait ReceivedBatch: Send {
 
     /// Commits what every message's handling wrote.
     async fn commit(self: Box<Self>) -> Result<()>;
+}
+
+/// What [`Transport::plan_sends`] returns: the statements to run in the application's
+/// transaction — the rows, then (where the database can) the announcements that wake receivers
+/// when it commits.
+#[derive(Debug)]
+pub(crate) struct PlannedSends {
+    pub statements: Vec<Statement>,
+    /// How many of them insert a message.
+    pub rows: usize,
 }
 
 /// What [`Transport::maintain`] found and did.

@@ -10,8 +10,8 @@ use uuid::Uuid;
 use super::catalog::{Catalog, QueueEntry};
 use super::storage::{self, Context, Creation, Storage};
 use super::{
-    CommitFailure, IndexProblem, RebuildDeadLetter, ReceiveTransaction, ReceivedBatch, SweepReport,
-    TableHealth, Transport, TransportSettings,
+    CommitFailure, IndexProblem, PlannedSends, RebuildDeadLetter, ReceiveTransaction,
+    ReceivedBatch, SweepReport, TableHealth, Transport, TransportSettings,
 };
 use crate::dead_letter::DeadLetter;
 use crate::driver::statements::{DeadLetterRow, MessageRow};
@@ -340,7 +340,13 @@ impl<D: Driver> Transport for SqlTransport<D> {
         if s.announce.get().is_some() {
             return;
         }
-        let Some(channel) = s.driver.wake_channel() else {
+        let (Some(listen), Some(announce)) = (
+            s.cx.sql.wake_listen.as_deref(),
+            s.cx.sql.wake_announce.as_deref(),
+        ) else {
+            return;
+        };
+        let Some(channel) = s.driver.wake_channel(listen, announce) else {
             return;
         };
         if s.announce.set(channel.announce).is_err() {
@@ -480,7 +486,7 @@ impl<D: Driver> Transport for SqlTransport<D> {
         Ok(estimate)
     }
 
-    async fn plan_sends(&self, messages: &[OutgoingMessage]) -> Result<Vec<Statement>> {
+    async fn plan_sends(&self, messages: &[OutgoingMessage]) -> Result<PlannedSends> {
         let s = &self.inner;
         // On a single-writer database a transaction here would wait for the application's,
         // which may already hold the write lock: read (and, rarely, create) without one.
@@ -494,6 +500,7 @@ impl<D: Driver> Transport for SqlTransport<D> {
         };
         let mut created = Vec::new();
         let mut statements = Vec::new();
+        let mut announced = Vec::new();
         for message in messages {
             let creation = match message.destination {
                 Destination::Topic(_) => Creation::IfMissing,
@@ -506,16 +513,27 @@ impl<D: Driver> Transport for SqlTransport<D> {
                     .plan_insert(&mut c, &queue, message, row_id, creation, &mut created)
                     .await?;
                 statements.push(planned.statement);
+                if message.delivery == Delivery::Immediate && !announced.contains(&queue) {
+                    announced.push(queue);
+                }
+            }
+        }
+        let rows = statements.len();
+        // Where the database can carry it, the announcement rides in the application's own
+        // transaction: delivered if it commits, dropped if it rolls back.
+        if let Some(announce) = s.cx.sql.wake_announce_one.as_deref() {
+            for queue in announced {
+                let payload = super::wakeups::payload(s.cx.schema.as_str(), queue.as_str());
+                statements.push(Statement::new(announce, &[Param::Text(Some(&payload))]));
             }
         }
         if single_writer {
             c.release();
             created.iter().for_each(|e| e.mark_exists());
-            Ok(statements)
         } else {
             s.commit(c, &created, "preparing sends").await?;
-            Ok(statements)
         }
+        Ok(PlannedSends { statements, rows })
     }
 
     async fn maintain(&self, queue: &QueueName, threshold: i64) -> Result<Option<TableHealth>> {

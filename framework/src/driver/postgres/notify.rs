@@ -16,30 +16,52 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::driver::{Announcement, WakeChannel};
 
-/// The channel every Nimbus bus listens on; the payload names the queue.
+/// The channel every Nimbus bus listens on (in `wake_listen.sql`); the payload names the queue.
 const CHANNEL: &str = "nimbus";
+
+/// The dialect's statements for the channel.
+#[derive(Clone)]
+pub(crate) struct Statements {
+    /// `wake_listen.sql`.
+    pub listen: String,
+    /// `wake_announce.sql`: one parameter, the payloads (`text[]`).
+    pub announce: String,
+}
 
 /// The longest wait before trying to listen again after the connection failed.
 const MAX_RETRY: Duration = Duration::from_secs(30);
 
 /// Starts listening and announcing in the background; both end when the channel's ends are
 /// dropped (the transport is gone).
-pub(crate) fn start(config: tokio_postgres::Config, connector: MakeRustlsConnect) -> WakeChannel {
+pub(crate) fn start(
+    config: tokio_postgres::Config,
+    connector: MakeRustlsConnect,
+    statements: Statements,
+) -> WakeChannel {
     let (announce, outgoing) = mpsc::unbounded_channel();
     let (heard_tx, heard) = mpsc::unbounded_channel();
-    tokio::spawn(run(config, connector, outgoing, heard_tx));
+    tokio::spawn(run(config, connector, statements, outgoing, heard_tx));
     WakeChannel { announce, heard }
 }
 
 async fn run(
     config: tokio_postgres::Config,
     connector: MakeRustlsConnect,
+    statements: Statements,
     mut outgoing: mpsc::UnboundedReceiver<Announcement>,
     heard: mpsc::UnboundedSender<String>,
 ) {
     let mut failures: u32 = 0;
     loop {
-        match session(&config, connector.clone(), &mut outgoing, &heard).await {
+        match session(
+            &config,
+            connector.clone(),
+            &statements,
+            &mut outgoing,
+            &heard,
+        )
+        .await
+        {
             Ended::TransportGone => return,
             Ended::Failed(reason) => {
                 failures = failures.saturating_add(1);
@@ -71,6 +93,7 @@ enum Ended {
 async fn session(
     config: &tokio_postgres::Config,
     connector: MakeRustlsConnect,
+    statements: &Statements,
     outgoing: &mut mpsc::UnboundedReceiver<Announcement>,
     heard: &mpsc::UnboundedSender<String>,
 ) -> Ended {
@@ -95,7 +118,7 @@ async fn session(
         }
         "the server closed the connection".to_string()
     });
-    if let Err(e) = client.batch_execute(&format!("LISTEN {CHANNEL}")).await {
+    if let Err(e) = client.batch_execute(&statements.listen).await {
         driver.abort();
         return Ended::Failed(crate::error::error_chain(&e));
     }
@@ -125,10 +148,7 @@ async fn session(
                 if !batch.is_empty() {
                     let payloads: Vec<String> = batch.into_iter().collect();
                     if let Err(e) = client
-                        .execute(
-                            "SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p",
-                            &[&CHANNEL, &payloads],
-                        )
+                        .execute(statements.announce.as_str(), &[&payloads])
                         .await
                     {
                         driver.abort();

@@ -1,0 +1,2 @@
+-- Nothing to run here: this database has no notification channel every deployment offers, so
+-- other processes' receivers find new messages at their next peek (in-process wake-ups still work).
