@@ -100,6 +100,12 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
             "table_dead_rows",
             s.table_dead_rows.clone().unwrap_or_default(),
         ),
+        ("wake_listen", s.wake_listen.clone().unwrap_or_default()),
+        ("wake_announce", s.wake_announce.clone().unwrap_or_default()),
+        (
+            "wake_announce_one",
+            s.wake_announce_one.clone().unwrap_or_default(),
+        ),
         (
             "messages_vacuum",
             s.messages_vacuum.clone().unwrap_or_default(),

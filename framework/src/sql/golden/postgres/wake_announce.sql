@@ -1,0 +1,1 @@
+SELECT pg_notify('nimbus', p) FROM unnest($1::text[]) AS p
