@@ -62,7 +62,8 @@ pub struct BusBuilder {
     auto_create_schema: bool,
     peek_delay: Duration,
     concurrency: usize,
-    handler_threads: usize,
+    /// `None`: the default for the database (see [`BusBuilder::handler_threads`]).
+    handler_threads: Option<usize>,
     receive_batch: usize,
     fill_v1_columns: bool,
     body_string_column: bool,
@@ -98,9 +99,7 @@ impl Default for BusBuilder {
                 .map(|n| n.get())
                 .unwrap_or(2)
                 .max(2),
-            handler_threads: std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1),
+            handler_threads: None,
             receive_batch: 1,
             fill_v1_columns: false,
             body_string_column: false,
@@ -221,12 +220,14 @@ impl BusBuilder {
         self
     }
 
-    /// How many threads run handlers (default: the number of CPUs). Receivers are spread over
-    /// them, so a CPU-heavy or blocking handler holds one thread, not the whole endpoint; `1`
-    /// runs every handler on the bus's own thread. For blocking work inside a handler, prefer
-    /// `tokio::task::spawn_blocking`, which leaves the thread free for other handlers.
+    /// How many threads run handlers (default: the number of CPUs; on SQLite 1, since its one
+    /// writer runs handlers one at a time anyway and more threads would only add hand-offs).
+    /// Receivers are spread over them, so a CPU-heavy or blocking handler holds one thread, not
+    /// the whole endpoint; `1` runs every handler on the bus's own thread. For blocking work
+    /// inside a handler, prefer `tokio::task::spawn_blocking`, which leaves the thread free for
+    /// other handlers.
     pub fn handler_threads(mut self, threads: usize) -> Self {
-        self.handler_threads = threads;
+        self.handler_threads = Some(threads);
         self
     }
 
@@ -525,7 +526,16 @@ impl BusBuilder {
                 "leave receive_batch at 1 on SQL Server",
             ));
         }
-        if self.handler_threads == 0 {
+        let handler_threads = self.handler_threads.unwrap_or_else(|| {
+            if database.is_sqlite() {
+                1
+            } else {
+                std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(1)
+            }
+        });
+        if handler_threads == 0 {
             return Err(NimbusError::config(
                 "handler_threads is 0, so no handler could run",
                 "use .handler_threads(1) or more (1: the bus's own thread)",
@@ -566,7 +576,7 @@ impl BusBuilder {
             auto_create_schema: self.auto_create_schema,
             peek_delay: self.peek_delay,
             concurrency: self.concurrency,
-            handler_threads: self.handler_threads,
+            handler_threads,
             receive_batch: self.receive_batch,
             routes: Arc::new(Routes::new(routes)),
             handlers: Arc::new(self.handlers),
@@ -584,5 +594,41 @@ impl BusBuilder {
             create_queues_on_send: self.create_queues_on_send,
             layout: self.layout,
         }))
+    }
+}
+
+#[cfg(all(test, any(feature = "sqlite", feature = "postgres")))]
+mod tests {
+    use crate::Bus;
+
+    #[cfg(feature = "sqlite")]
+    #[test]
+    fn sqlite_runs_handlers_on_one_thread_unless_asked_for_more() {
+        let build = |b: crate::BusBuilder| {
+            b.names("Sales", "sales-1")
+                .database_url("sqlite://sales.db")
+                .build()
+                .map(|e| e.handler_threads())
+        };
+        assert_eq!(
+            build(Bus::builder()).ok(),
+            Some(1),
+            "one writer: one thread"
+        );
+        assert_eq!(build(Bus::builder().handler_threads(3)).ok(), Some(3));
+        assert!(build(Bus::builder().handler_threads(0)).is_err());
+    }
+
+    #[cfg(feature = "postgres")]
+    #[test]
+    fn server_databases_run_handlers_on_every_cpu_by_default() {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let threads = Bus::builder()
+            .names("Sales", "sales-1")
+            .database_url("postgres://postgres@127.0.0.1/postgres")
+            .build()
+            .map(|e| e.handler_threads())
+            .ok();
+        assert_eq!(threads, Some(cpus));
     }
 }

@@ -39,6 +39,12 @@ impl std::fmt::Debug for Endpoint {
 }
 
 impl Endpoint {
+    /// How many threads its handlers will run on.
+    #[cfg(all(test, any(feature = "sqlite", feature = "postgres")))]
+    pub(crate) fn handler_threads(&self) -> usize {
+        self.config.handler_threads
+    }
+
     pub(crate) fn new(config: EndpointConfig) -> Self {
         Endpoint { config }
     }

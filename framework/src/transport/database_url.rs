@@ -183,6 +183,16 @@ impl DatabaseUrl {
         }
     }
 
+    /// Whether this is an SQLite file (one writer: its handlers run one at a time).
+    pub(crate) fn is_sqlite(&self) -> bool {
+        match self {
+            #[cfg(feature = "sqlite")]
+            DatabaseUrl::Sqlite { .. } => true,
+            #[allow(unreachable_patterns)]
+            _ => false,
+        }
+    }
+
     /// Whether this is SQL Server (the only database with a `BodyString` column, and whose
     /// `uniqueidentifier` order needs its own time-ordered ids).
     pub(crate) fn is_sql_server(&self) -> bool {
