@@ -45,6 +45,8 @@ pub(crate) struct QueueSupervisor {
     /// Waiting for one of the endpoint's slots to free up.
     waiting_for_slot: bool,
     consecutive_errors: u32,
+    /// When `consecutive_errors` last grew: receives failing together count once.
+    last_counted_failure: Option<Instant>,
     /// When the database started failing, for the critical-error callback.
     failing_since: Option<Instant>,
     critical_raised: bool,
@@ -68,6 +70,7 @@ impl QueueSupervisor {
             woken_while_peeking: false,
             waiting_for_slot: false,
             consecutive_errors: 0,
+            last_counted_failure: None,
             failing_since: None,
             critical_raised: false,
             stopping: false,
@@ -149,6 +152,7 @@ impl QueueSupervisor {
     /// The database answered: the outage, if there was one, is over.
     fn database_ok(&mut self) {
         self.consecutive_errors = 0;
+        self.last_counted_failure = None;
         if self.critical_raised {
             tracing::info!(queue = %self.queue, "the database is reachable again");
         }
@@ -159,7 +163,18 @@ impl QueueSupervisor {
     /// The database failed: back off, and raise the critical error once the outage has lasted
     /// longer than configured.
     fn database_failed(&mut self, error: &NimbusError) {
-        self.consecutive_errors += 1;
+        // The back-off doubles per retry, not per receive: the receives in flight when the
+        // database went away all fail at about the same time, and counting each would jump
+        // straight to the longest wait, delaying recovery by up to 30 s after it returns.
+        let now = Instant::now();
+        let half_a_wait = self.error_backoff() / 2;
+        if self
+            .last_counted_failure
+            .is_none_or(|at| now.duration_since(at) >= half_a_wait)
+        {
+            self.consecutive_errors += 1;
+            self.last_counted_failure = Some(now);
+        }
         let since = *self.failing_since.get_or_insert_with(Instant::now);
         let limit = self.endpoint.config.critical_error_after;
         if !self.critical_raised && since.elapsed() >= limit {
