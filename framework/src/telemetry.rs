@@ -87,6 +87,23 @@ pub(crate) fn send_span(
     span
 }
 
+/// Builds one outgoing message inside a producer span of its own (so the message carries that
+/// span's trace context), and records on the span the message's ids, or the error that stopped
+/// it.
+pub(crate) fn build_traced(
+    intent: Intent,
+    destination: Destination,
+    message_type: &str,
+    build: impl FnOnce(Destination) -> crate::error::Result<OutgoingMessage>,
+) -> crate::error::Result<OutgoingMessage> {
+    let span = send_span(intent, &destination, message_type, 1);
+    let out = span
+        .in_scope(|| build(destination))
+        .inspect_err(|e| record_send_error(&span, e))?;
+    record_sent(&span, std::slice::from_ref(&out));
+    Ok(out)
+}
+
 /// Records on `span` the ids of a message it sends (for a batch, those of its first message:
 /// they share a conversation).
 pub(crate) fn record_sent(span: &Span, messages: &[OutgoingMessage]) {

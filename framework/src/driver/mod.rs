@@ -152,9 +152,15 @@ pub(crate) trait Driver: Send + Sync + Sized + 'static {
     /// Starts announcing and hearing which queues got messages, across processes, where the
     /// database offers a way (PostgreSQL: LISTEN/NOTIFY). `None`: receivers of other processes
     /// find messages at their next peek.
-    /// `listen` and `announce` are the dialect's `wake_listen.sql` and `wake_announce.sql`.
-    fn wake_channel(&self, listen: &str, announce: &str) -> Option<WakeChannel> {
-        let _ = (listen, announce);
+    /// `listen` and `announce` are the dialect's `wake_listen.sql` and `wake_announce.sql`;
+    /// `deadlines` bound its connecting and its statements as they bound the pool's.
+    fn wake_channel(
+        &self,
+        listen: &str,
+        announce: &str,
+        deadlines: Deadlines,
+    ) -> Option<WakeChannel> {
+        let _ = (listen, announce, deadlines);
         None
     }
 

@@ -206,13 +206,19 @@ impl Driver for PostgresDriver {
             .into()
     }
 
-    fn wake_channel(&self, listen: &str, announce: &str) -> Option<super::WakeChannel> {
+    fn wake_channel(
+        &self,
+        listen: &str,
+        announce: &str,
+        deadlines: super::Deadlines,
+    ) -> Option<super::WakeChannel> {
         Some(notify::start(
             self.config.clone(),
             self.connector.clone(),
             notify::Statements {
                 listen: listen.to_string(),
                 announce: announce.to_string(),
+                deadlines,
             },
         ))
     }

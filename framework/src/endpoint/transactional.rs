@@ -74,19 +74,23 @@ impl<'b> TransactionalSends<'b> {
             Some(queue) => QueueName::new(queue)?,
             None => self.endpoint.config.routes.queue_for_name(M::TYPE_NAME)?,
         };
-        let destination = Destination::Queue(queue);
-        let span = telemetry::send_span(Intent::Send, &destination, M::TYPE_NAME, 1);
-        let out = span.in_scope(|| {
-            build_outgoing_with(
-                &message,
-                Intent::Send,
-                destination.clone(),
-                &self.endpoint.config.identity,
-                None,
-                &options,
-            )
-        });
-        self.keep(&span, out)
+        let out = telemetry::build_traced(
+            Intent::Send,
+            Destination::Queue(queue),
+            M::TYPE_NAME,
+            |destination| {
+                build_outgoing_with(
+                    &message,
+                    Intent::Send,
+                    destination,
+                    &self.endpoint.config.identity,
+                    None,
+                    &options,
+                )
+            },
+        )?;
+        self.messages.push(out);
+        Ok(self)
     }
 
     /// Adds an event for every queue subscribed to its type (read when the sends are prepared).
@@ -100,8 +104,7 @@ impl<'b> TransactionalSends<'b> {
         intent: Intent,
         destination: Destination,
     ) -> Result<&mut Self> {
-        let span = telemetry::send_span(intent, &destination, M::TYPE_NAME, 1);
-        let out = span.in_scope(|| {
+        let out = telemetry::build_traced(intent, destination, M::TYPE_NAME, |destination| {
             build_outgoing(
                 message,
                 intent,
@@ -109,13 +112,7 @@ impl<'b> TransactionalSends<'b> {
                 &self.endpoint.config.identity,
                 None,
             )
-        });
-        self.keep(&span, out)
-    }
-
-    fn keep(&mut self, span: &tracing::Span, out: Result<OutgoingMessage>) -> Result<&mut Self> {
-        let out = out.inspect_err(|e| telemetry::record_send_error(span, e))?;
-        telemetry::record_sent(span, std::slice::from_ref(&out));
+        })?;
         self.messages.push(out);
         Ok(self)
     }

@@ -236,19 +236,23 @@ impl HandlerContext {
             Some(queue) => QueueName::new(queue)?,
             None => self.routes.queue_for_name(M::TYPE_NAME)?,
         };
-        let destination = Destination::Queue(queue);
-        let span = telemetry::send_span(Intent::Send, &destination, M::TYPE_NAME, 1);
-        let out = span.in_scope(|| {
-            build_outgoing_with(
-                &message,
-                Intent::Send,
-                destination.clone(),
-                &self.origin,
-                Some(&self.causation),
-                &options,
-            )
-        });
-        self.queue_for_commit(&span, out)
+        let out = telemetry::build_traced(
+            Intent::Send,
+            Destination::Queue(queue),
+            M::TYPE_NAME,
+            |destination| {
+                build_outgoing_with(
+                    &message,
+                    Intent::Send,
+                    destination,
+                    &self.origin,
+                    Some(&self.causation),
+                    &options,
+                )
+            },
+        )?;
+        self.outgoing.push(out);
+        Ok(())
     }
 
     /// Replies to the incoming message: sends `message` to its `NServiceBus.ReplyToAddress` with
@@ -284,8 +288,7 @@ impl HandlerContext {
         intent: Intent,
         destination: Destination,
     ) -> Result<()> {
-        let span = telemetry::send_span(intent, &destination, M::TYPE_NAME, 1);
-        let out = span.in_scope(|| {
+        let out = telemetry::build_traced(intent, destination, M::TYPE_NAME, |destination| {
             build_outgoing(
                 message,
                 intent,
@@ -293,18 +296,7 @@ impl HandlerContext {
                 &self.origin,
                 Some(&self.causation),
             )
-        });
-        self.queue_for_commit(&span, out)
-    }
-
-    /// Keeps a message built in `span` for the receive's commit, recording it on the span.
-    fn queue_for_commit(
-        &mut self,
-        span: &tracing::Span,
-        out: Result<OutgoingMessage>,
-    ) -> Result<()> {
-        let out = out.inspect_err(|e| telemetry::record_send_error(span, e))?;
-        telemetry::record_sent(span, std::slice::from_ref(&out));
+        })?;
         self.outgoing.push(out);
         Ok(())
     }

@@ -40,20 +40,18 @@ fn flush(run: &mut Vec<PlannedInsert>, out: &mut Vec<PlannedInsert>, dialect: &D
         return;
     };
     let rows = run.len();
+    let operation = format!("{} ({rows} messages in one statement)", run[0].operation);
+    let (forget_on_failure, database) = (run[0].forget_on_failure.clone(), run[0].database);
     let mut params = Vec::with_capacity(per_row * rows);
-    let mut first = None;
     for insert in run.drain(..) {
-        params.extend(insert.statement.params.iter().cloned());
-        first.get_or_insert(insert);
+        params.extend(insert.statement.params);
     }
-    if let Some(first) = first {
-        out.push(PlannedInsert {
-            statement: Statement { sql, params },
-            forget_on_failure: first.forget_on_failure,
-            database: first.database,
-            operation: format!("{} ({rows} messages in one statement)", first.operation),
-        });
-    }
+    out.push(PlannedInsert {
+        statement: Statement { sql, params },
+        forget_on_failure,
+        database,
+        operation,
+    });
 }
 
 #[cfg(all(test, feature = "postgres"))]

@@ -346,7 +346,7 @@ impl<D: Driver> Transport for SqlTransport<D> {
         ) else {
             return;
         };
-        let Some(channel) = s.driver.wake_channel(listen, announce) else {
+        let Some(channel) = s.driver.wake_channel(listen, announce, s.cx.deadlines) else {
             return;
         };
         if s.announce.set(channel.announce).is_err() {

@@ -26,6 +26,9 @@ pub(crate) struct Statements {
     pub listen: String,
     /// `wake_announce.sql`: one parameter, the payloads (`text[]`).
     pub announce: String,
+    /// How long connecting and each statement may take: a frozen connection is dropped and
+    /// opened again, instead of holding every later announcement.
+    pub deadlines: crate::driver::Deadlines,
 }
 
 /// The longest wait before trying to listen again after the connection failed.
@@ -97,10 +100,15 @@ async fn session(
     outgoing: &mut mpsc::UnboundedReceiver<Announcement>,
     heard: &mpsc::UnboundedSender<String>,
 ) -> Ended {
-    let (client, mut connection) = match config.connect(connector).await {
-        Ok(pair) => pair,
-        Err(e) => return Ended::Failed(crate::error::error_chain(&e)),
-    };
+    let deadlines = statements.deadlines;
+    let (client, mut connection) =
+        match tokio::time::timeout(deadlines.connect, config.connect(connector)).await {
+            Ok(Ok(pair)) => pair,
+            Ok(Err(e)) => return Ended::Failed(crate::error::error_chain(&e)),
+            Err(_) => {
+                return Ended::Failed(format!("connecting took over {:?}", deadlines.connect))
+            }
+        };
     // Notifications arrive through the connection, which must be polled to make progress.
     let heard_by_driver = heard.clone();
     let mut driver = tokio::spawn(async move {
@@ -118,9 +126,21 @@ async fn session(
         }
         "the server closed the connection".to_string()
     });
-    if let Err(e) = client.batch_execute(&statements.listen).await {
-        driver.abort();
-        return Ended::Failed(crate::error::error_chain(&e));
+    match tokio::time::timeout(
+        deadlines.statement,
+        client.batch_execute(&statements.listen),
+    )
+    .await
+    {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            driver.abort();
+            return Ended::Failed(crate::error::error_chain(&e));
+        }
+        Err(_) => {
+            driver.abort();
+            return Ended::Failed(format!("LISTEN took over {:?}", deadlines.statement));
+        }
     }
     loop {
         tokio::select! {
@@ -147,12 +167,22 @@ async fn session(
                 }
                 if !batch.is_empty() {
                     let payloads: Vec<String> = batch.into_iter().collect();
-                    if let Err(e) = client
-                        .execute(statements.announce.as_str(), &[&payloads])
-                        .await
-                    {
+                    let announced = tokio::time::timeout(
+                        deadlines.statement,
+                        client.execute(statements.announce.as_str(), &[&payloads]),
+                    )
+                    .await;
+                    let failed = match announced {
+                        Ok(Ok(_)) => None,
+                        Ok(Err(e)) => Some(crate::error::error_chain(&e)),
+                        Err(_) => Some(format!(
+                            "announcing took over {:?}",
+                            deadlines.statement
+                        )),
+                    };
+                    if let Some(reason) = failed {
                         driver.abort();
-                        return Ended::Failed(crate::error::error_chain(&e));
+                        return Ended::Failed(reason);
                     }
                 }
                 for done in flushes {
