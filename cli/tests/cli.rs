@@ -461,6 +461,160 @@ async fn bench_runs_on_postgres() {
         .expect("drop the test schema");
 }
 
+/// `nimbus bench --json` with tiny sizes and `extra` options; returns the report's `bench`
+/// object, with the output for messages.
+fn bench_json(url: &str, schema: Option<&str>, extra: &[&str]) -> (serde_json::Value, String) {
+    let mut args = vec![
+        "--json",
+        "bench",
+        "--messages",
+        "30",
+        "--rounds",
+        "1",
+        "--concurrency",
+        "2",
+        "--batch",
+        "5",
+    ];
+    args.extend_from_slice(extra);
+    let (ok, out, err) = nimbus(url, schema, &args);
+    assert!(ok, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    (report["bench"].clone(), out)
+}
+
+/// `--e2e-send-batch` is in the report, and every workload still has a rate on both sides (its
+/// senders sent whole batches, and the receivers handled them all).
+fn e2e_send_batch_reported(bench: &serde_json::Value, out: &str) {
+    assert_eq!(bench["e2e_send_batch"].as_u64(), Some(7), "{out}");
+    assert_eq!(bench["receive_batch"].as_u64(), Some(3), "{out}");
+    let workloads = bench["workloads"].as_array().expect("workloads");
+    assert_eq!(workloads.len(), WORKLOADS.len(), "{out}");
+    for w in workloads {
+        for key in ["nimbus_per_s", "bare_per_s", "ratio"] {
+            assert!(
+                w[key].as_f64().is_some_and(|x| x > 0.0),
+                "{key} of {}: {out}",
+                w["name"]
+            );
+        }
+    }
+}
+
+/// The statement breakdown of every workload and side: per message totals and the top
+/// statements, each with its calls per message, mean time, time per message and rows per call.
+fn statements_reported(bench: &serde_json::Value, out: &str) {
+    assert_eq!(bench["statements"], "pg_stat_statements", "{out}");
+    for w in bench["workloads"].as_array().expect("workloads") {
+        for side in ["nimbus", "bare"] {
+            let s = &w["statements"][side];
+            assert!(s["messages"].as_u64().is_some_and(|m| m >= 30), "{out}");
+            assert!(
+                s["calls_per_msg"].as_f64().is_some_and(|c| c > 0.0),
+                "{out}"
+            );
+            assert!(
+                s["exec_us_per_msg"].as_f64().is_some_and(|t| t >= 0.0),
+                "{out}"
+            );
+            let top = s["top"].as_array().expect("top");
+            assert!(!top.is_empty() && top.len() <= 8, "{out}");
+            for t in top {
+                assert!(t["query"].as_str().is_some_and(|q| !q.is_empty()), "{out}");
+                for key in [
+                    "calls_per_msg",
+                    "mean_ms",
+                    "exec_us_per_msg",
+                    "rows_per_call",
+                ] {
+                    assert!(t[key].as_f64().is_some_and(|x| x >= 0.0), "{key}: {out}");
+                }
+            }
+        }
+    }
+}
+
+#[actix_rt::test]
+async fn bench_e2e_send_batch_and_statements_on_sqlite() {
+    let path = std::env::temp_dir().join(format!("nimbus-bench-{}.db", unique()));
+    let url = format!("sqlite://{}", path.display());
+    let (bench, out) = bench_json(
+        &url,
+        None,
+        &["--receive-batch", "3", "--e2e-send-batch", "7"],
+    );
+    e2e_send_batch_reported(&bench, &out);
+    assert!(bench["statements"].is_null(), "{out}");
+    for w in bench["workloads"].as_array().expect("workloads") {
+        assert!(w["statements"].is_null(), "{out}");
+    }
+    no_queue_left(&url, None).await;
+
+    // --statements needs PostgreSQL: a clear error before anything is made.
+    let (ok, out, err) = nimbus(&url, None, &["bench", "--statements", "--messages", "10"]);
+    assert!(!ok, "{out}");
+    assert!(
+        err.contains("--statements")
+            && err.contains("pg_stat_statements")
+            && err.contains("sqlite")
+            && err.contains("Fix:"),
+        "{err}"
+    );
+    no_queue_left(&url, None).await;
+    let (ok, _, err) = nimbus(&url, None, &["bench", "--statements", "--latency", "10"]);
+    assert!(!ok && err.contains("--latency"), "{err}");
+    let _ = std::fs::remove_file(&path);
+}
+
+#[actix_rt::test]
+async fn bench_e2e_send_batch_and_statements_on_postgres() {
+    let url = std::env::var("NIMBUS_POSTGRES")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into());
+    let schema = format!("nimbus bench {}", unique());
+    let (bench, out) = bench_json(
+        &url,
+        Some(&schema),
+        &["--receive-batch", "3", "--e2e-send-batch", "7"],
+    );
+    e2e_send_batch_reported(&bench, &out);
+    no_queue_left(&url, Some(&schema)).await;
+
+    // --statements: the breakdown where the server preloads pg_stat_statements (the cluster of
+    // scripts/pg-stat-statements-cluster.sh), else a clear error that leaves the server as it
+    // was (the shared test server does not preload it).
+    let (ok, out, err) = nimbus(
+        &url,
+        Some(&schema),
+        &[
+            "--json",
+            "bench",
+            "--statements",
+            "--messages",
+            "30",
+            "--rounds",
+            "1",
+            "--concurrency",
+            "2",
+        ],
+    );
+    if ok {
+        let report: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+        statements_reported(&report["bench"], &out);
+    } else {
+        assert!(
+            err.contains("does not preload pg_stat_statements") && err.contains("Fix:"),
+            "{err}"
+        );
+    }
+    no_queue_left(&url, Some(&schema)).await;
+    let db = Database::connect(&url)
+        .await
+        .expect("PostgreSQL is reachable");
+    db.execute(&format!("DROP SCHEMA {} CASCADE", db.quote(&schema)))
+        .await
+        .expect("drop the test schema");
+}
+
 #[actix_rt::test]
 async fn every_command_works_on_sqlite() {
     let path = std::env::temp_dir().join(format!("nimbus-cli-{}.db", unique()));

@@ -3,16 +3,20 @@
 //!
 //! * **Process**: `utime + stime` of `/proc/self/stat`, every thread of this process, living or
 //!   exited (SQLite's work is in here: it runs inside the process).
-//! * **Database** (PostgreSQL on this machine): `utime + stime + cutime + cstime` of every
-//!   process whose `comm` is `postgres` — the postmaster, its background writers and every
-//!   backend; the `c…` fields are the postmaster's reaped children, so a backend that exits
-//!   between two samples (a pool closing a connection) still counts. Everything the server does
-//!   meanwhile counts too: measure on an otherwise idle server.
+//! * **Database** (PostgreSQL on this machine): `utime + stime + cutime + cstime` of the
+//!   server's processes — its postmaster (the parent of the benchmark's own backend, found with
+//!   `pg_backend_pid()`), its background writers and every backend; the `c…` fields are the
+//!   postmaster's reaped children, so a backend that exits between two samples (a pool closing a
+//!   connection) still counts. Another cluster on the machine stays out; when the postmaster
+//!   cannot be found, every process whose `comm` is `postgres` counts. Everything the server
+//!   does meanwhile counts too: measure on an otherwise idle server.
 //!
 //! Both are in clock ticks (`getconf CLK_TCK`, 100 when it cannot be asked), so a sample is
 //! good to ±1 tick (10 ms): measure over seconds, not milliseconds.
 
 use std::path::Path;
+
+use nimbus::admin::Database;
 
 use super::Target;
 
@@ -79,6 +83,9 @@ pub struct CpuClock {
     ticks_per_s: f64,
     /// Where the database's CPU time comes from.
     pub db: DbCpu,
+    /// The PostgreSQL server's postmaster, whose process tree is the database's CPU; `None`:
+    /// every `postgres` process.
+    postmaster: Option<u32>,
 }
 
 impl CpuClock {
@@ -90,7 +97,7 @@ impl CpuClock {
             "postgres" if !is_local(&target.url) => {
                 DbCpu::Unavailable("the PostgreSQL server is not on this machine".to_string())
             }
-            "postgres" if postgres_ticks(Path::new("/proc")).is_none() => DbCpu::Unavailable(
+            "postgres" if postgres_ticks(Path::new("/proc"), None).is_none() => DbCpu::Unavailable(
                 "no postgres process is visible on this machine (another container or user?)"
                     .to_string(),
             ),
@@ -100,6 +107,32 @@ impl CpuClock {
         CpuClock {
             ticks_per_s: ticks_per_second(),
             db,
+            postmaster: None,
+        }
+    }
+
+    /// On PostgreSQL, narrows the database's CPU to the server `admin` is connected to: its
+    /// postmaster (the parent of `admin`'s backend) and the postmaster's children. Leaves every
+    /// `postgres` process counted when that cannot be found.
+    pub async fn find_server(&mut self, admin: &Database) {
+        if self.db != DbCpu::Postgres {
+            return;
+        }
+        if let Ok(backend) = admin.query_scalar("SELECT pg_backend_pid()", &[]).await {
+            self.postmaster = u32::try_from(backend)
+                .ok()
+                .and_then(|pid| postmaster_of(Path::new("/proc"), pid));
+        }
+    }
+
+    /// What the database column means, for people.
+    pub fn note(&self) -> String {
+        match (&self.db, self.postmaster) {
+            (DbCpu::Postgres, Some(pid)) => format!(
+                "db = the PostgreSQL server's processes (postmaster {pid} and its children; run \
+                 on an otherwise idle server)"
+            ),
+            (db, _) => db.note(),
         }
     }
 
@@ -125,7 +158,7 @@ impl CpuClock {
     /// The database's ticks, where they are measured.
     fn database_ticks(&self) -> Option<u64> {
         match self.db {
-            DbCpu::Postgres => postgres_ticks(Path::new("/proc")),
+            DbCpu::Postgres => postgres_ticks(Path::new("/proc"), self.postmaster),
             _ => None,
         }
     }
@@ -186,10 +219,26 @@ fn process_ticks() -> Option<u64> {
     sum_fields(&rest, 14, 15)
 }
 
+/// The postmaster of the PostgreSQL backend `backend` under `proc` (a /proc tree): its parent,
+/// when both are `postgres` processes.
+fn postmaster_of(proc: &Path, backend: u32) -> Option<u32> {
+    let parent = |pid: u32| -> Option<u32> {
+        let stat = std::fs::read_to_string(proc.join(pid.to_string()).join("stat")).ok()?;
+        match stat_fields(&stat)? {
+            // `ppid` is field 4, the second after `comm`.
+            ("postgres", rest) => rest.get(1)?.parse().ok(),
+            _ => None,
+        }
+    };
+    let postmaster = parent(backend)?;
+    // The postmaster is a `postgres` process itself (its parent is anything).
+    parent(postmaster).map(|_| postmaster)
+}
+
 /// The `utime + stime + cutime + cstime` of every `postgres` process under `proc` (a /proc
-/// tree), in ticks; `None` when there is none. A process that exits while it is read is
-/// skipped.
-fn postgres_ticks(proc: &Path) -> Option<u64> {
+/// tree) — with `postmaster`, only that one and its children — in ticks; `None` when there is
+/// none. A process that exits while it is read is skipped.
+fn postgres_ticks(proc: &Path, postmaster: Option<u32>) -> Option<u64> {
     let mut total = None;
     for entry in std::fs::read_dir(proc).ok()?.flatten() {
         let name = entry.file_name();
@@ -200,6 +249,16 @@ fn postgres_ticks(proc: &Path) -> Option<u64> {
             continue;
         };
         if let Some(("postgres", rest)) = stat_fields(&stat) {
+            let in_tree = match postmaster {
+                None => true,
+                Some(pm) => {
+                    name.to_string_lossy() == pm.to_string()
+                        || rest.get(1).and_then(|p| p.parse::<u32>().ok()) == Some(pm)
+                }
+            };
+            if !in_tree {
+                continue;
+            }
             if let Some(ticks) = sum_fields(&rest, 14, 17) {
                 total = Some(total.unwrap_or(0) + ticks);
             }
@@ -268,6 +327,27 @@ mod tests {
     }
 
     #[test]
+    fn the_server_is_its_postmaster_and_the_postmasters_children() {
+        let proc = std::env::temp_dir().join(format!("nimbus-proc-{}", std::process::id()));
+        let stat = |pid: u32, comm: &str, ppid: u32, utime: u64| {
+            let dir = proc.join(pid.to_string());
+            std::fs::create_dir_all(&dir).expect("dir");
+            let line = format!("{pid} ({comm}) S {ppid} 0 0 0 0 0 0 0 0 0 {utime} 0 0 0 20 0");
+            std::fs::write(dir.join("stat"), line).expect("stat");
+        };
+        stat(10, "postgres", 1, 1); // this cluster's postmaster
+        stat(11, "postgres", 10, 2); // its backend
+        stat(20, "postgres", 1, 100); // another cluster's postmaster
+        stat(21, "postgres", 20, 200); // and backend
+        stat(30, "bash", 1, 1000);
+        assert_eq!(postmaster_of(&proc, 11), Some(10));
+        assert_eq!(postmaster_of(&proc, 30), None, "not a postgres backend");
+        assert_eq!(postgres_ticks(&proc, Some(10)), Some(3));
+        assert_eq!(postgres_ticks(&proc, None), Some(303));
+        let _ = std::fs::remove_dir_all(&proc);
+    }
+
+    #[test]
     fn local_and_remote_servers() {
         for url in [
             "postgres://postgres@127.0.0.1/postgres",
@@ -292,6 +372,7 @@ mod tests {
         let clock = CpuClock {
             ticks_per_s: 100.0,
             db: DbCpu::InProcess,
+            postmaster: None,
         };
         let before = Sample {
             process: Some(10),

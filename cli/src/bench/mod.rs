@@ -28,6 +28,7 @@ mod drive;
 pub mod latency;
 mod message;
 mod report;
+mod statements;
 mod stats;
 mod workload;
 
@@ -35,10 +36,12 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use nimbus::admin::Database;
+use nimbus::Bus;
 
 use self::cpu::CpuClock;
 use self::message::{ping, Ping};
 use self::report::memory_mib;
+use self::statements::{Breakdown, StatementStats};
 use self::stats::Round;
 use self::workload::{builder, Measured, Queues, Rig, Side, Workload};
 use crate::{Failure, Layout};
@@ -73,10 +76,22 @@ pub struct Settings {
     /// single-message queue consumer (pgmq's `pop`, say) runs, so the ratio shows the gain.
     #[arg(long, default_value_t = 1, value_parser = positive)]
     pub receive_batch: usize,
+    /// Messages per transaction the end-to-end senders send: 1 (the default) sends each message
+    /// in its own transaction (`send_to`); N sends batches of N, through the framework's
+    /// `send_batch` and, on the bare side, the multi-row insert the batched send runs.
+    #[arg(long, default_value_t = 1, value_parser = positive)]
+    pub e2e_send_batch: usize,
     /// Threads each framework receiver endpoint runs handlers on (`BusBuilder::handler_threads`;
     /// default: the CPUs).
     #[arg(long, value_parser = positive)]
     pub handler_threads: Option<usize>,
+    /// Breaks each side of each workload down by statement, from `pg_stat_statements`
+    /// (PostgreSQL with `shared_preload_libraries = pg_stat_statements`, such as the cluster
+    /// `scripts/pg-stat-statements-cluster.sh` starts): reset before, read after, the top
+    /// statements by execution time reported per message. It resets the server's statistics,
+    /// so use a server of its own.
+    #[arg(long, conflicts_with = "latency")]
+    pub statements: bool,
     /// Latency mode: instead of the throughput workloads, send `--messages` messages per series
     /// and round at RATE messages per second to idle endpoints, and report the latencies (same
     /// process, another process, request/response, bare SQL round trip). `--instances` and
@@ -133,12 +148,19 @@ pub struct Results {
     pub rss_quarters: Vec<f64>,
     /// Resident memory after each round, in MiB.
     pub rss_rounds: Vec<f64>,
+    /// Per workload, in [`Workload::ALL`] order, the statements of the framework's side and
+    /// of the bare side over every round (`--statements`; empty otherwise).
+    pub statements: Vec<(Workload, Breakdown, Breakdown)>,
 }
 
 impl Results {
     fn new() -> Results {
         Results {
             rounds: Workload::ALL.iter().map(|w| (*w, Vec::new())).collect(),
+            statements: Workload::ALL
+                .iter()
+                .map(|w| (*w, Breakdown::default(), Breakdown::default()))
+                .collect(),
             ..Results::default()
         }
     }
@@ -147,6 +169,10 @@ impl Results {
     fn add(&mut self, workload: Workload, round: Round, nimbus: Measured, bare: Measured) {
         if let Some((_, rounds)) = self.rounds.iter_mut().find(|(w, _)| *w == workload) {
             rounds.push(round);
+        }
+        if let Some((_, n, b)) = self.statements.iter_mut().find(|(w, ..)| *w == workload) {
+            n.add(&nimbus.statements, nimbus.messages);
+            b.add(&bare.statements, bare.messages);
         }
         self.nimbus_latencies_us.extend(nimbus.latencies_us);
         self.bare_latencies_us.extend(bare.latencies_us);
@@ -177,26 +203,110 @@ async fn throughput(
     settings: Settings,
     json: bool,
 ) -> Result<(), Failure> {
+    // Before anything is made: --statements fails here on a server without the extension.
+    let statements = match settings.statements {
+        true => Some(StatementStats::connect(&target).await?),
+        false => None,
+    };
     let run_id = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
     let queues = Queues::new(&run_id);
-    let sender = builder(&target, settings.concurrency, &queues.sender, "sender")
-        .route::<Ping>(queues.nimbus_batch.clone())
-        .build()?
-        .start()
-        .await?;
+    let mut cpu = CpuClock::new(&target);
+    cpu.find_server(&admin).await;
+    let mut buses = Buses::default();
+    let started = buses.start(&target, &settings, &queues).await;
+    let Buses {
+        sender,
+        e2e_sender,
+        bare_receivers,
+    } = buses;
+    let Some(sender) = sender else {
+        stop_all(e2e_sender.into_iter().chain(bare_receivers)).await;
+        return Err(started
+            .err()
+            .unwrap_or_else(|| "the benchmark's sending bus did not start".into()));
+    };
     let rig = Rig {
-        cpu: CpuClock::new(&target),
+        cpu,
         target,
         settings,
         bare: sender.bare_sql(),
         sender,
+        e2e_sender,
+        bare_receivers: bare_receivers
+            .into_iter()
+            .map(|bus| {
+                let bare = bus.bare_sql();
+                (bus, bare)
+            })
+            .collect(),
         queues,
+        statements,
     };
-    let measured = all_rounds(&rig, &admin, json).await;
+    let measured = match started {
+        Ok(()) => all_rounds(&rig, &admin, json).await,
+        Err(e) => Err(e),
+    };
     let cleaned = clean_up(&rig).await;
     let results = measured?;
     cleaned?;
     report::print(&rig, &results, json)
+}
+
+/// The buses a throughput run sends and receives bare through, each started as soon as made.
+#[derive(Default)]
+struct Buses {
+    /// Every framework send but the batched end-to-end ones (routes `Ping` to the send batch
+    /// queue).
+    sender: Option<Bus>,
+    /// With `--e2e-send-batch` above 1, the end-to-end senders' bus (routes `Ping` to the
+    /// end-to-end queue, for `send_batch`).
+    e2e_sender: Option<Bus>,
+    /// One per `--instances`, for the bare receive loops' pools.
+    bare_receivers: Vec<Bus>,
+}
+
+impl Buses {
+    /// Starts every bus; on a failure, the ones started so far stay in `self` to be stopped.
+    async fn start(
+        &mut self,
+        target: &Target,
+        settings: &Settings,
+        queues: &Queues,
+    ) -> Result<(), Failure> {
+        let concurrency = settings.concurrency;
+        self.sender = Some(
+            builder(target, concurrency, &queues.sender, "sender")
+                .route::<Ping>(queues.nimbus_batch.clone())
+                .build()?
+                .start()
+                .await?,
+        );
+        if settings.e2e_send_batch > 1 {
+            self.e2e_sender = Some(
+                builder(target, concurrency, &queues.sender, "e2e-sender")
+                    .route::<Ping>(queues.nimbus_e2e.clone())
+                    .build()?
+                    .start()
+                    .await?,
+            );
+        }
+        for i in 0..settings.instances {
+            let instance = format!("bare-receiver-{i}");
+            let bus = builder(target, concurrency, &queues.sender, &instance)
+                .build()?
+                .start()
+                .await?;
+            self.bare_receivers.push(bus);
+        }
+        Ok(())
+    }
+}
+
+/// Stops every bus of `buses`, going on past failures (the run has already failed).
+async fn stop_all(buses: impl IntoIterator<Item = Bus>) {
+    for bus in buses {
+        let _ = bus.stop().await;
+    }
 }
 
 /// Makes the queues, then runs every round; a progress bar on stderr unless `json`.
@@ -277,13 +387,22 @@ async fn pair(
     Ok((nimbus, bare))
 }
 
-/// Creates every queue before anything is timed (auto-create runs on first use), and leaves
-/// them empty.
+/// Creates every queue before anything is timed (auto-create runs on first use), lets every
+/// bus see the queues it uses (a bus's first send to a queue looks it up among the tables, and
+/// keeps looking until one commits), and leaves them empty.
 async fn prepare_queues(rig: &Rig) -> Result<(), Failure> {
     for queue in rig.queues.measured() {
         rig.bare.send(queue, Vec::new()).await?;
         rig.sender.send_to(queue, ping(0)).await?;
+    }
+    if let Some(bus) = &rig.e2e_sender {
+        bus.send_batch([ping(0)]).await?;
+    }
+    for queue in rig.queues.measured() {
         while rig.bare.receive(queue).await?.is_some() {}
+        for (_, bare) in &rig.bare_receivers {
+            while bare.receive(queue).await?.is_some() {}
+        }
     }
     Ok(())
 }
@@ -316,7 +435,17 @@ async fn clean_up(rig: &Rig) -> Result<(), Failure> {
             first_error.get_or_insert(e);
         }
     }
-    let stopped = rig.sender.stop().await;
+    let mut stopped = rig.sender.stop().await;
+    let others = rig
+        .e2e_sender
+        .iter()
+        .chain(rig.bare_receivers.iter().map(|(bus, _)| bus));
+    for bus in others {
+        let outcome = bus.stop().await;
+        if stopped.is_ok() {
+            stopped = outcome;
+        }
+    }
     match first_error {
         Some(e) => Err(format!(
             "the benchmark could not drop its queues {left:?}: {e}. Fix: drop them by hand once \

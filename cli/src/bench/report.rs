@@ -4,6 +4,7 @@ use serde_json::{json, Value};
 
 use super::cpu::CpuPerMessage;
 use super::message::ping_body;
+use super::statements::{self, Breakdown, TOP};
 use super::stats::{percentiles_ms, Round, Summary};
 use super::workload::Rig;
 use super::Results;
@@ -73,6 +74,30 @@ fn rounds_json(rounds: &[Round]) -> Vec<Value> {
         .collect()
 }
 
+/// One side's statements in the JSON report: totals per message over every statement it ran,
+/// and the top [`TOP`] by execution time.
+fn breakdown_json(b: &Breakdown) -> Value {
+    let top: Vec<Value> = b
+        .top(TOP)
+        .into_iter()
+        .map(|s| {
+            json!({
+                "query": s.query,
+                "calls_per_msg": thousandth(s.calls_per_msg),
+                "mean_ms": thousandth(s.mean_ms),
+                "exec_us_per_msg": tenth(s.exec_us_per_msg),
+                "rows_per_call": thousandth(s.rows_per_call),
+            })
+        })
+        .collect();
+    json!({
+        "messages": b.messages,
+        "calls_per_msg": thousandth(b.calls_per_msg()),
+        "exec_us_per_msg": tenth(b.exec_us_per_msg()),
+        "top": top,
+    })
+}
+
 /// p50/p99/max latencies in the JSON report.
 fn latency_json(latencies_us: &[u64]) -> Value {
     let [p50, p99, max] = percentiles_ms(latencies_us);
@@ -91,6 +116,14 @@ fn to_json(rig: &Rig, results: &Results) -> Result<Value, Failure> {
         .map(|(workload, rounds)| {
             let sum = Summary::of(rounds);
             let (process, db) = cpu_json(sum.nimbus_cpu, sum.bare_cpu);
+            let statements = results
+                .statements
+                .iter()
+                .find(|(w, ..)| w == workload)
+                .filter(|_| s.statements)
+                .map_or(Value::Null, |(_, nimbus, bare)| {
+                    json!({"nimbus": breakdown_json(nimbus), "bare": breakdown_json(bare)})
+                });
             json!({
                 "name": workload.key(),
                 "nimbus_per_s": sum.nimbus.round(),
@@ -100,6 +133,7 @@ fn to_json(rig: &Rig, results: &Results) -> Result<Value, Failure> {
                 "ratio_max": thousandth(sum.ratio_max),
                 "process_cpu_us_per_msg": process,
                 "db_cpu_us_per_msg": db,
+                "statements": statements,
                 "rounds": rounds_json(rounds),
             })
         })
@@ -115,12 +149,14 @@ fn to_json(rig: &Rig, results: &Results) -> Result<Value, Failure> {
             "instances": s.instances,
             "batch": s.batch,
             "receive_batch": s.receive_batch,
+            "e2e_send_batch": s.e2e_send_batch,
+            "statements": if s.statements { json!("pg_stat_statements") } else { Value::Null },
             "receivers": format!(
                 "{} endpoint instance(s) competing on one queue, concurrency {} each",
                 s.instances, s.concurrency
             ),
             "db_cpu": rig.cpu.db.key(),
-            "db_cpu_note": rig.cpu.db.note(),
+            "db_cpu_note": rig.cpu.note(),
             "workloads": workloads,
             "latency_ms": {
                 "nimbus": latency_json(&results.nimbus_latencies_us),
@@ -162,8 +198,43 @@ fn print_cpu(rig: &Rig, results: &Results) {
     println!(
         "(medians over the rounds, each side's whole run including endpoint start and stop; \
          process = this benchmark process; {})",
-        rig.cpu.db.note()
+        rig.cpu.note()
     );
+}
+
+/// The statements of every workload and side, compactly: totals, then the top ones.
+fn print_statements(rig: &Rig, results: &Results) {
+    println!();
+    println!(
+        "statements (pg_stat_statements, summed over the rounds; exec = the server's execution \
+         time, wall clock; top {TOP} by exec per side):"
+    );
+    let schema = rig.target.schema.as_deref().or(Some("public"));
+    for (workload, nimbus, bare) in &results.statements {
+        for (side, b) in [("nimbus", nimbus), ("bare", bare)] {
+            println!(
+                "{} {side}: {:.1} us exec/msg, {:.2} calls/msg over {} messages",
+                workload.label(),
+                b.exec_us_per_msg(),
+                b.calls_per_msg(),
+                b.messages
+            );
+            println!(
+                "  {:>9} {:>8} {:>10} {:>9}  statement",
+                "calls/msg", "mean ms", "us/msg", "rows/call"
+            );
+            for st in b.top(TOP) {
+                println!(
+                    "  {:>9.3} {:>8.3} {:>10.1} {:>9.2}  {}",
+                    st.calls_per_msg,
+                    st.mean_ms,
+                    st.exec_us_per_msg,
+                    st.rows_per_call,
+                    statements::shorten(&st.query, schema, &rig.queues.run, 90)
+                );
+            }
+        }
+    }
 }
 
 /// The report as a table, with the CPU, latency and memory below it.
@@ -171,14 +242,17 @@ fn print_table(rig: &Rig, results: &Results) -> Result<(), Failure> {
     let s = &rig.settings;
     println!(
         "{} ({} layout): {} rounds of {} messages of ~{} bytes per workload and side, \
-         concurrency {}, batch {}",
+         concurrency {}, batch {}, receive batch {}, end-to-end senders {} message(s) per \
+         transaction",
         rig.target.backend,
         rig.target.layout.name(),
         s.rounds,
         s.messages,
         ping_body(s.body_size)?.len(),
         s.concurrency,
-        s.batch
+        s.batch,
+        s.receive_batch,
+        s.e2e_send_batch
     );
     println!(
         "receive+handle and end to end: {} endpoint instance(s) competing on one queue, \
@@ -206,6 +280,9 @@ fn print_table(rig: &Rig, results: &Results) -> Result<(), Failure> {
     }
     println!("(medians over the rounds; ratio = nimbus / bare, the median of the rounds' ratios)");
     print_cpu(rig, results);
+    if s.statements {
+        print_statements(rig, results);
+    }
     let [fw50, fw99, fwmax] = percentiles_ms(&results.nimbus_latencies_us);
     let [b50, b99, bmax] = percentiles_ms(&results.bare_latencies_us);
     println!(

@@ -5,7 +5,11 @@
 //! * **receive+handle**: draining a queue filled by this round's send 1/tx, counted from the first
 //!   message handled to the last (the framework's endpoint start-up is not throughput);
 //! * **end to end**: receivers already running, messages over the time from the first send to
-//!   the last message handled, with each message's send→handled latency.
+//!   the last message handled, with each message's send→handled latency; the senders send one
+//!   message per transaction, or `--e2e-send-batch` per transaction.
+//!
+//! The bare receive loops run one row per transaction (the statement of pgmq's `pop`), on one
+//! pool per `--instances` as the framework's endpoints do.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -18,6 +22,7 @@ use super::cpu::{CpuClock, CpuPerMessage};
 use super::drive::{join_all, run_tasks, wait_for};
 use super::message::{ping, ping_body, Empty, Tally};
 use super::report::memory_mib;
+use super::statements::{Statement, StatementStats};
 use super::stats::per_second;
 use super::{Settings, Target};
 use crate::Failure;
@@ -100,11 +105,15 @@ pub struct Measured {
     pub latencies_us: Vec<u64>,
     /// Resident memory at 25/50/75/100% of the framework's end to end, in MiB.
     pub rss_quarters: Vec<f64>,
+    /// What the server ran meanwhile, from `pg_stat_statements` (`--statements` only).
+    pub statements: Vec<Statement>,
 }
 
 /// The queues of one run: fixed names with the run's id, reused by every round.
 #[derive(Debug, Clone)]
 pub struct Queues {
+    /// The run's id, the end of every queue's name.
+    pub run: String,
     /// The sending bus's own input queue.
     pub sender: String,
     /// Filled by the framework's send 1/tx, drained by its receive+handle.
@@ -126,6 +135,7 @@ impl Queues {
     pub fn new(run: &str) -> Queues {
         let q = |what: &str| format!("Bench{what}{run}");
         Queues {
+            run: run.to_string(),
             sender: q("Sender"),
             nimbus_send: q("Fw"),
             bare_send: q("Bare"),
@@ -173,30 +183,49 @@ pub fn builder(target: &Target, concurrency: usize, app: &str, instance: &str) -
     }
 }
 
-/// Everything a workload needs: the sending bus, its bare SQL, the queues, and the CPU clock.
+/// Everything a workload needs: the sending buses, the bare SQL, the queues, the CPU clock and
+/// (`--statements`) the statement counters.
 pub struct Rig {
     /// The database.
     pub target: Target,
     /// Sizes and concurrency.
     pub settings: Settings,
-    /// The bus every framework send goes through.
+    /// The bus every framework send goes through but the batched end-to-end sends.
     pub sender: Bus,
-    /// The bare SQL over the sender's pool.
+    /// With `--e2e-send-batch` above 1: the bus the end-to-end senders send batches through
+    /// (`send_batch` goes to the route of its type, and this one routes it to the end-to-end
+    /// queue).
+    pub e2e_sender: Option<Bus>,
+    /// The bare SQL over the sender's pool: the bare sends.
     pub bare: BareSql,
+    /// One pool per `--instances`, as each framework receiver endpoint has its own: the bare
+    /// receive loops of instance `i` run on `bare_receivers[i]`, so they compete neither with
+    /// the bare senders nor with more loops than an endpoint has receivers.
+    pub bare_receivers: Vec<(Bus, BareSql)>,
     /// The run's queues.
     pub queues: Queues,
     /// Reads the process's and the database's CPU time.
     pub cpu: CpuClock,
+    /// Resets and reads `pg_stat_statements` around each side (`--statements`).
+    pub statements: Option<StatementStats>,
 }
 
 impl Rig {
     /// Runs `workload` on `side` once, with the CPU it took per message (start and stop of the
     /// side's endpoints included).
+    /// With `--statements`, the server's statement counters are reset before and read after
+    /// (outside the CPU readings).
     pub async fn measure(&self, workload: Workload, side: Side) -> Result<Measured, Failure> {
+        if let Some(stats) = &self.statements {
+            stats.reset().await?;
+        }
         let before = self.cpu.before();
         let mut measured = self.run(workload, side).await?;
         let after = self.cpu.after();
         measured.cpu = self.cpu.per_message(before, after, measured.messages);
+        if let Some(stats) = &self.statements {
+            measured.statements = stats.read().await?;
+        }
         Ok(measured)
     }
 
@@ -234,8 +263,8 @@ impl Rig {
     }
 
     async fn send_one_bare(&self) -> Result<Measured, Failure> {
-        let elapsed = self.sending_bare(&self.queues.bare_send).await?;
-        Ok(Self::rate(self.messages(), elapsed))
+        let (elapsed, total) = self.sending_bare(&self.queues.bare_send, 1).await?;
+        Ok(Self::rate(total, elapsed))
     }
 
     /// `--messages` framework sends to `queue`, one per transaction, over `--concurrency` tasks.
@@ -252,45 +281,16 @@ impl Rig {
         .await
     }
 
-    /// `--messages` bare inserts into `queue`, one per transaction, over `--concurrency` tasks.
-    async fn sending_bare(&self, queue: &str) -> Result<Duration, Failure> {
+    /// About `--messages` bare inserts into `queue` in transactions of `batch` rows each (the
+    /// multi-row insert the framework's batched send runs; one row when `batch` is 1), over
+    /// `--concurrency` tasks; returns the elapsed time and how many messages that was.
+    async fn sending_bare(&self, queue: &str, batch: usize) -> Result<(Duration, usize), Failure> {
+        let (batches, total) = self.batches(batch);
         let (bare, queue, size) = (
             self.bare.clone(),
             queue.to_string(),
             self.settings.body_size,
         );
-        run_tasks(self.messages(), self.settings.concurrency, move || {
-            let (bare, queue) = (bare.clone(), queue.clone());
-            async move { Ok(bare.send(&queue, vec![ping_body(size)?]).await?) }
-        })
-        .await
-    }
-
-    /// How many batches a round sends, and how many messages that is.
-    fn batches(&self) -> (usize, usize) {
-        let batches = self.messages().div_ceil(self.settings.batch);
-        (batches, batches * self.settings.batch)
-    }
-
-    async fn send_batch_nimbus(&self) -> Result<Measured, Failure> {
-        let (batches, total) = self.batches();
-        let (bus, batch, size) = (
-            self.sender.clone(),
-            self.settings.batch,
-            self.settings.body_size,
-        );
-        let elapsed = run_tasks(batches, self.settings.concurrency, move || {
-            let bus = bus.clone();
-            async move { Ok(bus.send_batch((0..batch).map(|_| ping(size))).await?) }
-        })
-        .await?;
-        Ok(Self::rate(total, elapsed))
-    }
-
-    async fn send_batch_bare(&self) -> Result<Measured, Failure> {
-        let (batches, total) = self.batches();
-        let (bare, queue) = (self.bare.clone(), self.queues.bare_batch.clone());
-        let (batch, size) = (self.settings.batch, self.settings.body_size);
         let elapsed = run_tasks(batches, self.settings.concurrency, move || {
             let (bare, queue) = (bare.clone(), queue.clone());
             async move {
@@ -301,7 +301,67 @@ impl Rig {
             }
         })
         .await?;
+        Ok((elapsed, total))
+    }
+
+    /// About `--messages` framework sends through `bus`'s `send_batch` (to the route of
+    /// [`Ping`](super::message::Ping) on that bus), `batch` per transaction, over
+    /// `--concurrency` tasks; returns the elapsed time and how many messages that was.
+    async fn sending_nimbus_batches(
+        &self,
+        bus: &Bus,
+        batch: usize,
+    ) -> Result<(Duration, usize), Failure> {
+        let (batches, total) = self.batches(batch);
+        let (bus, size) = (bus.clone(), self.settings.body_size);
+        let elapsed = run_tasks(batches, self.settings.concurrency, move || {
+            let bus = bus.clone();
+            async move { Ok(bus.send_batch((0..batch).map(|_| ping(size))).await?) }
+        })
+        .await?;
+        Ok((elapsed, total))
+    }
+
+    /// How many transactions of `batch` messages a round sends (`--messages` rounded up to
+    /// whole batches), and how many messages that is.
+    fn batches(&self, batch: usize) -> (usize, usize) {
+        let batches = self.messages().div_ceil(batch.max(1));
+        (batches, batches * batch.max(1))
+    }
+
+    async fn send_batch_nimbus(&self) -> Result<Measured, Failure> {
+        let (elapsed, total) = self
+            .sending_nimbus_batches(&self.sender, self.settings.batch)
+            .await?;
         Ok(Self::rate(total, elapsed))
+    }
+
+    async fn send_batch_bare(&self) -> Result<Measured, Failure> {
+        let (elapsed, total) = self
+            .sending_bare(&self.queues.bare_batch, self.settings.batch)
+            .await?;
+        Ok(Self::rate(total, elapsed))
+    }
+
+    /// How many messages a round's end to end sends: `--messages` rounded up to whole
+    /// `--e2e-send-batch` batches.
+    fn e2e_messages(&self) -> usize {
+        self.batches(self.settings.e2e_send_batch).1
+    }
+
+    /// The framework's end-to-end sends: `send_to` one per transaction, or `send_batch` with
+    /// `--e2e-send-batch`.
+    async fn sending_e2e_nimbus(&self) -> Result<(), Failure> {
+        match &self.e2e_sender {
+            Some(bus) => {
+                self.sending_nimbus_batches(bus, self.settings.e2e_send_batch)
+                    .await?;
+            }
+            None => {
+                self.sending_nimbus(&self.queues.nimbus_e2e).await?;
+            }
+        }
+        Ok(())
     }
 
     /// Starts `--instances` endpoints receiving from `queue` with an empty handler counting
@@ -352,13 +412,23 @@ impl Rig {
         })
     }
 
+    /// The bare SQL the `loop_index`th bare receive loop runs on: `--concurrency` loops on
+    /// each instance's pool, as each framework endpoint runs `--concurrency` receivers on its
+    /// own.
+    fn bare_receiver(&self, loop_index: usize) -> BareSql {
+        let instance = loop_index / self.settings.concurrency.max(1);
+        self.bare_receivers
+            .get(instance)
+            .map_or_else(|| self.bare.clone(), |(_, bare)| bare.clone())
+    }
+
     /// `--concurrency × --instances` bare receive loops; each ends when it finds the queue empty.
     async fn receive_bare(&self) -> Result<Measured, Failure> {
         let tally = Tally::default();
         let started = Instant::now();
         let loops = (0..self.settings.concurrency * self.settings.instances)
-            .map(|_| {
-                let (bare, queue) = (self.bare.clone(), self.queues.bare_send.clone());
+            .map(|i| {
+                let (bare, queue) = (self.bare_receiver(i), self.queues.bare_send.clone());
                 let tally = tally.clone();
                 actix_rt::spawn(async move {
                     while let Some(body) = bare.receive(&queue).await? {
@@ -381,15 +451,16 @@ impl Rig {
         let receivers = self.receivers(&self.queues.nimbus_e2e, &tally).await?;
         let started = Instant::now();
         let rss_quarters = {
-            let sending = self.sending_nimbus(&self.queues.nimbus_e2e);
+            let sending = self.sending_e2e_nimbus();
             let watching = self.watch_memory(&tally);
             tokio::try_join!(sending, watching).map(|(_, rss)| rss)
         };
         Self::stop(receivers).await?;
         let rss_quarters = rss_quarters?;
+        let messages = self.e2e_messages();
         Ok(Measured {
-            messages: self.messages(),
-            rate: per_second(self.messages(), Self::until_last(&tally, started)),
+            messages,
+            rate: per_second(messages, Self::until_last(&tally, started)),
             latencies_us: tally.latencies_us(),
             rss_quarters,
             ..Measured::default()
@@ -401,7 +472,7 @@ impl Rig {
     async fn watch_memory(&self, tally: &Tally) -> Result<Vec<f64>, Failure> {
         let mut quarters = Vec::new();
         for quarter in 1..=4 {
-            wait_for(tally, self.messages() * quarter / 4, "the framework").await?;
+            wait_for(tally, self.e2e_messages() * quarter / 4, "the framework").await?;
             quarters.push(memory_mib().0);
         }
         Ok(quarters)
@@ -412,9 +483,12 @@ impl Rig {
         let stop = Arc::new(AtomicBool::new(false));
         let loops = self.bare_receive_loops(&tally, &stop);
         let started = Instant::now();
-        let sent = self.sending_bare(&self.queues.bare_e2e).await;
+        let messages = self.e2e_messages();
+        let sent = self
+            .sending_bare(&self.queues.bare_e2e, self.settings.e2e_send_batch)
+            .await;
         let handled = match sent {
-            Ok(_) => wait_for(&tally, self.messages(), "the bare receive loops").await,
+            Ok(_) => wait_for(&tally, messages, "the bare receive loops").await,
             Err(e) => Err(e),
         };
         stop.store(true, Ordering::Relaxed);
@@ -422,23 +496,23 @@ impl Rig {
         handled?;
         joined?;
         Ok(Measured {
-            messages: self.messages(),
-            rate: per_second(self.messages(), Self::until_last(&tally, started)),
+            messages,
+            rate: per_second(messages, Self::until_last(&tally, started)),
             latencies_us: tally.latencies_us(),
             ..Measured::default()
         })
     }
 
     /// `--concurrency × --instances` bare receive loops on the end-to-end queue, sleeping while
-    /// it is empty, until `stop`.
+    /// it is empty, until `stop`: one row per transaction, the statement of pgmq's `pop`.
     fn bare_receive_loops(
         &self,
         tally: &Tally,
         stop: &Arc<AtomicBool>,
     ) -> Vec<actix_rt::task::JoinHandle<Result<(), Failure>>> {
         (0..self.settings.concurrency * self.settings.instances)
-            .map(|_| {
-                let (bare, queue) = (self.bare.clone(), self.queues.bare_e2e.clone());
+            .map(|i| {
+                let (bare, queue) = (self.bare_receiver(i), self.queues.bare_e2e.clone());
                 let (tally, stop) = (tally.clone(), stop.clone());
                 actix_rt::spawn(async move {
                     while !stop.load(Ordering::Relaxed) {
