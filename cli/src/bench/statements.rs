@@ -23,6 +23,10 @@ pub const TOP: usize = 8;
 /// One statement's counters over one or more runs of a side.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Statement {
+    /// Its `queryid`: the same statement keeps it from one reset to the next, where its text
+    /// may not (after a reset, a prepared statement run again without being parsed again is
+    /// recorded with its constants as they are, not as `$1`).
+    pub id: i64,
     /// Its normalized text (`$1` for constants), whitespace collapsed.
     pub query: String,
     /// How many times it ran.
@@ -37,8 +41,8 @@ pub struct Statement {
 /// messages it moved (the denominator of every "per message").
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Breakdown {
-    /// Every statement, by its text.
-    statements: HashMap<String, Statement>,
+    /// Every statement, by its `queryid`.
+    statements: HashMap<i64, Statement>,
     /// Messages sent or handled by the side over the rounds added.
     pub messages: usize,
 }
@@ -48,13 +52,15 @@ impl Breakdown {
     pub fn add(&mut self, statements: &[Statement], messages: usize) {
         self.messages += messages;
         for s in statements {
-            let sum = self
-                .statements
-                .entry(s.query.clone())
-                .or_insert_with(|| Statement {
-                    query: s.query.clone(),
-                    ..Statement::default()
-                });
+            let sum = self.statements.entry(s.id).or_insert_with(|| Statement {
+                id: s.id,
+                query: s.query.clone(),
+                ..Statement::default()
+            });
+            // The normalized text, when a round has it.
+            if parameters(&s.query) > parameters(&sum.query) {
+                sum.query = s.query.clone();
+            }
             sum.calls += s.calls;
             sum.exec_ms += s.exec_ms;
             sum.rows += s.rows;
@@ -82,6 +88,11 @@ impl Breakdown {
             .map(|s| PerMessage::of(s, self.messages))
             .collect()
     }
+}
+
+/// How many `$` placeholders `query` has.
+fn parameters(query: &str) -> usize {
+    query.matches('$').count()
 }
 
 /// One statement's figures per message and per call.
@@ -210,7 +221,7 @@ impl StatementStats {
         let rows = self
             .client
             .query(
-                "SELECT query, calls, total_exec_time, rows FROM pg_stat_statements \
+                "SELECT queryid, query, calls, total_exec_time, rows FROM pg_stat_statements \
                  WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) \
                  AND query NOT LIKE '%pg_stat_statements%'",
                 &[],
@@ -222,11 +233,20 @@ impl StatementStats {
             let read = |e: tokio_postgres::Error| {
                 format!("--statements: reading pg_stat_statements: {}", describe(&e))
             };
-            let query: String = row.try_get(0).map_err(read)?;
-            let calls: i64 = row.try_get(1).map_err(read)?;
-            let exec_ms: f64 = row.try_get(2).map_err(read)?;
-            let rows: i64 = row.try_get(3).map_err(read)?;
+            let id: Option<i64> = row.try_get(0).map_err(read)?;
+            let query: String = row.try_get(1).map_err(read)?;
+            // No queryid (compute_query_id off): the text is all there is to go by.
+            let id = id.unwrap_or_else(|| {
+                use std::hash::{Hash, Hasher};
+                let mut hasher = std::collections::hash_map::DefaultHasher::new();
+                query.hash(&mut hasher);
+                hasher.finish() as i64
+            });
+            let calls: i64 = row.try_get(2).map_err(read)?;
+            let exec_ms: f64 = row.try_get(3).map_err(read)?;
+            let rows: i64 = row.try_get(4).map_err(read)?;
             statements.push(Statement {
+                id,
                 query: collapse_whitespace(&query),
                 calls: u64::try_from(calls).unwrap_or(0),
                 exec_ms,
@@ -273,6 +293,7 @@ mod tests {
 
     fn statement(query: &str, calls: u64, exec_ms: f64, rows: u64) -> Statement {
         Statement {
+            id: i64::from(query.as_bytes()[0]),
             query: query.into(),
             calls,
             exec_ms,
@@ -291,6 +312,14 @@ mod tests {
             100,
         );
         b.add(&[statement("DELETE", 100, 11.0, 100)], 100);
+        // The same statement (its queryid) under its text with a constant, then normalized.
+        let mut b2 = Breakdown::default();
+        b2.add(&[statement("DELETE LIMIT 1", 1, 1.0, 1)], 1);
+        b2.add(&[statement("DELETE LIMIT $1", 1, 1.0, 1)], 1);
+        b2.add(&[statement("DELETE LIMIT 1", 1, 1.0, 1)], 1);
+        assert_eq!(b2.top(8).len(), 1);
+        assert_eq!(b2.top(8)[0].query, "DELETE LIMIT $1");
+        assert_eq!(b2.top(8)[0].calls_per_msg, 1.0);
         assert_eq!(b.messages, 200);
         assert_eq!(b.calls_per_msg(), 1.5);
         assert_eq!(b.exec_us_per_msg(), 105.0, "21 ms over 200 messages");
