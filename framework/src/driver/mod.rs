@@ -12,6 +12,8 @@
 pub(crate) mod access;
 #[cfg(test)]
 mod contract_tests;
+#[cfg(any(feature = "postgres", feature = "sqlserver"))]
+pub(crate) mod home;
 pub(crate) mod statements;
 mod value;
 

@@ -7,6 +7,7 @@ pub(crate) mod tls;
 use async_trait::async_trait;
 use bytes::BytesMut;
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod};
+use futures::future::BoxFuture;
 use tokio_postgres::types::{IsNull, ToSql, Type};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
@@ -31,6 +32,57 @@ impl std::fmt::Debug for PostgresDriver {
         f.debug_struct("PostgresDriver")
             .field("target", &self.target)
             .finish()
+    }
+}
+
+/// Opens pooled connections, and runs their connection tasks, on the home runtime (see
+/// [`super::home`]), wherever the code that asked for one runs.
+struct ConnectAtHome {
+    connector: MakeRustlsConnect,
+    home: super::home::Home,
+}
+
+impl deadpool_postgres::Connect for ConnectAtHome {
+    fn connect(
+        &self,
+        config: &tokio_postgres::Config,
+    ) -> BoxFuture<
+        '_,
+        Result<(tokio_postgres::Client, tokio::task::JoinHandle<()>), tokio_postgres::Error>,
+    > {
+        let (config, connector) = (config.clone(), self.connector.clone());
+        Box::pin(async move {
+            let (opened_tx, opened) = tokio::sync::oneshot::channel();
+            let (home_config, home_connector) = (config.clone(), connector.clone());
+            let task = self.home.spawn(async move {
+                match home_config.connect(home_connector).await {
+                    Ok((client, connection)) => {
+                        if opened_tx.send(Ok(client)).is_ok() {
+                            if let Err(e) = connection.await {
+                                tracing::warn!(error = %e, "a PostgreSQL connection closed with an error");
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        let _ = opened_tx.send(Err(e));
+                    }
+                }
+            });
+            match opened.await {
+                Ok(Ok(client)) => Ok((client, task)),
+                Ok(Err(e)) => Err(e),
+                // The home runtime has shut down (the bus stopped): open it here instead.
+                Err(_) => {
+                    let (client, connection) = config.connect(connector).await?;
+                    let task = tokio::spawn(async move {
+                        if let Err(e) = connection.await {
+                            tracing::warn!(error = %e, "a PostgreSQL connection closed with an error");
+                        }
+                    });
+                    Ok((client, task))
+                }
+            }
+        })
     }
 }
 
@@ -78,9 +130,12 @@ impl PostgresDriver {
                 tokio_postgres::config::Host::Unix(path) => path.display().to_string(),
             })
             .unwrap_or_else(|| "localhost".into());
-        let manager = Manager::from_config(
+        let manager = Manager::from_connect(
             config.clone(),
-            connector.clone(),
+            ConnectAtHome {
+                connector: connector.clone(),
+                home: super::home::Home::here(),
+            },
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
             },

@@ -192,14 +192,23 @@ async fn open(settings: &ConnectionSettings) -> std::result::Result<Client, Open
 /// pool (callers take it out), so recycling checks nothing and costs no round trip.
 pub(crate) struct ConnectionManager {
     pub settings: ConnectionSettings,
+    /// Where connections are opened (see [`crate::driver::home`]).
+    pub home: crate::driver::home::Home,
 }
 
 impl managed::Manager for ConnectionManager {
     type Type = Client;
     type Error = OpenError;
 
+    /// Opens the connection on the home runtime, so that its socket never depends on a handler
+    /// thread (see [`crate::driver::home`]).
     async fn create(&self) -> std::result::Result<Client, OpenError> {
-        open(&self.settings).await
+        let settings = self.settings.clone();
+        match self.home.spawn(async move { open(&settings).await }).await {
+            Ok(opened) => opened,
+            // The home runtime has shut down (the bus stopped): open it here instead.
+            Err(_) => open(&self.settings).await,
+        }
     }
 
     /// A connection that failed is never given back (the driver discards it), so a connection
@@ -373,7 +382,10 @@ mod tests {
             async { Ok::<_, std::io::Error>("token".to_string()) }
         })))
         .unwrap();
-        let manager = ConnectionManager { settings };
+        let manager = ConnectionManager {
+            settings,
+            home: crate::driver::home::Home::here(),
+        };
         let started = std::time::Instant::now();
         let result = managed::Manager::create(&manager).await;
         assert!(result.is_err(), "nothing answers the login");

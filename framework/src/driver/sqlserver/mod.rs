@@ -130,12 +130,15 @@ impl SqlServerDriver {
         let target = settings.target.clone();
         let login = settings.login.clone();
         let timeout = settings.connect_timeout;
-        let pool = Pool::builder(ConnectionManager { settings })
-            .max_size(pool_size)
-            .runtime(deadpool::Runtime::Tokio1)
-            .create_timeout(Some(timeout))
-            .build()
-            .map_err(|e| DriverError::new(None, FailureKind::Transient, e))?;
+        let pool = Pool::builder(ConnectionManager {
+            settings,
+            home: super::home::Home::here(),
+        })
+        .max_size(pool_size)
+        .runtime(deadpool::Runtime::Tokio1)
+        .create_timeout(Some(timeout))
+        .build()
+        .map_err(|e| DriverError::new(None, FailureKind::Transient, e))?;
         Ok(SqlServerDriver {
             pool,
             target,
