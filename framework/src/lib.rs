@@ -94,7 +94,7 @@ pub use headers::Headers;
 pub use message::{Command, Event, Message, MessageKind};
 pub use names::{QueueName, SchemaName, MAX_NAME_LEN};
 pub use nimbus_macros::{handler, Command, Event, Message};
-pub use pipeline::handler::{Handler, HandlerContext};
+pub use pipeline::handler::{BlockingHandler, Handler, HandlerContext};
 pub use pipeline::metrics::Metrics;
 pub use transport::{StorageLayout, SweepReport, DEFAULT_CONNECT_TIMEOUT};
 

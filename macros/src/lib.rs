@@ -30,8 +30,9 @@ pub fn derive_message(input: TokenStream) -> TokenStream {
 }
 
 /// Checks `impl Handler<M> for T { async fn handle(&self, message: M, ctx: &mut HandlerContext) ->
-/// Result<(), HandlerError> { … } }` and leaves it as it is: the trait uses native async
-/// functions, so the attribute is optional; it gives clearer errors for a wrong shape.
+/// Result<(), HandlerError> { … } }` — or, for blocking work, `impl BlockingHandler<M> for T` with
+/// a plain `fn handle` — and leaves it as it is: the traits use native (async) functions, so the
+/// attribute is optional; it gives clearer errors for a wrong shape.
 #[proc_macro_attribute]
 pub fn handler(args: TokenStream, input: TokenStream) -> TokenStream {
     if !args.is_empty() {
@@ -56,30 +57,43 @@ fn check_handler(item: &ItemImpl) -> syn::Result<()> {
     let Some((_, path, _)) = &item.trait_ else {
         return Err(syn::Error::new_spanned(
             &item.self_ty,
-            "#[nimbus::handler] goes on `impl Handler<MyMessage> for MyHandler`",
+            "#[nimbus::handler] goes on `impl Handler<MyMessage> for MyHandler` \
+             (or `impl BlockingHandler<MyMessage> for MyHandler`)",
         ));
     };
-    let is_handler = path.segments.last().is_some_and(|s| s.ident == "Handler");
-    if !is_handler {
-        return Err(syn::Error::new_spanned(
-            path,
-            "#[nimbus::handler] goes on an impl of nimbus::Handler<MyMessage>",
-        ));
-    }
+    let blocking = match path.segments.last().map(|s| s.ident.to_string()).as_deref() {
+        Some("Handler") => false,
+        Some("BlockingHandler") => true,
+        _ => {
+            return Err(syn::Error::new_spanned(
+                path,
+                "#[nimbus::handler] goes on an impl of nimbus::Handler<MyMessage> or \
+                 nimbus::BlockingHandler<MyMessage>",
+            ))
+        }
+    };
     let handle = item.items.iter().find_map(|i| match i {
         syn::ImplItem::Fn(f) if f.sig.ident == "handle" => Some(f),
         _ => None,
     });
-    match handle {
-        None => Err(syn::Error::new_spanned(
+    match (handle, blocking) {
+        (None, false) => Err(syn::Error::new_spanned(
             &item.self_ty,
             "a handler needs `async fn handle(&self, message: M, ctx: &mut HandlerContext) -> Result<(), HandlerError>`",
         )),
-        Some(f) if f.sig.asyncness.is_none() => Err(syn::Error::new_spanned(
-            f.sig.fn_token,
-            "`handle` must be an `async fn`",
+        (None, true) => Err(syn::Error::new_spanned(
+            &item.self_ty,
+            "a blocking handler needs `fn handle(&self, message: M, ctx: &mut HandlerContext) -> Result<(), HandlerError>`",
         )),
-        Some(_) => Ok(()),
+        (Some(f), false) if f.sig.asyncness.is_none() => Err(syn::Error::new_spanned(
+            f.sig.fn_token,
+            "`handle` must be an `async fn` (for blocking work, implement BlockingHandler with a plain `fn handle`)",
+        )),
+        (Some(f), true) if f.sig.asyncness.is_some() => Err(syn::Error::new_spanned(
+            f.sig.asyncness,
+            "a BlockingHandler's `handle` is a plain `fn`: it runs on a thread of its own (implement Handler for an `async fn`)",
+        )),
+        (Some(_), _) => Ok(()),
     }
 }
 

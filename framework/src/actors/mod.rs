@@ -18,9 +18,9 @@
 //! * **wake-up**: a send committed in this process to the queue (any endpoint, any database)
 //!   makes the supervisor peek at once instead of waiting out the delay.
 //!
-//! Receivers run on the endpoint's worker threads (`handler_threads`, one arbiter each), so a
-//! handler that blocks its thread holds back only the receivers on that thread; the supervisor,
-//! peeker and timer-driven actors stay on the bus's own thread.
+//! Every actor here runs on the bus's own thread, beside the database connections. Handler code
+//! runs elsewhere: async handlers in handler actors on the endpoint's handler threads, blocking
+//! handlers on a pool (see `crate::pipeline::dispatch`), each lent the receive's context.
 
 mod dead_letterer;
 mod delayed_delivery;

@@ -138,15 +138,11 @@ impl QueueSupervisor {
     }
 
     /// Starts receiver `index` under an actix supervisor (restarted when it stops itself), on
-    /// one of the endpoint's worker threads.
+    /// this thread: a receiver waits on the database and on its handler's actor, so it needs
+    /// no thread of its own.
     fn start_receiver(&self, index: usize) -> Addr<Receiver> {
         let (endpoint, queue) = (self.endpoint.clone(), self.queue.clone());
-        let workers = &self.endpoint.workers;
-        if workers.is_empty() {
-            return Supervisor::start(move |_| Receiver::new(endpoint, queue, index));
-        }
-        let worker = &workers[index % workers.len()];
-        Supervisor::start_in_arbiter(worker, move |_| Receiver::new(endpoint, queue, index))
+        Supervisor::start(move |_| Receiver::new(endpoint, queue, index))
     }
 
     /// The database answered: the outage, if there was one, is over.
@@ -386,7 +382,7 @@ impl Actor for QueueSupervisor {
             self.receivers.push(receiver);
             self.idle.push(index);
         }
-        tracing::info!(queue = %self.queue, receivers = self.receivers.len(), threads = self.endpoint.workers.len().max(1), "receiving");
+        tracing::info!(queue = %self.queue, receivers = self.receivers.len(), handler_threads = self.endpoint.dispatcher.threads(), "receiving");
         self.listen(ctx);
         self.peek(ctx);
     }

@@ -10,7 +10,9 @@ use crate::error::{NimbusError, Result};
 use crate::message::{Command, Message};
 use crate::names::{QueueName, SchemaName};
 use crate::pipeline::config::{CriticalErrorCallback, EndpointConfig};
-use crate::pipeline::handler::{Handler, HandlerRegistry, Routes};
+use crate::pipeline::handler::{
+    BlockingHandler, Handler, HandlerRegistry, Routes, SubscriptionMode,
+};
 use crate::recoverability::RetryPolicy;
 use crate::subscriptions::{DEFAULT_AUTO_DELETE_ON_IDLE, MIN_AUTO_DELETE_ON_IDLE};
 use crate::transport::{DatabaseUrl, StorageLayout};
@@ -64,6 +66,8 @@ pub struct BusBuilder {
     concurrency: usize,
     /// `None`: the default for the database (see [`BusBuilder::handler_threads`]).
     handler_threads: Option<usize>,
+    /// `None`: the concurrency limit (see [`BusBuilder::blocking_threads`]).
+    blocking_threads: Option<usize>,
     receive_batch: usize,
     fill_v1_columns: bool,
     body_string_column: bool,
@@ -100,6 +104,7 @@ impl Default for BusBuilder {
                 .unwrap_or(2)
                 .max(2),
             handler_threads: None,
+            blocking_threads: None,
             receive_batch: 1,
             fill_v1_columns: false,
             body_string_column: false,
@@ -133,6 +138,7 @@ impl std::fmt::Debug for BusBuilder {
             .field("layout", &self.layout)
             .field("concurrency", &self.concurrency)
             .field("handler_threads", &self.handler_threads)
+            .field("blocking_threads", &self.blocking_threads)
             .field("peek_delay", &self.peek_delay)
             .field("routes", &self.routes)
             .finish_non_exhaustive()
@@ -220,14 +226,23 @@ impl BusBuilder {
         self
     }
 
-    /// How many threads run handlers (default: the number of CPUs; on SQLite 1, since its one
-    /// writer runs handlers one at a time anyway and more threads would only add hand-offs).
-    /// Receivers are spread over them, so a CPU-heavy or blocking handler holds one thread, not
-    /// the whole endpoint; `1` runs every handler on the bus's own thread. For blocking work
-    /// inside a handler, prefer `tokio::task::spawn_blocking`, which leaves the thread free for
-    /// other handlers.
+    /// How many threads run async handlers (default: the number of CPUs; on SQLite 1, since its
+    /// one writer runs handlers one at a time anyway and more threads would only add hand-offs).
+    /// Each handler has an actor on every one of them and each message goes to the least busy
+    /// thread, so a CPU-heavy handler holds one thread, not the whole endpoint; `1` runs every
+    /// handler on the bus's own thread. For blocking work, register a
+    /// [`BlockingHandler`] (see [`blocking_handler`](Self::blocking_handler)), or use
+    /// `tokio::task::spawn_blocking` inside an async handler.
     pub fn handler_threads(mut self, threads: usize) -> Self {
         self.handler_threads = Some(threads);
+        self
+    }
+
+    /// How many threads run [`BlockingHandler`]s (default: the concurrency limit, so a blocking
+    /// handler never waits for a thread while the endpoint has a free slot). The pool exists
+    /// only when a blocking handler is registered.
+    pub fn blocking_threads(mut self, threads: usize) -> Self {
+        self.blocking_threads = Some(threads);
         self
     }
 
@@ -361,7 +376,19 @@ impl BusBuilder {
         mut self,
         handler: H,
     ) -> Self {
-        self.handlers.add_multicast::<M, H>(handler);
+        self.handlers
+            .add::<M, H>(handler, SubscriptionMode::Multicast);
+        self
+    }
+
+    /// Registers a [`BlockingHandler`] for event `M` that runs on **every** running instance,
+    /// as [`multicast_handler`](Self::multicast_handler) does for async handlers.
+    pub fn multicast_blocking_handler<M: crate::message::Event, H: BlockingHandler<M>>(
+        mut self,
+        handler: H,
+    ) -> Self {
+        self.handlers
+            .add_blocking::<M, H>(handler, SubscriptionMode::Multicast);
         self
     }
 
@@ -375,7 +402,19 @@ impl BusBuilder {
     /// registration order, in the message's transaction. A handler of an event subscribes the
     /// endpoint to it.
     pub fn handler<M: Message, H: Handler<M>>(mut self, handler: H) -> Self {
-        self.handlers.add::<M, H>(handler);
+        self.handlers
+            .add::<M, H>(handler, SubscriptionMode::Competing);
+        self
+    }
+
+    /// Registers a [`BlockingHandler`] for messages of type `M`: blocking code (a plain `fn`)
+    /// that runs on a thread of the endpoint's blocking pool, so it never holds up the threads
+    /// async handlers share. Otherwise it behaves as [`handler`](Self::handler) does: it runs
+    /// in registration order with the type's other handlers, and what it sends commits with
+    /// the message.
+    pub fn blocking_handler<M: Message, H: BlockingHandler<M>>(mut self, handler: H) -> Self {
+        self.handlers
+            .add_blocking::<M, H>(handler, SubscriptionMode::Competing);
         self
     }
 
@@ -541,6 +580,13 @@ impl BusBuilder {
                 "use .handler_threads(1) or more (1: the bus's own thread)",
             ));
         }
+        let blocking_threads = self.blocking_threads.unwrap_or(self.concurrency);
+        if blocking_threads == 0 {
+            return Err(NimbusError::config(
+                "blocking_threads is 0, so no blocking handler could run",
+                "use .blocking_threads(1) or more (default: the concurrency limit)",
+            ));
+        }
         let mut routes = HashMap::new();
         for (type_name, queue) in self.routes {
             let queue = QueueName::new(queue)?;
@@ -577,6 +623,7 @@ impl BusBuilder {
             peek_delay: self.peek_delay,
             concurrency: self.concurrency,
             handler_threads,
+            blocking_threads,
             receive_batch: self.receive_batch,
             routes: Arc::new(Routes::new(routes)),
             handlers: Arc::new(self.handlers),

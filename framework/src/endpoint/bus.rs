@@ -17,6 +17,7 @@ use crate::error::{NimbusError, Result};
 use crate::message::{Command, Event, Message};
 use crate::names::QueueName;
 use crate::pipeline::config::EndpointConfig;
+use crate::pipeline::dispatch::Dispatcher;
 use crate::pipeline::handler::SubscriptionMode;
 use crate::pipeline::metrics::{Counters, Metrics};
 use crate::pipeline::EndpointState;
@@ -121,17 +122,20 @@ impl Endpoint {
         // Other processes' writes wake this one's receivers, and its writes wake theirs.
         transport.start_wakeups();
         let database_target: Arc<str> = transport.target().into();
-        // Handlers run on worker threads of their own, unless one thread (the bus's) is asked.
-        let arbiters: Vec<Arbiter> = if receiving && config.handler_threads > 1 {
-            (0..config.handler_threads)
-                .map(|_| Arbiter::new())
-                .collect()
+        // Handler actors on handler threads of their own (or the bus's), blocking handlers on a
+        // pool; receivers stay on this thread, beside their connections.
+        let dispatcher = if receiving {
+            Dispatcher::start(
+                config.handlers.all(),
+                config.handler_threads,
+                config.blocking_threads,
+            )
         } else {
-            Vec::new()
+            Dispatcher::start(&[], 1, 1)
         };
         let slots = Arc::new(tokio::sync::Semaphore::new(config.concurrency));
         let endpoint = Arc::new(EndpointState {
-            workers: arbiters.iter().map(Arbiter::handle).collect(),
+            dispatcher,
             slots,
             config,
             transport,
@@ -175,7 +179,6 @@ impl Endpoint {
                 subscriptions,
                 supervisors: Mutex::new(supervisors),
                 maintenance: Mutex::new(maintenance),
-                workers: Mutex::new(arbiters),
                 warnings,
                 stopped: AtomicBool::new(false),
             }),
@@ -259,7 +262,6 @@ struct BusInner {
     /// The timer-driven actors: delayed delivery, heartbeat, idle sweep.
     maintenance: Mutex<Vec<Recipient<Shutdown>>>,
     /// The threads handlers run on, stopped once every receive has finished.
-    workers: Mutex<Vec<Arbiter>>,
     warnings: Vec<String>,
     stopped: AtomicBool,
 }
@@ -560,12 +562,8 @@ impl Bus {
             // Work in flight is one transaction: stopping it rolls it back, losing nothing.
             let _ = actor.send(Shutdown).await;
         }
-        let workers =
-            std::mem::take(&mut *self.inner.workers.lock().unwrap_or_else(|p| p.into_inner()));
-        for worker in workers {
-            // Every receive on it has finished (the supervisors drained): nothing is lost.
-            worker.stop();
-        }
+        // Every receive has finished (the supervisors drained): no handler runs any more.
+        self.inner.endpoint.dispatcher.stop();
         // What this bus wrote last still wakes other processes' receivers.
         self.inner.endpoint.transport.flush_wakeups().await;
         tracing::info!(application = %self.inner.endpoint.config.identity.application, "bus stopped");

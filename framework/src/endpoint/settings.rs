@@ -46,6 +46,8 @@ pub struct BusSettings {
     pub concurrency: Option<usize>,
     /// [`BusBuilder::handler_threads`].
     pub handler_threads: Option<usize>,
+    /// [`BusBuilder::blocking_threads`].
+    pub blocking_threads: Option<usize>,
     /// [`BusBuilder::receive_batch`].
     pub receive_batch: Option<usize>,
     /// [`BusBuilder::table_maintenance_interval`].
@@ -153,6 +155,9 @@ impl BusBuilder {
         }
         if let Some(threads) = s.handler_threads {
             self = self.handler_threads(threads);
+        }
+        if let Some(threads) = s.blocking_threads {
+            self = self.blocking_threads(threads);
         }
         if let Some(messages) = s.receive_batch {
             self = self.receive_batch(messages);

@@ -21,6 +21,8 @@ pub(crate) struct EndpointConfig {
     pub concurrency: usize,
     /// Threads that run handlers (1: the bus's own).
     pub handler_threads: usize,
+    /// Threads of the pool that runs blocking handlers (started only if there are some).
+    pub blocking_threads: usize,
     /// Messages a receiver takes in one transaction (1: one at a time).
     pub receive_batch: usize,
     pub routes: Arc<Routes>,

@@ -22,10 +22,7 @@
 
 use std::any::TypeId;
 use std::collections::HashMap;
-use std::marker::PhantomData;
 use std::sync::Arc;
-
-use futures::future::BoxFuture;
 
 use crate::envelope::{
     build_outgoing, build_outgoing_with, Causation, Destination, EndpointIdentity, Intent,
@@ -35,6 +32,7 @@ use crate::error::{HandlerError, NimbusError, Result};
 use crate::headers::Headers;
 use crate::message::{Command, Event, Message, MessageKind};
 use crate::names::QueueName;
+use crate::pipeline::dispatch::{HandlerKind, RegisteredHandler};
 use crate::telemetry;
 use crate::transport::ReceiveTransaction;
 
@@ -55,6 +53,44 @@ pub trait Handler<M: Message>: Send + Sync + 'static {
         message: M,
         ctx: &mut HandlerContext,
     ) -> impl std::future::Future<Output = Result<(), HandlerError>> + Send;
+}
+
+/// Handles messages of type `M` with blocking code: a plain `fn handle`, run on a thread of the
+/// endpoint's blocking pool ([`BusBuilder::blocking_threads`](crate::BusBuilder::blocking_threads))
+/// so that it never holds up the threads async handlers share. Use it for CPU-heavy work or
+/// libraries that block (file I/O, a synchronous HTTP client, image processing); register it
+/// with [`BusBuilder::blocking_handler`](crate::BusBuilder::blocking_handler).
+///
+/// What it sends or publishes through `ctx` is written in the receive's transaction, as with
+/// [`Handler`]; an error, a panic or running past the handler timeout fails the attempt. The
+/// receive's own connection is async and stays with the receiver, so `ctx.postgres()`,
+/// `ctx.sqlite(..)` and `ctx.sql_server()` return an error here: write data that must commit
+/// with the message from an async [`Handler`].
+///
+/// ```
+/// use nimbus::{BlockingHandler, Command, HandlerContext, HandlerError};
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Serialize, Deserialize, Command)]
+/// struct ResizeImage { path: String }
+///
+/// #[derive(Serialize, Deserialize, Command)]
+/// struct ImageResized { path: String }
+///
+/// struct Resizer;
+///
+/// #[nimbus::handler]
+/// impl BlockingHandler<ResizeImage> for Resizer {
+///     fn handle(&self, message: ResizeImage, ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+///         std::thread::sleep(std::time::Duration::from_millis(5)); // the blocking work
+///         ctx.send_to("Gallery", ImageResized { path: message.path })?;
+///         Ok(())
+///     }
+/// }
+/// ```
+pub trait BlockingHandler<M: Message>: Send + Sync + 'static {
+    /// Handles one message on a thread of the blocking pool.
+    fn handle(&self, message: M, ctx: &mut HandlerContext) -> Result<(), HandlerError>;
 }
 
 /// The routes of commands to queues.
@@ -126,8 +162,11 @@ impl HandlerContext {
     async fn receive_connection(&mut self) -> Result<&mut (dyn std::any::Any + Send)> {
         match self.transaction.as_mut() {
             Some(transaction) => transaction.handler_connection().await,
-            None => Err(NimbusError::NotRunning(
-                "the receive's transaction is no longer open".into(),
+            None => Err(NimbusError::config(
+                "a BlockingHandler has no access to the receive's connection: it stays with the \
+                 receiver while the blocking code runs on a pool thread",
+                "write data that must commit with the message from an async Handler \
+                 (implement nimbus::Handler with an async fn)",
             )),
         }
     }
@@ -301,6 +340,30 @@ impl HandlerContext {
         Ok(())
     }
 
+    /// Takes the receive's transaction out, while a blocking handler runs without it.
+    pub(crate) fn take_transaction(&mut self) -> Option<Box<dyn ReceiveTransaction>> {
+        self.transaction.take()
+    }
+
+    /// Gives the receive's transaction back after a blocking handler ran.
+    pub(crate) fn restore_transaction(&mut self, transaction: Option<Box<dyn ReceiveTransaction>>) {
+        self.transaction = transaction;
+    }
+
+    /// A context for the same message with nothing sent and no transaction: what the receiver
+    /// keeps while a blocking handler runs elsewhere, to fail the attempt with if it never
+    /// comes back in time.
+    pub(crate) fn spare(&self) -> HandlerContext {
+        HandlerContext {
+            origin: self.origin.clone(),
+            routes: self.routes.clone(),
+            headers: self.headers.clone(),
+            causation: self.causation.clone(),
+            outgoing: Vec::new(),
+            transaction: None,
+        }
+    }
+
     /// The incoming headers, what the handlers sent, and the receive's transaction back.
     pub(crate) fn into_parts(
         self,
@@ -337,39 +400,6 @@ pub(crate) enum InvokeError {
     Handler(HandlerError),
 }
 
-/// A handler with its message type erased, so handlers of all types fit in one map.
-pub(crate) trait ErasedHandler: Send + Sync {
-    fn invoke<'a>(
-        &'a self,
-        body: &'a [u8],
-        ctx: &'a mut HandlerContext,
-    ) -> BoxFuture<'a, std::result::Result<(), InvokeError>>;
-}
-
-struct Typed<M, H> {
-    handler: H,
-    _message: PhantomData<fn() -> M>,
-}
-
-impl<M: Message, H: Handler<M>> ErasedHandler for Typed<M, H> {
-    fn invoke<'a>(
-        &'a self,
-        body: &'a [u8],
-        ctx: &'a mut HandlerContext,
-    ) -> BoxFuture<'a, std::result::Result<(), InvokeError>> {
-        Box::pin(async move {
-            let message: M = serde_json::from_slice(body).map_err(|source| InvokeError::Body {
-                type_name: M::TYPE_NAME,
-                source,
-            })?;
-            self.handler
-                .handle(message, ctx)
-                .await
-                .map_err(InvokeError::Handler)
-        })
-    }
-}
-
 /// Which instances handle an event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum SubscriptionMode {
@@ -385,14 +415,14 @@ pub(crate) struct Registered {
     type_id: TypeId,
     rust_name: &'static str,
     pub kind: MessageKind,
-    handlers: Vec<(Arc<dyn ErasedHandler>, SubscriptionMode)>,
+    handlers: Vec<(Arc<RegisteredHandler>, SubscriptionMode)>,
 }
 
 impl Registered {
     /// The handlers that run for a message received from the application queue, or from the
     /// instance queue (multicast handlers there, or — for replies and messages sent to the
     /// instance — the ordinary ones).
-    pub fn for_queue(&self, instance_queue: bool) -> Vec<&Arc<dyn ErasedHandler>> {
+    pub fn for_queue(&self, instance_queue: bool) -> Vec<&Arc<RegisteredHandler>> {
         let of = |mode| {
             self.handlers
                 .iter()
@@ -413,19 +443,32 @@ impl Registered {
 #[derive(Default)]
 pub(crate) struct HandlerRegistry {
     by_type: HashMap<&'static str, Registered>,
+    /// Every handler, by its id (its index here).
+    all: Vec<Arc<RegisteredHandler>>,
     conflicts: Vec<String>,
 }
 
 impl HandlerRegistry {
-    pub fn add<M: Message, H: Handler<M>>(&mut self, handler: H) {
-        self.add_with_mode::<M, H>(handler, SubscriptionMode::Competing);
+    /// Registers an async handler, run by handler actors on the endpoint's handler threads.
+    pub fn add<M: Message, H: Handler<M>>(&mut self, handler: H, mode: SubscriptionMode) {
+        self.add_kind::<M>(HandlerKind::of_async::<M, H>(handler), mode);
     }
 
-    pub fn add_multicast<M: Message, H: Handler<M>>(&mut self, handler: H) {
-        self.add_with_mode::<M, H>(handler, SubscriptionMode::Multicast);
+    /// Registers a blocking handler, run on the endpoint's blocking pool.
+    pub fn add_blocking<M: Message, H: BlockingHandler<M>>(
+        &mut self,
+        handler: H,
+        mode: SubscriptionMode,
+    ) {
+        self.add_kind::<M>(HandlerKind::of_blocking::<M, H>(handler), mode);
     }
 
-    fn add_with_mode<M: Message, H: Handler<M>>(&mut self, handler: H, mode: SubscriptionMode) {
+    /// Every registered handler, each once, in the order of their ids.
+    pub fn all(&self) -> &[Arc<RegisteredHandler>] {
+        &self.all
+    }
+
+    fn add_kind<M: Message>(&mut self, kind: HandlerKind, mode: SubscriptionMode) {
         let entry = self
             .by_type
             .entry(M::TYPE_NAME)
@@ -444,13 +487,13 @@ impl HandlerRegistry {
             ));
             return;
         }
-        entry.handlers.push((
-            Arc::new(Typed {
-                handler,
-                _message: PhantomData,
-            }),
-            mode,
-        ));
+        let handler = Arc::new(RegisteredHandler {
+            id: self.all.len(),
+            type_name: M::TYPE_NAME,
+            kind,
+        });
+        self.all.push(handler.clone());
+        entry.handlers.push((handler, mode));
     }
 
     /// Fails when two Rust types were registered under one type name.

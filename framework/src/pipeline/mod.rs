@@ -4,15 +4,14 @@
 //! somewhere, or a rollback that left it where it was.
 
 pub(crate) mod config;
+pub(crate) mod dispatch;
 pub(crate) mod handler;
 pub(crate) mod metrics;
 pub(crate) mod requests;
 
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use actix::Recipient;
-use futures::FutureExt;
 use tracing::Instrument;
 use uuid::Uuid;
 
@@ -24,6 +23,7 @@ use crate::error::{NimbusError, Unrecoverable};
 use crate::headers::Headers;
 use crate::names::QueueName;
 use crate::pipeline::config::EndpointConfig;
+use crate::pipeline::dispatch::{Dispatcher, Invoked};
 use crate::pipeline::handler::{HandlerContext, InvokeError};
 use crate::pipeline::metrics::Counters;
 use crate::pipeline::requests::{PendingRequests, Reply};
@@ -42,14 +42,14 @@ pub(crate) struct EndpointState {
     pub database_target: Arc<str>,
     /// The endpoint's concurrency limit, across all of its queues: one slot per receive.
     pub slots: Arc<tokio::sync::Semaphore>,
-    /// The threads handlers run on (receivers are spread over them); empty: the bus's own.
-    pub workers: Vec<actix::ArbiterHandle>,
+    /// The handler actors (on the handler threads) and the blocking pool.
+    pub dispatcher: Dispatcher,
 }
 
 tokio::task_local! {
     /// The database (its target) whose receive is open while a handler runs, so that sends
     /// which would wait for that receive's lock can be refused.
-    static IN_HANDLER: Arc<str>;
+    pub(crate) static IN_HANDLER: Arc<str>;
 }
 
 /// Whether the calling code runs inside a handler whose receive is open on `target`.
@@ -194,7 +194,7 @@ async fn process(
 async fn handle_received(
     endpoint: &EndpointState,
     queue: &QueueName,
-    row: ReceivedMessage,
+    mut row: ReceivedMessage,
     tx: Box<dyn ReceiveTransaction>,
 ) -> Outcome {
     if let Some(problem) = &row.undecodable {
@@ -318,44 +318,41 @@ async fn handle_received(
     );
     let timeout = endpoint.config.handler_timeout;
     let handling_started = std::time::Instant::now();
+    // The body travels to the handlers' threads and comes back for a retry's copy.
+    let body = Arc::new(std::mem::take(&mut row.body));
     for handler in handlers {
-        let invoked = tokio::time::timeout(
-            timeout,
-            AssertUnwindSafe(IN_HANDLER.scope(
-                endpoint.database_target.clone(),
-                handler.invoke(&row.body, &mut ctx),
-            ))
-            .catch_unwind(),
-        )
-        .await;
+        let invocation = match endpoint
+            .dispatcher
+            .invoke(handler, &body, ctx, timeout, &endpoint.database_target)
+            .await
+        {
+            Ok(invocation) => invocation,
+            Err(e) => return Outcome::Infrastructure(e),
+        };
+        ctx = invocation.ctx;
         let what = |detail: String| format!("message {message_id} ({type_name}): {detail}");
-        let failure = match invoked {
-            Ok(Ok(Ok(()))) => continue,
-            Ok(Ok(Err(e @ InvokeError::Body { .. }))) => Failure::BadInput(what(e.to_string())),
-            Ok(Ok(Err(InvokeError::Handler(e)))) if e.is::<Unrecoverable>() => {
+        let failure = match invocation.invoked {
+            Invoked::Done(Ok(())) => continue,
+            Invoked::Done(Err(e @ InvokeError::Body { .. })) => {
+                Failure::BadInput(what(e.to_string()))
+            }
+            Invoked::Done(Err(InvokeError::Handler(e))) if e.is::<Unrecoverable>() => {
                 Failure::BadInput(what(format!(
                     "the handler declared it unrecoverable: {}",
                     crate::error::error_chain(e.as_ref())
                 )))
             }
-            Ok(Ok(Err(e @ InvokeError::Handler(_)))) => Failure::Handler {
+            Invoked::Done(Err(e @ InvokeError::Handler(_))) => Failure::Handler {
                 reason: what(e.to_string()),
                 panicked: false,
                 error_type: "handler_error",
             },
-            Ok(Err(panic)) => {
-                let message = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "a panic with no message".into());
-                Failure::Handler {
-                    reason: what(format!("the handler panicked: {message}")),
-                    panicked: true,
-                    error_type: "panic",
-                }
-            }
-            Err(_) => Failure::Handler {
+            Invoked::Panicked(message) => Failure::Handler {
+                reason: what(format!("the handler panicked: {message}")),
+                panicked: true,
+                error_type: "panic",
+            },
+            Invoked::TimedOut => Failure::Handler {
                 reason: what(format!("the handler did not finish within {timeout:?}")),
                 panicked: false,
                 error_type: "timeout",
@@ -370,8 +367,10 @@ async fn handle_received(
             type_name,
             message_id,
         };
+        row.body = take_back(body);
         return fail(endpoint, queue, tx, &row, Some(&incoming), failure).await;
     }
+    row.body = take_back(body);
     let (headers, outgoing, tx) = ctx.into_parts();
     let Some(tx) = tx else {
         return transaction_lost();
@@ -416,6 +415,11 @@ async fn handle_received(
         }
         Err(CommitFailure::Failed(e)) => Outcome::Infrastructure(e),
     }
+}
+
+/// The body back from the handlers (copied only if a timed-out blocking handler still holds it).
+fn take_back(body: Arc<Vec<u8>>) -> Vec<u8> {
+    Arc::try_unwrap(body).unwrap_or_else(|shared| shared.as_ref().clone())
 }
 
 /// The handler context gave no transaction back. It never lets it go, so this cannot happen;
