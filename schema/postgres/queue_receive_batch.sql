@@ -1,16 +1,17 @@
 -- Deletes and returns up to N of the oldest rows of a queue table that no other transaction
--- holds, oldest first (a batched receive: one statement, one transaction, N messages).
+-- holds, oldest first (a batched receive: one statement, one transaction, N messages). The rows
+-- are locked first and then deleted by their ctid (a TID scan, whatever the table's statistics
+-- say), and the statement is planned afresh on each call (never from a cached generic plan, which
+-- on a table first seen empty joins over a sequential scan: 4-7 ms a call instead of 0.1).
 -- Parameters: 1 at most this many rows (bigint)
 -- Returns: Id, CorrelationId, ReplyToAddress, Headers, Body, Expired (boolean, by database time), Expires; in RowVersion order
-WITH message AS (
-    SELECT "RowVersion" FROM {table}
-    ORDER BY "RowVersion"
-    LIMIT $1
-    FOR UPDATE SKIP LOCKED),
-taken AS (
+WITH taken AS (
     DELETE FROM {table} AS queue
-    USING message
-    WHERE queue."RowVersion" = message."RowVersion"
+    WHERE queue.ctid = ANY(ARRAY(
+        SELECT ctid FROM {table}
+        ORDER BY "RowVersion"
+        LIMIT $1
+        FOR UPDATE SKIP LOCKED))
     RETURNING queue."Id"::text AS "Id", queue."CorrelationId", queue."ReplyToAddress",
         queue."Headers", queue."Body",
         CASE WHEN queue."Expires" IS NULL THEN FALSE

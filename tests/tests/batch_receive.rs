@@ -55,12 +55,8 @@ impl Handler<Numbered> for Mixed {
     }
 }
 
-async fn each_message_keeps_its_own_outcome(kind: Kind) {
-    let db = TestDatabase::new(Setup {
-        kind,
-        layout: StorageLayout::TablePerQueue,
-    })
-    .await;
+async fn each_message_keeps_its_own_outcome(kind: Kind, layout: StorageLayout) {
+    let db = TestDatabase::new(Setup { kind, layout }).await;
     let table = db.table(&format!(
         "Rows{}",
         &uuid::Uuid::new_v4().simple().to_string()[..8]
@@ -131,12 +127,17 @@ async fn each_message_keeps_its_own_outcome(kind: Kind) {
 
 #[actix_rt::test]
 async fn each_message_of_a_batch_keeps_its_own_outcome_on_sqlite() {
-    each_message_keeps_its_own_outcome(Kind::Sqlite).await;
+    each_message_keeps_its_own_outcome(Kind::Sqlite, StorageLayout::TablePerQueue).await;
 }
 
 #[actix_rt::test]
 async fn each_message_of_a_batch_keeps_its_own_outcome_on_postgres() {
-    each_message_keeps_its_own_outcome(Kind::Postgres).await;
+    each_message_keeps_its_own_outcome(Kind::Postgres, StorageLayout::TablePerQueue).await;
+}
+
+#[actix_rt::test]
+async fn each_message_of_a_batch_keeps_its_own_outcome_in_the_shared_table_on_postgres() {
+    each_message_keeps_its_own_outcome(Kind::Postgres, StorageLayout::SharedTable).await;
 }
 
 #[test]

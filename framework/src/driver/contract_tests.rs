@@ -540,6 +540,67 @@ mod postgres {
         c.release();
         drop_schema(&driver, &schema).await;
     }
+    /// A batched receive first run while its table was empty (when PostgreSQL would cache a
+    /// generic plan that joins over a sequential scan) still takes its rows without scanning
+    /// the table once the table is large: the statement is planned afresh on every call and
+    /// deletes by ctid.
+    #[tokio::test]
+    async fn a_batched_receive_never_scans_the_whole_table() {
+        let (driver, schema) = fresh().await;
+        let driver = Arc::new(driver);
+        let queue = QueueName::new("Batched").expect("a valid name");
+        let s = driver.dialect().schema_sql(&schema);
+        let q = driver.dialect().queue_sql(&schema, &queue);
+        let batch = q
+            .receive_batch
+            .clone()
+            .expect("PostgreSQL has batched receives");
+        let mut c = Held::take(&driver, DEADLINES).await.expect("a connection");
+        create(&mut c, &s, &q, schema.as_str(), "Batched").await;
+        let table = driver.dialect().table(&schema, &queue);
+        // Everything below runs in one transaction on one connection, so that the counters of
+        // pg_stat_xact_user_tables are this test's alone and read without delay.
+        for _ in 0..8 {
+            let rows = c
+                .begin_and_receive_many(&batch, &[Param::BigInt(Some(10))])
+                .await
+                .expect("a receive of an empty table");
+            assert!(rows.is_empty());
+        }
+        c.run_script(
+            &format!(
+                r#"INSERT INTO {table} ("Id", "Recoverable", "Headers", "Body")
+                   SELECT gen_random_uuid(), TRUE, '{{}}', '\x00' FROM generate_series(1, 50000)"#
+            ),
+            &[],
+        )
+        .await
+        .expect("50,000 rows");
+        let seq_scans =
+            "SELECT seq_scan FROM pg_stat_xact_user_tables WHERE relid = $1::text::regclass";
+        let before = c
+            .count(seq_scans, &[Param::Text(Some(&table))])
+            .await
+            .expect("the table's scans");
+        for _ in 0..3 {
+            let rows = c
+                .begin_and_receive_many(&batch, &[Param::BigInt(Some(10))])
+                .await
+                .expect("a batched receive");
+            assert_eq!(rows.len(), 10);
+        }
+        let after = c
+            .count(seq_scans, &[Param::Text(Some(&table))])
+            .await
+            .expect("the table's scans");
+        assert_eq!(
+            after - before,
+            0,
+            "a batched receive scanned the whole table instead of taking its rows by index"
+        );
+        c.release();
+        drop_schema(&driver, &schema).await;
+    }
 }
 
 #[cfg(feature = "sqlserver")]

@@ -210,6 +210,18 @@ pub(crate) trait Driver: Send + Sync + Sized + 'static {
         self.query(connection, sql, params).await
     }
 
+    /// As [`begin_and_query`](Self::begin_and_query), but `sql` is planned for this call's
+    /// parameters and the table as it is now, never from a plan cached when the table looked
+    /// different (PostgreSQL's generic plans). Drivers without such plans just run it.
+    async fn begin_and_query_fresh_plan(
+        &self,
+        connection: &mut Self::Connection,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> DriverResult<Vec<Row>> {
+        self.begin_and_query(connection, sql, params).await
+    }
+
     /// Runs a DDL script (several statements). Where the dialect's scripts look names up in the
     /// catalog as values (SQL Server), `names` are bound in order (`@P1` the schema, `@P2` the
     /// table, `@P3` an index); other dialects ignore them.

@@ -192,6 +192,18 @@ impl ToSql for Param<'_> {
     }
 }
 
+/// The PostgreSQL type a parameter is sent as when no prepared statement says.
+fn type_of(param: &Param<'_>) -> Type {
+    match param {
+        Param::Uuid(_) => Type::UUID,
+        Param::Text(_) => Type::VARCHAR,
+        Param::Bytes(_) => Type::BYTEA,
+        Param::BigInt(_) => Type::INT8,
+        Param::Int(_) => Type::INT4,
+        Param::Time(_) => Type::TIMESTAMP,
+    }
+}
+
 fn refs<'a>(params: &'a [Param<'a>]) -> Vec<&'a (dyn ToSql + Sync)> {
     params.iter().map(|p| p as &(dyn ToSql + Sync)).collect()
 }
@@ -348,6 +360,30 @@ impl Driver for PostgresDriver {
         let (begun, rows) = futures::join!(
             connection.batch_execute("BEGIN"),
             connection.query(&statement, &params)
+        );
+        begun.map_err(error)?;
+        let rows = rows.map_err(error)?;
+        Ok(rows
+            .iter()
+            .map(|row| Row((0..row.len()).map(|i| cell(row, i)).collect()))
+            .collect())
+    }
+
+    /// An unnamed statement, parsed and planned on every call (in the same round trip as BEGIN
+    /// and the execution), so a plan made while the table was empty is never reused.
+    async fn begin_and_query_fresh_plan(
+        &self,
+        connection: &mut Object,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> DriverResult<Vec<Row>> {
+        let typed: Vec<(&(dyn ToSql + Sync), Type)> = params
+            .iter()
+            .map(|p| (p as &(dyn ToSql + Sync), type_of(p)))
+            .collect();
+        let (begun, rows) = futures::join!(
+            connection.batch_execute("BEGIN"),
+            connection.query_typed(sql, &typed)
         );
         begun.map_err(error)?;
         let rows = rows.map_err(error)?;

@@ -1,13 +1,11 @@
-WITH message AS (
-    SELECT "MessageId" FROM "Zeb]ra ""x"" 'y'"."NimbusMessages"
-    WHERE "Destination" = $1 AND "VisibleAfter" <= (now() AT TIME ZONE 'utc')
-    ORDER BY "VisibleAfter", "MessageId"
-    LIMIT $2
-    FOR UPDATE SKIP LOCKED),
-taken AS (
+WITH taken AS (
     DELETE FROM "Zeb]ra ""x"" 'y'"."NimbusMessages" AS queue
-    USING message
-    WHERE queue."MessageId" = message."MessageId"
+    WHERE queue.ctid = ANY(ARRAY(
+        SELECT ctid FROM "Zeb]ra ""x"" 'y'"."NimbusMessages"
+        WHERE "Destination" = $1 AND "VisibleAfter" <= (now() AT TIME ZONE 'utc')
+        ORDER BY "VisibleAfter", "MessageId"
+        LIMIT $2
+        FOR UPDATE SKIP LOCKED))
     RETURNING queue."MessageId", queue."Body",
         CASE WHEN queue."ExpiresAt" IS NULL THEN FALSE
              WHEN queue."ExpiresAt" > (now() AT TIME ZONE 'utc') THEN FALSE

@@ -1,12 +1,10 @@
-WITH message AS (
-    SELECT "RowVersion" FROM "Zeb]ra ""x"" 'y'"."it's [Wal]] ""rus"""
-    ORDER BY "RowVersion"
-    LIMIT $1
-    FOR UPDATE SKIP LOCKED),
-taken AS (
+WITH taken AS (
     DELETE FROM "Zeb]ra ""x"" 'y'"."it's [Wal]] ""rus""" AS queue
-    USING message
-    WHERE queue."RowVersion" = message."RowVersion"
+    WHERE queue.ctid = ANY(ARRAY(
+        SELECT ctid FROM "Zeb]ra ""x"" 'y'"."it's [Wal]] ""rus"""
+        ORDER BY "RowVersion"
+        LIMIT $1
+        FOR UPDATE SKIP LOCKED))
     RETURNING queue."Id"::text AS "Id", queue."CorrelationId", queue."ReplyToAddress",
         queue."Headers", queue."Body",
         CASE WHEN queue."Expires" IS NULL THEN FALSE
