@@ -1,3 +1,31 @@
--- Not supported yet on SQL Server: batched receives need a DELETE that returns its rows in
--- RowVersion order under UPDLOCK, READPAST, ROWLOCK; until that form is proven on a real
--- server, a bus with receive_batch above 1 is refused at build time on SQL Server.
+-- Deletes and returns up to N visible messages of a destination from NimbusMessages
+-- (shared-table layout) that no other transaction holds, oldest first (a batched receive).
+-- Parameters: 1 Destination (nvarchar(255)), 2 at most this many rows (bigint)
+-- Returns: MessageId, CorrelationId (NULL), ReplyToAddress (NULL), Headers (NULL; they travel in the Body's envelope), Body, Expired (bit, by database time), ExpiresAt; in VisibleAfter, MessageId order
+-- The single receive's form (messages_receive.sql) with TOP (@P2) for TOP (1): the rows are
+-- picked in receive order by a subquery WITH (UPDLOCK, READPAST, ROWLOCK), deleted by their
+-- primary key, copied with OUTPUT INTO a table variable (which promises no order), and returned
+-- by the SELECT in receive order.
+DECLARE @messages TABLE (
+    [MessageId]    uniqueidentifier NOT NULL,
+    [Body]         varbinary(max)   NULL,
+    [ExpiresAt]    datetime2        NULL,
+    [VisibleAfter] datetime2        NOT NULL
+);
+DELETE FROM {schema}.[NimbusMessages] WITH (ROWLOCK, READPAST)
+OUTPUT deleted.[MessageId], deleted.[Body], deleted.[ExpiresAt], deleted.[VisibleAfter]
+INTO @messages
+WHERE [MessageId] IN (
+    SELECT TOP (@P2) [MessageId]
+    FROM {schema}.[NimbusMessages] WITH (UPDLOCK, READPAST, ROWLOCK)
+    WHERE [Destination] = @P1 AND [VisibleAfter] <= SYSUTCDATETIME()
+    ORDER BY [VisibleAfter], [MessageId]);
+SELECT [MessageId], CAST(NULL AS varchar(255)) AS [CorrelationId],
+    CAST(NULL AS varchar(255)) AS [ReplyToAddress], CAST(NULL AS nvarchar(max)) AS [Headers],
+    [Body],
+    CAST(CASE WHEN [ExpiresAt] IS NULL THEN 0
+              WHEN [ExpiresAt] > SYSUTCDATETIME() THEN 0
+              ELSE 1 END AS bit) AS [Expired],
+    [ExpiresAt]
+FROM @messages
+ORDER BY [VisibleAfter], [MessageId];

@@ -2,142 +2,35 @@
 //! and handles each under its own savepoint. Each message's handler SQL, sends, retry or dead
 //! letter stay with it; the batch commits once; a killed process returns the whole batch.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-
-use nimbus::{Handler, HandlerContext, HandlerError, StorageLayout};
-use nimbus_conformance::suite::Numbered;
-use nimbus_conformance::{Kind, Setup, TestDatabase};
-
-/// Writes a row keyed by message id, then: n % 7 == 3 fails its first attempt, n == 13 always
-/// fails, n == 21 panics on its first attempt; everything else succeeds.
-#[derive(Clone)]
-struct Mixed {
-    kind: Kind,
-    table: String,
-    attempts: Arc<Mutex<HashMap<u32, usize>>>,
-    handled: Arc<AtomicUsize>,
-}
-
-impl Handler<Numbered> for Mixed {
-    async fn handle(&self, m: Numbered, ctx: &mut HandlerContext) -> Result<(), HandlerError> {
-        let attempt = {
-            let mut attempts = self.attempts.lock().unwrap();
-            let count = attempts.entry(m.n).or_default();
-            *count += 1;
-            *count
-        };
-        let id = ctx.message_id().to_string();
-        match self.kind {
-            Kind::Postgres => {
-                let sql = format!("INSERT INTO {} (message_id) VALUES ($1)", self.table);
-                ctx.postgres().await?.execute(&sql, &[&id]).await?;
-            }
-            _ => {
-                let sql = format!("INSERT INTO {} (message_id) VALUES (?1)", self.table);
-                ctx.sqlite(move |db| db.execute(&sql, [id])).await?;
-            }
-        }
-        ctx.send_to("BatchDone", Numbered { n: m.n })?;
-        if m.n == 13 {
-            return Err("message 13 always fails".into());
-        }
-        if attempt == 1 && m.n % 7 == 3 {
-            return Err("fails its first attempt".into());
-        }
-        if attempt == 1 && m.n == 21 {
-            panic!("panics on its first attempt");
-        }
-        self.handled.fetch_add(1, Ordering::SeqCst);
-        Ok(())
-    }
-}
-
-async fn each_message_keeps_its_own_outcome(kind: Kind, layout: StorageLayout) {
-    let db = TestDatabase::new(Setup { kind, layout }).await;
-    let table = db.table(&format!(
-        "Rows{}",
-        &uuid::Uuid::new_v4().simple().to_string()[..8]
-    ));
-    db.execute(&format!(
-        "CREATE TABLE {table} (message_id varchar(64) NOT NULL)"
-    ))
-    .await;
-    let queue = format!("Batched{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
-    let handler = Mixed {
-        kind,
-        table: table.clone(),
-        attempts: Arc::default(),
-        handled: Arc::default(),
-    };
-    let total: u32 = 57;
-    let bus = db
-        .builder(&queue, "batched-1")
-        .receive_batch(10)
-        .concurrency(2)
-        .immediate_retries(2)
-        .delayed_retries(0, Duration::from_secs(1))
-        .create_queues_on_send(true)
-        .handler(handler.clone())
-        .build()
-        .unwrap()
-        .start()
-        .await
-        .unwrap();
-    for n in 0..total {
-        bus.send_to(&queue, Numbered { n }).await.unwrap();
-    }
-    let deadline = Instant::now() + Duration::from_secs(90);
-    while handler.handled.load(Ordering::SeqCst) < (total - 1) as usize
-        || bus.metrics().dead_lettered < 1
-    {
-        assert!(
-            Instant::now() < deadline,
-            "all but message 13 are handled and 13 is dead-lettered (handled {}, dead {})",
-            handler.handled.load(Ordering::SeqCst),
-            bus.metrics().dead_lettered
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    bus.stop().await.unwrap();
-    let rows = db
-        .scalar(&format!("SELECT COUNT(*) FROM {table}"), &[])
-        .await;
-    let distinct = db
-        .scalar(
-            &format!("SELECT COUNT(DISTINCT message_id) FROM {table}"),
-            &[],
-        )
-        .await;
-    assert_eq!(
-        (rows, distinct),
-        (i64::from(total - 1), i64::from(total - 1)),
-        "one row per handled message; failed attempts and the dead letter left none"
-    );
-    assert_eq!(
-        db.count("BatchDone").await,
-        i64::from(total - 1),
-        "one forwarded copy per handled message"
-    );
-    assert_eq!(db.count(&queue).await, 0);
-    assert_eq!(db.dead_letters().await.len(), 1);
-}
+use nimbus::StorageLayout;
+use nimbus_conformance::batch::each_message_of_a_batch_keeps_its_own_outcome;
+use nimbus_conformance::{Kind, Setup};
 
 #[actix_rt::test]
 async fn each_message_of_a_batch_keeps_its_own_outcome_on_sqlite() {
-    each_message_keeps_its_own_outcome(Kind::Sqlite, StorageLayout::TablePerQueue).await;
+    each_message_of_a_batch_keeps_its_own_outcome(Setup {
+        kind: Kind::Sqlite,
+        layout: StorageLayout::TablePerQueue,
+    })
+    .await;
 }
 
 #[actix_rt::test]
 async fn each_message_of_a_batch_keeps_its_own_outcome_on_postgres() {
-    each_message_keeps_its_own_outcome(Kind::Postgres, StorageLayout::TablePerQueue).await;
+    each_message_of_a_batch_keeps_its_own_outcome(Setup {
+        kind: Kind::Postgres,
+        layout: StorageLayout::TablePerQueue,
+    })
+    .await;
 }
 
 #[actix_rt::test]
 async fn each_message_of_a_batch_keeps_its_own_outcome_in_the_shared_table_on_postgres() {
-    each_message_keeps_its_own_outcome(Kind::Postgres, StorageLayout::SharedTable).await;
+    each_message_of_a_batch_keeps_its_own_outcome(Setup {
+        kind: Kind::Postgres,
+        layout: StorageLayout::SharedTable,
+    })
+    .await;
 }
 
 #[test]

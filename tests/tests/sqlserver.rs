@@ -68,6 +68,25 @@ fn main() -> ExitCode {
             Box::new(move || run_actix(suite::hostile_schema_names_work(setup))),
         ));
     }
+    for (name, setup) in [
+        (
+            "sqlserver::each_message_of_a_batch_keeps_its_own_outcome::table_per_queue",
+            TABLE_PER_QUEUE,
+        ),
+        (
+            "sqlserver::each_message_of_a_batch_keeps_its_own_outcome::shared_table",
+            SHARED_TABLE,
+        ),
+    ] {
+        server_tests.push((
+            name,
+            Box::new(move || {
+                run_actix(
+                    nimbus_conformance::batch::each_message_of_a_batch_keeps_its_own_outcome(setup),
+                )
+            }),
+        ));
+    }
     let total = server_tests.len();
     let counts = Arc::new(Counts::default());
     let mut trials: Vec<Trial> = server_tests

@@ -211,7 +211,7 @@ impl BusBuilder {
     /// message, but the batch commits once, so its messages are handled (and visible as
     /// handled) only when the last of them is, their rows stay locked that long, and a crash
     /// or lost connection returns the whole batch to the queue. It trades latency for
-    /// throughput (one commit instead of N). PostgreSQL and SQLite; at most 1,000.
+    /// throughput (one commit instead of N). Every database; at most 1,000.
     pub fn receive_batch(mut self, messages: usize) -> Self {
         self.receive_batch = messages;
         self
@@ -557,12 +557,6 @@ impl BusBuilder {
                     self.receive_batch
                 ),
                 "use .receive_batch(1) (one message per transaction) up to .receive_batch(1000)",
-            ));
-        }
-        if self.receive_batch > 1 && database.is_sql_server() {
-            return Err(NimbusError::config(
-                "batched receives (receive_batch above 1) are not supported yet on SQL Server",
-                "leave receive_batch at 1 on SQL Server",
             ));
         }
         let handler_threads = self.handler_threads.unwrap_or_else(|| {
