@@ -359,3 +359,83 @@ async fn a_blocking_handler_is_told_to_use_an_async_handler_for_the_receives_con
         "the dead letter says what to do instead: {reason}"
     );
 }
+
+/// What the bus logs, captured for one test thread.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Blocks its thread (not just its task) for 1.5 s: past its 300 ms timeout, which cannot fire
+/// while the thread is held.
+struct HoldsPastItsTimeout;
+
+impl Handler<Numbered> for HoldsPastItsTimeout {
+    async fn handle(&self, _m: Numbered, _ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        std::thread::sleep(Duration::from_millis(1500));
+        Ok(())
+    }
+}
+
+#[actix_rt::test]
+async fn a_handler_holding_its_thread_past_its_timeout_is_reported() {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .with_max_level(tracing::Level::WARN)
+        .finish();
+    // The receivers run on this thread (the bus's), where the report is made.
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let db = database(Kind::Postgres).await;
+    let queue = unique("Stalled");
+    let bus = db
+        .builder(&queue, "stalled-1")
+        .handler_threads(2)
+        .handler_timeout(Duration::from_millis(300))
+        .immediate_retries(0)
+        .delayed_retries(0, Duration::from_secs(1))
+        .handler(HoldsPastItsTimeout)
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    bus.send_to(&queue, Numbered { n: 1 }).await.unwrap();
+    let logged = || String::from_utf8_lossy(&captured.0.lock().unwrap()).into_owned();
+    wait_for(
+        "the stalled handler is reported",
+        Duration::from_secs(30),
+        || logged().contains("held its thread past the handler timeout"),
+    )
+    .await;
+    // It ran past its timeout: a failed attempt, even though nothing could interrupt it.
+    let mut letters = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while letters.is_empty() {
+        assert!(Instant::now() < deadline, "a dead letter within 30 s");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        letters = db.dead_letters().await;
+    }
+    bus.stop().await.unwrap();
+    let log = logged();
+    assert!(
+        log.contains("BlockingHandler") && log.contains("Conformance.Numbered"),
+        "the report names the message type and the fix: {log}"
+    );
+    let reason = String::from_utf8_lossy(&letters[0].body).into_owned();
+    assert!(
+        reason.contains("did not finish within"),
+        "the attempt failed as timed out: {reason}"
+    );
+}

@@ -155,9 +155,13 @@ impl<M: NimbusMessage, H: Handler<M>> actix::Handler<Invoke> for HandlerActor<M,
     }
 }
 
-/// Runs `run` with the handler timeout, catching a panic.
+/// Runs `run` with the handler timeout, catching a panic. A handler that blocked its thread
+/// past the timeout (so the timer could not interrupt it) has still run too long: its attempt
+/// fails too.
 async fn guarded(timeout: Duration, run: impl Future<Output = Result<(), InvokeError>>) -> Invoked {
+    let started = Instant::now();
     match tokio::time::timeout(timeout, AssertUnwindSafe(run).catch_unwind()).await {
+        Ok(_) if started.elapsed() > timeout => Invoked::TimedOut,
         Ok(Ok(result)) => Invoked::Done(result),
         Ok(Err(panic)) => Invoked::Panicked(panic_message(panic.as_ref())),
         Err(_) => Invoked::TimedOut,
@@ -234,8 +238,8 @@ impl actix::Handler<InvokeBlocking> for BlockingWorker {
     }
 }
 
-/// How long past its timeout a handler may keep its thread before the receiver reports it, and
-/// how often after that.
+/// How often the receiver reports a handler that keeps its thread past its timeout; the first
+/// report comes once it has held it for twice the timeout, or 10 s past it if that is sooner.
 const STALL_REPORT_EVERY: Duration = Duration::from_secs(10);
 
 /// How often each handler thread shows it is responsive.
@@ -365,7 +369,7 @@ impl Dispatcher {
         let request = actor.send(invoke);
         tokio::pin!(request);
         let started = Instant::now();
-        let mut report_at = started + timeout + STALL_REPORT_EVERY;
+        let mut report_at = started + timeout + timeout.min(STALL_REPORT_EVERY);
         loop {
             match tokio::time::timeout_at(report_at.into(), &mut request).await {
                 Ok(Ok(invocation)) => return Ok(invocation),
