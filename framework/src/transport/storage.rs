@@ -362,8 +362,9 @@ pub(crate) fn for_layout<D: Driver>(
 /// Makes sure a write can go to `queue`: a queue this process has not seen yet is looked up
 /// among the queues that exist (compared here, exactly: catalogs differ in case sensitivity
 /// between databases); a missing one fails a send with [`NimbusError::UnknownQueue`] unless
-/// sends may make queues, and is otherwise made. Pushes onto `created` the queue that will be
-/// known to exist once the transaction commits.
+/// sends may make queues, and is otherwise made. A queue found is known to exist from then on; one
+/// made is pushed onto `created`, to be known to exist once the transaction commits (a rollback
+/// takes the table with it).
 async fn ensure_exists<D: Driver, S: Storage<D> + ?Sized>(
     storage: &S,
     cx: &Context,
@@ -373,15 +374,20 @@ async fn ensure_exists<D: Driver, S: Storage<D> + ?Sized>(
     created: &mut Vec<Arc<QueueEntry>>,
 ) -> Result<Arc<QueueEntry>> {
     let entry = cx.catalog.queue(queue);
-    if !entry.is_known_to_exist() {
+    let made_here = created.iter().any(|e| Arc::ptr_eq(e, &entry));
+    if !entry.is_known_to_exist() && !made_here {
         let known = storage.known_queues(c).await?;
-        if !known.iter().any(|k| k == queue.as_str()) {
+        if known.iter().any(|k| k == queue.as_str()) {
+            // It exists whatever this transaction does: the next writes need not look again.
+            entry.mark_exists();
+        } else {
             if creation == Creation::Required && !cx.create_on_send {
                 return Err(Context::unknown_queue(queue, &known));
             }
             storage.make(c, queue, &entry).await?;
+            // Made in this transaction: known to exist once it commits.
+            created.push(entry.clone());
         }
-        created.push(entry.clone());
     }
     Ok(entry)
 }
