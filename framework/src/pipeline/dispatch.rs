@@ -464,6 +464,13 @@ impl Dispatcher {
     }
 }
 
+impl Drop for Dispatcher {
+    /// A bus dropped without `stop` still ends its handler threads.
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
 /// Milliseconds from `clock` to now.
 fn millis_since(clock: Instant) -> u64 {
     u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX)
