@@ -319,6 +319,27 @@ impl TestDatabase {
         )
     }
 
+    /// The dead letters, once there are at least `count`; panics after `within`.
+    pub async fn dead_letters_within(
+        &self,
+        count: usize,
+        within: std::time::Duration,
+    ) -> Vec<DeadLetterInfo> {
+        let deadline = std::time::Instant::now() + within;
+        loop {
+            let letters = self.dead_letters().await;
+            if letters.len() >= count {
+                return letters;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{count} dead letter(s) within {within:?} (have {})",
+                letters.len()
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+
     /// How many subscriptions name `queue`.
     pub async fn subscriptions_of(&self, queue: &str) -> i64 {
         let subscriptions = must("listing subscriptions", self.admin.subscriptions().await);

@@ -18,6 +18,27 @@ pub use db::{Kind, Setup, TestDatabase};
 /// One test of the suite, run to its end on the calling thread (a panic is its failure).
 pub type Runner = Box<dyn FnOnce() + Send>;
 
+/// Waits until `done` says so, checking every 10 ms; panics with `what` after `within`, so a
+/// test that goes wrong fails instead of hanging.
+pub async fn wait_for(what: &str, within: std::time::Duration, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + within;
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what} (waited {within:?})"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+/// `prefix` and 8 random hex digits: a queue name no other test uses.
+pub fn unique(prefix: &str) -> String {
+    format!(
+        "{prefix}{}",
+        &uuid::Uuid::new_v4().simple().to_string()[..8]
+    )
+}
+
 /// Runs an async test to its end in an actix `System` of its own, as `#[actix_rt::test]` does.
 pub fn run_actix(test: impl std::future::Future<Output = ()>) {
     actix_rt::System::new().block_on(test)

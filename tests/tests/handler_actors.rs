@@ -10,22 +10,7 @@ use std::time::{Duration, Instant};
 
 use nimbus::{BlockingHandler, Handler, HandlerContext, HandlerError, StorageLayout};
 use nimbus_conformance::suite::Numbered;
-use nimbus_conformance::{Kind, Setup, TestDatabase};
-
-async fn wait_for(what: &str, within: Duration, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + within;
-    while !done() {
-        assert!(Instant::now() < deadline, "{what} (waited {within:?})");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
-fn unique(prefix: &str) -> String {
-    format!(
-        "{prefix}{}",
-        &uuid::Uuid::new_v4().simple().to_string()[..8]
-    )
-}
+use nimbus_conformance::{unique, wait_for, Kind, Setup, TestDatabase};
 
 async fn database(kind: Kind) -> TestDatabase {
     TestDatabase::new(Setup {
@@ -263,17 +248,7 @@ async fn blocking_outcomes(kind: Kind) {
     for n in 0..4 {
         bus.send_to(&queue, Numbered { n }).await.unwrap();
     }
-    let mut letters = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while letters.len() < 3 {
-        assert!(
-            Instant::now() < deadline,
-            "three dead letters within 60 s (have {})",
-            letters.len()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        letters = db.dead_letters().await;
-    }
+    let letters = db.dead_letters_within(3, Duration::from_secs(60)).await;
     wait_for("message 0 is handled", Duration::from_secs(30), || {
         handled.load(Ordering::SeqCst) >= 4
     })
@@ -345,13 +320,7 @@ async fn a_blocking_handler_is_told_to_use_an_async_handler_for_the_receives_con
         .await
         .unwrap();
     bus.send_to(&queue, Numbered { n: 1 }).await.unwrap();
-    let mut letters = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while letters.is_empty() {
-        assert!(Instant::now() < deadline, "a dead letter within 30 s");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        letters = db.dead_letters().await;
-    }
+    let letters = db.dead_letters_within(1, Duration::from_secs(30)).await;
     bus.stop().await.unwrap();
     let reason = String::from_utf8_lossy(&letters[0].body).into_owned();
     assert!(
@@ -420,13 +389,7 @@ async fn a_handler_holding_its_thread_past_its_timeout_is_reported() {
     )
     .await;
     // It ran past its timeout: a failed attempt, even though nothing could interrupt it.
-    let mut letters = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while letters.is_empty() {
-        assert!(Instant::now() < deadline, "a dead letter within 30 s");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        letters = db.dead_letters().await;
-    }
+    let letters = db.dead_letters_within(1, Duration::from_secs(30)).await;
     bus.stop().await.unwrap();
     let log = logged();
     assert!(

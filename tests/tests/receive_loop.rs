@@ -13,22 +13,7 @@ use std::time::{Duration, Instant};
 
 use nimbus::{Handler, HandlerContext, HandlerError, StorageLayout};
 use nimbus_conformance::suite::Numbered;
-use nimbus_conformance::{Kind, Setup, TestDatabase};
-
-async fn wait_for(what: &str, within: Duration, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + within;
-    while !done() {
-        assert!(Instant::now() < deadline, "{what} (waited {within:?})");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
-fn unique(prefix: &str) -> String {
-    format!(
-        "{prefix}{}",
-        &uuid::Uuid::new_v4().simple().to_string()[..8]
-    )
-}
+use nimbus_conformance::{unique, wait_for, Kind, Setup, TestDatabase};
 
 async fn database(kind: Kind) -> TestDatabase {
     TestDatabase::new(Setup {

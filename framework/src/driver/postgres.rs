@@ -192,6 +192,13 @@ impl ToSql for Param<'_> {
     }
 }
 
+/// Rows as the driver-neutral [`Row`]s.
+fn decoded(rows: &[tokio_postgres::Row]) -> Vec<Row> {
+    rows.iter()
+        .map(|row| Row((0..row.len()).map(|i| cell(row, i)).collect()))
+        .collect()
+}
+
 /// The PostgreSQL type a parameter is sent as when no prepared statement says.
 fn type_of(param: &Param<'_>) -> Type {
     match param {
@@ -341,10 +348,7 @@ impl Driver for PostgresDriver {
             .query(&statement, &refs(params))
             .await
             .map_err(error)?;
-        Ok(rows
-            .iter()
-            .map(|row| Row((0..row.len()).map(|i| cell(row, i)).collect()))
-            .collect())
+        Ok(decoded(&rows))
     }
 
     async fn begin_and_query(
@@ -363,10 +367,7 @@ impl Driver for PostgresDriver {
         );
         begun.map_err(error)?;
         let rows = rows.map_err(error)?;
-        Ok(rows
-            .iter()
-            .map(|row| Row((0..row.len()).map(|i| cell(row, i)).collect()))
-            .collect())
+        Ok(decoded(&rows))
     }
 
     /// An unnamed statement, parsed and planned on every call (in the same round trip as BEGIN
@@ -387,10 +388,7 @@ impl Driver for PostgresDriver {
         );
         begun.map_err(error)?;
         let rows = rows.map_err(error)?;
-        Ok(rows
-            .iter()
-            .map(|row| Row((0..row.len()).map(|i| cell(row, i)).collect()))
-            .collect())
+        Ok(decoded(&rows))
     }
 
     async fn run_script(
