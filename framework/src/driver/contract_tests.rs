@@ -540,6 +540,36 @@ mod postgres {
         c.release();
         drop_schema(&driver, &schema).await;
     }
+    /// The single receive (run once per message) stays a prepared statement, parsed and
+    /// planned once per connection; only the batched receive is planned on every call.
+    #[tokio::test]
+    async fn the_single_receive_is_prepared_once_per_connection() {
+        let (driver, schema) = fresh().await;
+        let driver = Arc::new(driver);
+        let queue = QueueName::new("Single").expect("a valid name");
+        let s = driver.dialect().schema_sql(&schema);
+        let q = driver.dialect().queue_sql(&schema, &queue);
+        let mut c = Held::take(&driver, DEADLINES).await.expect("a connection");
+        create(&mut c, &s, &q, schema.as_str(), "Single").await;
+        for _ in 0..2 {
+            let message = c
+                .begin_and_receive(&q.receive, &[])
+                .await
+                .expect("a receive of an empty table");
+            assert!(message.is_none());
+        }
+        let prepared = c
+            .count(
+                "SELECT COUNT(*) FROM pg_prepared_statements WHERE statement = $1",
+                &[Param::Text(Some(&q.receive))],
+            )
+            .await
+            .expect("the connection's prepared statements");
+        assert_eq!(prepared, 1, "the receive is prepared once and reused");
+        c.release();
+        drop_schema(&driver, &schema).await;
+    }
+
     /// A batched receive first run while its table was empty (when PostgreSQL would cache a
     /// generic plan that joins over a sequential scan) still takes its rows without scanning
     /// the table once the table is large: the statement is planned afresh on every call and

@@ -58,9 +58,7 @@ impl deadpool_postgres::Connect for ConnectAtHome {
                 match home_config.connect(home_connector).await {
                     Ok((client, connection)) => {
                         if opened_tx.send(Ok(client)).is_ok() {
-                            if let Err(e) = connection.await {
-                                tracing::warn!(error = %e, "a PostgreSQL connection closed with an error");
-                            }
+                            report_closed(connection.await);
                         }
                     }
                     Err(e) => {
@@ -74,15 +72,18 @@ impl deadpool_postgres::Connect for ConnectAtHome {
                 // The home runtime has shut down (the bus stopped): open it here instead.
                 Err(_) => {
                     let (client, connection) = config.connect(connector).await?;
-                    let task = tokio::spawn(async move {
-                        if let Err(e) = connection.await {
-                            tracing::warn!(error = %e, "a PostgreSQL connection closed with an error");
-                        }
-                    });
+                    let task = tokio::spawn(async move { report_closed(connection.await) });
                     Ok((client, task))
                 }
             }
         })
+    }
+}
+
+/// Logs how a pooled connection's task ended, if by an error (the pool then discards it).
+fn report_closed(ended: Result<(), tokio_postgres::Error>) {
+    if let Err(e) = ended {
+        tracing::warn!(error = %e, "a PostgreSQL connection closed with an error");
     }
 }
 

@@ -340,7 +340,7 @@ impl<D: Driver> Held<D> {
         let result = bounded(
             deadline,
             "a receive",
-            driver.begin_and_query_fresh_plan(connection, sql, params),
+            driver.begin_and_query(connection, sql, params),
         )
         .await;
         let rows = self.note(result)?;

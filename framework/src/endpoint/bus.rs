@@ -261,7 +261,7 @@ struct BusInner {
     supervisors: Mutex<Vec<Addr<QueueSupervisor>>>,
     /// The timer-driven actors: delayed delivery, heartbeat, idle sweep.
     maintenance: Mutex<Vec<Recipient<Shutdown>>>,
-    /// The threads handlers run on, stopped once every receive has finished.
+    /// The warnings of the start-up checks (see [`Bus::warnings`]).
     warnings: Vec<String>,
     stopped: AtomicBool,
 }
