@@ -1129,15 +1129,23 @@ pub async fn a_frozen_database_is_a_reported_timeout_not_a_hang(kind: Setup) {
 
     proxy.restore();
     let restored = Instant::now();
+    // At least once, not exactly once: a message whose handler ran just before the freeze and
+    // whose commit the freeze held back is rolled back when the connection closes, and handled
+    // again. So every number must arrive; a repeat of one is allowed.
+    let distinct = |seen: &Arc<Mutex<Vec<(String, u32)>>>| {
+        let seen = seen.lock().unwrap();
+        seen.iter().map(|(_, n)| *n).collect::<HashSet<u32>>()
+    };
     wait_until("the endpoint recovers by itself", || async {
-        count_of(&seen) == 10
+        distinct(&seen) == (0..10).collect()
     })
     .await;
     eprintln!(
         "frozen database: send gave up after {send_gave_up:?}, critical error {critical_after:?} \
          after the freeze, start() gave up after {start_gave_up:?}, drained {:?} after the \
-         thaw",
-        restored.elapsed()
+         thaw, {} handled twice",
+        restored.elapsed(),
+        count_of(&seen) - 10
     );
     bus.stop().await.unwrap();
     direct.stop().await.unwrap();

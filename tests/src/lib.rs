@@ -39,6 +39,22 @@ pub fn unique(prefix: &str) -> String {
     )
 }
 
+/// Sends the framework's log lines (`RUST_LOG`, by default `nimbus=info`) to the test harness's
+/// captured output, so that a failing test shows what the endpoint reported on the way (threads
+/// a test starts, handler arbiters included, inherit the capture). Only for libtest's harness:
+/// under one that does not capture (libtest-mimic) every test's lines would be printed.
+pub fn capture_logs() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("nimbus=info"));
+    // Only the first call installs it; the others find it there.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_test_writer()
+        .with_ansi(false)
+        .with_thread_names(true)
+        .try_init();
+}
+
 /// Runs an async test to its end in an actix `System` of its own, as `#[actix_rt::test]` does.
 pub fn run_actix(test: impl std::future::Future<Output = ()>) {
     actix_rt::System::new().block_on(test)
@@ -139,6 +155,7 @@ macro_rules! conformance_suite {
         $(#[$attr])*
         #[actix_rt::test]
         async fn $name() {
+            $crate::capture_logs();
             $crate::suite::$name($setup).await;
         }
     };
