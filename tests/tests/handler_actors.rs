@@ -75,6 +75,16 @@ impl Handler<Numbered> for HoldsOneThread {
 
 #[actix_rt::test]
 async fn a_handler_that_holds_its_thread_does_not_hold_back_the_other_threads() {
+    holds_one_thread(1).await;
+}
+
+/// A batch is handled on one handler thread: one held there holds its batch, not the others.
+#[actix_rt::test]
+async fn a_handler_that_holds_its_thread_in_a_batch_does_not_hold_back_the_other_threads() {
+    holds_one_thread(5).await;
+}
+
+async fn holds_one_thread(receive_batch: usize) {
     let db = database(Kind::Postgres).await;
     let queue = unique("Held");
     let handler = HoldsOneThread::default();
@@ -82,6 +92,7 @@ async fn a_handler_that_holds_its_thread_does_not_hold_back_the_other_threads() 
     let bus = db
         .builder(&queue, "held-1")
         .concurrency(4)
+        .receive_batch(receive_batch)
         .handler_threads(2)
         .handler(handler.clone())
         .build()
@@ -357,6 +368,16 @@ impl Handler<Numbered> for HoldsPastItsTimeout {
 
 #[actix_rt::test]
 async fn a_handler_holding_its_thread_past_its_timeout_is_reported() {
+    held_past_its_timeout(1).await;
+}
+
+/// In a batch, the bus's thread watches the handler thread the batch runs on.
+#[actix_rt::test]
+async fn a_handler_of_a_batch_holding_its_thread_past_its_timeout_is_reported() {
+    held_past_its_timeout(10).await;
+}
+
+async fn held_past_its_timeout(receive_batch: usize) {
     let captured = Captured::default();
     let writer = captured.clone();
     let subscriber = tracing_subscriber::fmt()
@@ -370,6 +391,7 @@ async fn a_handler_holding_its_thread_past_its_timeout_is_reported() {
     let queue = unique("Stalled");
     let bus = db
         .builder(&queue, "stalled-1")
+        .receive_batch(receive_batch)
         .handler_threads(2)
         .handler_timeout(Duration::from_millis(300))
         .immediate_retries(0)

@@ -25,6 +25,12 @@ use crate::message::Message as NimbusMessage;
 use crate::pipeline::handler::{BlockingHandler, Handler, HandlerContext, InvokeError};
 use crate::pipeline::IN_HANDLER;
 
+tokio::task_local! {
+    /// The handler thread a batch of received messages is handled on: its handlers run there
+    /// too, without a hop to another thread per message.
+    static BATCH_THREAD: usize;
+}
+
 /// How one handler's run ended.
 pub(crate) enum Invoked {
     /// It returned (`Ok`, or the body did not deserialize, or the handler's error).
@@ -255,6 +261,11 @@ pub(crate) struct Dispatcher {
     actors: Vec<Vec<Recipient<Invoke>>>,
     /// Per handler thread: the handler runs in flight on it.
     in_flight: Vec<AtomicUsize>,
+    /// Per handler thread: the id + 1 of the handler started last on it (0: none yet). A thread
+    /// held by blocking code is held by that one: nothing else starts there after it.
+    started_last: Vec<AtomicUsize>,
+    /// Per handler id: the message type it handles, for reports.
+    type_names: Vec<&'static str>,
     /// Where the search for the least busy thread starts, so ties spread.
     next: AtomicUsize,
     /// Per handler thread: when it last ran its pulse (milliseconds since `clock`); empty when
@@ -311,6 +322,8 @@ impl Dispatcher {
         Dispatcher {
             actors,
             in_flight: (0..threads.max(1)).map(|_| AtomicUsize::new(0)).collect(),
+            started_last: (0..threads.max(1)).map(|_| AtomicUsize::new(0)).collect(),
+            type_names: handlers.iter().map(|h| h.type_name).collect(),
             next: AtomicUsize::new(0),
             pulses,
             clock,
@@ -359,8 +372,11 @@ impl Dispatcher {
         invoke: Invoke,
     ) -> Result<Invocation, NimbusError> {
         let timeout = invoke.timeout;
-        let thread = self.least_busy();
+        let thread = BATCH_THREAD
+            .try_with(|thread| *thread)
+            .unwrap_or_else(|_| self.least_busy());
         let _busy = Busy::on(&self.in_flight[thread]);
+        self.started_last[thread].store(handler.id + 1, Ordering::Relaxed);
         let actor = self
             .actors
             .get(handler.id)
@@ -431,6 +447,99 @@ impl Dispatcher {
         };
         invocation.ctx.restore_transaction(transaction);
         Ok(invocation)
+    }
+
+    /// Runs `work` (a batch of received messages, handled one after the other) on the least
+    /// busy responsive handler thread, where its async handlers run too: one hop to that thread
+    /// and one back per batch instead of two per message. With one handler thread, or once the
+    /// threads are stopping, it runs here. While it runs, a handler thread it holds past
+    /// `handler_timeout` (blocking code in an async handler) is reported every 10 s, as
+    /// [`Dispatcher::invoke`] does for a single message. `Err` when the work ended without an
+    /// answer (its thread stopped, or code outside the handlers' guard panicked): whatever it
+    /// held was dropped, which rolled its transaction back.
+    pub async fn on_a_handler_thread<W, F>(
+        &self,
+        handler_timeout: Duration,
+        work: W,
+    ) -> Result<F::Output, NimbusError>
+    where
+        W: FnOnce() -> F + Send + 'static,
+        F: Future + 'static,
+        F::Output: Send + 'static,
+    {
+        let thread = self.least_busy();
+        let arbiter = self
+            .arbiters
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(thread)
+            .map(Arbiter::handle);
+        let Some(arbiter) = arbiter else {
+            return Ok(work().await);
+        };
+        let _busy = Busy::on(&self.in_flight[thread]);
+        let (done_tx, done) = tokio::sync::oneshot::channel();
+        let span = tracing::Span::current();
+        let started = arbiter.spawn_fn(move || {
+            actix::spawn(
+                BATCH_THREAD.scope(
+                    thread,
+                    async move {
+                        let _ = done_tx.send(work().await);
+                    }
+                    .instrument(span),
+                ),
+            );
+        });
+        if !started {
+            return Err(stopped("the handler threads have stopped"));
+        }
+        tokio::pin!(done);
+        let started = Instant::now();
+        let held_too_long = handler_timeout + handler_timeout.min(STALL_REPORT_EVERY);
+        let mut reported_at: Option<Instant> = None;
+        loop {
+            match tokio::time::timeout(PULSE_EVERY * 4, &mut done).await {
+                Ok(Ok(output)) => return Ok(output),
+                Ok(Err(_)) => {
+                    return Err(stopped(
+                        "a batch's handling ended without an answer (its handler thread stopped)",
+                    ))
+                }
+                Err(_) => {
+                    let held = self.held_for(thread);
+                    let due = reported_at.is_none_or(|at| at.elapsed() >= STALL_REPORT_EVERY);
+                    if held >= held_too_long && due {
+                        reported_at = Some(Instant::now());
+                        let message_type = self.started_last[thread]
+                            .load(Ordering::Relaxed)
+                            .checked_sub(1)
+                            .and_then(|id| self.type_names.get(id))
+                            .copied()
+                            .unwrap_or("unknown");
+                        tracing::error!(
+                            message_type,
+                            thread,
+                            held_for = ?held,
+                            batch_running_for = ?started.elapsed(),
+                            ?handler_timeout,
+                            "a handler of a batch has held its thread past the handler \
+                             timeout: it blocks instead of awaiting; make it a BlockingHandler \
+                             or move the blocking work into tokio::task::spawn_blocking"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// How long handler thread `thread` has gone without its pulse (held by blocking code).
+    fn held_for(&self, thread: usize) -> Duration {
+        let Some(pulse) = self.pulses.get(thread) else {
+            return Duration::ZERO;
+        };
+        let last = pulse.load(Ordering::Relaxed);
+        Duration::from_millis(millis_since(self.clock).saturating_sub(last))
     }
 
     /// The handler thread with the fewest runs in flight among those that are responsive (all,

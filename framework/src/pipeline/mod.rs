@@ -29,7 +29,7 @@ use crate::pipeline::metrics::Counters;
 use crate::pipeline::requests::{PendingRequests, Reply};
 use crate::recoverability::{failures_so_far, Recovery, DELAYED_RETRIES, FAILED_ATTEMPTS};
 use crate::telemetry;
-use crate::transport::{CommitFailure, ReceiveTransaction, Transport};
+use crate::transport::{CommitFailure, ReceiveTransaction, ReceivedBatch, Transport};
 
 /// What an endpoint's actors share.
 pub(crate) struct EndpointState {
@@ -120,31 +120,54 @@ pub(crate) async fn receive_and_handle(endpoint: &EndpointState, queue: &QueueNa
 /// its own savepoint (see [`crate::transport::ReceivedBatch`]): each message's handling, sends,
 /// retry or dead letter stay with it, and the batch commits once. Any failure of the database
 /// rolls the whole batch back: its messages are in their queue again, unhandled.
+///
+/// The receive and the commit run here (the bus's thread, where the connection lives); the
+/// messages are handled on one handler thread, one hop there and back for the whole batch.
 pub(crate) async fn receive_and_handle_batch(
-    endpoint: &EndpointState,
+    endpoint: &Arc<EndpointState>,
     queue: &QueueName,
     limit: usize,
 ) -> Outcome {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-    let mut batch = match endpoint.transport.receive_batch(queue, limit).await {
+    let batch = match endpoint.transport.receive_batch(queue, limit).await {
         Ok(None) => return Outcome::Empty,
         Ok(Some(batch)) => batch,
         Err(e) => return Outcome::Infrastructure(e),
     };
     let size = batch.len();
-    loop {
-        let (row, tx) = match batch.next().await {
-            Ok(Some(next)) => next,
-            Ok(None) => break,
-            Err(e) => return batch_rolled_back(queue, size, e),
-        };
-        if let Outcome::Infrastructure(e) = process(endpoint, queue, row, tx).await {
-            return batch_rolled_back(queue, size, e);
-        }
-    }
+    let handled = {
+        let (state, queue) = (endpoint.clone(), queue.clone());
+        let handle = move || handle_batch(state, queue, batch);
+        endpoint
+            .dispatcher
+            .on_a_handler_thread(endpoint.config.handler_timeout, handle)
+            .await
+    };
+    let batch = match handled {
+        Ok(Ok(batch)) => batch,
+        Ok(Err(e)) | Err(e) => return batch_rolled_back(queue, size, e),
+    };
     match batch.commit().await {
         Ok(()) => Outcome::Handled,
         Err(e) => batch_rolled_back(queue, size, e),
+    }
+}
+
+/// Handles every message of `batch` in turn; the batch comes back to be committed, or the
+/// database's failure that rolled it back.
+async fn handle_batch(
+    endpoint: Arc<EndpointState>,
+    queue: QueueName,
+    mut batch: Box<dyn ReceivedBatch>,
+) -> Result<Box<dyn ReceivedBatch>, NimbusError> {
+    loop {
+        let (row, tx) = match batch.next().await? {
+            Some(next) => next,
+            None => return Ok(batch),
+        };
+        if let Outcome::Infrastructure(e) = process(&endpoint, &queue, row, tx).await {
+            return Err(e);
+        }
     }
 }
 
