@@ -534,6 +534,36 @@ fn statements_reported(bench: &serde_json::Value, out: &str) {
     }
 }
 
+/// `--workloads` runs only the workloads it names, and refuses receive+handle without the send
+/// that fills its queue.
+#[actix_rt::test]
+async fn bench_runs_only_the_workloads_named_on_sqlite() {
+    let path = std::env::temp_dir().join(format!("nimbus-bench-{}.db", unique()));
+    let url = format!("sqlite://{}", path.display());
+    let (bench, out) = bench_json(&url, None, &["--workloads", "end_to_end,send_1"]);
+    let workloads = bench["workloads"].as_array().expect("workloads");
+    let names: Vec<_> = workloads.iter().map(|w| w["name"].as_str()).collect();
+    assert_eq!(names, [Some("send_1"), Some("end_to_end")], "{out}");
+    for w in workloads {
+        assert!(w["ratio"].as_f64().is_some_and(|x| x > 0.0), "{out}");
+    }
+    no_queue_left(&url, None).await;
+
+    let (ok, out, err) = nimbus(&url, None, &["bench", "--workloads", "receive_handle"]);
+    assert!(!ok, "{out}");
+    assert!(
+        err.contains("receive_handle") && err.contains("send_1"),
+        "the error says what to add: {err}"
+    );
+    let (ok, out, err) = nimbus(&url, None, &["bench", "--workloads", "send_2"]);
+    assert!(!ok, "{out}");
+    assert!(
+        err.contains("send_2"),
+        "an unknown workload is named: {err}"
+    );
+    let _ = std::fs::remove_file(&path);
+}
+
 #[actix_rt::test]
 async fn bench_e2e_send_batch_and_statements_on_sqlite() {
     let path = std::env::temp_dir().join(format!("nimbus-bench-{}.db", unique()));

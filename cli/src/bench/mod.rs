@@ -92,6 +92,16 @@ pub struct Settings {
     /// so use a server of its own.
     #[arg(long, conflicts_with = "latency")]
     pub statements: bool,
+    /// The workloads to run, comma-separated, each round in this order: send_1, send_batch,
+    /// receive_handle (which drains the queue send_1 filled, so it needs send_1), end_to_end.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_values = ["send_1", "send_batch", "receive_handle", "end_to_end"],
+        conflicts_with = "latency"
+    )]
+    pub workloads: Vec<Workload>,
     /// Latency mode: instead of the throughput workloads, send `--messages` messages per series
     /// and round at RATE messages per second to idle endpoints, and report the latencies (same
     /// process, another process, request/response, bare SQL round trip). `--instances` and
@@ -102,6 +112,29 @@ pub struct Settings {
     /// (polling alone would average half of it). The throughput workloads use 100 ms.
     #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
     pub peek_delay: Duration,
+}
+
+impl Settings {
+    /// The workloads `--workloads` names, once each, in the order a round runs them.
+    pub fn selected_workloads(&self) -> Vec<Workload> {
+        Workload::ALL
+            .into_iter()
+            .filter(|w| self.workloads.contains(w))
+            .collect()
+    }
+
+    /// Refuses a selection that cannot run: receive+handle drains what send 1/tx sent.
+    fn check_workloads(&self) -> Result<(), Failure> {
+        let selected = self.selected_workloads();
+        if selected.contains(&Workload::Receive) && !selected.contains(&Workload::SendOne) {
+            return Err(
+                "--workloads: receive_handle drains the queue send_1 fills; add send_1 \
+                        (e.g. --workloads send_1,receive_handle)"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
 }
 
 /// A count of at least 1.
@@ -138,7 +171,7 @@ pub struct Target {
 /// Every round's results.
 #[derive(Debug, Default)]
 pub struct Results {
-    /// Per workload, in [`Workload::ALL`] order, its rounds.
+    /// Per workload run, in [`Workload::ALL`] order, its rounds.
     pub rounds: Vec<(Workload, Vec<Round>)>,
     /// Every end-to-end latency through the framework, in microseconds.
     pub nimbus_latencies_us: Vec<u64>,
@@ -148,16 +181,16 @@ pub struct Results {
     pub rss_quarters: Vec<f64>,
     /// Resident memory after each round, in MiB.
     pub rss_rounds: Vec<f64>,
-    /// Per workload, in [`Workload::ALL`] order, the statements of the framework's side and
+    /// Per workload run, in [`Workload::ALL`] order, the statements of the framework's side and
     /// of the bare side over every round (`--statements`; empty otherwise).
     pub statements: Vec<(Workload, Breakdown, Breakdown)>,
 }
 
 impl Results {
-    fn new() -> Results {
+    fn new(workloads: &[Workload]) -> Results {
         Results {
-            rounds: Workload::ALL.iter().map(|w| (*w, Vec::new())).collect(),
-            statements: Workload::ALL
+            rounds: workloads.iter().map(|w| (*w, Vec::new())).collect(),
+            statements: workloads
                 .iter()
                 .map(|w| (*w, Breakdown::default(), Breakdown::default()))
                 .collect(),
@@ -203,6 +236,7 @@ async fn throughput(
     settings: Settings,
     json: bool,
 ) -> Result<(), Failure> {
+    settings.check_workloads()?;
     // Before anything is made: --statements fails here on a server without the extension.
     let statements = match settings.statements {
         true => Some(StatementStats::connect(&target).await?),
@@ -311,7 +345,7 @@ async fn stop_all(buses: impl IntoIterator<Item = Bus>) {
 
 /// Makes the queues, then runs every round; a progress bar on stderr unless `json`.
 async fn all_rounds(rig: &Rig, admin: &Database, json: bool) -> Result<Results, Failure> {
-    let steps = rig.settings.rounds * Workload::ALL.len() * 2;
+    let steps = rig.settings.rounds * rig.settings.selected_workloads().len() * 2;
     let bar = progress_bar(steps as u64, json)?;
     let results = rounds(rig, admin, &bar).await;
     bar.finish_and_clear();
@@ -322,14 +356,15 @@ async fn all_rounds(rig: &Rig, admin: &Database, json: bool) -> Result<Results, 
 /// bare SQL, and so on.
 async fn rounds(rig: &Rig, admin: &Database, bar: &ProgressBar) -> Result<Results, Failure> {
     prepare_queues(rig).await?;
-    let mut results = Results::new();
+    let workloads = rig.settings.selected_workloads();
+    let mut results = Results::new(&workloads);
     for round in 0..rig.settings.rounds {
         let order = if round % 2 == 0 {
             [Side::Nimbus, Side::Bare]
         } else {
             [Side::Bare, Side::Nimbus]
         };
-        for workload in Workload::ALL {
+        for &workload in &workloads {
             let (nimbus, bare) = pair(rig, workload, order, round, bar).await?;
             let round = Round {
                 nimbus: nimbus.rate,

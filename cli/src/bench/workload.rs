@@ -30,16 +30,20 @@ use crate::Failure;
 /// How long an empty bare receive loop sleeps before it looks again (end to end).
 const BARE_IDLE: Duration = Duration::from_millis(10);
 
-/// A workload of the benchmark.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A workload of the benchmark (`--workloads` names them by their JSON keys).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Workload {
     /// One message per transaction.
+    #[value(name = "send_1")]
     SendOne,
     /// `--batch` messages per transaction.
+    #[value(name = "send_batch")]
     SendBatch,
-    /// Draining a pre-filled queue with an empty handler.
+    /// Draining the queue send 1/tx filled, with an empty handler.
+    #[value(name = "receive_handle")]
     Receive,
     /// Senders and receivers together.
+    #[value(name = "end_to_end")]
     EndToEnd,
 }
 
