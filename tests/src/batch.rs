@@ -84,6 +84,9 @@ pub async fn each_message_of_a_batch_keeps_its_own_outcome(setup: Setup) {
     let bus = db
         .builder(&queue, "batched-1")
         .receive_batch(10)
+        // Batches are handled on a handler thread, away from the bus's: whatever the machine's
+        // CPUs, and on SQLite too (whose default is one thread).
+        .handler_threads(2)
         .concurrency(2)
         .immediate_retries(2)
         .delayed_retries(0, Duration::from_secs(1))
