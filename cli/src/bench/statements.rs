@@ -141,6 +141,9 @@ const FIX: &str = "Fix: run it on a PostgreSQL server that preloads pg_stat_stat
                    (--database postgres://postgres@127.0.0.1:5433/postgres), or leave out \
                    --statements";
 
+/// How long opening the statistics connection may take.
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 impl StatementStats {
     /// Connects to `target` and makes sure `pg_stat_statements` can be read: the server
     /// preloads it (checked first, so a server without it is left untouched) and the
@@ -154,16 +157,25 @@ impl StatementStats {
             )
             .into());
         }
-        let (client, connection) =
-            tokio_postgres::connect(&target.url, NoTls)
-                .await
-                .map_err(|e| {
-                    format!(
-                        "--statements could not connect to the database without TLS: {e}. Fix: a \
-                     local server without sslmode=require in the URL (the throwaway cluster of \
-                     scripts/pg-stat-statements-cluster.sh), or leave out --statements"
-                    )
-                })?;
+        let mut config: tokio_postgres::Config = target
+            .url
+            .parse()
+            .map_err(|e| format!("--statements could not read the database URL: {e}"))?;
+        // A server that accepts the connection and never answers is an error, not a hang
+        // (`connect_timeout` covers the TCP connection only, the deadline the login too).
+        config.connect_timeout(CONNECT_TIMEOUT);
+        let connected = match tokio::time::timeout(CONNECT_TIMEOUT, config.connect(NoTls)).await {
+            Ok(connected) => connected.map_err(|e| e.to_string()),
+            Err(_) => Err("no answer".to_string()),
+        };
+        let (client, connection) = connected.map_err(|e| {
+            format!(
+                "--statements could not connect to the database without TLS within \
+                 {CONNECT_TIMEOUT:?}: {e}. Fix: a local server without sslmode=require in the \
+                 URL (the throwaway cluster of scripts/pg-stat-statements-cluster.sh), or leave \
+                 out --statements"
+            )
+        })?;
         actix_rt::spawn(async move {
             // Ends when the client is dropped; a broken connection shows as the next query's
             // error.

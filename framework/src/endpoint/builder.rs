@@ -211,7 +211,9 @@ impl BusBuilder {
     /// message, but the batch commits once, so its messages are handled (and visible as
     /// handled) only when the last of them is, their rows stay locked that long, and a crash
     /// or lost connection returns the whole batch to the queue. It trades latency for
-    /// throughput (one commit instead of N). Every database; at most 1,000.
+    /// throughput (one commit instead of N). The batch's messages are handled one after the
+    /// other on one handler thread (one hand-off per batch, not per message). Every database;
+    /// at most 1,000.
     pub fn receive_batch(mut self, messages: usize) -> Self {
         self.receive_batch = messages;
         self
