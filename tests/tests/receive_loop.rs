@@ -328,3 +328,52 @@ async fn a_send_from_another_process_wakes_an_idle_endpoint_on_postgres() {
         );
     }
 }
+
+/// Sleeps (without blocking its thread) and counts.
+#[derive(Clone, Default)]
+struct Naps(Arc<AtomicUsize>);
+
+impl Handler<Numbered> for Naps {
+    async fn handle(&self, _m: Numbered, _ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+/// A stream of sends from the same process wakes the queue once per send. While every receiver
+/// is busy, or the last estimate still has receives to hand out, a peek would say nothing the
+/// supervisor can act on: it looks again when a receive ends instead, so the peeks stay a
+/// handful, not one per message (before: about one per send, each a query on the server).
+#[actix_rt::test]
+async fn sends_from_this_process_do_not_make_a_busy_endpoint_peek_once_per_message() {
+    let db = database(Kind::Postgres).await;
+    let queue = unique("Busy");
+    let handled = Naps::default();
+    let bus = db
+        .builder(&queue, "busy-1")
+        .concurrency(2)
+        .peek_delay(Duration::from_secs(10))
+        .handler(handled.clone())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let before = bus.metrics().peeks;
+    const MESSAGES: usize = 100;
+    for n in 0..MESSAGES as u32 {
+        bus.send_to(&queue, Numbered { n }).await.unwrap();
+    }
+    wait_for("every message is handled", Duration::from_secs(60), || {
+        handled.0.load(Ordering::SeqCst) == MESSAGES
+    })
+    .await;
+    let peeks = bus.metrics().peeks - before;
+    bus.stop().await.unwrap();
+    eprintln!("{peeks} peeks for {MESSAGES} messages sent one by one");
+    assert!(
+        peeks <= 20,
+        "{peeks} peeks for {MESSAGES} messages: the busy endpoint peeked on every wake-up"
+    );
+}

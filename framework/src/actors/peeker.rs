@@ -57,6 +57,7 @@ impl Handler<Peek> for Peeker {
             self.age_read_at = Some(Instant::now());
         }
         Box::pin(async move {
+            crate::pipeline::metrics::count_peek(&endpoint.counters, queue.as_str());
             let depth = endpoint.transport.peek(&queue).await?;
             if depth <= 0 {
                 endpoint

@@ -42,6 +42,9 @@ pub(crate) struct QueueSupervisor {
     peeking: bool,
     /// A wake-up came while a peek was running: that peek may have missed the message.
     woken_while_peeking: bool,
+    /// A wake-up came while every receiver was busy or receives were still to hand out: the
+    /// next receive that ends looks again at once, whatever it found.
+    woken_while_busy: bool,
     /// Waiting for one of the endpoint's slots to free up.
     waiting_for_slot: bool,
     consecutive_errors: u32,
@@ -68,6 +71,7 @@ impl QueueSupervisor {
             peek_timer: None,
             peeking: false,
             woken_while_peeking: false,
+            woken_while_busy: false,
             waiting_for_slot: false,
             consecutive_errors: 0,
             last_counted_failure: None,
@@ -90,6 +94,8 @@ impl QueueSupervisor {
             return;
         };
         self.peeking = true;
+        // This peek sees every message committed before it: earlier wake-ups are answered.
+        self.woken_while_busy = false;
         ctx.spawn(
             peeker
                 .send(Peek)
@@ -110,12 +116,17 @@ impl QueueSupervisor {
     }
 
     /// A message for this queue committed (in this process, or announced by the database).
+    /// While receives are still to hand out, or every receiver is busy, a peek would tell the
+    /// supervisor nothing it can act on (and under a steady stream of sends from this process
+    /// it peeked once per send): the next receive that ends looks again instead.
     fn on_wake(&mut self, ctx: &mut Context<Self>) {
         if self.stopping {
             return;
         }
         if self.peeking {
             self.woken_while_peeking = true;
+        } else if self.remaining > 0 || self.idle.is_empty() {
+            self.woken_while_busy = true;
         } else {
             self.peek(ctx);
         }
@@ -211,6 +222,9 @@ impl QueueSupervisor {
                 if waiting > 0 {
                     self.remaining = waiting;
                     self.dispatch(ctx);
+                } else if woken && self.idle.is_empty() {
+                    // The next receive that ends looks again.
+                    self.woken_while_busy = true;
                 } else if woken {
                     self.peek(ctx);
                 } else {
@@ -359,7 +373,7 @@ impl QueueSupervisor {
             self.dispatch(ctx);
         } else if failed_infrastructure {
             self.peek_later(self.error_backoff(), ctx);
-        } else if found_nothing {
+        } else if found_nothing && !self.woken_while_busy {
             // Another receiver (here or elsewhere) got there first: the queue may be empty.
             self.peek_later(self.endpoint.config.peek_delay, ctx);
         } else {

@@ -17,6 +17,7 @@
 //! | `nimbus_queue_depth` | gauge | queue (the estimate of the last peek) |
 //! | `nimbus_queue_table_dead_rows` | gauge | queue (PostgreSQL: dead rows of its table at the last look, 0 after a vacuum) |
 //! | `nimbus_queue_table_vacuums_total` | counter | queue (PostgreSQL: vacuums this endpoint ran on its table) |
+//! | `nimbus_queue_peeks_total` | counter | queue (depth estimates this endpoint asked the database for: its polling load) |
 //! | `nimbus_queue_oldest_message_age_seconds` | gauge | queue (the first message's `NServiceBus.TimeSent`, the sender's clock, read at most every 5 s while the queue is not empty; 0 when a peek finds it empty) |
 
 use std::collections::BTreeMap;
@@ -36,6 +37,7 @@ pub(crate) struct Counters {
     pub expired_purged: AtomicU64,
     pub delayed_delivered: AtomicU64,
     pub table_vacuums: AtomicU64,
+    pub peeks: AtomicU64,
     /// Each queue's depth estimate at its last peek.
     pub queue_depths: Mutex<BTreeMap<String, u64>>,
     /// Each queue's oldest message age, when last read.
@@ -85,6 +87,7 @@ impl Counters {
             expired_purged: get(&self.expired_purged),
             delayed_delivered: get(&self.delayed_delivered),
             table_vacuums: get(&self.table_vacuums),
+            peeks: get(&self.peeks),
             queue_depth: queue_depths.get(&self.input_queue).copied().unwrap_or(0),
             queue_depths,
             oldest_message_ages: self
@@ -118,6 +121,9 @@ pub struct Metrics {
     pub delayed_delivered: u64,
     /// Vacuums this endpoint ran on its queue tables (PostgreSQL).
     pub table_vacuums: u64,
+    /// Depth estimates (peeks) this endpoint asked the database for, across its queues: the
+    /// load its polling puts on the database, idle or not.
+    pub peeks: u64,
     /// The input queue's depth estimate at its last peek.
     pub queue_depth: u64,
     /// Every queue this endpoint receives from, with its own depth estimate at its last peek.
@@ -132,6 +138,12 @@ pub(crate) fn count_vacuum(counters: &Counters, queue: &str) {
     Counters::add(&counters.table_vacuums, 1);
     metrics::counter!("nimbus_queue_table_vacuums_total", "queue" => queue.to_string())
         .increment(1);
+}
+
+/// A peek at `queue`, counted here and through the `metrics` facade.
+pub(crate) fn count_peek(counters: &Counters, queue: &str) {
+    Counters::add(&counters.peeks, 1);
+    metrics::counter!("nimbus_queue_peeks_total", "queue" => queue.to_string()).increment(1);
 }
 
 /// One event of a message, through the `metrics` facade.
