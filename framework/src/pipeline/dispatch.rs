@@ -480,7 +480,7 @@ impl Dispatcher {
         let _busy = Busy::on(&self.in_flight[thread]);
         let (done_tx, done) = tokio::sync::oneshot::channel();
         let span = tracing::Span::current();
-        let started = arbiter.spawn_fn(move || {
+        let spawned = arbiter.spawn_fn(move || {
             actix::spawn(
                 BATCH_THREAD.scope(
                     thread,
@@ -491,7 +491,7 @@ impl Dispatcher {
                 ),
             );
         });
-        if !started {
+        if !spawned {
             return Err(stopped("the handler threads have stopped"));
         }
         tokio::pin!(done);
