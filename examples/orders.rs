@@ -4,13 +4,15 @@
 //!    `OrderPlaced` in the same transaction (`bus.in_transaction()`): both commit, or neither —
 //!    the second order below is rolled back and its event never exists.
 //! 2. Billing handles `OrderPlaced` and writes an invoice through the handler's context
-//!    (`ctx.sqlite(..)` / `ctx.postgres()`), inside the transaction that removes the message: the
+//!    (`ctx.sqlite(..)` / `ctx.postgres()` / `ctx.sql_server()`), inside the transaction that
+//!    removes the message: the
 //!    invoice exists exactly once per event, even if the process dies mid-way or the handler
 //!    fails and is retried.
 //!
 //! ```sh
 //! cargo run --example orders                                            # SQLite file orders.db
 //! cargo run --example orders -- postgres://postgres@127.0.0.1/postgres  # tables in public
+//! cargo run --example orders -- "Server=tcp:127.0.0.1,1433;Database=nimbus;User Id=sa;Password=…;TrustServerCertificate=true"
 //! ```
 
 use std::time::Duration;
@@ -26,9 +28,30 @@ struct OrderPlaced {
     total_cents: i64,
 }
 
+/// The database the example runs on, told by its URL.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Database {
+    Sqlite,
+    Postgres,
+    /// An ADO.NET connection string (`Server=…`).
+    SqlServer,
+}
+
+impl Database {
+    fn of(url: &str) -> Database {
+        if url.starts_with("postgres") {
+            Database::Postgres
+        } else if url.starts_with("sqlite:") {
+            Database::Sqlite
+        } else {
+            Database::SqlServer
+        }
+    }
+}
+
 /// Billing: one invoice per `OrderPlaced`, in the receive's transaction.
 struct Invoicing {
-    postgres: bool,
+    database: Database,
     done: mpsc::UnboundedSender<i64>,
 }
 
@@ -39,22 +62,37 @@ impl Handler<OrderPlaced> for Invoicing {
         ctx: &mut HandlerContext,
     ) -> Result<(), HandlerError> {
         let message_id = ctx.message_id().to_string();
-        if self.postgres {
-            ctx.postgres()
-                .await?
-                .execute(
-                    "INSERT INTO invoices (message_id, order_id, total_cents) VALUES ($1, $2, $3)",
-                    &[&message_id, &event.order_id, &event.total_cents],
-                )
+        match self.database {
+            Database::Postgres => {
+                ctx.postgres()
+                    .await?
+                    .execute(
+                        "INSERT INTO invoices (message_id, order_id, total_cents) \
+                         VALUES ($1, $2, $3)",
+                        &[&message_id, &event.order_id, &event.total_cents],
+                    )
+                    .await?;
+            }
+            Database::SqlServer => {
+                ctx.sql_server()
+                    .await?
+                    .execute(
+                        "INSERT INTO invoices (message_id, order_id, total_cents) \
+                         VALUES (@P1, @P2, @P3)",
+                        &[&message_id, &event.order_id, &event.total_cents],
+                    )
+                    .await?;
+            }
+            Database::Sqlite => {
+                ctx.sqlite(move |db| {
+                    db.execute(
+                        "INSERT INTO invoices (message_id, order_id, total_cents) \
+                         VALUES (?1, ?2, ?3)",
+                        (message_id, event.order_id, event.total_cents),
+                    )
+                })
                 .await?;
-        } else {
-            ctx.sqlite(move |db| {
-                db.execute(
-                    "INSERT INTO invoices (message_id, order_id, total_cents) VALUES (?1, ?2, ?3)",
-                    (message_id, event.order_id, event.total_cents),
-                )
-            })
-            .await?;
+            }
         }
         // Commits with the invoice and the message's removal; a failure here undoes the invoice.
         self.done.send(event.order_id)?;
@@ -89,6 +127,49 @@ async fn place_on_postgres(bus: &Bus, url: &str) -> Result<(), Box<dyn std::erro
             println!("1. order {order_id} saved and OrderPlaced published, in one transaction");
         } else {
             tx.rollback().await?;
+            println!("1. order {order_id} rolled back: neither the order nor its event exists");
+        }
+    }
+    Ok(())
+}
+
+/// The tables on SQL Server.
+const SQL_SERVER_TABLES: &str = "IF OBJECT_ID(N'orders') IS NULL
+    CREATE TABLE orders (order_id bigint PRIMARY KEY, total_cents bigint NOT NULL);
+IF OBJECT_ID(N'invoices') IS NULL
+    CREATE TABLE invoices (message_id varchar(64) PRIMARY KEY, order_id bigint NOT NULL, total_cents bigint NOT NULL);";
+
+/// The web side on SQL Server: its own connection (`nimbus::connect_sql_server`, logged in as
+/// the bus), the order and its event in one transaction there.
+async fn place_on_sql_server(
+    bus: &Bus,
+    connection_string: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let mut client = nimbus::connect_sql_server(connection_string).await?;
+    for (order_id, total_cents, commit) in [(1001_i64, 2500_i64, true), (1002, 990, false)] {
+        client
+            .simple_query("BEGIN TRANSACTION")
+            .await?
+            .into_results()
+            .await?;
+        client
+            .execute(
+                "IF NOT EXISTS (SELECT 1 FROM orders WHERE order_id = @P1)
+                 INSERT INTO orders (order_id, total_cents) VALUES (@P1, @P2)",
+                &[&order_id, &total_cents],
+            )
+            .await?;
+        let mut sends = bus.in_transaction();
+        sends.publish(OrderPlaced {
+            order_id,
+            total_cents,
+        })?;
+        sends.write_sql_server(&mut client).await?;
+        let end = if commit { "COMMIT" } else { "ROLLBACK" };
+        client.simple_query(end).await?.into_results().await?;
+        if commit {
+            println!("1. order {order_id} saved and OrderPlaced published, in one transaction");
+        } else {
             println!("1. order {order_id} rolled back: neither the order nor its event exists");
         }
     }
@@ -135,11 +216,23 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let url = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "sqlite://orders.db".to_string());
-    let postgres = url.starts_with("postgres");
-    if !postgres {
-        // The tables exist before Billing's first receive.
-        let path = url.trim_start_matches("sqlite://");
-        nimbus::rusqlite::Connection::open(path)?.execute_batch(TABLES)?;
+    let database = Database::of(&url);
+    // The tables exist before Billing's first receive.
+    match database {
+        Database::Sqlite => {
+            let path = url.trim_start_matches("sqlite://");
+            nimbus::rusqlite::Connection::open(path)?.execute_batch(TABLES)?;
+        }
+        Database::SqlServer => {
+            nimbus::connect_sql_server(&url)
+                .await?
+                .simple_query(SQL_SERVER_TABLES)
+                .await?
+                .into_results()
+                .await?;
+        }
+        // place_on_postgres makes them on its connection.
+        Database::Postgres => {}
     }
     let (done_tx, mut done_rx) = mpsc::unbounded_channel();
     let billing = Bus::builder()
@@ -147,7 +240,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .database_url(&url)
         .peek_delay(Duration::from_millis(100))
         .handler(Invoicing {
-            postgres,
+            database,
             done: done_tx,
         })
         .build()?
@@ -160,10 +253,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .start()
         .await?;
 
-    if postgres {
-        place_on_postgres(&web, &url).await?;
-    } else {
-        place_on_sqlite(&web, url.trim_start_matches("sqlite://")).await?;
+    match database {
+        Database::Postgres => place_on_postgres(&web, &url).await?,
+        Database::SqlServer => place_on_sql_server(&web, &url).await?,
+        Database::Sqlite => place_on_sqlite(&web, url.trim_start_matches("sqlite://")).await?,
     }
     let invoiced = tokio::time::timeout(Duration::from_secs(20), done_rx.recv()).await;
     // Had the rolled-back order's event existed, it would arrive now.

@@ -117,6 +117,32 @@ pub use tiberius;
 #[cfg(feature = "sqlserver")]
 pub type SqlServerClient = tiberius::Client<tokio_util::compat::Compat<tokio::net::TcpStream>>;
 
+/// Opens a SQL Server connection of the application's own from the same ADO.NET connection
+/// string the bus uses (`Server=tcp:host,1433;Database=…;User Id=…;Password=…`), logged in as the
+/// bus logs in: for the application's own statements and transactions, such as writing business
+/// data and [`PreparedSends::write_sql_server`] in one transaction. SQL logins and Kerberos work
+/// here; an Entra ID token login (which needs the bus's token provider) is refused with a
+/// [`NimbusError::Connect`] that says so.
+///
+/// ```no_run
+/// # async fn example(bus: &nimbus::Bus) -> Result<(), Box<dyn std::error::Error>> {
+/// let mut client = nimbus::connect_sql_server(
+///     "Server=tcp:127.0.0.1,1433;Database=shop;User Id=app;Password=secret;TrustServerCertificate=true",
+/// )
+/// .await?;
+/// client.simple_query("BEGIN TRANSACTION").await?.into_results().await?;
+/// client.execute("INSERT INTO orders (order_id) VALUES (@P1)", &[&1001_i64]).await?;
+/// let sends = bus.in_transaction(); // add the messages to send with the order here
+/// sends.write_sql_server(&mut client).await?;
+/// client.simple_query("COMMIT").await?.into_results().await?;
+/// # Ok(())
+/// # }
+/// ```
+#[cfg(feature = "sqlserver")]
+pub async fn connect_sql_server(connection_string: &str) -> Result<SqlServerClient> {
+    driver::sqlserver::connect_client(connection_string).await
+}
+
 /// The README's example, compiled as a doc test so it cannot drift from the API.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -84,10 +84,10 @@ where
 {
     for statement in statements {
         let params = statement.params();
-        let refs: Vec<&dyn tiberius::ToSql> =
-            params.iter().map(|p| p as &dyn tiberius::ToSql).collect();
+        // No NULL tiberius would send untyped: Babelfish refuses those.
+        let (sql, refs) = super::sqlserver::bindable(&statement.sql, &params);
         client
-            .execute(statement.sql.as_str(), &refs)
+            .execute(sql, &refs)
             .await
             .map_err(super::sqlserver::error)?;
     }

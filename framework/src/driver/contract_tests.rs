@@ -59,19 +59,21 @@ async fn create<D: Driver>(
         .await
         .expect("IdleSeconds");
     let dequeue = &s.shared_messages_index_dequeue;
-    c.run_script(
-        &dequeue.create_if_missing,
-        &[schema, "NimbusMessages", &dequeue.name],
-    )
-    .await
-    .expect("dequeue index");
+    for _ in 0..2 {
+        c.run_script(
+            &dequeue.create_if_missing,
+            &dequeue.guard_names(schema, "NimbusMessages"),
+        )
+        .await
+        .expect("dequeue index");
+    }
     c.run_script(&q.create_table, &[schema, queue])
         .await
         .expect("queue table");
     for index in q.indexes() {
         // Twice: creating an index that exists must do nothing.
         for _ in 0..2 {
-            c.run_script(&index.create_if_missing, &[schema, queue, &index.name])
+            c.run_script(&index.create_if_missing, &index.guard_names(schema, queue))
                 .await
                 .expect("queue index");
         }

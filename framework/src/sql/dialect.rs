@@ -152,6 +152,11 @@ pub(crate) struct Dialect {
     /// What `catalog_index_definitions.sql` reports as the type of an index the seeds accept
     /// (SQL Server: `NONCLUSTERED`; PostgreSQL and SQLite: `btree`).
     pub index_type: &'static str,
+    /// Whether the database's names compare without regard to case, so that `Billing` and
+    /// `billing` are one queue (SQL Server's default collations are case-insensitive, for
+    /// table names and for `Destination` values alike; Babelfish lists table names folded to
+    /// lower case). Known queues are then compared that way too.
+    pub names_ignore_case: bool,
     open_quote: char,
     close_quote: char,
 }
@@ -170,6 +175,7 @@ pub(crate) static SQLITE: Dialect = Dialect {
     // 7 parameters a row, well under SQLite's 32,766 variables.
     rows_per_insert: 500,
     index_type: "btree",
+    names_ignore_case: false,
     open_quote: '"',
     close_quote: '"',
 };
@@ -191,6 +197,7 @@ pub(crate) static POSTGRES: Dialect = Dialect {
     // 7 parameters a row, well under PostgreSQL's 65,535.
     rows_per_insert: 1000,
     index_type: "btree",
+    names_ignore_case: false,
     open_quote: '"',
     close_quote: '"',
 };
@@ -208,6 +215,7 @@ pub(crate) static SQLSERVER: Dialect = Dialect {
     placeholder: Placeholder::AtP,
     rows_per_insert: 1,
     index_type: "NONCLUSTERED",
+    names_ignore_case: true,
     open_quote: '[',
     close_quote: ']',
 };

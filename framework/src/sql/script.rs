@@ -22,7 +22,8 @@ pub(crate) fn dialect_named(database: &str) -> Result<&'static Dialect> {
 }
 
 /// SQL Server's scripts look names up as values (`@P1` the schema, `@P2` the table, `@P3` the
-/// index): a printed script declares them first, as `N'…'` literals.
+/// index, `@P4` its first key column): a printed script declares them first, as `N'…'`
+/// literals.
 fn declare(dialect: &Dialect, names: &[&str]) -> String {
     if dialect.folder != SQLSERVER.folder {
         return String::new();
@@ -63,7 +64,7 @@ pub(crate) fn creation_script(
             let index = &s.shared_messages_index_dequeue;
             parts.push((
                 index.create_if_missing.clone(),
-                vec![name, "NimbusMessages", index.name.as_str()],
+                index.guard_names(name, "NimbusMessages").to_vec(),
             ));
         }
         StorageLayout::TablePerQueue => {
@@ -73,7 +74,7 @@ pub(crate) fn creation_script(
                 for index in q.indexes() {
                     parts.push((
                         index.create_if_missing.clone(),
-                        vec![name, queue.as_str(), index.name.as_str()],
+                        index.guard_names(name, queue.as_str()).to_vec(),
                     ));
                 }
             }

@@ -69,6 +69,19 @@ pub(crate) struct IndexSql {
     pub drop: String,
 }
 
+impl IndexSql {
+    /// The names SQL Server's `index_if_missing.sql` looks the index up by: schema, table, the
+    /// index's name and its first key column.
+    pub fn guard_names<'a>(&'a self, schema: &'a str, table: &'a str) -> [&'a str; 4] {
+        [
+            schema,
+            table,
+            self.name.as_str(),
+            self.definition.keys.first().copied().unwrap_or_default(),
+        ]
+    }
+}
+
 /// A DDL script, or `None` when the dialect needs nothing for that step.
 pub(crate) type Script = Option<String>;
 

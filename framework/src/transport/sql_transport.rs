@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use uuid::Uuid;
 
 use super::catalog::{Catalog, QueueEntry};
+use super::index_check::ProblemKind;
 use super::storage::{self, Context, Creation, Storage};
 use super::{
     CommitFailure, IndexProblem, PlannedSends, RebuildDeadLetter, ReceiveTransaction,
@@ -55,6 +56,7 @@ impl<D: Driver> SqlTransport<D> {
             schema: settings.schema,
             auto_create: settings.auto_create,
             create_on_send: settings.create_on_send,
+            names_ignore_case: dialect.names_ignore_case,
             body_string: settings.body_string,
             message_ids: settings.message_ids,
             idle_seconds: settings.idle_seconds,
@@ -72,6 +74,33 @@ impl<D: Driver> SqlTransport<D> {
 
     pub(super) fn inner(&self) -> &Arc<Inner<D>> {
         &self.inner
+    }
+
+    /// Whether every table, column and index auto-create would make for `queues` exists,
+    /// judged from the catalog as [`Transport::verify_schema`] and the index check judge it.
+    /// An index check that cannot run counts as incomplete: the locked path then makes sure.
+    async fn schema_is_complete(&self, queues: &[QueueName]) -> Result<bool> {
+        let cx = &self.inner.cx;
+        // The opt-in BodyString column has no catalog check of its own; its script checks.
+        if cx.body_string
+            && queues
+                .iter()
+                .any(|q| cx.catalog.queue(q).sql.body_string.is_some())
+        {
+            return Ok(false);
+        }
+        match self.verify_schema(queues).await {
+            Ok(()) => {}
+            Err(NimbusError::MissingSchema { .. }) => return Ok(false),
+            Err(e) => return Err(e),
+        }
+        for queue in queues {
+            match self.index_problems(queue).await {
+                Ok(problems) if problems.iter().all(|p| p.kind != ProblemKind::Missing) => {}
+                Ok(_) | Err(_) => return Ok(false),
+            }
+        }
+        Ok(true)
     }
 }
 
@@ -367,6 +396,12 @@ impl<D: Driver> Transport for SqlTransport<D> {
     }
 
     async fn create_schema(&self, queues: &[QueueName]) -> Result<()> {
+        // The usual start of an instance finds everything in place: read from the catalog with
+        // no lock and no DDL, so it neither waits for running receives nor holds up sends and
+        // other starts. The lock and the scripts are only for what is missing.
+        if self.schema_is_complete(queues).await? {
+            return Ok(());
+        }
         let s = &self.inner;
         let cx = &s.cx;
         let schema = cx.schema.as_str();

@@ -9,6 +9,7 @@ use async_trait::async_trait;
 use uuid::Uuid;
 
 use super::catalog::{Catalog, QueueEntry};
+use super::index_check::ProblemKind;
 use crate::driver::statements::{
     delayed_row_statement, queue_row_statement, shared_row_statement, DelayedRow, MessageRow,
     QueueRow, SharedRow,
@@ -34,6 +35,8 @@ pub(crate) struct Context {
     pub auto_create: bool,
     /// Sends may create the queue they name when it does not exist (otherwise they fail).
     pub create_on_send: bool,
+    /// Queue names compare without regard to case ([`crate::sql::Dialect::names_ignore_case`]).
+    pub names_ignore_case: bool,
     pub body_string: bool,
     pub message_ids: MessageIds,
     pub idle_seconds: i64,
@@ -49,15 +52,29 @@ impl Context {
         move |e| NimbusError::database(name, operation, e)
     }
 
-    /// Takes the lock that serializes schema creation across instances, for the rest of the
-    /// transaction (nothing to do where the transaction itself holds the database's only write
-    /// lock, as on SQLite).
+    /// Takes the lock that serializes schema creation in this schema across instances, for the
+    /// rest of the transaction (nothing to do where the transaction itself holds the database's
+    /// only write lock, as on SQLite). It waits at most three quarters of the statement deadline,
+    /// so that a waiter fails with an error that names the lock, not with a timeout.
     pub async fn lock_schema<D: Driver>(&self, c: &mut Held<D>) -> Result<()> {
-        if let Some(lock) = &self.sql.schema_lock {
-            c.run_script(lock, &[])
-                .await
-                .map_err(self.db("taking the schema lock"))?;
-        }
+        let Some(lock) = &self.sql.schema_lock else {
+            return Ok(());
+        };
+        let wait = self.deadlines.statement.mul_f64(0.75);
+        let wait_ms = i32::try_from(wait.as_millis()).unwrap_or(i32::MAX);
+        c.execute(
+            lock,
+            &[Param::Text(Some(self.schema.as_str())), Param::Int(wait_ms)],
+        )
+        .await
+        .map_err(self.db(format!(
+            "taking the schema creation lock of schema {:?} (waited up to {:.0} s: another \
+             instance holds it while it creates or upgrades the schema, which takes long when it \
+             adds an index to a large queue table; start again once it is done, or raise \
+             database_timeout)",
+            self.schema.as_str(),
+            wait.as_secs_f64()
+        )))?;
         Ok(())
     }
 
@@ -93,6 +110,9 @@ impl Context {
     }
 
     /// Creates `entry`'s table and indexes (and `BodyString` when asked for) where missing.
+    /// On a table that exists, only the indexes the catalog lacks are created: on PostgreSQL
+    /// even `CREATE INDEX IF NOT EXISTS` waits for every open receive of the table, and every
+    /// send waits behind it.
     pub async fn create_queue<D: Driver>(
         &self,
         c: &mut Held<D>,
@@ -101,14 +121,20 @@ impl Context {
     ) -> Result<()> {
         let (schema, table) = (self.schema.as_str(), queue.as_str());
         let what = format!("queue table {table:?}");
-        self.create(c, &what, &entry.sql.create_table, &[schema, table])
-            .await?;
-        for index in entry.sql.indexes() {
+        let indexes = entry.sql.indexes();
+        let missing = if self.table_exists(c, table).await? {
+            self.missing_indexes(c, table, &indexes).await?
+        } else {
+            self.create(c, &what, &entry.sql.create_table, &[schema, table])
+                .await?;
+            indexes.to_vec()
+        };
+        for index in missing {
             self.create(
                 c,
                 &format!("index {} of {what}", index.name),
                 &index.create_if_missing,
-                &[schema, table, &index.name],
+                &index.guard_names(schema, table),
             )
             .await?;
         }
@@ -126,6 +152,40 @@ impl Context {
         Ok(())
     }
 
+    /// The indexes of `expected` that `table` lacks, compared by definition as the index check
+    /// compares them: an index of another name that serves counts, one of the right name that is
+    /// defined otherwise is left for the check to report (creating it would clash).
+    pub async fn missing_indexes<'a, D: Driver>(
+        &self,
+        c: &mut Held<D>,
+        table: &str,
+        expected: &[&'a IndexSql],
+    ) -> Result<Vec<&'a IndexSql>> {
+        let columns = c
+            .index_columns(
+                &self.sql.catalog_index_definitions,
+                self.schema.as_str(),
+                table,
+            )
+            .await
+            .map_err(self.db(format!("reading the indexes of {table:?}")))?;
+        let wanted: Vec<IndexSql> = expected.iter().map(|index| (*index).clone()).collect();
+        let problems = super::index_check::check(
+            &wanted,
+            &super::index_check::group(columns),
+            c.driver_of().dialect().index_type,
+        );
+        Ok(expected
+            .iter()
+            .copied()
+            .filter(|index| {
+                problems
+                    .iter()
+                    .any(|p| p.name == index.name && p.kind == ProblemKind::Missing)
+            })
+            .collect())
+    }
+
     /// Whether `table` exists in the schema.
     pub async fn table_exists<D: Driver>(&self, c: &mut Held<D>, table: &str) -> Result<bool> {
         c.exists(
@@ -137,6 +197,15 @@ impl Context {
         )
         .await
         .map_err(self.db("checking the schema"))
+    }
+
+    /// Whether two queue names name one queue on this database.
+    pub fn same_name(&self, a: &str, b: &str) -> bool {
+        if self.names_ignore_case {
+            a == b || a.to_lowercase() == b.to_lowercase()
+        } else {
+            a == b
+        }
     }
 
     /// Every table of the schema.
@@ -360,8 +429,8 @@ pub(crate) fn for_layout<D: Driver>(
 }
 
 /// Makes sure a write can go to `queue`: a queue this process has not seen yet is looked up
-/// among the queues that exist (compared here, exactly: catalogs differ in case sensitivity
-/// between databases); a missing one fails a send with [`NimbusError::UnknownQueue`] unless
+/// among the queues that exist (compared as the database compares names: exactly, or without
+/// regard to case on SQL Server); a missing one fails a send with [`NimbusError::UnknownQueue`] unless
 /// sends may make queues, and is otherwise made. A queue found is known to exist from then on; one
 /// made is pushed onto `created`, to be known to exist once the transaction commits (a rollback
 /// takes the table with it).
@@ -377,7 +446,7 @@ async fn ensure_exists<D: Driver, S: Storage<D> + ?Sized>(
     let made_here = created.iter().any(|e| Arc::ptr_eq(e, &entry));
     if !entry.is_known_to_exist() && !made_here {
         let known = storage.known_queues(c).await?;
-        if known.iter().any(|k| k == queue.as_str()) {
+        if known.iter().any(|k| cx.same_name(k, queue.as_str())) {
             // It exists whatever this transaction does: the next writes need not look again.
             entry.mark_exists();
         } else {
@@ -527,10 +596,11 @@ impl<D: Driver> Storage<D> for TablePerQueue {
     }
 
     async fn known_queues(&self, c: &mut Held<D>) -> Result<Vec<String>> {
-        let tables = self.context.tables(c).await?;
+        let cx = &self.context;
+        let tables = cx.tables(c).await?;
         Ok(tables
             .into_iter()
-            .filter(|t| !NIMBUS_TABLES.contains(&t.as_str()))
+            .filter(|t| !NIMBUS_TABLES.iter().any(|n| cx.same_name(n, t)))
             .collect())
     }
 
@@ -649,16 +719,23 @@ impl<D: Driver> Storage<D> for SharedTable {
     async fn create(&self, c: &mut Held<D>, queues: &[QueueName]) -> Result<Vec<Arc<QueueEntry>>> {
         let cx = &self.context;
         let schema = cx.schema.as_str();
-        cx.create(c, MESSAGES_TABLE, &cx.sql.shared_messages, &[schema])
-            .await?;
         let index = &cx.sql.shared_messages_index_dequeue;
-        cx.create(
-            c,
-            &format!("index {}", index.name),
-            &index.create_if_missing,
-            &[schema, MESSAGES_TABLE, &index.name],
-        )
-        .await?;
+        let missing = if cx.table_exists(c, MESSAGES_TABLE).await? {
+            cx.missing_indexes(c, MESSAGES_TABLE, &[index]).await?
+        } else {
+            cx.create(c, MESSAGES_TABLE, &cx.sql.shared_messages, &[schema])
+                .await?;
+            vec![index]
+        };
+        for index in missing {
+            cx.create(
+                c,
+                &format!("index {}", index.name),
+                &index.create_if_missing,
+                &index.guard_names(schema, MESSAGES_TABLE),
+            )
+            .await?;
+        }
         Ok(queues.iter().map(|q| cx.catalog.queue(q)).collect())
     }
 

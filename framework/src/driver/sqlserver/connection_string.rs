@@ -142,7 +142,7 @@ pub(crate) fn parse_connection_string(text: &str) -> Result<ConnectionSettings> 
 
 /// Opens one connection: a fresh token where the login takes one, TCP, then TDS login
 /// (following Azure SQL gateway redirects), all within the connect timeout.
-async fn open(settings: &ConnectionSettings) -> std::result::Result<Client, OpenError> {
+pub(super) async fn open(settings: &ConnectionSettings) -> std::result::Result<Client, OpenError> {
     let attempt = async {
         let mut config = settings.config.clone();
         if let Some(login) = settings.fresh_login().await? {

@@ -7,6 +7,7 @@
 
 mod auth;
 mod connection_string;
+mod nulls;
 
 use std::borrow::Cow;
 
@@ -19,6 +20,7 @@ pub use auth::SqlServerToken;
 pub(crate) use connection_string::{
     parse_connection_string, Client, ConnectionManager, ConnectionSettings, OpenError,
 };
+pub(crate) use nulls::bindable;
 
 use super::{Driver, DriverError, DriverResult, FailureKind, Param, Row, Value};
 use crate::sql::{Dialect, SQLSERVER};
@@ -147,6 +149,19 @@ impl SqlServerDriver {
     }
 }
 
+/// Opens one connection of the application's own, logged in as the bus logs in (the same
+/// ADO.NET connection string: TLS, Azure SQL redirects, the connect timeout), for statements
+/// and transactions the application writes, such as `PreparedSends::write_sql_server`.
+pub(crate) async fn connect_client(connection_string: &str) -> crate::Result<Client> {
+    let settings = parse_connection_string(connection_string)?;
+    let (target, login) = (settings.target.clone(), settings.login.clone());
+    connection_string::open(&settings).await.map_err(|e| {
+        let e = open_error(e);
+        let fix = advice(&e, &target, &login);
+        crate::NimbusError::connect(SQLSERVER.name, target, fix, e)
+    })
+}
+
 impl tiberius::ToSql for Param<'_> {
     fn to_sql(&self) -> ColumnData<'_> {
         match self {
@@ -158,10 +173,6 @@ impl tiberius::ToSql for Param<'_> {
             Param::Time(t) => t.to_sql(),
         }
     }
-}
-
-fn refs<'a>(params: &'a [Param<'a>]) -> Vec<&'a dyn tiberius::ToSql> {
-    params.iter().map(|p| p as &dyn tiberius::ToSql).collect()
 }
 
 /// Decodes one cell by the type the server sent; never panics.
@@ -262,10 +273,8 @@ impl Driver for SqlServerDriver {
         sql: &str,
         params: &[Param<'_>],
     ) -> DriverResult<u64> {
-        let result = connection
-            .execute(sql, &refs(params))
-            .await
-            .map_err(error)?;
+        let (sql, params) = bindable(sql, params);
+        let result = connection.execute(sql, &params).await.map_err(error)?;
         Ok(result.total())
     }
 
@@ -275,8 +284,9 @@ impl Driver for SqlServerDriver {
         sql: &str,
         params: &[Param<'_>],
     ) -> DriverResult<Vec<Row>> {
+        let (sql, params) = bindable(sql, params);
         let rows = connection
-            .query(sql, &refs(params))
+            .query(sql, &params)
             .await
             .map_err(error)?
             .into_first_result()
@@ -295,8 +305,9 @@ impl Driver for SqlServerDriver {
         names: &[&str],
     ) -> DriverResult<()> {
         let params: Vec<Param<'_>> = names.iter().map(|n| Param::Text(Some(n))).collect();
+        let (sql, params) = bindable(sql, &params);
         connection
-            .execute(sql, &refs(&params))
+            .execute(sql, &params)
             .await
             .map_err(error)
             .map(drop)

@@ -1,1 +1,2 @@
-SELECT pg_advisory_xact_lock(86076735771987);
+SELECT set_config('lock_timeout', ($2::int)::text, true),
+    pg_advisory_xact_lock(1313426754, hashtext($1::text));
