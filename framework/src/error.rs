@@ -29,7 +29,7 @@ pub enum NimbusError {
     },
 
     /// A message was sent to a queue no endpoint has created: it would wait where nobody reads.
-    #[error("queue {queue:?} does not exist: no endpoint has created it{}. Fix: check the name (queue names are compared exactly, case included, on every database), start the endpoint that receives from it first, or let senders create queues with BusBuilder::create_queues_on_send(true)", closest_names(.closest))]
+    #[error("queue {queue:?} does not exist: no endpoint has created it{}. Fix: check the name (queue names compare as the database compares them: exactly, case included, on PostgreSQL and SQLite; regardless of case on SQL Server), start the endpoint that receives from it first, or let senders create queues with BusBuilder::create_queues_on_send(true)", closest_names(.closest))]
     UnknownQueue {
         /// The queue as the sender named it.
         queue: String,

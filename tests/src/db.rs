@@ -354,6 +354,17 @@ impl TestDatabase {
         )
     }
 
+    /// Whether `table` has an index named `index`, as the database compares names (regardless
+    /// of case on SQL Server, whose default collations do so; Babelfish lists them in lower
+    /// case).
+    pub async fn has_index(&self, table: &str, index: &str) -> bool {
+        let names = self.indexes(table).await;
+        names.iter().any(|name| match self.kind {
+            Kind::SqlServer => name.eq_ignore_ascii_case(index),
+            Kind::Sqlite | Kind::Postgres => name == index,
+        })
+    }
+
     /// Whether `table` exists in the test's schema.
     pub async fn table_exists(&self, table: &str) -> bool {
         must(
@@ -499,10 +510,7 @@ impl TestDatabase {
             Kind::Sqlite | Kind::Postgres => format!("DROP INDEX {}", self.table(index)),
         };
         self.execute(&sql).await;
-        assert!(
-            !self.indexes(table).await.iter().any(|i| i == index),
-            "{index} is dropped"
-        );
+        assert!(!self.has_index(table, index).await, "{index} is dropped");
     }
 
     /// Creates a plain (on SQL Server: non-clustered) index `index` on `column` of `table`.

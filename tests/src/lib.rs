@@ -5,6 +5,7 @@
 //! file, or a fresh PostgreSQL schema whose name is full of quotes, brackets and spaces) and drops
 //! it at the end, because CI reuses the same server.
 
+pub mod babelfish;
 pub mod batch;
 pub mod db;
 mod failures;

@@ -120,3 +120,48 @@ fn sigterm_stops_the_bus_gracefully() {
     assert!(status.success(), "a graceful stop exits 0: {status}");
     assert_eq!(rest, vec!["stopped".to_string()]);
 }
+
+/// A System that stops right after the bus started (an application whose `main` returns, a
+/// test that fails there) drops actors that never ran; actix polls each once as it drops it,
+/// outside any runtime. None of them may panic then ("there is no reactor running"): each
+/// panic there used to print a backtrace over the application's own error.
+#[test]
+fn a_system_stopped_right_after_start_drops_the_bus_without_a_panic() {
+    use nimbus_conformance::{Kind, Setup, TestDatabase};
+    let test_thread = std::thread::current().id();
+    let panics = Arc::new(AtomicUsize::new(0));
+    let counted = panics.clone();
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if std::thread::current().id() == test_thread {
+            counted.fetch_add(1, Ordering::SeqCst);
+        }
+        previous(info);
+    }));
+    let (bus, db) = actix_rt::System::new().block_on(async {
+        let db = TestDatabase::new(Setup {
+            kind: Kind::Sqlite,
+            layout: nimbus::StorageLayout::TablePerQueue,
+        })
+        .await;
+        let bus = db
+            .builder("Dropped", "dropped-1")
+            .handler(Counting::default())
+            .build()
+            .unwrap()
+            .start()
+            .await
+            .unwrap();
+        // No await after the start: the System's runtime goes with the block's end, before
+        // the bus's actors first ran.
+        (bus, db)
+    });
+    drop(bus);
+    drop(db);
+    let _ = std::panic::take_hook();
+    assert_eq!(
+        panics.load(Ordering::SeqCst),
+        0,
+        "dropping the stopped System's actors panicked"
+    );
+}

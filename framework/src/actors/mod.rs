@@ -45,3 +45,11 @@ pub(crate) use table_maintenance::table_maintenance;
 #[derive(actix::Message)]
 #[rtype(result = "()")]
 pub(crate) struct Shutdown;
+
+/// Whether the actor is being started with no runtime around it: actix polls an actor that
+/// never ran once more as it drops it (its `System` stopping right after the bus started, or a
+/// test failing there), outside any tokio runtime. Timers and spawns would panic then ("there
+/// is no reactor running"); an actor that finds this stops instead of scheduling anything.
+pub(crate) fn started_without_a_runtime() -> bool {
+    tokio::runtime::Handle::try_current().is_err()
+}

@@ -94,6 +94,10 @@ impl Actor for Periodic {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
+        if super::started_without_a_runtime() {
+            ctx.stop();
+            return;
+        }
         if self.run_at_start {
             self.tick(ctx);
         }

@@ -388,6 +388,10 @@ impl Actor for QueueSupervisor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
+        if super::started_without_a_runtime() {
+            ctx.stop();
+            return;
+        }
         let (endpoint, queue) = (self.endpoint.clone(), self.queue.clone());
         self.peeker = Some(Supervisor::start(move |_| Peeker::new(endpoint, queue)));
         self.purger = Some(expiry_purger(self.endpoint.clone(), self.queue.clone()).start());

@@ -10,6 +10,7 @@
 //! again, so no later user finds a broken connection or a transaction left open.
 
 pub(crate) mod access;
+mod catalog_names;
 #[cfg(test)]
 mod contract_tests;
 #[cfg(any(feature = "postgres", feature = "sqlserver"))]

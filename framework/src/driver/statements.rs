@@ -610,7 +610,7 @@ impl<D: Driver> Held<D> {
                         Ok(key_ordinal),
                         Ok(included),
                     ) => Some(IndexColumn {
-                        index,
+                        index: super::catalog_names::index_name_as_created(index, table),
                         kind: kind.unwrap_or_default(),
                         filtered: filtered.unwrap_or(false),
                         column,
@@ -639,6 +639,7 @@ impl<D: Driver> Held<D> {
         Ok(rows
             .iter()
             .filter_map(|row| row.text(0).ok().flatten())
+            .map(|name| super::catalog_names::index_name_as_created(name, table))
             .collect())
     }
 }

@@ -355,8 +355,10 @@ impl BusBuilder {
     /// Lets `send` (and a handler's `ctx.send`) create the queue it names when no endpoint has
     /// made it yet (default off). Off, such a send fails with [`NimbusError::UnknownQueue`],
     /// naming the closest existing queues: a typo (`"Billling"`, `"billing"` for `"Billing"`)
-    /// is an error, not a message stranded where nobody reads. Queues are compared exactly,
-    /// case included, on every database. Publishes always reach their subscribers' queues.
+    /// is an error, not a message stranded where nobody reads. Queues compare as the database
+    /// compares them: exactly, case included, on PostgreSQL and SQLite; regardless of case on
+    /// SQL Server, where `"billing"` is the queue `"Billing"` (its default collations make them
+    /// one table). Publishes always reach their subscribers' queues.
     pub fn create_queues_on_send(mut self, create: bool) -> Self {
         self.create_queues_on_send = create;
         self

@@ -130,7 +130,9 @@ pub(crate) fn check(
 fn check_one(index: &IndexSql, found: &[FoundIndex], index_type: &str) -> Option<IndexProblem> {
     let definition = &index.definition;
     let wanted = describe_definition(definition, index_type);
-    match found.iter().find(|f| f.name == index.name) {
+    // Compared as SQL Server's default collations compare names (case aside); Babelfish lists
+    // them in lower case (see `driver::catalog_names`).
+    match found.iter().find(|f| same(&f.name, &index.name)) {
         Some(named) => {
             if serves(named, definition, index_type) {
                 return None;

@@ -34,6 +34,8 @@ pub(crate) struct SqlServerDriver {
     target: String,
     /// How connections log in, for advice when a login fails.
     login: Login,
+    /// How long opening one connection may take (`Connect Timeout`).
+    connect_timeout: std::time::Duration,
 }
 
 /// The code of a [`DriverError`] for a token provider that failed.
@@ -145,6 +147,7 @@ impl SqlServerDriver {
             pool,
             target,
             login,
+            connect_timeout: timeout,
         })
     }
 }
@@ -241,6 +244,11 @@ impl Driver for SqlServerDriver {
     async fn connection(&self) -> DriverResult<Connection> {
         self.pool.get().await.map_err(|e| match e {
             managed::PoolError::Backend(e) => open_error(e),
+            // The same words as every other deadline: the server accepted TCP and then said
+            // nothing (a frozen server or proxy), or the login took longer than Connect Timeout.
+            managed::PoolError::Timeout(_) => {
+                DriverError::timed_out("opening a database connection", self.connect_timeout)
+            }
             other => DriverError::other(
                 FailureKind::Transient,
                 format!(

@@ -1,0 +1,117 @@
+//! Babelfish for PostgreSQL, the SQL Server-compatible server the SQL Server suite also runs on:
+//! how to tell it is the server, and the tests that fail there because of a gap in Babelfish,
+//! not in Nimbus. Each gap names the statement, what Babelfish does with it, and why the
+//! statement is right for SQL Server (Microsoft's T-SQL documentation; NServiceBus's statement
+//! where it has one).
+//!
+//! A listed test still runs on Babelfish. It counts as a gap only when it fails with the gap's
+//! symptom; any other failure is a failure, and a listed test that passes is reported so that
+//! the list can shrink. On SQL Server itself the list does not apply.
+
+/// One Babelfish gap and the tests it makes fail.
+#[derive(Debug)]
+pub struct Gap {
+    /// The full names of the tests it makes fail.
+    pub tests: &'static [&'static str],
+    /// Texts one of which every failure this gap causes contains (an error's `Display` or its
+    /// `Debug`, which escapes quotes).
+    pub symptoms: &'static [&'static str],
+    /// The statement (or statement form) Babelfish does not run as SQL Server does.
+    pub statement: &'static str,
+    /// What Babelfish does with it.
+    pub babelfish: &'static str,
+    /// Why the statement is right on SQL Server.
+    pub sql_server: &'static str,
+}
+
+/// Every known gap, as measured on Babelfish 4.3.
+pub const GAPS: &[Gap] = &[
+    Gap {
+        tests: &[
+            "table_per_queue::awkward_queue_names_work",
+            "sqlserver::hostile_schema_names_work::table_per_queue",
+            "sqlserver::hostile_schema_names_work::shared_table",
+        ],
+        symptoms: &[
+            r#"syntax error at or near "]""#,
+            r#"syntax error at or near \"]\""#,
+        ],
+        statement: "a name with a right bracket, quoted as SQL Server quotes it: \
+                    CREATE SCHEMA [nimbus t\"st [id]] o'k], CREATE TABLE [schema].[[bracketed]] queue] (...)",
+        babelfish: "ends a bracketed identifier at the first ]: 'syntax error at or near \"]\"' \
+                    (code 33557097)",
+        sql_server: "Microsoft's 'Database identifiers' and QUOTENAME (Transact-SQL): a right \
+                     bracket inside a bracketed identifier is written twice (]]), which is what \
+                     QUOTENAME returns; names without ] run on both",
+    },
+    Gap {
+        tests: &[
+            "table_per_queue::concurrency_limit_is_never_exceeded",
+            "shared_table::concurrency_limit_is_never_exceeded",
+        ],
+        symptoms: &["receivers ran in parallel"],
+        statement: "the receive: DELETE ... WHERE [RowVersion] = (SELECT TOP (1) [RowVersion] \
+                    FROM queue WITH (UPDLOCK, READPAST, ROWLOCK) ORDER BY [RowVersion]) \
+                    (queue_receive.sql, messages_receive.sql)",
+        babelfish: "accepts READPAST and ignores it: a second receiver waits for the row the \
+                    first one holds and then finds it gone, so the receivers of a queue take \
+                    turns instead of running side by side (no message is received twice, \
+                    throughput is one receive at a time)",
+        sql_server: "Table Hints (Transact-SQL): READPAST makes the Database Engine skip rows \
+                     other transactions have locked, and UPDLOCK with ROWLOCK locks the row the \
+                     receive takes; NServiceBus's SQL Server transport receives WITH (UPDLOCK, \
+                     READPAST, ROWLOCK) the same way",
+    },
+    Gap {
+        tests: &["sqlserver::a_clustered_rowversion_index_is_reported"],
+        symptoms: &["made no CLUSTERED index"],
+        statement: "CREATE CLUSTERED INDEX [Index_RowVersion] ON queue ([RowVersion]) (how \
+                    NServiceBus transports before 3.1.5, 4.3.2, 5.0.3 and 6.0.1 made it; the \
+                    test builds such a table)",
+        babelfish: "has no clustered indexes: CREATE CLUSTERED INDEX makes an ordinary index \
+                    that sys.indexes lists as NONCLUSTERED, so there is no old table to report",
+        sql_server: "CREATE INDEX (Transact-SQL) and sys.indexes (type 1 = CLUSTERED): the check \
+                     reports a clustered Index_RowVersion with the statements that replace it, \
+                     as NServiceBus's non-clustered index upgrade guide asks",
+    },
+];
+
+/// The gap that explains a failure of `test` with `message`, if one does.
+pub fn explaining(test: &str, message: &str) -> Option<&'static Gap> {
+    listed(test).filter(|gap| gap.symptoms.iter().any(|s| message.contains(s)))
+}
+
+/// The gap `test` is listed under, if any.
+pub fn listed(test: &str) -> Option<&'static Gap> {
+    GAPS.iter().find(|gap| gap.tests.contains(&test))
+}
+
+impl Gap {
+    /// The lines a run prints for a test this gap made fail.
+    pub fn report(&self, test: &str) -> String {
+        format!(
+            "Babelfish gap, not a Nimbus failure: {test}\n  statement: {}\n  Babelfish: {}\n  \
+             SQL Server: {}",
+            self.statement, self.babelfish, self.sql_server
+        )
+    }
+}
+
+/// The server's version line when the SQL Server of `connection_string` is Babelfish for
+/// PostgreSQL (`SELECT @@VERSION` names it), `None` for SQL Server itself.
+pub async fn version(connection_string: &str) -> Option<String> {
+    let mut client = nimbus::connect_sql_server(connection_string)
+        .await
+        .unwrap_or_else(|e| panic!("connect to the SQL Server of NIMBUS_SQLSERVER: {e}"));
+    let stream = client
+        .simple_query("SELECT CAST(@@VERSION AS nvarchar(4000))")
+        .await
+        .unwrap_or_else(|e| panic!("SELECT @@VERSION: {e}"));
+    let row = stream
+        .into_row()
+        .await
+        .unwrap_or_else(|e| panic!("SELECT @@VERSION: {e}"));
+    let version: Option<&str> = row.as_ref().and_then(|r| r.get(0));
+    let version = version.unwrap_or_default().to_string();
+    version.contains("Babelfish").then_some(version)
+}
