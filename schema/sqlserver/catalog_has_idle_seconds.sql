@@ -1,5 +1,11 @@
 -- Returns a row when NimbusSubscriptions has the IdleSeconds column (else upgrade_subscriptions_idle_seconds.sql is due).
 -- Parameters: 1 schema name (sysname, passed as the value @P1)
 -- Returns: Present (1)
+-- The column is looked up by the names as values (sys.tables, sys.columns), not by
+-- COL_LENGTH(QUOTENAME(...)), whose quoting Babelfish does differently for names with ' or ".
 SELECT 1 AS [Present]
-WHERE COL_LENGTH(QUOTENAME(@P1) + N'.[NimbusSubscriptions]', N'IdleSeconds') IS NOT NULL;
+WHERE EXISTS (
+    SELECT 1 FROM sys.columns AS c
+    JOIN sys.tables AS t ON t.[object_id] = c.[object_id]
+    WHERE t.[schema_id] = SCHEMA_ID(@P1) AND t.[name] = N'NimbusSubscriptions'
+        AND c.[name] = N'IdleSeconds');

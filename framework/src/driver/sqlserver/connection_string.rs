@@ -72,6 +72,10 @@ pub(crate) enum OpenError {
     /// The application's token provider ([`SqlServerToken`]).
     #[error("the application's Entra ID token provider failed: {0}")]
     Token(String),
+    /// TCP, TLS and the login did not finish within the connect timeout (a server or proxy that
+    /// accepts connections and then says nothing, or one far too slow).
+    #[error("no connection within the connect timeout of {0:?}")]
+    TimedOut(Duration),
 }
 
 /// Parses an ADO.NET connection string such as
@@ -173,18 +177,15 @@ pub(super) async fn open(settings: &ConnectionSettings) -> std::result::Result<C
             }
         }
     };
+    // tiberius bounds its handshake by the same timeout (`handshake_timeout`): whichever
+    // fires first, the error is the same.
     match tokio::time::timeout(settings.connect_timeout, attempt).await {
+        Ok(Err(OpenError::Server(tiberius::error::Error::Io {
+            kind: std::io::ErrorKind::TimedOut,
+            ..
+        })))
+        | Err(_) => Err(OpenError::TimedOut(settings.connect_timeout)),
         Ok(result) => result,
-        Err(_) => Err(OpenError::Server(
-            std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                format!(
-                    "no connection within the connect timeout of {:?}",
-                    settings.connect_timeout
-                ),
-            )
-            .into(),
-        )),
     }
 }
 

@@ -79,12 +79,21 @@ fn open_error(e: OpenError) -> DriverError {
         token @ OpenError::Token(_) => {
             DriverError::new(Some(TOKEN_CODE.into()), FailureKind::Transient, token)
         }
+        OpenError::TimedOut(timeout) => {
+            DriverError::timed_out("opening a database connection", timeout)
+        }
     }
 }
 
 /// What to tell the user for a server error met while connecting.
 fn advice(error: &DriverError, target: &str, login: &Login) -> String {
     let text = error.to_string();
+    if error.is_timeout() {
+        return "the server accepted the connection and did not finish the login in time: check \
+                that it runs and is not frozen or overloaded (a failover, a stuck proxy), or \
+                raise Connect Timeout in the connection string"
+            .into();
+    }
     match error.code() {
         Some(TOKEN_CODE) => "check the credentials the application's token provider uses (its \
             error is above) and that it asks for the scope https://database.windows.net/.default"

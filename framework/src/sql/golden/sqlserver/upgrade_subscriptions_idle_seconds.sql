@@ -1,2 +1,6 @@
-IF COL_LENGTH(QUOTENAME(@P1) + N'.[NimbusSubscriptions]', N'IdleSeconds') IS NULL
+IF NOT EXISTS (
+    SELECT 1 FROM sys.columns AS c
+    JOIN sys.tables AS t ON t.[object_id] = c.[object_id]
+    WHERE t.[schema_id] = SCHEMA_ID(@P1) AND t.[name] = N'NimbusSubscriptions'
+        AND c.[name] = N'IdleSeconds')
 ALTER TABLE [Zeb]]ra "x" 'y'].[NimbusSubscriptions] ADD [IdleSeconds] BIGINT NULL;
