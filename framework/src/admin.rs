@@ -421,7 +421,10 @@ impl Database {
         }
         let target = self.queue(queue)?;
         let known = self.transport.queues().await?;
-        if !known.iter().any(|q| q == queue) {
+        if !known
+            .iter()
+            .any(|q| self.transport.same_queue_name(q, queue))
+        {
             return Err(NimbusError::UnknownQueue {
                 queue: queue.to_string(),
                 closest: crate::names::closest(queue, known.iter().map(String::as_str)),

@@ -250,6 +250,13 @@ mod without_a_server {
                 the_summary_says_what_ran();
                 Ok(())
             }),
+            Trial::test(
+                "without_a_server::the_guide_lists_every_babelfish_gap",
+                || {
+                    the_guide_lists_every_babelfish_gap();
+                    Ok(())
+                },
+            ),
         ]
     }
 
@@ -345,6 +352,29 @@ mod without_a_server {
                 assert!(
                     err.contains("sqlserver-kerberos") && err.contains("Fix:"),
                     "{text}: {err}"
+                );
+            }
+        }
+    }
+
+    /// The guide's SQL Server chapter names every test the list of Babelfish gaps excuses.
+    fn the_guide_lists_every_babelfish_gap() {
+        let guide = include_str!("../../docs/sql-server.md");
+        for gap in nimbus_conformance::babelfish::GAPS {
+            for test in gap.tests {
+                let (_, name) = test.rsplit_once("::").unwrap_or(("", test));
+                let name = match name {
+                    "table_per_queue" | "shared_table" => test
+                        .trim_end_matches(name)
+                        .trim_end_matches("::")
+                        .rsplit("::")
+                        .next()
+                        .unwrap_or(test),
+                    other => other,
+                };
+                assert!(
+                    guide.contains(name),
+                    "docs/sql-server.md does not name the Babelfish gap of {test}"
                 );
             }
         }

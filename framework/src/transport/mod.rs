@@ -84,6 +84,10 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// The database's name for messages.
     fn name(&self) -> &'static str;
 
+    /// Whether `a` and `b` name one queue on this database (regardless of case on SQL Server,
+    /// exactly elsewhere).
+    fn same_queue_name(&self, a: &str, b: &str) -> bool;
+
     /// Whether the database has one writer at a time (SQLite): a second transaction of the same
     /// process waits for the first.
     fn single_writer(&self) -> bool;

@@ -340,6 +340,10 @@ impl<D: Driver> Transport for SqlTransport<D> {
         self.inner.cx.name
     }
 
+    fn same_queue_name(&self, a: &str, b: &str) -> bool {
+        self.inner.cx.same_name(a, b)
+    }
+
     fn single_writer(&self) -> bool {
         self.inner.driver.single_writer()
     }
