@@ -116,6 +116,7 @@ macro_rules! conformance_suite {
             missing_indexes_are_reported_with_their_statement,
             missing_tables_without_auto_create_name_the_statement,
             concurrent_auto_create_is_safe,
+            a_starting_instance_waits_for_no_running_handler,
             stop_lets_in_flight_handlers_finish,
             batch_send_is_atomic_and_ordered,
             version_1_columns_are_null_unless_asked_for,

@@ -633,6 +633,81 @@ pub async fn events_reach_every_subscribed_queue(kind: Setup) {
     assert_eq!(db.count("Billing").await + db.count("Shipping").await, 0);
 }
 
+/// Holds every message it handles until released: a long-running handler, with its receive's
+/// transaction open all along.
+#[derive(Clone, Default)]
+struct Holding {
+    started: Arc<AtomicUsize>,
+    finished: Arc<AtomicUsize>,
+    released: Arc<std::sync::atomic::AtomicBool>,
+}
+
+#[nimbus::handler]
+impl Handler<Numbered> for Holding {
+    async fn handle(&self, _m: Numbered, _ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        self.started.fetch_add(1, Ordering::SeqCst);
+        while !self.released.load(Ordering::SeqCst) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        self.finished.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+/// A rolling deploy: a second instance of an endpoint starts while the first one's handler runs
+/// (its receive's transaction open), and sends go on meanwhile. Neither may wait for that
+/// handler: a start on a complete schema takes no lock and runs no DDL (on PostgreSQL even
+/// `CREATE INDEX IF NOT EXISTS` would wait for the open receive, and every send behind it).
+pub async fn a_starting_instance_waits_for_no_running_handler(kind: Setup) {
+    if kind == Kind::Sqlite {
+        // SQLite has one writer: a running receive holds it, and every write waits for it.
+        return;
+    }
+    let db = TestDatabase::new(kind).await;
+    let holding = Holding::default();
+    let first = db
+        .builder("Rolling", "rolling-a")
+        .handler(holding.clone())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let sender = sender(&db, "Rolling").await;
+    sender.send(Numbered { n: 1 }).await.unwrap();
+    wait_until("the first instance is handling", || async {
+        holding.started.load(Ordering::SeqCst) >= 1
+    })
+    .await;
+    // A start or a send that waited for the running handler would fail at this deadline.
+    let second = db
+        .builder("Rolling", "rolling-b")
+        .database_timeout(Duration::from_secs(10))
+        .handler(holding.clone())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .expect("a second instance starts while the first one's handler runs");
+    sender
+        .send(Numbered { n: 2 })
+        .await
+        .expect("sends go on while a handler runs");
+    assert_eq!(
+        holding.finished.load(Ordering::SeqCst),
+        0,
+        "the handler was still running all along"
+    );
+    holding.released.store(true, Ordering::SeqCst);
+    wait_until("both messages are handled", || async {
+        holding.finished.load(Ordering::SeqCst) == 2
+    })
+    .await;
+    for bus in [first, second, sender] {
+        bus.stop().await.unwrap();
+    }
+}
+
 /// Tracks how many handlers run at once.
 struct Gauge {
     now: Arc<AtomicUsize>,

@@ -83,7 +83,15 @@ async fn create<D: Driver>(
 /// Every statement's contract, on one driver.
 async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
     let dialect = driver.dialect();
-    let queue = QueueName::new(format!("Q it's [{}]", unique())).expect("a valid name");
+    // Quotes and brackets, but no right bracket on SQL Server: Babelfish for PostgreSQL cannot
+    // parse `]]` inside a bracketed name (the SQL Server suite names that gap), and this test
+    // is about every statement's contract, not that one.
+    let name = if driver.dialect().names_ignore_case {
+        format!("Q it's [{}", unique())
+    } else {
+        format!("Q it's [{}]", unique())
+    };
+    let queue = QueueName::new(name).expect("a valid name");
     let s = dialect.schema_sql(&schema);
     let q = dialect.queue_sql(&schema, &queue);
     let mut c = Held::take(&driver, DEADLINES).await.expect("a connection");
@@ -114,9 +122,11 @@ async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
         .await
         .expect("index list");
     for index in q.indexes() {
+        // SQL Server compares names regardless of case; Babelfish lists them in lower case.
         assert!(
-            indexes.contains(&index.name),
-            "{} lacks {}",
+            indexes.iter().any(|name| name == &index.name
+                || (dialect.names_ignore_case && name.eq_ignore_ascii_case(&index.name))),
+            "{} lacks {} in {indexes:?}",
             dialect.name,
             index.name
         );
@@ -140,7 +150,8 @@ async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
         let found = crate::transport::index_check::group(columns);
         for index in &expected {
             assert!(
-                found.iter().any(|f| f.name == index.name),
+                found.iter().any(|f| f.name == index.name
+                    || (dialect.names_ignore_case && f.name.eq_ignore_ascii_case(&index.name))),
                 "{}: {} not among {found:?}",
                 dialect.name,
                 index.name
@@ -657,18 +668,33 @@ mod sqlserver {
         .expect("create the test schema");
         c.release();
         contract(driver.clone(), schema.clone()).await;
+        // Each table dropped by its name quoted here: Babelfish's QUOTENAME quotes a name with
+        // ' differently from SQL Server.
         let mut c = Held::take(&driver, DEADLINES).await.expect("a connection");
+        let dialect = driver.dialect();
+        let tables = c
+            .query(
+                "SELECT [name] FROM sys.tables WHERE [schema_id] = SCHEMA_ID(@P1)",
+                &[Param::Text(Some(schema.as_str()))],
+            )
+            .await
+            .expect("list the test schema's tables");
+        for row in &tables {
+            let table = row.text(0).ok().flatten().expect("a table name");
+            c.run_script(
+                &format!(
+                    "DROP TABLE {}.{}",
+                    dialect.quote(schema.as_str()),
+                    dialect.quote(&table)
+                ),
+                &[],
+            )
+            .await
+            .expect("drop a table of the test schema");
+        }
         c.run_script(
-            &format!(
-                "DECLARE @drop nvarchar(max) = N'';
-SELECT @drop += N'DROP TABLE ' + QUOTENAME(s.[name]) + N'.' + QUOTENAME(t.[name]) + N'; '
-FROM sys.tables AS t JOIN sys.schemas AS s ON s.[schema_id] = t.[schema_id]
-WHERE s.[name] = @P1;
-EXEC sys.sp_executesql @drop;
-DROP SCHEMA {};",
-                driver.dialect().quote(schema.as_str())
-            ),
-            &[schema.as_str()],
+            &format!("DROP SCHEMA {}", dialect.quote(schema.as_str())),
+            &[],
         )
         .await
         .expect("drop the test schema");

@@ -411,6 +411,14 @@ impl<D: Driver> Transport for SqlTransport<D> {
         let schema = cx.schema.as_str();
         let mut c = s.transaction("creating the schema").await?;
         cx.lock_schema(&mut c).await?;
+        // Another instance may have made everything while this one waited for the lock (several
+        // instances of a new endpoint starting at once): then there is nothing left to do, and
+        // the next waiter is not held up by this one's scripts. Looked up on another
+        // connection, which sees what the other instance committed; only where a lock was
+        // taken (SQLite's transaction holds the file's one write lock instead).
+        if cx.sql.schema_lock.is_some() && self.schema_is_complete(queues).await? {
+            return s.commit(c, &[], "creating the schema").await;
+        }
         if let Some(create_schema) = &cx.sql.schema {
             cx.create(&mut c, "the schema", create_schema, &[schema])
                 .await?;
