@@ -103,6 +103,15 @@ impl Handler<OrderPlaced> for Invoicing {
 const TABLES: &str = "CREATE TABLE IF NOT EXISTS orders (order_id bigint PRIMARY KEY, total_cents bigint NOT NULL);
 CREATE TABLE IF NOT EXISTS invoices (message_id varchar(64) PRIMARY KEY, order_id bigint NOT NULL, total_cents bigint NOT NULL);";
 
+/// Says what became of an order and its event.
+fn report(order_id: i64, committed: bool) {
+    if committed {
+        println!("1. order {order_id} saved and OrderPlaced published, in one transaction");
+    } else {
+        println!("1. order {order_id} rolled back: neither the order nor its event exists");
+    }
+}
+
 /// The web side on PostgreSQL: the order and its event in the application's own transaction.
 async fn place_on_postgres(bus: &Bus, url: &str) -> Result<(), Box<dyn std::error::Error>> {
     let (mut client, connection) =
@@ -124,11 +133,10 @@ async fn place_on_postgres(bus: &Bus, url: &str) -> Result<(), Box<dyn std::erro
         sends.write_postgres(&tx).await?;
         if commit {
             tx.commit().await?;
-            println!("1. order {order_id} saved and OrderPlaced published, in one transaction");
         } else {
             tx.rollback().await?;
-            println!("1. order {order_id} rolled back: neither the order nor its event exists");
         }
+        report(order_id, commit);
     }
     Ok(())
 }
@@ -167,11 +175,7 @@ async fn place_on_sql_server(
         sends.write_sql_server(&mut client).await?;
         let end = if commit { "COMMIT" } else { "ROLLBACK" };
         client.simple_query(end).await?.into_results().await?;
-        if commit {
-            println!("1. order {order_id} saved and OrderPlaced published, in one transaction");
-        } else {
-            println!("1. order {order_id} rolled back: neither the order nor its event exists");
-        }
+        report(order_id, commit);
     }
     Ok(())
 }
@@ -197,11 +201,10 @@ async fn place_on_sqlite(bus: &Bus, path: &str) -> Result<(), Box<dyn std::error
         prepared.write_sqlite(&tx)?;
         if commit {
             tx.commit()?;
-            println!("1. order {order_id} saved and OrderPlaced published, in one transaction");
         } else {
             tx.rollback()?;
-            println!("1. order {order_id} rolled back: neither the order nor its event exists");
         }
+        report(order_id, commit);
     }
     Ok(())
 }
