@@ -248,7 +248,7 @@ impl Database {
             )
             .unwrap_or(i64::MAX),
             layout: options.layout,
-            body_string: false,
+            body_string: None,
             pool_size: 2,
             deadlines: crate::driver::Deadlines {
                 connect: database_connect_timeout,

@@ -96,7 +96,7 @@ pub use names::{QueueName, SchemaName, MAX_NAME_LEN};
 pub use nimbus_macros::{handler, Command, Event, Message};
 pub use pipeline::handler::{BlockingHandler, Handler, HandlerContext};
 pub use pipeline::metrics::Metrics;
-pub use transport::{StorageLayout, SweepReport, DEFAULT_CONNECT_TIMEOUT};
+pub use transport::{BodyStringColumn, StorageLayout, SweepReport, DEFAULT_CONNECT_TIMEOUT};
 
 /// The PostgreSQL driver whose client [`HandlerContext::postgres`] lends, re-exported so that
 /// applications use the same version.

@@ -1,3 +1,7 @@
--- Deletes every message of a destination from NimbusMessages (dropping a queue in the shared-table layout).
--- Parameters: 1 Destination (varchar)
-DELETE FROM {schema}."NimbusMessages" WHERE "Destination" = $1
+-- Deletes at most a batch of a destination's messages from NimbusMessages (dropping a queue in the shared-table layout: repeated until a batch comes back short).
+-- Parameters: 1 Destination (varchar), 2 batch size (bigint)
+DELETE FROM {schema}."NimbusMessages"
+WHERE "MessageId" IN (
+    SELECT "MessageId" FROM {schema}."NimbusMessages"
+    WHERE "Destination" = $1
+    LIMIT $2)

@@ -2,8 +2,7 @@
 -- Parameters: 1 schema name (sysname, passed as the value @P1), 2 queue table name (sysname, passed as the value @P2)
 -- NServiceBus's definition exactly (AddMessageBodyStringColumn): CAST(Body AS nvarchar(max)), so
 -- a table shared with NServiceBus endpoints has one BodyString whoever added it. nvarchar reads
--- the bytes as UTF-16; for UTF-8 JSON bodies, CAST([Body] AS varchar(max)) reads them as text
--- (README, "SQL Server beside NServiceBus").
+-- the bytes as UTF-16; queue_body_string_text.sql is the form that reads as the body's text.
 -- The column is looked up by the names as values (sys.tables, sys.columns), not by
 -- COL_LENGTH(QUOTENAME(...)), whose quoting Babelfish does differently for names with ' or ".
 IF NOT EXISTS (

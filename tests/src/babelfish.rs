@@ -48,15 +48,25 @@ pub const GAPS: &[Gap] = &[
         tests: &[
             "table_per_queue::concurrency_limit_is_never_exceeded",
             "shared_table::concurrency_limit_is_never_exceeded",
+            "table_per_queue::a_slow_handler_does_not_hide_other_processes_messages",
+            "shared_table::a_slow_handler_does_not_hide_other_processes_messages",
+            "table_per_queue::peeks_do_not_count_rows_other_instances_hold",
+            "shared_table::peeks_do_not_count_rows_other_instances_hold",
         ],
-        symptoms: &["receivers ran in parallel"],
+        symptoms: &[
+            "receivers ran in parallel",
+            "handled while the slow handler runs",
+            "while instance A holds every message",
+            "peeks counted rows A holds",
+        ],
         statement: "the receive: DELETE ... WHERE [RowVersion] = (SELECT TOP (1) [RowVersion] \
                     FROM queue WITH (UPDLOCK, READPAST, ROWLOCK) ORDER BY [RowVersion]) \
                     (queue_receive.sql, messages_receive.sql)",
         babelfish: "accepts READPAST and ignores it: a second receiver waits for the row the \
                     first one holds and then finds it gone, so the receivers of a queue take \
                     turns instead of running side by side (no message is received twice, \
-                    throughput is one receive at a time)",
+                    throughput is one receive at a time); the peek counts held rows too, so a \
+                    slow handler holds back the messages behind it",
         sql_server: "Table Hints (Transact-SQL): READPAST makes the Database Engine skip rows \
                      other transactions have locked, and UPDLOCK with ROWLOCK locks the row the \
                      receive takes; NServiceBus's SQL Server transport receives WITH (UPDLOCK, \

@@ -666,7 +666,19 @@ impl Drop for Target {
                 return;
             }
             Target::Postgres { schema } => {
-                let sql = format!("DROP SCHEMA IF EXISTS {} CASCADE", pg_quote(schema));
+                let mut sql = format!("DROP SCHEMA IF EXISTS {} CASCADE", pg_quote(schema));
+                if std::thread::panicking() {
+                    // A failed test's endpoints still hold row locks in open receives, and they
+                    // run on the very thread this drop blocks: end their sessions, or the
+                    // DROP would wait for them forever.
+                    sql = format!(
+                        "SELECT pg_terminate_backend(l.pid) FROM pg_locks AS l \
+                         JOIN pg_class AS c ON c.oid = l.relation \
+                         JOIN pg_namespace AS n ON n.oid = c.relnamespace \
+                         WHERE n.nspname = '{}' AND l.pid <> pg_backend_pid(); {sql}",
+                        schema.replace('\'', "''")
+                    );
+                }
                 Box::new(move || {
                     block_on(async move {
                         if let Ok((client, conn)) =
@@ -680,8 +692,11 @@ impl Drop for Target {
             }
             Target::SqlServer { schema, connection } => {
                 let connection = connection.clone();
+                // A failed test's endpoints may still hold locks in the schema, on the thread
+                // this drop blocks: give up after a while rather than wait for them forever.
                 let drop_all = format!(
-                    "DECLARE @schema sysname = N'{}';
+                    "SET LOCK_TIMEOUT 10000;
+DECLARE @schema sysname = N'{}';
 DECLARE @sql nvarchar(max) = N'';
 SELECT @sql += N'DROP TABLE ' + QUOTENAME(s.name) + N'.' + QUOTENAME(t.name) + N';'
 FROM sys.tables AS t JOIN sys.schemas AS s ON s.schema_id = t.schema_id

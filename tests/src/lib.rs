@@ -117,6 +117,8 @@ macro_rules! conformance_suite {
             missing_tables_without_auto_create_name_the_statement,
             concurrent_auto_create_is_safe,
             a_starting_instance_waits_for_no_running_handler,
+            a_slow_handler_does_not_hide_other_processes_messages,
+            peeks_do_not_count_rows_other_instances_hold,
             stop_lets_in_flight_handlers_finish,
             batch_send_is_atomic_and_ordered,
             version_1_columns_are_null_unless_asked_for,

@@ -397,6 +397,12 @@ pub async fn configuration_errors_are_clear(kind: Setup) {
                 .build(),
             "BodyString",
         );
+        config_error(
+            db.builder("Cfg", "1")
+                .body_string_column(nimbus::BodyStringColumn::Text)
+                .build(),
+            "BodyString",
+        );
     }
     // Nothing of the refused configurations reached the database.
     assert_eq!(db.count("Cfg").await, 0);
@@ -633,6 +639,68 @@ pub async fn events_reach_every_subscribed_queue(kind: Setup) {
     assert_eq!(db.count("Billing").await + db.count("Shipping").await, 0);
 }
 
+/// Releases held handlers when dropped, so that a failing test ends instead of waiting for its
+/// handlers forever.
+struct ReleaseOnDrop(Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for ReleaseOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// SQL Server's `BodyString` column in both forms: the text form reads as the JSON body that was
+/// sent, NServiceBus's form is its `nvarchar` definition (which reads UTF-8 as UTF-16).
+pub async fn body_string_columns_read_as_defined(kind: Setup) {
+    assert_eq!(
+        kind.kind,
+        Kind::SqlServer,
+        "BodyString exists on SQL Server only"
+    );
+    let db = TestDatabase::new(kind).await;
+    for (queue, form, definition) in [
+        ("TextBody", nimbus::BodyStringColumn::Text, "varchar"),
+        ("NsbBody", nimbus::BodyStringColumn::NServiceBus, "nvarchar"),
+    ] {
+        // The endpoint makes its queue with the column, and is stopped before it receives.
+        let endpoint = db
+            .builder(queue, "1")
+            .body_string_column(form)
+            .handler::<Numbered, _>(Recorder::new("1", &seen_list()))
+            .build()
+            .unwrap()
+            .start()
+            .await
+            .unwrap();
+        endpoint.stop().await.unwrap();
+        let sender = sender(&db, queue).await;
+        sender.send(Numbered { n: 7 }).await.unwrap();
+        sender.stop().await.unwrap();
+        let table = db.table(queue);
+        let typed = db
+            .scalar(
+                &format!(
+                    "SELECT COUNT(*) FROM sys.columns AS c \
+                     WHERE c.[object_id] = OBJECT_ID(N'{}') AND c.[name] = N'BodyString' \
+                     AND TYPE_NAME(c.[system_type_id]) = @P1",
+                    table.replace('\'', "''")
+                ),
+                &[definition],
+            )
+            .await;
+        assert_eq!(typed, 1, "{queue}: BodyString is {definition}");
+        if form == nimbus::BodyStringColumn::Text {
+            let readable = db
+                .scalar(
+                    &format!("SELECT COUNT(*) FROM {table} WHERE [BodyString] = @P1"),
+                    &[r#"{"n":7}"#],
+                )
+                .await;
+            assert_eq!(readable, 1, "the body reads as its text");
+        }
+    }
+}
+
 /// Holds every message it handles until released: a long-running handler, with its receive's
 /// transaction open all along.
 #[derive(Clone, Default)]
@@ -665,6 +733,7 @@ pub async fn a_starting_instance_waits_for_no_running_handler(kind: Setup) {
     }
     let db = TestDatabase::new(kind).await;
     let holding = Holding::default();
+    let _release = ReleaseOnDrop(holding.released.clone());
     let first = db
         .builder("Rolling", "rolling-a")
         .handler(holding.clone())
@@ -706,6 +775,150 @@ pub async fn a_starting_instance_waits_for_no_running_handler(kind: Setup) {
     for bus in [first, second, sender] {
         bus.stop().await.unwrap();
     }
+}
+
+/// Scale-out: instance A holds every message of the queue in running handlers; instance B of
+/// the same endpoint must see nothing to take. A peek that counted A's rows would send B's idle
+/// receivers after them, a round of empty receives per peek, for as long as A's handlers run.
+pub async fn peeks_do_not_count_rows_other_instances_hold(kind: Setup) {
+    if kind == Kind::Sqlite {
+        // SQLite has one writer: B's receives wait for A's, whatever the peek says.
+        return;
+    }
+    let db = TestDatabase::new(kind).await;
+    let holding = Holding::default();
+    let _release = ReleaseOnDrop(holding.released.clone());
+    let first = db
+        .builder("Held", "held-a")
+        .concurrency(4)
+        .handler(holding.clone())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let sender = sender(&db, "Held").await;
+    for n in 0..4 {
+        sender.send(Numbered { n }).await.unwrap();
+    }
+    wait_until("instance A holds all four messages", || async {
+        holding.started.load(Ordering::SeqCst) == 4
+    })
+    .await;
+    let second = db
+        .builder("Held", "held-b")
+        .concurrency(4)
+        .peek_delay(Duration::from_millis(100))
+        .handler(holding.clone())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let before = second.metrics();
+    wait_until(
+        "instance B peeks 10 times while instance A holds every message",
+        || async { second.metrics().peeks >= before.peeks + 10 },
+    )
+    .await;
+    let after = second.metrics();
+    assert_eq!(
+        after.empty_receives - before.empty_receives,
+        0,
+        "B's peeks counted rows A holds: {} empty receives in {} peeks",
+        after.empty_receives - before.empty_receives,
+        after.peeks - before.peeks
+    );
+    assert_eq!(after.queue_depth, 0, "B sees nothing waiting");
+    assert_eq!(holding.finished.load(Ordering::SeqCst), 0);
+    holding.released.store(true, Ordering::SeqCst);
+    wait_until("A finishes its four messages", || async {
+        holding.finished.load(Ordering::SeqCst) == 4
+    })
+    .await;
+    for bus in [first, second, sender] {
+        bus.stop().await.unwrap();
+    }
+}
+
+/// Holds message 0 until released; counts the others as they are handled.
+#[derive(Clone, Default)]
+struct SlowFirst {
+    slow_started: Arc<AtomicUsize>,
+    others: Arc<AtomicUsize>,
+    released: Arc<std::sync::atomic::AtomicBool>,
+}
+
+#[nimbus::handler]
+impl Handler<Numbered> for SlowFirst {
+    async fn handle(&self, m: Numbered, _ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        if m.n == 0 {
+            self.slow_started.fetch_add(1, Ordering::SeqCst);
+            while !self.released.load(Ordering::SeqCst) {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        } else {
+            self.others.fetch_add(1, Ordering::SeqCst);
+        }
+        Ok(())
+    }
+}
+
+/// Messages written by another process wake nobody in this one (on SQL Server and SQLite never;
+/// on PostgreSQL when a notification is lost): idle receivers must find them by peeking, and
+/// must keep peeking while a slow handler runs, not wait for it to end.
+pub async fn a_slow_handler_does_not_hide_other_processes_messages(kind: Setup) {
+    if kind == Kind::Sqlite {
+        // SQLite has one writer: a running receive holds it, and every other receive waits.
+        return;
+    }
+    let db = TestDatabase::new(kind).await;
+    let handler = SlowFirst::default();
+    let _release = ReleaseOnDrop(handler.released.clone());
+    let endpoint = db
+        .builder("SlowFirst", "slow-first-1")
+        .concurrency(4)
+        .peek_delay(Duration::from_millis(100))
+        .handler(handler.clone())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let sender = sender(&db, "SlowFirst").await;
+    sender.send(Numbered { n: 0 }).await.unwrap();
+    wait_until("the slow handler runs", || async {
+        handler.slow_started.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    // Written as another process would: no wake-up reaches this one.
+    for n in 1..=3 {
+        db.admin()
+            .send_json(
+                "SlowFirst",
+                "Conformance.Numbered",
+                &format!("{{\"n\":{n}}}"),
+                "ElsewhereSender",
+                &[],
+            )
+            .await
+            .expect("writing a message as another process");
+    }
+    wait_until(
+        "the other process's three messages are handled while the slow handler runs",
+        || async { handler.others.load(Ordering::SeqCst) == 3 },
+    )
+    .await;
+    assert_eq!(
+        handler.slow_started.load(Ordering::SeqCst),
+        1,
+        "the slow handler ran once, and was still running"
+    );
+    handler.released.store(true, Ordering::SeqCst);
+    for bus in [endpoint, sender] {
+        bus.stop().await.unwrap();
+    }
+    assert_eq!(db.count("SlowFirst").await, 0);
 }
 
 /// Tracks how many handlers run at once.

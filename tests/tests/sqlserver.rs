@@ -98,6 +98,10 @@ fn main() -> ExitCode {
             ))
         }),
     ));
+    server_tests.push((
+        "sqlserver::body_string_columns_read_as_defined",
+        Box::new(|| run_actix(suite::body_string_columns_read_as_defined(TABLE_PER_QUEUE))),
+    ));
     for (name, setup) in [
         (
             "sqlserver::hostile_schema_names_work::table_per_queue",

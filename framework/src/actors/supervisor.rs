@@ -2,8 +2,9 @@
 //!
 //! It keeps every free slot busy: a receive is handed out whenever a receiver of the queue is
 //! idle, the endpoint has a free slot (its concurrency limit spans all of its queues) and the
-//! last estimate says messages wait; it peeks again as soon as the estimate runs out, while
-//! slow handlers are still running, and at once when a send wakes the queue.
+//! last estimate says messages wait; it peeks again as soon as the estimate runs out and a
+//! receive has taken its message (not when its handler ends: slow handlers may still be
+//! running), and at once when a send wakes the queue.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -215,10 +216,7 @@ impl QueueSupervisor {
             Ok(Ok(estimate)) => {
                 self.database_ok();
                 self.set_depth(estimate);
-                // The estimate counts the rows this supervisor's receives hold: only the rest
-                // are waiting.
-                let in_flight = i64::try_from(self.in_flight).unwrap_or(i64::MAX);
-                let waiting = estimate.saturating_sub(in_flight.saturating_mul(self.batch()));
+                let waiting = self.waiting(estimate);
                 if waiting > 0 {
                     self.remaining = waiting;
                     self.dispatch(ctx);
@@ -245,6 +243,17 @@ impl QueueSupervisor {
                 self.peek_later(self.error_backoff(), ctx);
             }
         }
+    }
+
+    /// How many of the `estimate` a peek found wait for a receiver. Where the peek counts the
+    /// rows that receives in progress hold (SQLite), this supervisor's are taken off; elsewhere
+    /// the peek already skipped them (and every other instance's).
+    fn waiting(&self, estimate: i64) -> i64 {
+        if !self.endpoint.transport.peek_counts_held_rows() {
+            return estimate;
+        }
+        let in_flight = i64::try_from(self.in_flight).unwrap_or(i64::MAX);
+        estimate.saturating_sub(in_flight.saturating_mul(self.batch()))
     }
 
     /// How many messages one receive takes.
@@ -280,12 +289,30 @@ impl QueueSupervisor {
         // A receive takes up to a batch of messages.
         self.remaining = self.remaining.saturating_sub(self.batch());
         self.in_flight += 1;
-        ctx.spawn(self.receivers[index].send(ReceiveOne).into_actor(self).map(
-            move |result, act, ctx| {
-                drop(slot);
-                act.on_received(index, result, ctx)
-            },
-        ));
+        let (taken, on_taken) = oneshot::channel();
+        ctx.spawn(on_taken.into_actor(self).map(|told, act, ctx| {
+            if told.is_ok() {
+                act.on_taken(ctx);
+            }
+        }));
+        ctx.spawn(
+            self.receivers[index]
+                .send(ReceiveOne { taken })
+                .into_actor(self)
+                .map(move |result, act, ctx| {
+                    drop(slot);
+                    act.on_received(index, result, ctx)
+                }),
+        );
+    }
+
+    /// A receive has taken its message(s) and its handlers start. When the estimate is spent
+    /// and receivers are idle, look again now rather than when the handlers end: a slow handler
+    /// must not hide the messages other processes write meanwhile (they wake nobody here).
+    fn on_taken(&mut self, ctx: &mut Context<Self>) {
+        if self.remaining <= 0 && !self.idle.is_empty() && !self.stopping {
+            self.peek(ctx);
+        }
     }
 
     /// Waits (fairly, behind the endpoint's other queues) for a slot, then hands out with it.
@@ -326,6 +353,10 @@ impl QueueSupervisor {
             Ok(Outcome::Handled) | Ok(Outcome::Expired) => self.database_ok(),
             Ok(Outcome::Empty) => {
                 self.database_ok();
+                crate::pipeline::metrics::count_empty_receive(
+                    &self.endpoint.counters,
+                    self.queue.as_str(),
+                );
                 self.remaining = 0;
                 found_nothing = true;
             }

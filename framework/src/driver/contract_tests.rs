@@ -365,9 +365,22 @@ async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
         .expect("receive")
         .is_none());
     c = commit(c).await;
-    c.execute(&s.messages_delete_destination, &destination)
-        .await
-        .expect("delete destination");
+    // Dropping the destination deletes its messages a batch at a time: the delayed one left
+    // and two more, in batches of two.
+    for _ in 0..2 {
+        c.insert_shared_row(&s.messages_insert, &shared(Uuid::new_v4(), 3_600_000))
+            .await
+            .expect("shared insert");
+    }
+    let batch_of_two = [destination[0], Param::BigInt(Some(2))];
+    for expected in [2, 1, 0] {
+        assert_eq!(
+            c.execute(&s.messages_delete_destination, &batch_of_two)
+                .await
+                .expect("delete destination"),
+            expected
+        );
+    }
 
     // Dropping a queue twice is fine.
     for _ in 0..2 {

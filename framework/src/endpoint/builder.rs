@@ -70,7 +70,7 @@ pub struct BusBuilder {
     blocking_threads: Option<usize>,
     receive_batch: usize,
     fill_v1_columns: bool,
-    body_string_column: bool,
+    body_string_column: Option<crate::BodyStringColumn>,
     retry: RetryPolicy,
     handler_timeout: Duration,
     purge_interval: Duration,
@@ -107,7 +107,7 @@ impl Default for BusBuilder {
             blocking_threads: None,
             receive_batch: 1,
             fill_v1_columns: false,
-            body_string_column: false,
+            body_string_column: None,
             retry: RetryPolicy::default(),
             handler_timeout: DEFAULT_HANDLER_TIMEOUT,
             purge_interval: DEFAULT_PURGE_INTERVAL,
@@ -258,11 +258,21 @@ impl BusBuilder {
 
     /// On SQL Server, add the computed column `BodyString` to every queue table auto-create
     /// makes or finds, defined as NServiceBus defines it (`CreateMessageBodyComputedColumn`:
-    /// `CAST(Body AS nvarchar(max))`, which reads the bytes as UTF-16; UTF-8 JSON bodies read as
-    /// text through `CAST(Body AS varchar(max))`). Default off. Not supported on PostgreSQL and
-    /// SQLite.
+    /// `CAST(Body AS nvarchar(max))`, which reads UTF-8 bodies as UTF-16, i.e. not as their
+    /// text); `false` adds none (the default). For a column that reads as the body's text use
+    /// [`BusBuilder::body_string_column`] with [`crate::BodyStringColumn::Text`]. Not supported
+    /// on PostgreSQL and SQLite.
     pub fn create_body_string_column(mut self, enabled: bool) -> Self {
-        self.body_string_column = enabled;
+        self.body_string_column = enabled.then_some(crate::BodyStringColumn::NServiceBus);
+        self
+    }
+
+    /// On SQL Server, add the computed column `BodyString` to every queue table auto-create
+    /// makes or finds, in the form given (see [`crate::BodyStringColumn`]: `Text` reads as the
+    /// body's text, `NServiceBus` is NServiceBus's definition for shared tables). A table that
+    /// already has a `BodyString` keeps it as it is. Not supported on PostgreSQL and SQLite.
+    pub fn body_string_column(mut self, form: crate::BodyStringColumn) -> Self {
+        self.body_string_column = Some(form);
         self
     }
 
@@ -452,19 +462,19 @@ impl BusBuilder {
                 "remove .fill_v1_columns(true), or use StorageLayout::TablePerQueue to talk to NServiceBus v1 endpoints",
             ));
         }
-        if self.body_string_column && self.layout == StorageLayout::SharedTable {
+        if self.body_string_column.is_some() && self.layout == StorageLayout::SharedTable {
             return Err(NimbusError::config(
                 "the BodyString column belongs to the table-per-queue layout; NimbusMessages has none",
-                "remove .create_body_string_column(true) or use StorageLayout::TablePerQueue",
+                "remove .body_string_column(..) / .create_body_string_column(true), or use StorageLayout::TablePerQueue",
             ));
         }
-        if self.body_string_column && !database.is_sql_server() {
+        if self.body_string_column.is_some() && !database.is_sql_server() {
             return Err(NimbusError::config(
                 format!(
                     "the BodyString column is not supported on {} yet",
                     dialect.name
                 ),
-                "remove .create_body_string_column(true); read the Body column as UTF-8 JSON instead",
+                "remove .body_string_column(..) / .create_body_string_column(true); read the Body column as UTF-8 JSON instead",
             ));
         }
         input_queue.check_len(max_queue)?;

@@ -27,8 +27,8 @@ pub(crate) struct EndpointConfig {
     pub receive_batch: usize,
     pub routes: Arc<Routes>,
     pub handlers: Arc<HandlerRegistry>,
-    /// Add the computed `BodyString` column to queue tables (SQL Server).
-    pub body_string_column: bool,
+    /// Add the computed `BodyString` column to queue tables (SQL Server), in this form.
+    pub body_string_column: Option<crate::BodyStringColumn>,
     pub retry: RetryPolicy,
     pub handler_timeout: Duration,
     pub purge_interval: Duration,

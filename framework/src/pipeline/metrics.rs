@@ -18,6 +18,7 @@
 //! | `nimbus_queue_table_dead_rows` | gauge | queue (PostgreSQL: dead rows of its table at the last look, 0 after a vacuum) |
 //! | `nimbus_queue_table_vacuums_total` | counter | queue (PostgreSQL: vacuums this endpoint ran on its table) |
 //! | `nimbus_queue_peeks_total` | counter | queue (depth estimates this endpoint asked the database for: its polling load) |
+//! | `nimbus_queue_empty_receives_total` | counter | queue (receives that found nothing to take: other receivers got there first; many per handled message means wasted polling) |
 //! | `nimbus_queue_oldest_message_age_seconds` | gauge | queue (the first message's `NServiceBus.TimeSent`, the sender's clock, read at most every 5 s while the queue is not empty; 0 when a peek finds it empty) |
 
 use std::collections::BTreeMap;
@@ -38,6 +39,7 @@ pub(crate) struct Counters {
     pub delayed_delivered: AtomicU64,
     pub table_vacuums: AtomicU64,
     pub peeks: AtomicU64,
+    pub empty_receives: AtomicU64,
     /// Each queue's depth estimate at its last peek.
     pub queue_depths: Mutex<BTreeMap<String, u64>>,
     /// Each queue's oldest message age, when last read.
@@ -88,6 +90,7 @@ impl Counters {
             delayed_delivered: get(&self.delayed_delivered),
             table_vacuums: get(&self.table_vacuums),
             peeks: get(&self.peeks),
+            empty_receives: get(&self.empty_receives),
             queue_depth: queue_depths.get(&self.input_queue).copied().unwrap_or(0),
             queue_depths,
             oldest_message_ages: self
@@ -124,6 +127,11 @@ pub struct Metrics {
     /// Depth estimates (peeks) this endpoint asked the database for, across its queues: the
     /// load its polling puts on the database, idle or not.
     pub peeks: u64,
+    /// Receives that found nothing to take, across its queues: another receiver (here or in
+    /// another instance) took the message first. A few are normal with competing consumers;
+    /// about one per peek or more means the estimates send receivers after rows they cannot
+    /// take.
+    pub empty_receives: u64,
     /// The input queue's depth estimate at its last peek.
     pub queue_depth: u64,
     /// Every queue this endpoint receives from, with its own depth estimate at its last peek.
@@ -144,6 +152,13 @@ pub(crate) fn count_vacuum(counters: &Counters, queue: &str) {
 pub(crate) fn count_peek(counters: &Counters, queue: &str) {
     Counters::add(&counters.peeks, 1);
     metrics::counter!("nimbus_queue_peeks_total", "queue" => queue.to_string()).increment(1);
+}
+
+/// A receive of `queue` that found nothing, counted here and through the `metrics` facade.
+pub(crate) fn count_empty_receive(counters: &Counters, queue: &str) {
+    Counters::add(&counters.empty_receives, 1);
+    metrics::counter!("nimbus_queue_empty_receives_total", "queue" => queue.to_string())
+        .increment(1);
 }
 
 /// One event of a message, through the `metrics` facade.

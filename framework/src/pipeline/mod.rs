@@ -105,14 +105,25 @@ enum Failure {
     BadInput(String),
 }
 
+/// Told as soon as a receive's `DELETE` has taken its message(s), before any handler runs: the
+/// supervisor may look for more work then instead of waiting for the handlers. Dropped unsent
+/// when the receive took nothing or failed.
+pub(crate) type Taken = tokio::sync::oneshot::Sender<()>;
+
 /// Receives one message from `queue` and handles it in the receive's transaction, inside a
-/// `process` span that continues the sender's trace.
-pub(crate) async fn receive_and_handle(endpoint: &EndpointState, queue: &QueueName) -> Outcome {
+/// `process` span that continues the sender's trace; `taken` is told once the message is taken.
+pub(crate) async fn receive_and_handle(
+    endpoint: &EndpointState,
+    queue: &QueueName,
+    taken: Taken,
+) -> Outcome {
     let (row, tx) = match endpoint.transport.receive(queue).await {
         Ok(None) => return Outcome::Empty,
         Ok(Some(received)) => received,
         Err(e) => return Outcome::Infrastructure(e),
     };
+    // The supervisor is gone only when the endpoint stops: nobody to tell then.
+    let _ = taken.send(());
     process(endpoint, queue, row, tx).await
 }
 
@@ -123,10 +134,12 @@ pub(crate) async fn receive_and_handle(endpoint: &EndpointState, queue: &QueueNa
 ///
 /// The receive and the commit run here (the bus's thread, where the connection lives); the
 /// messages are handled on one handler thread, one hop there and back for the whole batch.
+/// `taken` is told once the batch is taken.
 pub(crate) async fn receive_and_handle_batch(
     endpoint: &Arc<EndpointState>,
     queue: &QueueName,
     limit: usize,
+    taken: Taken,
 ) -> Outcome {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let batch = match endpoint.transport.receive_batch(queue, limit).await {
@@ -134,6 +147,7 @@ pub(crate) async fn receive_and_handle_batch(
         Ok(Some(batch)) => batch,
         Err(e) => return Outcome::Infrastructure(e),
     };
+    let _ = taken.send(());
     let size = batch.len();
     let handled = {
         let (state, queue) = (endpoint.clone(), queue.clone());

@@ -20,6 +20,7 @@ pub(crate) struct Files {
     pub queue_index_rowversion: &'static str,
     pub queue_index_expires: &'static str,
     pub queue_body_string: &'static str,
+    pub queue_body_string_text: &'static str,
     pub index_if_missing: &'static str,
     pub queue_drop: &'static str,
     pub queue_insert: &'static str,
@@ -83,6 +84,7 @@ macro_rules! all_files {
             schema, schema_lock, subscriptions, dead_letters, delayed_messages,
             upgrade_subscriptions_last_seen_at, shared_messages, shared_messages_index_dequeue,
             queue_table, queue_index_rowversion, queue_index_expires, queue_body_string,
+            queue_body_string_text,
             index_if_missing, queue_drop, queue_insert, queue_receive, queue_peek,
             queue_purge_expired, queue_count, queue_browse, messages_insert, messages_receive,
             messages_peek, messages_purge_expired, messages_delete_destination, messages_count,
@@ -157,6 +159,14 @@ pub(crate) struct Dialect {
     /// table names and for `Destination` values alike; Babelfish lists table names folded to
     /// lower case). Known queues are then compared that way too.
     pub names_ignore_case: bool,
+    /// Whether the peek statements leave out rows that other transactions hold (row locks
+    /// skipped: PostgreSQL's `SKIP LOCKED`, SQL Server's `READPAST`). Where they do not (SQLite,
+    /// whose receives hold the one write lock and whose readers see the rows until the commit),
+    /// the rows this process's receives hold are counted and must be subtracted.
+    pub peek_skips_held_rows: bool,
+    /// The most rows one statement that deletes or moves many (the expiry purge, dropping a
+    /// queue of the shared table) may touch; larger batches run as several statements.
+    pub max_rows_per_statement: i64,
     open_quote: char,
     close_quote: char,
 }
@@ -176,6 +186,8 @@ pub(crate) static SQLITE: Dialect = Dialect {
     rows_per_insert: 500,
     index_type: "btree",
     names_ignore_case: false,
+    peek_skips_held_rows: false,
+    max_rows_per_statement: i64::MAX,
     open_quote: '"',
     close_quote: '"',
 };
@@ -198,9 +210,22 @@ pub(crate) static POSTGRES: Dialect = Dialect {
     rows_per_insert: 1000,
     index_type: "btree",
     names_ignore_case: false,
+    peek_skips_held_rows: true,
+    max_rows_per_statement: i64::MAX,
     open_quote: '"',
     close_quote: '"',
 };
+
+/// The most rows one SQL Server statement deletes when it deletes many: well under the 5,000
+/// locks on one table at which the Database Engine escalates a statement's row locks to a lock
+/// on the whole table (Microsoft, "Transaction locking and row versioning guide", section "Lock
+/// escalation"), which would stall every receive and send of the table until the statement
+/// commits. NServiceBus's SQL Server transport keeps its cleanup batches under 4,000 rows too.
+pub(crate) const SQLSERVER_ROWS_PER_STATEMENT: i64 = 4_000;
+const _: () = assert!(
+    SQLSERVER_ROWS_PER_STATEMENT < 5_000,
+    "under the escalation threshold"
+);
 
 /// SQL Server 2016+ and Azure SQL (`sysname` is 128 characters).
 pub(crate) static SQLSERVER: Dialect = Dialect {
@@ -216,6 +241,8 @@ pub(crate) static SQLSERVER: Dialect = Dialect {
     rows_per_insert: 1,
     index_type: "NONCLUSTERED",
     names_ignore_case: true,
+    peek_skips_held_rows: true,
+    max_rows_per_statement: SQLSERVER_ROWS_PER_STATEMENT,
     open_quote: '[',
     close_quote: ']',
 };
@@ -231,6 +258,16 @@ impl Dialect {
             identifier.replace(self.close_quote, &format!("{close}{close}")),
             self.close_quote
         )
+    }
+
+    /// The sizes of the statements that together delete up to `batch` rows, none of them more
+    /// than [`Dialect::max_rows_per_statement`]: `[4000, 4000, 2000]` for 10,000 on SQL Server,
+    /// `[10000]` elsewhere.
+    pub fn statement_sizes(&self, batch: i64) -> impl Iterator<Item = i64> {
+        let (batch, cap) = (batch.max(0), self.max_rows_per_statement.max(1));
+        let full = usize::try_from(batch / cap).unwrap_or(usize::MAX);
+        let rest = batch % cap;
+        std::iter::repeat_n(cap, full).chain((rest > 0).then_some(rest))
     }
 
     /// The quoted name of `queue`'s table.
@@ -299,6 +336,17 @@ pub(crate) fn is_empty_script(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn large_deletes_on_sql_server_stay_under_lock_escalation() {
+        let sizes = |d: &Dialect, batch| d.statement_sizes(batch).collect::<Vec<_>>();
+        assert_eq!(sizes(&SQLSERVER, 10_000), vec![4_000, 4_000, 2_000]);
+        assert_eq!(sizes(&SQLSERVER, 8_000), vec![4_000, 4_000]);
+        assert_eq!(sizes(&SQLSERVER, 100), vec![100]);
+        assert_eq!(sizes(&POSTGRES, 10_000), vec![10_000]);
+        assert_eq!(sizes(&SQLITE, 10_000), vec![10_000]);
+        assert_eq!(sizes(&SQLITE, 0), Vec::<i64>::new());
+    }
 
     #[test]
     fn render_replaces_every_occurrence() {

@@ -1,7 +1,8 @@
 //! Golden-file tests: every statement of every dialect, rendered for an awkward schema and queue
-//! name, compared whole against `src/sql/golden/<database>/<statement>.sql`. SQL Server cannot run
-//! on our machines, so for T-SQL these files are what a reviewer reads and checks against SQL
-//! Server's documentation; a change to a statement shows up as a change to its golden file.
+//! name, compared whole against `src/sql/golden/<database>/<statement>.sql`: what a reviewer reads
+//! and checks against each database's documentation (for T-SQL, SQL Server's: the live suite runs
+//! on a SQL Server-compatible server, which is not SQL Server); a change to a statement shows up
+//! as a change to its golden file.
 //!
 //! After an intended change, rewrite the files with
 //! `NIMBUS_BLESS=1 cargo test -p nimbus-bus --all-features golden` and review the diff.
@@ -133,6 +134,10 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
         (
             "queue_body_string",
             q.body_string.clone().unwrap_or_default(),
+        ),
+        (
+            "queue_body_string_text",
+            q.body_string_text.clone().unwrap_or_default(),
         ),
         ("queue_drop", q.drop.clone()),
         ("queue_insert", q.insert.clone()),
@@ -294,6 +299,12 @@ fn sqlserver_statements_keep_the_seed_guarantees() {
         "{}",
         get("queue_body_string")
     );
+    // and the form that reads as the body's text.
+    assert!(
+        get("queue_body_string_text").contains("ADD [BodyString] AS CAST([Body] AS varchar(max))"),
+        "{}",
+        get("queue_body_string_text")
+    );
     // The index check reads the definition, as NServiceBus's does: type and key columns.
     let definitions = get("catalog_index_definitions");
     for needle in [
@@ -333,4 +344,28 @@ fn output_clause(text: &str) -> String {
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// PostgreSQL's peeks leave out the rows receives hold, so that idle receivers are not sent
+/// after rows nobody can take: both ends of the per-queue estimate and every counted row of the
+/// shared table are tested with `SKIP LOCKED`, under the weakest lock that can test.
+#[test]
+fn postgres_peeks_skip_the_rows_receives_hold() {
+    let statements = rendered(&POSTGRES);
+    let get = |name: &str| {
+        statements
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, t)| t.clone())
+            .unwrap_or_default()
+    };
+    let queue = get("queue_peek");
+    assert_eq!(
+        queue.matches("FOR KEY SHARE SKIP LOCKED").count(),
+        2,
+        "both ends of the estimate skip held rows: {queue}"
+    );
+    let shared = get("messages_peek");
+    assert!(shared.contains("FOR KEY SHARE SKIP LOCKED"), "{shared}");
+    assert!(shared.contains("LIMIT 1000"), "{shared}");
 }

@@ -156,7 +156,10 @@ pub(crate) struct QueueSql {
     pub create_table: String,
     pub index_rowversion: IndexSql,
     pub index_expires: IndexSql,
+    /// NServiceBus's `BodyString` (`nvarchar`).
     pub body_string: Script,
+    /// The `BodyString` that reads as the body's text (`varchar`).
+    pub body_string_text: Script,
     pub drop: String,
     pub insert: String,
     pub receive: String,
@@ -307,6 +310,7 @@ impl Dialect {
                 f.queue_index_expires,
             ),
             body_string: script(r(f.queue_body_string)),
+            body_string_text: script(r(f.queue_body_string_text)),
             drop: r(f.queue_drop),
             insert: r(f.queue_insert),
             receive: r(f.queue_receive),

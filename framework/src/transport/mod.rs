@@ -50,6 +50,24 @@ pub enum StorageLayout {
     SharedTable,
 }
 
+/// The SQL Server computed column `BodyString`, which shows a queue table's `Body` (bytes) as
+/// text to people querying the table; nothing in Nimbus reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BodyStringColumn {
+    /// `BodyString AS CAST([Body] AS varchar(max))`: the body's bytes read as text in the
+    /// database's default collation. A UTF-8 JSON body reads as itself when that collation is a
+    /// UTF-8 one (`…_UTF8`, SQL Server 2019 and later) and, under any collation, when it is
+    /// ASCII; other characters then show as their bytes in the collation's code page. The
+    /// readable choice for tables only Nimbus uses.
+    Text,
+    /// NServiceBus's definition exactly, `BodyString AS CAST([Body] AS nvarchar(max))`, for
+    /// tables shared with NServiceBus endpoints (one `BodyString` whoever added it). `nvarchar`
+    /// reads the bytes as UTF-16, so a UTF-8 JSON body does not read as its text; read such
+    /// tables with `CAST([Body] AS varchar(max))`.
+    NServiceBus,
+}
+
 /// What a transport is configured with.
 #[derive(Clone, Debug)]
 pub(crate) struct TransportSettings {
@@ -66,8 +84,8 @@ pub(crate) struct TransportSettings {
     /// How row ids are made when one message becomes several rows (a publish in the shared
     /// table, where `MessageId` is the primary key).
     pub message_ids: MessageIds,
-    /// Add SQL Server's computed `BodyString` column to queue tables it creates.
-    pub body_string: bool,
+    /// Add SQL Server's computed `BodyString` column to queue tables it creates, in this form.
+    pub body_string: Option<BodyStringColumn>,
     /// Connections a server database's pool may open (SQLite has one per file).
     #[cfg_attr(
         not(any(feature = "postgres", feature = "sqlserver")),
@@ -91,6 +109,10 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// Whether the database has one writer at a time (SQLite): a second transaction of the same
     /// process waits for the first.
     fn single_writer(&self) -> bool;
+
+    /// Whether [`Transport::peek`] counts the rows that receives in progress hold (SQLite);
+    /// where it does not, its estimate is what waits for a receiver.
+    fn peek_counts_held_rows(&self) -> bool;
 
     /// Where the database is (host and database, or the file), for messages and identity.
     fn target(&self) -> &str;

@@ -82,7 +82,7 @@ impl<D: Driver> SqlTransport<D> {
     async fn schema_is_complete(&self, queues: &[QueueName]) -> Result<bool> {
         let cx = &self.inner.cx;
         // The opt-in BodyString column has no catalog check of its own; its script checks.
-        if cx.body_string
+        if cx.body_string.is_some()
             && queues
                 .iter()
                 .any(|q| cx.catalog.queue(q).sql.body_string.is_some())
@@ -346,6 +346,10 @@ impl<D: Driver> Transport for SqlTransport<D> {
 
     fn single_writer(&self) -> bool {
         self.inner.driver.single_writer()
+    }
+
+    fn peek_counts_held_rows(&self) -> bool {
+        !self.inner.driver.dialect().peek_skips_held_rows
     }
 
     fn target(&self) -> &str {
@@ -787,7 +791,16 @@ impl<D: Driver> Transport for SqlTransport<D> {
     async fn purge_expired(&self, queue: &QueueName, batch: i64) -> Result<u64> {
         let s = &self.inner;
         let mut c = s.connection("purging expired messages").await?;
-        let purged = s.storage.purge_expired(&mut c, queue, batch).await?;
+        let mut purged = 0u64;
+        // Each statement commits on its own, so none holds more row locks than the dialect
+        // allows; together they purge up to `batch`.
+        for size in s.driver.dialect().statement_sizes(batch) {
+            let n = s.storage.purge_expired(&mut c, queue, size).await?;
+            purged += n;
+            if n < size.unsigned_abs() {
+                break;
+            }
+        }
         c.release();
         Ok(purged)
     }

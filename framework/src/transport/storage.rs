@@ -37,7 +37,7 @@ pub(crate) struct Context {
     pub create_on_send: bool,
     /// Queue names compare without regard to case ([`crate::sql::Dialect::names_ignore_case`]).
     pub names_ignore_case: bool,
-    pub body_string: bool,
+    pub body_string: Option<crate::BodyStringColumn>,
     pub message_ids: MessageIds,
     pub idle_seconds: i64,
     /// How long connecting and each statement may take.
@@ -138,8 +138,12 @@ impl Context {
             )
             .await?;
         }
-        if self.body_string {
-            if let Some(body_string) = &entry.sql.body_string {
+        if let Some(form) = self.body_string {
+            let script = match form {
+                crate::BodyStringColumn::Text => &entry.sql.body_string_text,
+                crate::BodyStringColumn::NServiceBus => &entry.sql.body_string,
+            };
+            if let Some(body_string) = script {
                 self.create(
                     c,
                     &format!("BodyString of {what}"),
@@ -900,13 +904,24 @@ impl<D: Driver> Storage<D> for SharedTable {
 
     async fn drop_queue(&self, c: &mut Held<D>, queue: &QueueName) -> Result<()> {
         let cx = &self.context;
-        c.execute(
-            &cx.sql.messages_delete_destination,
-            &[Param::Text(Some(queue.as_str()))],
-        )
-        .await
-        .map_err(cx.db(format!("dropping queue {queue:?}")))?;
-        Ok(())
+        // In batches the dialect allows: the table is every queue's, and a statement holding
+        // too many row locks would lock all of it (SQL Server's lock escalation).
+        let batch = c.driver_of().dialect().max_rows_per_statement;
+        loop {
+            let deleted = c
+                .execute(
+                    &cx.sql.messages_delete_destination,
+                    &[
+                        Param::Text(Some(queue.as_str())),
+                        Param::BigInt(Some(batch)),
+                    ],
+                )
+                .await
+                .map_err(cx.db(format!("dropping queue {queue:?}")))?;
+            if deleted < batch.unsigned_abs() {
+                return Ok(());
+            }
+        }
     }
 
     async fn take_due(&self, _c: &mut Held<D>, _batch: i64) -> Result<Vec<MessageRow>> {

@@ -1,1 +1,1 @@
-DELETE FROM [Zeb]]ra "x" 'y'].[NimbusMessages] WHERE [Destination] = @P1;
+DELETE TOP (@P2) FROM [Zeb]]ra "x" 'y'].[NimbusMessages] WHERE [Destination] = @P1;

@@ -1,0 +1,7 @@
+IF NOT EXISTS (
+    SELECT 1 FROM sys.columns AS c
+    JOIN sys.tables AS t ON t.[object_id] = c.[object_id]
+    WHERE t.[schema_id] = SCHEMA_ID(@P1) AND t.[name] = @P2
+        AND c.[name] = N'BodyString')
+ALTER TABLE [Zeb]]ra "x" 'y'].[it's [Wal]]]] "rus"]
+ADD [BodyString] AS CAST([Body] AS varchar(max));

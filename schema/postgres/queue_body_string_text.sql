@@ -1,0 +1,3 @@
+-- Nothing to run: the opt-in BodyString computed column exists only on SQL Server.
+-- Parameters: none
+-- PostgreSQL queue tables have no BodyString column; read the body with convert_from("Body", 'UTF8').

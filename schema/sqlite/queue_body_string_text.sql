@@ -1,0 +1,3 @@
+-- Nothing to run: the opt-in BodyString computed column exists only on SQL Server.
+-- Parameters: none
+-- SQLite queue tables have no BodyString column; read the body with CAST("Body" AS TEXT).
