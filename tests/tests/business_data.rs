@@ -207,6 +207,57 @@ async fn an_aborted_postgres_transaction_fails_the_attempt_instead_of_looping() 
     );
 }
 
+/// A handler whose statement the database refuses, returning the error with `?`.
+#[derive(Clone)]
+struct RefusedStatement;
+
+impl Handler<Numbered> for RefusedStatement {
+    async fn handle(&self, _m: Numbered, ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        let client = ctx.postgres().await?;
+        client
+            .execute("INSERT INTO no_such_table_anywhere (x) VALUES (1)", &[])
+            .await?;
+        Ok(())
+    }
+}
+
+/// `tokio_postgres::Error` displays as "db error"; the dead letter's reason must say what the
+/// server said, with its SQLSTATE.
+#[actix_rt::test]
+async fn a_handlers_database_error_is_reported_with_the_servers_text_and_sqlstate() {
+    let db = TestDatabase::new(Setup {
+        kind: Kind::Postgres,
+        layout: StorageLayout::TablePerQueue,
+    })
+    .await;
+    let queue = format!("Refused{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+    let bus = db
+        .builder(&queue, "refused-1")
+        .immediate_retries(0)
+        .delayed_retries(0, Duration::from_secs(1))
+        .handler(RefusedStatement)
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    bus.send_to(&queue, Numbered { n: 1 }).await.unwrap();
+    wait_for("the message ends in the dead letters", async || {
+        bus.metrics().dead_lettered == 1
+    })
+    .await;
+    bus.stop().await.unwrap();
+    let letters = db.dead_letters().await;
+    assert_eq!(letters.len(), 1);
+    let envelope = String::from_utf8_lossy(&letters[0].body);
+    for needle in ["no_such_table_anywhere", "does not exist", "SQLSTATE 42P01"] {
+        assert!(
+            envelope.contains(needle),
+            "the reason says {needle:?}: {envelope}"
+        );
+    }
+}
+
 /// Records what asking for another database's connection says.
 #[derive(Clone, Default)]
 struct AsksForPostgres(Arc<std::sync::Mutex<Option<String>>>);

@@ -395,9 +395,41 @@ pub(crate) enum InvokeError {
         type_name: &'static str,
         source: serde_json::Error,
     },
-    /// The handler returned an error.
-    #[error("the handler failed: {0}")]
+    /// The handler returned an error: shown with its causes (a database error's own text is in
+    /// its source, not in its `Display`, which says only "db error" for PostgreSQL).
+    #[error("the handler failed: {}", handler_error_text(.0.as_ref()))]
     Handler(HandlerError),
+}
+
+/// A handler's error with every cause, and the SQLSTATE of a PostgreSQL error among them, so
+/// that a dead letter's reason says what the database refused.
+pub(crate) fn handler_error_text(error: &(dyn std::error::Error + 'static)) -> String {
+    let text = crate::error::error_chain(error);
+    match sqlstate(error) {
+        Some(code) => format!("{text} (SQLSTATE {code})"),
+        None => text,
+    }
+}
+
+/// The SQLSTATE of the first PostgreSQL error in `error`'s chain.
+#[cfg(feature = "postgres")]
+fn sqlstate(error: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut cause = Some(error);
+    while let Some(e) = cause {
+        if let Some(code) = e
+            .downcast_ref::<tokio_postgres::Error>()
+            .and_then(|pg| pg.code())
+        {
+            return Some(code.code().to_string());
+        }
+        cause = e.source();
+    }
+    None
+}
+
+#[cfg(not(feature = "postgres"))]
+fn sqlstate(_error: &(dyn std::error::Error + 'static)) -> Option<String> {
+    None
 }
 
 /// Which instances handle an event.

@@ -376,7 +376,7 @@ async fn handle_received(
             Invoked::Done(Err(InvokeError::Handler(e))) if e.is::<Unrecoverable>() => {
                 Failure::BadInput(what(format!(
                     "the handler declared it unrecoverable: {}",
-                    crate::error::error_chain(e.as_ref())
+                    crate::pipeline::handler::handler_error_text(e.as_ref())
                 )))
             }
             Invoked::Done(Err(e @ InvokeError::Handler(_))) => Failure::Handler {
