@@ -108,6 +108,7 @@ macro_rules! conformance_suite {
             messages_sent_while_no_endpoint_runs_are_handled_after_start,
             configuration_errors_are_clear,
             unreachable_database_is_a_clear_error,
+            a_run_time_queue_name_over_the_limit_is_refused,
             awkward_queue_names_work,
             business_tables_in_the_schema_are_not_queues,
             events_reach_every_subscribed_queue,

@@ -414,6 +414,38 @@ pub async fn configuration_errors_are_clear(kind: Setup) {
         .is_ok());
 }
 
+/// A queue named at run time (`send_to`, a reply address) is held to the database's name limit
+/// as configured names are: PostgreSQL would otherwise truncate it to 63 bytes, and two long
+/// names would share one table (without its index).
+pub async fn a_run_time_queue_name_over_the_limit_is_refused(kind: Setup) {
+    let db = TestDatabase::new(kind).await;
+    let limit = match kind.kind {
+        Kind::Sqlite => nimbus::MAX_NAME_LEN,
+        Kind::Postgres => 46,
+        Kind::SqlServer => 128,
+    };
+    let bus = sender(&db, "Long").await;
+    let too_long = format!("{}A", "L".repeat(limit));
+    let refused = bus
+        .send_to(&too_long, Numbered { n: 1 })
+        .await
+        .expect_err("a queue name over the limit is refused");
+    let text = refused.to_string();
+    assert!(
+        matches!(refused, NimbusError::InvalidName { .. }) && text.contains(&limit.to_string()),
+        "the error names the limit: {text}"
+    );
+    if too_long.len() <= nimbus::MAX_NAME_LEN {
+        // (Longer names are refused by every database, and by the test's own helpers.)
+        assert!(!db.queue_exists(&too_long).await, "nothing was written");
+    }
+    // At the limit it works.
+    let longest = "L".repeat(limit);
+    bus.send_to(&longest, Numbered { n: 2 }).await.unwrap();
+    assert_eq!(db.count(&longest).await, 1);
+    bus.stop().await.unwrap();
+}
+
 pub async fn unreachable_database_is_a_clear_error(kind: Setup) {
     // Port 1 on loopback: nothing listens, the connection is refused at once.
     let url = match kind.kind {

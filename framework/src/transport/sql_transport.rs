@@ -172,7 +172,13 @@ impl<D: Driver> Inner<D> {
         destination: &Destination,
     ) -> Result<Vec<QueueName>> {
         match destination {
-            Destination::Queue(queue) => Ok(vec![queue.clone()]),
+            Destination::Queue(queue) => {
+                // Names chosen at run time (send_to, replies) meet the limit the builder holds
+                // configured names to: past it PostgreSQL would truncate the name, and two
+                // queues would share one table.
+                queue.check_len(self.driver.dialect().max_queue_name)?;
+                Ok(vec![queue.clone()])
+            }
             Destination::Topic(topic) => {
                 let names = c
                     .subscribers(&self.cx.sql.subscription_list, topic, self.cx.idle_seconds)
@@ -180,7 +186,10 @@ impl<D: Driver> Inner<D> {
                     .map_err(self.cx.db(format!("reading the subscribers of {topic}")))?;
                 Ok(names
                     .into_iter()
-                    .filter_map(|name| match QueueName::new(name.clone()) {
+                    .filter_map(|name| match QueueName::new(name.clone()).and_then(|queue| {
+                        queue.check_len(self.driver.dialect().max_queue_name)?;
+                        Ok(queue)
+                    }) {
                         Ok(queue) => Some(queue),
                         Err(e) => {
                             tracing::warn!(topic, subscriber = %name, error = %e, "skipping a subscription whose queue name cannot be used");
