@@ -61,7 +61,11 @@ impl BareSql {
     /// the queue is empty.
     pub async fn receive(&self, queue: &str) -> Result<Option<Vec<u8>>> {
         let queue = QueueName::new(queue)?;
-        match self.transport.receive(&queue).await? {
+        match self
+            .transport
+            .receive(&queue, &crate::transport::StopSignal::never())
+            .await?
+        {
             None => Ok(None),
             Some((row, tx)) => {
                 tx.commit(Vec::new()).await?;

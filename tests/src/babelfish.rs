@@ -57,6 +57,7 @@ pub const GAPS: &[Gap] = &[
             "receivers ran in parallel",
             "handled while the slow handler runs",
             "while instance A holds every message",
+            "instance A holds all four messages",
             "peeks counted rows A holds",
         ],
         statement: "the receive: DELETE ... WHERE [RowVersion] = (SELECT TOP (1) [RowVersion] \
@@ -71,6 +72,17 @@ pub const GAPS: &[Gap] = &[
                      other transactions have locked, and UPDLOCK with ROWLOCK locks the row the \
                      receive takes; NServiceBus's SQL Server transport receives WITH (UPDLOCK, \
                      READPAST, ROWLOCK) the same way",
+    },
+    Gap {
+        tests: &["table_per_queue::a_run_time_queue_name_over_the_limit_is_refused"],
+        symptoms: &["the queue with the longest name the database allows holds its message"],
+        statement: "a table named with 64 to 128 characters, e.g. CREATE TABLE [schema].[LLL…(128)] \
+                    (...), then found again by name in sys.tables",
+        babelfish: "keeps PostgreSQL's 63-byte identifiers: the table is made and used under its \
+                    long name, but sys.tables lists it shortened to 63 characters, lower-cased, \
+                    with an md5 suffix, so a catalog lookup by the name finds nothing",
+        sql_server: "Database identifiers (Transact-SQL): regular and delimited identifiers are \
+                     sysname, up to 128 characters, and sys.tables lists them as created",
     },
     Gap {
         tests: &["sqlserver::a_clustered_rowversion_index_is_reported"],

@@ -121,6 +121,7 @@ macro_rules! conformance_suite {
             a_slow_handler_does_not_hide_other_processes_messages,
             peeks_do_not_count_rows_other_instances_hold,
             stop_lets_in_flight_handlers_finish,
+            stop_takes_no_new_message,
             batch_send_is_atomic_and_ordered,
             version_1_columns_are_null_unless_asked_for,
             a_dropped_queue_is_made_again_not_failed_forever,

@@ -442,7 +442,11 @@ pub async fn a_run_time_queue_name_over_the_limit_is_refused(kind: Setup) {
     // At the limit it works.
     let longest = "L".repeat(limit);
     bus.send_to(&longest, Numbered { n: 2 }).await.unwrap();
-    assert_eq!(db.count(&longest).await, 1);
+    assert_eq!(
+        db.count(&longest).await,
+        1,
+        "the queue with the longest name the database allows holds its message"
+    );
     bus.stop().await.unwrap();
 }
 
@@ -911,6 +915,8 @@ pub async fn a_slow_handler_does_not_hide_other_processes_messages(kind: Setup) 
         .builder("SlowFirst", "slow-first-1")
         .concurrency(4)
         .peek_delay(Duration::from_millis(100))
+        // The slow handler runs until released, however long the others take.
+        .handler_timeout(Duration::from_secs(600))
         .handler(handler.clone())
         .build()
         .unwrap()
@@ -950,7 +956,11 @@ pub async fn a_slow_handler_does_not_hide_other_processes_messages(kind: Setup) 
     for bus in [endpoint, sender] {
         bus.stop().await.unwrap();
     }
-    assert_eq!(db.count("SlowFirst").await, 0);
+    assert_eq!(
+        db.count("SlowFirst").await,
+        0,
+        "the slow message was handled once released"
+    );
 }
 
 /// Tracks how many handlers run at once.
@@ -1306,6 +1316,59 @@ pub async fn stop_lets_in_flight_handlers_finish(kind: Setup) {
         bus.send_to("Stopping", Numbered { n: 9 }).await,
         Err(NimbusError::NotRunning(_))
     ));
+}
+
+/// `stop()` takes no new message: receives that were still waiting for a connection when it was
+/// called (on SQLite every receive waits for the one writer while a handler runs) give up; only
+/// what was already taken is handled, and the rest stays queued.
+pub async fn stop_takes_no_new_message(kind: Setup) {
+    let db = TestDatabase::new(kind).await;
+    let handler = SlowFirst::default();
+    let _release = ReleaseOnDrop(handler.released.clone());
+    let bus = db
+        .builder("StopNew", "stop-new-1")
+        .concurrency(4)
+        .handler(handler.clone())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let sender = sender(&db, "StopNew").await;
+    sender
+        .send_batch((0..10).map(|n| Numbered { n }))
+        .await
+        .unwrap();
+    wait_until("the slow handler runs", || async {
+        handler.slow_started.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    // What the other receivers have taken by now is in flight; nothing may be taken later.
+    let taken_before = handler.others.load(Ordering::SeqCst);
+    let mut stop = std::pin::pin!(bus.stop());
+    assert!(
+        futures::poll!(&mut stop).is_pending(),
+        "stop waits for the slow handler"
+    );
+    handler.released.store(true, Ordering::SeqCst);
+    stop.await.unwrap();
+    let others = handler.others.load(Ordering::SeqCst);
+    if kind == Kind::Sqlite {
+        assert_eq!(
+            others, taken_before,
+            "on SQLite the other receives waited for the writer, and gave up at stop()"
+        );
+    }
+    assert!(
+        others <= taken_before + 3,
+        "after stop() only the other receives in flight finished: {others} handled, {taken_before} before"
+    );
+    assert_eq!(
+        db.count("StopNew").await as usize,
+        10 - 1 - others,
+        "what was not handled is still queued"
+    );
+    sender.stop().await.unwrap();
 }
 
 pub async fn version_1_columns_are_null_unless_asked_for(kind: Setup) {

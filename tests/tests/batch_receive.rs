@@ -56,3 +56,98 @@ fn a_killed_batch_worker_leaves_business_data_exactly_once_on_sqlite() {
         10,
     );
 }
+
+mod counted_after_commit {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use nimbus::{Handler, HandlerContext, HandlerError, StorageLayout, Unrecoverable};
+    use nimbus_conformance::suite::Numbered;
+    use nimbus_conformance::{unique, wait_for, Kind, Setup, TestDatabase};
+
+    /// Message 1 is unrecoverable (a dead letter inside the batch); message 2 writes a row whose
+    /// deferred foreign key fails at COMMIT, so the batch never commits.
+    #[derive(Clone)]
+    struct FailsAtCommit {
+        table: String,
+        commits_tried: Arc<AtomicUsize>,
+    }
+
+    impl Handler<Numbered> for FailsAtCommit {
+        async fn handle(&self, m: Numbered, ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+            match m.n {
+                1 => Err(Unrecoverable::new("not for this endpoint").into()),
+                _ => {
+                    self.commits_tried.fetch_add(1, Ordering::SeqCst);
+                    let sql = format!("INSERT INTO {} (parent) VALUES (999)", self.table);
+                    ctx.postgres().await?.execute(&sql, &[]).await?;
+                    Ok(())
+                }
+            }
+        }
+    }
+
+    /// What a batch counted (a dead letter, a failed attempt) and logged did not happen when
+    /// the batch rolls back: counters move only after the batch's commit.
+    #[actix_rt::test]
+    async fn a_rolled_back_batch_counts_no_dead_letter() {
+        let db = TestDatabase::new(Setup {
+            kind: Kind::Postgres,
+            layout: StorageLayout::TablePerQueue,
+        })
+        .await;
+        let (parents, children) = (db.table("parents"), db.table("children"));
+        db.execute(&format!(
+            "CREATE TABLE {parents} (id int PRIMARY KEY); \
+             CREATE TABLE {children} (parent int REFERENCES {parents} (id) \
+             DEFERRABLE INITIALLY DEFERRED)"
+        ))
+        .await;
+        let queue = unique("RolledBack");
+        let handler = FailsAtCommit {
+            table: children,
+            commits_tried: Arc::default(),
+        };
+        let sender = db
+            .builder("RolledBackSender", "1")
+            .create_queues_on_send(true)
+            .route::<Numbered>(&queue)
+            .build()
+            .unwrap()
+            .start()
+            .await
+            .unwrap();
+        sender
+            .send_batch([Numbered { n: 1 }, Numbered { n: 2 }])
+            .await
+            .unwrap();
+        let bus = db
+            .builder(&queue, "rolled-back-1")
+            .receive_batch(10)
+            .handler(handler.clone())
+            .build()
+            .unwrap()
+            .start()
+            .await
+            .unwrap();
+        wait_for(
+            "the batch was tried and rolled back twice",
+            Duration::from_secs(60),
+            || handler.commits_tried.load(Ordering::SeqCst) >= 3,
+        )
+        .await;
+        bus.stop().await.unwrap();
+        sender.stop().await.unwrap();
+        let metrics = bus.metrics();
+        assert_eq!(
+            db.dead_letters().await.len(),
+            0,
+            "no dead letter was committed"
+        );
+        assert_eq!(metrics.dead_lettered, 0, "so none is counted");
+        assert_eq!(metrics.failed, 0, "nor the failed attempt that led to it");
+        assert_eq!(metrics.handled, 0);
+        assert_eq!(db.count(&queue).await, 2, "both messages are still queued");
+    }
+}

@@ -212,10 +212,14 @@ async fn blocking_handlers_run_side_by_side_on_their_pool_off_the_bus_thread() {
 }
 
 /// Sends one message per message and then succeeds, fails, panics or overruns by its number.
+/// The overrun lasts until the test releases it (after its timeout was reported), not for a
+/// fixed time: a loaded machine, or a panic hook symbolizing a backtrace, must not turn the
+/// panic into a timeout or the overrun into a success.
 #[derive(Clone)]
 struct BlockingOutcomes {
     output: String,
     handled: Arc<AtomicUsize>,
+    released: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl BlockingHandler<Numbered> for BlockingOutcomes {
@@ -226,7 +230,10 @@ impl BlockingHandler<Numbered> for BlockingOutcomes {
             1 => Err("declined by the blocking handler".into()),
             2 => panic!("the blocking handler panicked on purpose"),
             3 => {
-                std::thread::sleep(Duration::from_millis(1500));
+                let gives_up = Instant::now() + Duration::from_secs(120);
+                while !self.released.load(Ordering::SeqCst) && Instant::now() < gives_up {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
                 Ok(())
             }
             _ => Ok(()),
@@ -239,15 +246,18 @@ async fn blocking_outcomes(kind: Kind) {
     let queue = unique("Outcomes");
     let output = unique("Output");
     let handled = Arc::new(AtomicUsize::new(0));
+    let released = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let bus = db
         .builder(&queue, "outcomes-1")
         .create_queues_on_send(true)
         .immediate_retries(0)
         .delayed_retries(0, Duration::from_secs(1))
-        .handler_timeout(Duration::from_millis(500))
+        // Long enough for a panic's backtrace under load; message 3 outlasts it.
+        .handler_timeout(Duration::from_secs(10))
         .blocking_handler(BlockingOutcomes {
             output: output.clone(),
             handled: handled.clone(),
+            released: released.clone(),
         })
         .build()
         .unwrap()
@@ -259,7 +269,8 @@ async fn blocking_outcomes(kind: Kind) {
     for n in 0..4 {
         bus.send_to(&queue, Numbered { n }).await.unwrap();
     }
-    let letters = db.dead_letters_within(3, Duration::from_secs(60)).await;
+    let letters = db.dead_letters_within(3, Duration::from_secs(90)).await;
+    released.store(true, Ordering::SeqCst);
     wait_for("message 0 is handled", Duration::from_secs(30), || {
         handled.load(Ordering::SeqCst) >= 4
     })

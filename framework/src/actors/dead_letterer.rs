@@ -1,25 +1,17 @@
 //! The dead-letter actor: moves messages whose retries are exhausted (or that cannot be handled
 //! at all) to `NimbusDeadLetters`, inside the transaction that received them, so the move is
 //! atomic: the message is in its queue or in the dead letters, never both, never neither.
-
-use std::sync::Arc;
+//!
+//! It only writes: the pipeline counts and logs the move once it has committed (for a message of
+//! a batch, once the batch has).
 
 use actix::prelude::*;
 
 use crate::error::Result;
-use crate::pipeline::metrics::Counters;
 use crate::pipeline::MoveToDeadLetters;
 
-/// Moves messages to the dead letters for one endpoint and counts them.
-pub(crate) struct DeadLetterer {
-    counters: Arc<Counters>,
-}
-
-impl DeadLetterer {
-    pub fn new(counters: Arc<Counters>) -> Self {
-        DeadLetterer { counters }
-    }
-}
+/// Moves messages to the dead letters for one endpoint.
+pub(crate) struct DeadLetterer;
 
 impl Actor for DeadLetterer {
     type Context = Context<Self>;
@@ -29,19 +21,9 @@ impl Handler<MoveToDeadLetters> for DeadLetterer {
     type Result = ResponseFuture<Result<()>>;
 
     fn handle(&mut self, msg: MoveToDeadLetters, _ctx: &mut Self::Context) -> Self::Result {
-        let counters = self.counters.clone();
         Box::pin(async move {
-            let MoveToDeadLetters {
-                tx,
-                letter,
-                queue,
-                reason,
-            } = msg;
-            let (id, attempts) = (letter.message_id, letter.delivery_attempts);
-            tx.dead_letter(letter).await?;
-            Counters::add(&counters.dead_lettered, 1);
-            tracing::error!(queue = %queue, %id, attempts, %reason, "moved a message to NimbusDeadLetters");
-            Ok(())
+            let MoveToDeadLetters { tx, letter } = msg;
+            tx.dead_letter(letter).await
         })
     }
 }

@@ -353,10 +353,13 @@ impl QueueSupervisor {
             Ok(Outcome::Handled) | Ok(Outcome::Expired) => self.database_ok(),
             Ok(Outcome::Empty) => {
                 self.database_ok();
-                crate::pipeline::metrics::count_empty_receive(
-                    &self.endpoint.counters,
-                    self.queue.as_str(),
-                );
+                if !self.stopping {
+                    // (A receive that gave up because the endpoint stops found nothing too.)
+                    crate::pipeline::metrics::count_empty_receive(
+                        &self.endpoint.counters,
+                        self.queue.as_str(),
+                    );
+                }
                 self.remaining = 0;
                 found_nothing = true;
             }

@@ -118,7 +118,7 @@ impl Endpoint {
             input_queue: identity.input_queue.as_str().to_string(),
             ..Counters::default()
         });
-        let dead_letterer = DeadLetterer::new(counters.clone()).start().recipient();
+        let dead_letterer = DeadLetterer.start().recipient();
         // Other processes' writes wake this one's receivers, and its writes wake theirs.
         transport.start_wakeups();
         let database_target: Arc<str> = transport.target().into();
@@ -134,8 +134,11 @@ impl Endpoint {
             Dispatcher::start(&[], 1, 1)
         };
         let slots = Arc::new(tokio::sync::Semaphore::new(config.concurrency));
+        let (stopping, stop_signal) = crate::transport::StopSignal::new();
         let endpoint = Arc::new(EndpointState {
             dispatcher,
+            stopping,
+            stop_signal,
             slots,
             config,
             transport,
@@ -540,6 +543,8 @@ impl Bus {
         if self.inner.stopped.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
+        // First of all: receives still waiting for a connection take nothing now.
+        self.inner.endpoint.stopping.send_replace(true);
         let supervisors = std::mem::take(
             &mut *self
                 .inner

@@ -44,6 +44,10 @@ pub(crate) struct EndpointState {
     pub slots: Arc<tokio::sync::Semaphore>,
     /// The handler actors (on the handler threads) and the blocking pool.
     pub dispatcher: Dispatcher,
+    /// Set when the endpoint stops: receives still waiting for a connection take nothing.
+    pub stopping: tokio::sync::watch::Sender<bool>,
+    /// The other end of `stopping`, for the receives.
+    pub stop_signal: crate::transport::StopSignal,
 }
 
 tokio::task_local! {
@@ -57,6 +61,37 @@ pub(crate) fn inside_handler_on(target: &str) -> bool {
     IN_HANDLER.try_with(|t| &**t == target).unwrap_or(false)
 }
 
+/// A count or a log line that says what a commit made true.
+type Effect = Box<dyn FnOnce() + Send>;
+
+tokio::task_local! {
+    /// Inside a batch: the effects of its messages, held back until the batch commits.
+    static IN_BATCH: Arc<std::sync::Mutex<Vec<Effect>>>;
+}
+
+/// Runs `effect` (counting a handled, retried or dead-lettered message, logging it) once what
+/// it reports is committed: at once after a receive's own commit, and for a message of a batch
+/// (whose "commit" only hands the transaction back to the batch) after the batch has committed;
+/// never if the batch rolls back.
+fn after_commit(effect: impl FnOnce() + Send + 'static) {
+    let span = tracing::Span::current();
+    let mut effect = Some(move || {
+        let _in = span.enter();
+        effect();
+    });
+    let _ = IN_BATCH.try_with(|pending| {
+        if let Some(effect) = effect.take() {
+            pending
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(Box::new(effect));
+        }
+    });
+    if let Some(effect) = effect {
+        effect();
+    }
+}
+
 /// Asks the endpoint's dead-letter actor to write `letter` in `tx` and commit: the message
 /// leaves its queue and becomes a dead letter atomically.
 #[derive(actix::Message)]
@@ -64,8 +99,6 @@ pub(crate) fn inside_handler_on(target: &str) -> bool {
 pub(crate) struct MoveToDeadLetters {
     pub tx: Box<dyn ReceiveTransaction>,
     pub letter: crate::dead_letter::DeadLetter,
-    pub queue: QueueName,
-    pub reason: String,
 }
 
 /// The result of one receive.
@@ -117,7 +150,11 @@ pub(crate) async fn receive_and_handle(
     queue: &QueueName,
     taken: Taken,
 ) -> Outcome {
-    let (row, tx) = match endpoint.transport.receive(queue).await {
+    let (row, tx) = match endpoint
+        .transport
+        .receive(queue, &endpoint.stop_signal)
+        .await
+    {
         Ok(None) => return Outcome::Empty,
         Ok(Some(received)) => received,
         Err(e) => return Outcome::Infrastructure(e),
@@ -142,16 +179,21 @@ pub(crate) async fn receive_and_handle_batch(
     taken: Taken,
 ) -> Outcome {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-    let batch = match endpoint.transport.receive_batch(queue, limit).await {
+    let batch = match endpoint
+        .transport
+        .receive_batch(queue, limit, &endpoint.stop_signal)
+        .await
+    {
         Ok(None) => return Outcome::Empty,
         Ok(Some(batch)) => batch,
         Err(e) => return Outcome::Infrastructure(e),
     };
     let _ = taken.send(());
     let size = batch.len();
+    let effects: Arc<std::sync::Mutex<Vec<Effect>>> = Arc::default();
     let handled = {
-        let (state, queue) = (endpoint.clone(), queue.clone());
-        let handle = move || handle_batch(state, queue, batch);
+        let (state, queue, pending) = (endpoint.clone(), queue.clone(), effects.clone());
+        let handle = move || IN_BATCH.scope(pending, handle_batch(state, queue, batch));
         endpoint
             .dispatcher
             .on_a_handler_thread(endpoint.config.handler_timeout, handle)
@@ -162,7 +204,11 @@ pub(crate) async fn receive_and_handle_batch(
         Ok(Err(e)) | Err(e) => return batch_rolled_back(queue, size, e),
     };
     match batch.commit().await {
-        Ok(()) => Outcome::Handled,
+        Ok(()) => {
+            let effects = std::mem::take(&mut *effects.lock().unwrap_or_else(|p| p.into_inner()));
+            effects.into_iter().for_each(|effect| effect());
+            Outcome::Handled
+        }
         Err(e) => batch_rolled_back(queue, size, e),
     }
 }
@@ -241,13 +287,17 @@ async fn handle_received(
     if row.expired {
         return match tx.commit(Vec::new()).await {
             Ok(()) => {
-                Counters::add(&endpoint.counters.expired_discarded, 1);
                 let message_type = serde_json::from_str::<Headers>(&row.headers_json)
                     .ok()
                     .and_then(|h| crate::headers::enclosed_type(&h).map(str::to_string))
                     .unwrap_or_else(|| "unknown".into());
-                metrics::count_expired(queue.as_str(), &message_type, "discarded", 1);
-                tracing::info!(queue = %queue, id = %row.row_id, "discarded an expired message");
+                let (counters, queue, id) =
+                    (endpoint.counters.clone(), queue.clone(), row.row_id.clone());
+                after_commit(move || {
+                    Counters::add(&counters.expired_discarded, 1);
+                    metrics::count_expired(queue.as_str(), &message_type, "discarded", 1);
+                    tracing::info!(queue = %queue, %id, "discarded an expired message");
+                });
                 Outcome::Expired
             }
             Err(e) => Outcome::Infrastructure(e),
@@ -305,7 +355,8 @@ async fn handle_received(
         if waiter.send(reply).is_ok() {
             return match tx.commit(Vec::new()).await {
                 Ok(()) => {
-                    Counters::add(&endpoint.counters.handled, 1);
+                    let counters = endpoint.counters.clone();
+                    after_commit(move || Counters::add(&counters.handled, 1));
                     Outcome::Handled
                 }
                 Err(e) => Outcome::Infrastructure(e),
@@ -414,14 +465,16 @@ async fn handle_received(
     };
     match tx.commit_handled(outgoing).await {
         Ok(()) => {
-            Counters::add(&endpoint.counters.handled, 1);
-            metrics::count("nimbus_messages_handled_total", queue.as_str(), &type_name);
-            metrics::record_handled(
-                queue.as_str(),
-                &type_name,
+            let (counters, queue, handling) = (
+                endpoint.counters.clone(),
+                queue.clone(),
                 handling_started.elapsed(),
-                sent_at,
             );
+            after_commit(move || {
+                Counters::add(&counters.handled, 1);
+                metrics::count("nimbus_messages_handled_total", queue.as_str(), &type_name);
+                metrics::record_handled(queue.as_str(), &type_name, handling, sent_at);
+            });
             Outcome::Handled
         }
         Err(CommitFailure::Refused(error, tx)) => {
@@ -510,16 +563,35 @@ async fn fail(
             error_type,
         ),
     };
-    Counters::add(&endpoint.counters.failed, 1);
-    let message_type = incoming.map_or("unknown", |i| i.type_name.as_str());
-    metrics::count("nimbus_messages_failed_total", queue.as_str(), message_type);
+    let message_type = incoming.map_or_else(|| "unknown".to_string(), |i| i.type_name.clone());
+    // The attempt counts as failed once what it led to (a retry copy, a dead letter) commits.
+    let count_failed = {
+        let (counters, queue, message_type) = (
+            endpoint.counters.clone(),
+            queue.clone(),
+            message_type.clone(),
+        );
+        move || {
+            Counters::add(&counters.failed, 1);
+            metrics::count(
+                "nimbus_messages_failed_total",
+                queue.as_str(),
+                &message_type,
+            );
+        }
+    };
+    let (counters, queue_name) = (endpoint.counters.clone(), queue.clone());
     let result = match (recovery, incoming) {
         (Recovery::Immediate, Some(incoming)) => {
             let retry = retry_copy(row, &incoming.headers, queue, failures, None);
+            let reason = reason.clone();
             tx.commit(vec![retry]).await.inspect(|()| {
-                Counters::add(&endpoint.counters.immediate_retries, 1);
-                metrics::count_retry(queue.as_str(), message_type, "immediate");
-                tracing::warn!(queue = %queue, attempt = failures, %reason, "handler failed; retrying at once");
+                after_commit(move || {
+                    count_failed();
+                    Counters::add(&counters.immediate_retries, 1);
+                    metrics::count_retry(queue_name.as_str(), &message_type, "immediate");
+                    tracing::warn!(queue = %queue_name, attempt = failures, %reason, "handler failed; retrying at once");
+                })
             })
         }
         (Recovery::Delayed { retry, delay }, Some(incoming)) => {
@@ -530,31 +602,37 @@ async fn fail(
                 failures,
                 Some((retry, delay)),
             );
+            let reason = reason.clone();
             tx.commit(vec![copy]).await.inspect(|()| {
-                Counters::add(&endpoint.counters.delayed_retries, 1);
-                metrics::count_retry(queue.as_str(), message_type, "delayed");
-                tracing::warn!(queue = %queue, attempt = failures, ?delay, %reason, "handler failed; retrying later");
+                after_commit(move || {
+                    count_failed();
+                    Counters::add(&counters.delayed_retries, 1);
+                    metrics::count_retry(queue_name.as_str(), &message_type, "delayed");
+                    tracing::warn!(queue = %queue_name, attempt = failures, ?delay, %reason, "handler failed; retrying later");
+                })
             })
         }
         // Dead letter, or a retry of a message whose headers cannot be written back.
         _ => {
             let letter = dead_letter(row, incoming.map(|i| &i.headers), queue, &reason, failures);
+            let (id, attempts) = (letter.message_id, letter.delivery_attempts);
             match endpoint
                 .dead_letterer
-                .send(MoveToDeadLetters {
-                    tx,
-                    letter,
-                    queue: queue.clone(),
-                    reason: reason.clone(),
-                })
+                .send(MoveToDeadLetters { tx, letter })
                 .await
             {
                 Ok(result) => result.inspect(|()| {
-                    metrics::count(
-                        "nimbus_messages_dead_lettered_total",
-                        queue.as_str(),
-                        message_type,
-                    )
+                    let reason = reason.clone();
+                    after_commit(move || {
+                        count_failed();
+                        Counters::add(&counters.dead_lettered, 1);
+                        metrics::count(
+                            "nimbus_messages_dead_lettered_total",
+                            queue_name.as_str(),
+                            &message_type,
+                        );
+                        tracing::error!(queue = %queue_name, %id, attempts, %reason, "moved a message to NimbusDeadLetters");
+                    })
                 }),
                 Err(e) => Err(NimbusError::NotRunning(format!(
                     "the dead-letter actor is gone ({e}); the message stays in its queue"

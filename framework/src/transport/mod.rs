@@ -50,6 +50,42 @@ pub enum StorageLayout {
     SharedTable,
 }
 
+/// Set once an endpoint stops: a receive still waiting for a connection (on SQLite, for the one
+/// writer) gives up instead of taking a message after `stop()` was called. A receive whose
+/// statement has started finishes as every receive in flight does.
+#[derive(Clone, Debug)]
+pub(crate) struct StopSignal(tokio::sync::watch::Receiver<bool>);
+
+impl StopSignal {
+    /// A signal, and the sender that sets it.
+    pub fn new() -> (tokio::sync::watch::Sender<bool>, StopSignal) {
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        (tx, StopSignal(rx))
+    }
+
+    /// A signal that is never set (benchmarks, one-off receives).
+    #[cfg_attr(not(feature = "bench"), allow(dead_code))]
+    pub fn never() -> StopSignal {
+        let (tx, signal) = StopSignal::new();
+        // The sender's end may go: a signal whose sender is gone stays as it was.
+        drop(tx);
+        signal
+    }
+
+    /// Whether the endpoint is stopping.
+    pub fn is_set(&self) -> bool {
+        *self.0.borrow()
+    }
+
+    /// Resolves once the endpoint is stopping (never, if it cannot be any more).
+    pub async fn set(&self) {
+        let mut rx = self.0.clone();
+        if rx.wait_for(|stopping| *stopping).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
 /// The SQL Server computed column `BodyString`, which shows a queue table's `Body` (bytes) as
 /// text to people querying the table; nothing in Nimbus reads it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -147,11 +183,12 @@ pub(crate) trait Transport: Send + Sync + 'static {
     async fn peek(&self, queue: &QueueName) -> Result<i64>;
 
     /// Takes up to `limit` messages of `queue` in one transaction (a batched receive); `None`
-    /// when there is nothing to take.
+    /// when there is nothing to take, or when `stop` is set while it waits for a connection.
     async fn receive_batch(
         &self,
         queue: &QueueName,
         limit: i64,
+        stop: &StopSignal,
     ) -> Result<Option<Box<dyn ReceivedBatch>>>;
 
     /// The statements that write `messages` (each publish fanned out to its live subscribers,
@@ -171,9 +208,11 @@ pub(crate) trait Transport: Send + Sync + 'static {
 
     /// Takes the oldest message no other receiver holds, inside a transaction that stays open
     /// until the returned handle commits. `None` when there is nothing to take.
+    /// A receive that is still waiting for a connection when `stop` is set takes nothing.
     async fn receive(
         &self,
         queue: &QueueName,
+        stop: &StopSignal,
     ) -> Result<Option<(ReceivedMessage, Box<dyn ReceiveTransaction>)>>;
 
     /// Writes `messages` in one transaction: all of them or none.

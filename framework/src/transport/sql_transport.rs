@@ -12,7 +12,7 @@ use super::index_check::ProblemKind;
 use super::storage::{self, Context, Creation, Storage};
 use super::{
     CommitFailure, IndexProblem, PlannedSends, RebuildDeadLetter, ReceiveTransaction,
-    ReceivedBatch, SweepReport, TableHealth, Transport, TransportSettings,
+    ReceivedBatch, StopSignal, SweepReport, TableHealth, Transport, TransportSettings,
 };
 use crate::dead_letter::DeadLetter;
 use crate::driver::statements::{DeadLetterRow, MessageRow};
@@ -118,6 +118,26 @@ impl<D: Driver> Inner<D> {
                     e,
                 )
             })
+    }
+
+    /// A connection for a receive, or `None` when the endpoint stops before one is free (on
+    /// SQLite a receive waits here for the one writer, for as long as a handler runs). Waiting
+    /// for a pooled connection is safe to abandon: nothing has been asked of the database yet.
+    async fn connection_unless_stopped(
+        &self,
+        purpose: &str,
+        stop: &StopSignal,
+    ) -> Result<Option<Held<D>>> {
+        let c = tokio::select! {
+            biased;
+            () = stop.set() => return Ok(None),
+            c = self.connection(purpose) => c?,
+        };
+        if stop.is_set() {
+            c.release();
+            return Ok(None);
+        }
+        Ok(Some(c))
     }
 
     /// A connection with a transaction open.
@@ -633,9 +653,12 @@ impl<D: Driver> Transport for SqlTransport<D> {
     async fn receive(
         &self,
         queue: &QueueName,
+        stop: &StopSignal,
     ) -> Result<Option<(ReceivedMessage, Box<dyn ReceiveTransaction>)>> {
         let s = &self.inner;
-        let mut c = s.connection("receiving").await?;
+        let Some(mut c) = s.connection_unless_stopped("receiving", stop).await? else {
+            return Ok(None);
+        };
         // On an error `c` is dropped: the connection is discarded and the server rolls back.
         match s.storage.receive(&mut c, queue).await? {
             None => {
@@ -658,9 +681,15 @@ impl<D: Driver> Transport for SqlTransport<D> {
         &self,
         queue: &QueueName,
         limit: i64,
+        stop: &StopSignal,
     ) -> Result<Option<Box<dyn ReceivedBatch>>> {
         let s = &self.inner;
-        let mut c = s.connection("receiving a batch").await?;
+        let Some(mut c) = s
+            .connection_unless_stopped("receiving a batch", stop)
+            .await?
+        else {
+            return Ok(None);
+        };
         // On an error `c` is dropped: the connection is discarded and the server rolls back.
         let rows = s.storage.receive_batch(&mut c, queue, limit).await?;
         if rows.is_empty() {
