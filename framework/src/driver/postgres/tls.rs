@@ -8,11 +8,13 @@
 //! | `verify-ca`   | always                       | the chain, against the roots                  |
 //! | `verify-full` | always                       | the chain, and the host name                  |
 //!
-//! The roots are the PEM file `sslrootcert` names, else the platform's trust store (read by
-//! `rustls-native-certs`, the crate tiberius uses for SQL Server too: it honours `SSL_CERT_FILE`
-//! and `SSL_CERT_DIR`, and the CAs an administrator installed). `sslrootcert=system` asks for the
-//! platform's store explicitly and, as in libpq, makes `verify-full` the default and the only mode
-//! allowed with it.
+//! The roots are, as in libpq, the PEM file `sslrootcert` names, else the file `PGSSLROOTCERT`
+//! names, else `~/.postgresql/root.crt`: under `verify-ca` and `verify-full` that file must
+//! exist (a missing one is an error that says so), and under `prefer` and `require` the chain is
+//! checked against it when it exists. The platform's trust store (read by `rustls-native-certs`,
+//! which honours `SSL_CERT_FILE` and `SSL_CERT_DIR`) is used only when asked for with
+//! `sslrootcert=system`, which, as in libpq, makes `verify-full` the default and the only mode
+//! allowed with it: trusting every public CA is safe only when the host name is checked too.
 //!
 //! "Nothing checked" still means an encrypted session whose handshake signatures are verified
 //! against the certificate the server presents: it keeps out passive eavesdroppers, not an active
@@ -102,8 +104,20 @@ impl SslMode {
 pub(crate) enum RootCerts {
     /// A PEM file (`sslrootcert=/path/to/ca.pem`), one or more certificates.
     File(PathBuf),
-    /// The platform's trust store (`sslrootcert=system`, or no `sslrootcert` under `verify-*`).
+    /// The platform's trust store (`sslrootcert=system`).
     Platform,
+    /// libpq's default file when no `sslrootcert` is given (`PGSSLROOTCERT`, else
+    /// `~/.postgresql/root.crt`), which need not exist.
+    DefaultFile(PathBuf),
+}
+
+/// libpq's default root certificate file: `PGSSLROOTCERT`, else `~/.postgresql/root.crt`.
+fn default_root_file() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("PGSSLROOTCERT").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(path));
+    }
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
+    Some(PathBuf::from(home).join(".postgresql").join("root.crt"))
 }
 
 /// What the server's certificate is checked for.
@@ -142,15 +156,37 @@ impl TlsSettings {
         sslmode: Option<&str>,
         sslrootcert: Option<&str>,
     ) -> Result<Self> {
-        let root_certs = match sslrootcert.map(str::trim) {
+        Self::with_default_root(sslmode, sslrootcert, default_root_file())
+    }
+
+    /// [`TlsSettings::from_url_values`] with libpq's default root file given (`None`: none can
+    /// be found, no home directory).
+    fn with_default_root(
+        sslmode: Option<&str>,
+        sslrootcert: Option<&str>,
+        default_root: Option<PathBuf>,
+    ) -> Result<Self> {
+        let given = match sslrootcert.map(str::trim) {
             None | Some("") => None,
             Some("system") => Some(RootCerts::Platform),
             Some(path) => Some(RootCerts::File(PathBuf::from(path))),
         };
         let mode = match sslmode.map(str::trim) {
             Some(value) => SslMode::parse(value)?,
-            None if root_certs == Some(RootCerts::Platform) => SslMode::VerifyFull,
+            None if given == Some(RootCerts::Platform) => SslMode::VerifyFull,
             None => SslMode::Prefer,
+        };
+        let root_certs = match (given, mode) {
+            (Some(given), _) => Some(given),
+            (None, SslMode::Disable) => None,
+            // The chain must be checked: against libpq's default file, which must exist.
+            (None, SslMode::VerifyCa | SslMode::VerifyFull) => Some(RootCerts::DefaultFile(
+                default_root.unwrap_or_else(|| PathBuf::from("~/.postgresql/root.crt")),
+            )),
+            // libpq checks the chain under prefer and require too when that file exists.
+            (None, SslMode::Prefer | SslMode::Require) => default_root
+                .filter(|path| path.is_file())
+                .map(RootCerts::DefaultFile),
         };
         if root_certs == Some(RootCerts::Platform) && mode != SslMode::VerifyFull {
             return Err(NimbusError::config(
@@ -182,6 +218,9 @@ impl TlsSettings {
     fn roots_described(&self) -> String {
         match &self.root_certs {
             Some(RootCerts::File(path)) => format!("sslrootcert {}", path.display()),
+            Some(RootCerts::DefaultFile(path)) => {
+                format!("root certificate file {}", path.display())
+            }
             Some(RootCerts::Platform) | None => "the platform's trust store".into(),
         }
     }
@@ -232,6 +271,22 @@ impl TlsSettings {
     fn roots(&self) -> Result<RootCertStore> {
         match &self.root_certs {
             Some(RootCerts::File(path)) => roots_from_file(path),
+            Some(RootCerts::DefaultFile(path)) if !path.is_file() => Err(NimbusError::config(
+                format!(
+                    "root certificate file {} does not exist: sslmode={} checks the server's \
+                     certificate against it (libpq's default when no sslrootcert is given)",
+                    path.display(),
+                    self.mode.name()
+                ),
+                format!(
+                    "give the server's CA as sslrootcert=/path/to/ca.pem (or put it at {}), \
+                     use the platform's trusted roots with sslrootcert=system and \
+                     sslmode=verify-full, or use sslmode=require for an encrypted connection \
+                     whose certificate is not checked",
+                    path.display()
+                ),
+            )),
+            Some(RootCerts::DefaultFile(path)) => roots_from_file(path),
             Some(RootCerts::Platform) | None => platform_roots(),
         }
     }
@@ -547,10 +602,10 @@ mod tests {
 
     #[test]
     fn libpq_defaults() {
-        let none = TlsSettings::from_url_values(None, None).unwrap();
+        let none = TlsSettings::with_default_root(None, None, None).unwrap();
         assert_eq!(none.mode, SslMode::Prefer);
         assert_eq!(none.check(), Check::Nothing);
-        let system = TlsSettings::from_url_values(None, Some("system")).unwrap();
+        let system = TlsSettings::with_default_root(None, Some("system"), None).unwrap();
         assert_eq!(system.mode, SslMode::VerifyFull);
         assert_eq!(system.root_certs, Some(RootCerts::Platform));
     }
@@ -558,7 +613,7 @@ mod tests {
     #[test]
     fn what_each_mode_checks() {
         let check = |mode: &str, root: Option<&str>| {
-            TlsSettings::from_url_values(Some(mode), root)
+            TlsSettings::with_default_root(Some(mode), root, None)
                 .unwrap()
                 .check()
         };
@@ -608,6 +663,55 @@ mod tests {
             .unwrap_or_default();
         let _ = std::fs::remove_file(&path);
         assert!(empty.contains("holds no certificate"), "{empty}");
+    }
+
+    /// As libpq: without sslrootcert, verify-ca and verify-full check against
+    /// `~/.postgresql/root.crt` (or `PGSSLROOTCERT`), never the whole platform store, and a
+    /// missing file is an error; prefer and require use that file only when it exists.
+    #[test]
+    fn without_sslrootcert_the_roots_are_libpqs_default_file() {
+        let missing =
+            std::env::temp_dir().join(format!("nimbus-no-root-{}.crt", uuid::Uuid::new_v4()));
+        for mode in ["verify-ca", "verify-full"] {
+            let settings =
+                TlsSettings::with_default_root(Some(mode), None, Some(missing.clone())).unwrap();
+            assert_eq!(
+                settings.root_certs,
+                Some(RootCerts::DefaultFile(missing.clone())),
+                "{mode} does not fall back to the platform's store"
+            );
+            let err = settings
+                .connector()
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(
+                err.contains(&missing.display().to_string())
+                    && err.contains("does not exist")
+                    && err.contains("sslrootcert=system"),
+                "{err}"
+            );
+        }
+        let require =
+            TlsSettings::with_default_root(Some("require"), None, Some(missing.clone())).unwrap();
+        assert_eq!(
+            require.check(),
+            Check::Nothing,
+            "no file, nothing to check against"
+        );
+
+        let present =
+            std::env::temp_dir().join(format!("nimbus-root-{}.crt", uuid::Uuid::new_v4()));
+        std::fs::write(&present, "placeholder\n").unwrap();
+        let require =
+            TlsSettings::with_default_root(Some("require"), None, Some(present.clone())).unwrap();
+        let _ = std::fs::remove_file(&present);
+        assert_eq!(
+            require.check(),
+            Check::Chain,
+            "an existing default file is checked"
+        );
+        assert_eq!(require.root_certs, Some(RootCerts::DefaultFile(present)));
     }
 
     #[test]
