@@ -264,7 +264,17 @@ impl Driver for SqliteDriver {
             .is_some_and(|c| c & 0xff == 8 || c == 23)
     }
 
-    fn connect_advice(&self, _error: &DriverError) -> String {
+    fn connect_advice(&self, error: &DriverError) -> String {
+        if error.is_timeout() {
+            // The file's one connection is shared by every bus of this process: a receive
+            // holds it (with the write lock) for as long as its handler runs.
+            return "this process's one connection to the file was busy all along: SQLite has \
+                    one writer, and a running handler's receive holds it until the handler \
+                    ends; give long handlers a shorter handler_timeout, run other buses of the \
+                    same file in another process, or use PostgreSQL or SQL Server for work \
+                    that must not wait"
+                .into();
+        }
         "check that the directory exists and is writable, and that the file is an SQLite database"
             .into()
     }
@@ -364,5 +374,35 @@ impl Driver for SqliteDriver {
     ) -> DriverResult<()> {
         let sql = sql.to_string();
         blocking(connection, move |c| c.execute_batch(&sql)).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Waiting past the deadline for the file's one connection is a busy writer in this
+    /// process, not a missing directory: the advice says so.
+    #[tokio::test]
+    async fn a_connection_wait_past_its_deadline_is_explained_as_the_one_writer() {
+        let path = std::env::temp_dir().join(format!("nimbus-advice-{}.db", uuid::Uuid::new_v4()));
+        let driver = SqliteDriver::open(&path).await.unwrap();
+        let timeout = DriverError::timed_out(
+            "opening a database connection",
+            std::time::Duration::from_secs(1),
+        );
+        let advice = driver.connect_advice(&timeout);
+        assert!(
+            advice.contains("one writer") && advice.contains("handler"),
+            "{advice}"
+        );
+        let other = DriverError::other(FailureKind::Permanent, "unable to open database file");
+        assert!(driver.connect_advice(&other).contains("directory exists"));
+        drop(driver);
+        for suffix in ["", "-wal", "-shm"] {
+            let mut p = path.clone().into_os_string();
+            p.push(suffix);
+            let _ = std::fs::remove_file(p);
+        }
     }
 }
