@@ -85,12 +85,33 @@ pub(crate) fn creation_script(
     } else {
         "\n\n"
     };
+    let sql_server = dialect.folder == SQLSERVER.folder;
     parts
         .iter()
-        .map(|(text, names)| format!("{}{}", declare(dialect, names), text.trim_end()))
+        .map(|(text, names)| {
+            format!(
+                "{}{}",
+                declare(dialect, names),
+                terminated(text.trim_end(), sql_server)
+            )
+        })
         .collect::<Vec<_>>()
         .join(separator)
         + "\n"
+}
+
+/// `text` ending with a `;` where the script is run statement by statement (psql, sqlite3):
+/// the statements Nimbus runs one at a time carry none. A statement that ends in a comment line
+/// gets its `;` on a line of its own. SQL Server's batches end at `GO`.
+fn terminated(text: &str, sql_server: bool) -> String {
+    let last_line = text.lines().last().unwrap_or_default().trim_start();
+    if sql_server || text.ends_with(';') || text.is_empty() {
+        text.to_string()
+    } else if last_line.starts_with("--") {
+        format!("{text}\n;")
+    } else {
+        format!("{text};")
+    }
 }
 
 #[cfg(test)]
@@ -121,6 +142,28 @@ mod tests {
             !shared.contains("\"Sales\""),
             "no queue table in the shared layout"
         );
+        // Run as printed (psql, sqlite3): every statement ends with its `;`.
+        for dialect in [&POSTGRES, &SQLITE] {
+            let script = creation_script(
+                dialect,
+                &SchemaName::new(dialect.only_schema.unwrap_or("public")).expect("a valid name"),
+                StorageLayout::TablePerQueue,
+                &[QueueName::new("Sales").expect("a valid name")],
+            );
+            for statement in script.split("\n\n") {
+                let code: Vec<&str> = statement
+                    .lines()
+                    .filter(|l| !l.trim_start().starts_with("--") && !l.trim().is_empty())
+                    .collect();
+                if let Some(last) = code.last() {
+                    assert!(
+                        last.trim_end().ends_with(';'),
+                        "{}: {statement}",
+                        dialect.name
+                    );
+                }
+            }
+        }
         assert!(dialect_named("SQLite").is_ok());
         assert!(dialect_named("mysql").is_err());
     }
