@@ -24,7 +24,7 @@ pub struct Gap {
     pub sql_server: &'static str,
 }
 
-/// Every known gap, as measured on Babelfish 4.3.
+/// Every known gap, as measured on Babelfish 4.2 and 4.3.
 pub const GAPS: &[Gap] = &[
     Gap {
         tests: &[

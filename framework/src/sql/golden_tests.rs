@@ -162,6 +162,15 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
     out.into_iter().map(|(n, t)| (n.to_string(), t)).collect()
 }
 
+/// The rendered text of statement `name` (empty when there is none, which the assertions show).
+fn statement(statements: &[(String, String)], name: &str) -> String {
+    statements
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, t)| t.clone())
+        .unwrap_or_default()
+}
+
 fn golden_dir(dialect: &Dialect) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("src/sql/golden")
@@ -228,13 +237,7 @@ fn sqlite_statements_match_their_golden_files() {
 #[test]
 fn sqlserver_statements_keep_the_seed_guarantees() {
     let statements = rendered(&SQLSERVER);
-    let get = |name: &str| {
-        statements
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, t)| t.clone())
-            .unwrap_or_default()
-    };
+    let get = |name: &str| statement(&statements, name);
     for receive in ["queue_receive", "messages_receive", "delayed_take_due"] {
         let text = get(receive);
         assert!(
@@ -352,13 +355,7 @@ fn output_clause(text: &str) -> String {
 #[test]
 fn postgres_peeks_skip_the_rows_receives_hold() {
     let statements = rendered(&POSTGRES);
-    let get = |name: &str| {
-        statements
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, t)| t.clone())
-            .unwrap_or_default()
-    };
+    let get = |name: &str| statement(&statements, name);
     let queue = get("queue_peek");
     assert_eq!(
         queue.matches("FOR KEY SHARE SKIP LOCKED").count(),
