@@ -117,8 +117,8 @@ pub struct DeadLetterInfo {
     pub message_id: String,
     /// The queue it was received from.
     pub original_destination: Option<String>,
-    /// The dead-letter envelope: JSON with the reason, the headers and the body (see the
-    /// README's "Dead letters").
+    /// The dead-letter envelope: JSON with the reason, the headers and the body (see "Dead
+    /// letters" in the guide's chapter docs/guide/failures.md).
     pub body: Vec<u8>,
     /// How many times it was tried.
     pub delivery_attempts: i64,

@@ -2,14 +2,16 @@
 //!
 //! Messaging between services with queues kept as tables in the database you already run:
 //! SQL Server's transport design (one table per queue, FIFO by an identity `RowVersion`, receive by
-//! deleting the oldest unlocked row), on PostgreSQL and on an embedded SQLite file that needs no
-//! server at all.
+//! deleting the oldest unlocked row), on SQL Server, on PostgreSQL and on an embedded SQLite file
+//! that needs no server at all.
 //!
 //! * Define messages with `#[derive(Command)]`, `#[derive(Event)]` or `#[derive(Message)]` (serde
 //!   JSON bodies; the type name is the Rust path unless `#[nimbus(type_name = "...")]` says
 //!   otherwise, for interop with .NET endpoints).
-//! * Write handlers as structs with `#[nimbus::handler] impl Handler<M> for MyHandler`.
-//! * Build a bus with [`Bus::builder`], start it inside an actix `System`, `send`, `publish`,
+//! * Write handlers as structs implementing [`Handler<M>`] with an `async fn handle`
+//!   (`#[nimbus::handler]` on the impl is optional: it checks the impl's shape).
+//! * Build a bus with [`Bus::builder`]; start it in an actix `System` ([`Endpoint::start`]) or in
+//!   the background of any tokio program ([`Endpoint::start_in_background`]); `send`, `publish`,
 //!   `stop`.
 //!
 //! What a handler sends or publishes commits in the same transaction as the receive of the message
@@ -147,3 +149,24 @@ pub async fn connect_sql_server(connection_string: &str) -> Result<SqlServerClie
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 mod readme {}
+
+/// The guide's chapters (`docs/guide/`), their examples compiled as doc tests too.
+#[cfg(doctest)]
+mod guide {
+    #[doc = include_str!("../../docs/guide/connecting.md")]
+    mod connecting {}
+    #[doc = include_str!("../../docs/guide/configuration.md")]
+    mod configuration {}
+    #[doc = include_str!("../../docs/guide/how-it-works.md")]
+    mod how_it_works {}
+    #[doc = include_str!("../../docs/guide/failures.md")]
+    mod failures {}
+    #[doc = include_str!("../../docs/guide/operations.md")]
+    mod operations {}
+    #[doc = include_str!("../../docs/guide/nservicebus.md")]
+    mod nservicebus {}
+    #[doc = include_str!("../../docs/guide/benchmarks.md")]
+    mod benchmarks {}
+    #[doc = include_str!("../../docs/guide/contributing.md")]
+    mod contributing {}
+}

@@ -69,7 +69,9 @@ impl SslMode {
             other => {
                 return Err(NimbusError::config(
                     format!("sslmode={other:?} in the PostgreSQL URL is not understood"),
-                    format!("use one of {MODES} (see the README's \"TLS to PostgreSQL\")"),
+                    format!(
+                    "use one of {MODES} (see \"TLS to PostgreSQL\" in docs/guide/connecting.md)"
+                ),
                 ))
             }
         })
