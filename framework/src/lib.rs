@@ -100,6 +100,15 @@ pub use pipeline::handler::{BlockingHandler, Handler, HandlerContext};
 pub use pipeline::metrics::Metrics;
 pub use transport::{BodyStringColumn, StorageLayout, SweepReport, DEFAULT_CONNECT_TIMEOUT};
 
+/// The `uuid` crate, whose [`uuid::Uuid`] public signatures use (message ids, dead letter ids in
+/// [`admin`]), re-exported so that applications need not depend on it to call them.
+///
+/// ```
+/// let id: nimbus::uuid::Uuid = "01a2347b-a486-7158-97f9-98cda5ec6a1a".parse().unwrap();
+/// assert_eq!(id.get_version_num(), 7);
+/// ```
+pub use uuid;
+
 /// The PostgreSQL driver whose client [`HandlerContext::postgres`] lends, re-exported so that
 /// applications use the same version.
 #[cfg(feature = "postgres")]
