@@ -254,6 +254,7 @@ impl Database {
                 connect: database_connect_timeout,
                 statement: crate::endpoint::builder::DEFAULT_DATABASE_TIMEOUT,
             },
+            leases: false,
         })
         .await?;
         Ok(Database { transport })

@@ -27,6 +27,7 @@ mod delayed_delivery;
 mod expiry_purger;
 mod heartbeat;
 mod idle_sweep;
+mod lease_reclaimer;
 mod peeker;
 mod periodic;
 mod receiver;

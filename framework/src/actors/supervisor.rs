@@ -13,6 +13,7 @@ use actix::prelude::*;
 use tokio::sync::{oneshot, OwnedSemaphorePermit};
 
 use super::expiry_purger::expiry_purger;
+use super::lease_reclaimer::lease_reclaimer;
 use super::peeker::{Peek, Peeker};
 use super::periodic::Periodic;
 use super::receiver::{ReceiveOne, Receiver};
@@ -32,6 +33,8 @@ pub(crate) struct QueueSupervisor {
     queue: QueueName,
     peeker: Option<Addr<Peeker>>,
     purger: Option<Addr<Periodic>>,
+    /// Takes back the queue's expired leases, when the endpoint has leases.
+    reclaimer: Option<Addr<Periodic>>,
     receivers: Vec<Addr<Receiver>>,
     idle: Vec<usize>,
     in_flight: usize,
@@ -65,6 +68,7 @@ impl QueueSupervisor {
             queue,
             peeker: None,
             purger: None,
+            reclaimer: None,
             receivers: Vec::new(),
             idle: Vec::new(),
             in_flight: 0,
@@ -350,7 +354,9 @@ impl QueueSupervisor {
         let mut failed_infrastructure = false;
         let mut found_nothing = false;
         match result {
-            Ok(Outcome::Handled) | Ok(Outcome::Expired) => self.database_ok(),
+            Ok(Outcome::Handled) | Ok(Outcome::Expired) | Ok(Outcome::LeaseLost) => {
+                self.database_ok()
+            }
             Ok(Outcome::Empty) => {
                 self.database_ok();
                 if !self.stopping {
@@ -429,6 +435,8 @@ impl Actor for QueueSupervisor {
         let (endpoint, queue) = (self.endpoint.clone(), self.queue.clone());
         self.peeker = Some(Supervisor::start(move |_| Peeker::new(endpoint, queue)));
         self.purger = Some(expiry_purger(self.endpoint.clone(), self.queue.clone()).start());
+        self.reclaimer =
+            lease_reclaimer(self.endpoint.clone(), self.queue.clone()).map(Actor::start);
         for index in 0..self.endpoint.config.concurrency {
             let receiver = self.start_receiver(index);
             self.receivers.push(receiver);
@@ -440,8 +448,11 @@ impl Actor for QueueSupervisor {
     }
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
-        if let Some(purger) = self.purger.take() {
-            purger.do_send(Shutdown);
+        for timer in [self.purger.take(), self.reclaimer.take()]
+            .into_iter()
+            .flatten()
+        {
+            timer.do_send(Shutdown);
         }
     }
 }

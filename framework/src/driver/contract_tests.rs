@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use uuid::Uuid;
 
-use super::statements::{DeadLetterRow, DelayedRow, QueueRow, SharedRow};
+use super::statements::{DeadLetterRow, DelayedRow, LeaseRow, QueueRow, SharedRow};
 use super::{Deadlines, Driver, Held, Param};
 
 const DEADLINES: Deadlines = Deadlines {
@@ -52,6 +52,9 @@ async fn create<D: Driver>(
         &s.dead_letters,
         &s.delayed_messages,
         &s.shared_messages,
+        &s.leases,
+        // Twice: creating what exists must do nothing.
+        &s.leases,
     ] {
         c.run_script(script, &[schema]).await.expect("common table");
     }
@@ -224,6 +227,77 @@ async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
     assert_eq!(taken[0].id, due.to_string());
     assert_eq!(taken[0].destination.as_deref(), Some(queue.as_str()));
     assert_eq!(taken[0].headers, "{\"h\":1}");
+
+    // Leases: an expired one is taken back whole, a live one is renewed and ended, and a
+    // lease that is gone is neither.
+    let lease = |lease_id, lease_ms, expires| LeaseRow {
+        lease_id,
+        queue: queue.as_str(),
+        lease_ms,
+        leased_by: "instance-1",
+        id: "0192d0c1-7b1e-7c4e-9a37-2d3b4c5d6e7f",
+        correlation_id: Some("corr"),
+        reply_to_address: None,
+        expires,
+        headers: "{\"NServiceBus.MessageId\":\"m\"}",
+        body: b"leased",
+    };
+    let (lapsed, live) = (Uuid::new_v4(), Uuid::new_v4());
+    let past = chrono::NaiveDate::from_ymd_opt(2001, 2, 3).and_then(|d| d.and_hms_opt(4, 5, 6));
+    assert_eq!(
+        c.insert_lease(&s.lease_insert, &lease(lapsed, -1_000, None))
+            .await
+            .expect("lease insert"),
+        1
+    );
+    c.insert_lease(&s.lease_insert, &lease(live, 3_600_000, past))
+        .await
+        .expect("lease insert");
+    assert!(c
+        .renew_lease(&s.lease_renew, live, 3_600_000)
+        .await
+        .expect("renew"));
+    assert!(!c
+        .renew_lease(&s.lease_renew, Uuid::new_v4(), 1_000)
+        .await
+        .expect("renew of nothing"));
+    let taken = c
+        .begin_and_take_expired_lease(&s.lease_take_expired, queue.as_str())
+        .await
+        .expect("take an expired lease")
+        .expect("the expired lease");
+    c = commit(c).await;
+    assert_eq!(taken.id, "0192d0c1-7b1e-7c4e-9a37-2d3b4c5d6e7f");
+    assert_eq!(taken.correlation_id.as_deref(), Some("corr"));
+    assert_eq!(taken.headers, "{\"NServiceBus.MessageId\":\"m\"}");
+    assert_eq!(taken.body, b"leased");
+    assert!(!taken.expired, "no Expires: not expired");
+    assert_eq!(taken.undecodable, None);
+    assert!(
+        c.begin_and_take_expired_lease(&s.lease_take_expired, queue.as_str())
+            .await
+            .expect("take")
+            .is_none(),
+        "the live lease is not taken back"
+    );
+    c = commit(c).await;
+    c.begin().await.expect("begin");
+    assert!(c.end_lease(&s.lease_end, live).await.expect("end"));
+    assert!(!c.end_lease(&s.lease_end, live).await.expect("end again"));
+    c = commit(c).await;
+    // A message past its Expires comes back marked expired.
+    let stale = Uuid::new_v4();
+    c.insert_lease(&s.lease_insert, &lease(stale, -1_000, past))
+        .await
+        .expect("lease insert");
+    let taken = c
+        .begin_and_take_expired_lease(&s.lease_take_expired, queue.as_str())
+        .await
+        .expect("take")
+        .expect("the stale lease");
+    c = commit(c).await;
+    assert!(taken.expired, "past its Expires");
+    assert_eq!(taken.expires, past);
 
     // Dead letters: a duplicate id inserts nothing; take returns and deletes.
     let letter_id = Uuid::new_v4();

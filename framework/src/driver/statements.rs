@@ -47,6 +47,24 @@ pub(crate) struct DelayedRow<'a> {
     pub due_at: Option<NaiveDateTime>,
 }
 
+/// A row for `NimbusLeases` (`lease_insert.sql`): a received message held under a lease.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LeaseRow<'a> {
+    pub lease_id: Uuid,
+    /// The queue the message was received from, where it goes back if the lease expires.
+    pub queue: &'a str,
+    /// How long from now (database time) the lease lasts.
+    pub lease_ms: i64,
+    /// The instance that holds it, for operators.
+    pub leased_by: &'a str,
+    pub id: &'a str,
+    pub correlation_id: Option<&'a str>,
+    pub reply_to_address: Option<&'a str>,
+    pub expires: Option<NaiveDateTime>,
+    pub headers: &'a str,
+    pub body: &'a [u8],
+}
+
 /// A row for `NimbusDeadLetters` (`dead_letter_insert.sql`).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct DeadLetterRow<'a> {
@@ -111,8 +129,8 @@ struct Columns {
     expires: Option<usize>,
 }
 
-/// `queue_receive.sql`, `messages_receive.sql`: Id, CorrelationId, ReplyToAddress, Headers,
-/// Body, Expired, Expires.
+/// `queue_receive.sql`, `messages_receive.sql`, `lease_take_expired.sql`: Id, CorrelationId,
+/// ReplyToAddress, Headers, Body, Expired, Expires.
 const RECEIVED: Columns = Columns {
     id: 0,
     destination: None,
@@ -363,6 +381,55 @@ impl<D: Driver> Held<D> {
         .await;
         let rows = self.note(result)?;
         Ok(rows.iter().map(|row| message_row(row, RECEIVED)).collect())
+    }
+
+    /// `lease_insert.sql`.
+    pub async fn insert_lease(&mut self, sql: &str, row: &LeaseRow<'_>) -> DriverResult<u64> {
+        self.execute(
+            sql,
+            &[
+                Param::Uuid(row.lease_id),
+                Param::Text(Some(row.queue)),
+                Param::BigInt(Some(row.lease_ms)),
+                Param::Text(Some(row.leased_by)),
+                Param::Text(Some(row.id)),
+                Param::Text(row.correlation_id),
+                Param::Text(row.reply_to_address),
+                Param::Time(row.expires),
+                Param::Text(Some(row.headers)),
+                Param::Bytes(Some(row.body)),
+            ],
+        )
+        .await
+    }
+
+    /// `lease_renew.sql`: `false` when the lease is gone.
+    pub async fn renew_lease(
+        &mut self,
+        sql: &str,
+        lease: Uuid,
+        lease_ms: i64,
+    ) -> DriverResult<bool> {
+        let renewed = self
+            .execute(sql, &[Param::Uuid(lease), Param::BigInt(Some(lease_ms))])
+            .await?;
+        Ok(renewed > 0)
+    }
+
+    /// `lease_end.sql`, inside the caller's transaction: `false` when the lease is gone.
+    pub async fn end_lease(&mut self, sql: &str, lease: Uuid) -> DriverResult<bool> {
+        Ok(self.execute(sql, &[Param::Uuid(lease)]).await? > 0)
+    }
+
+    /// `lease_take_expired.sql`, after opening the transaction that keeps the message until it
+    /// is retried or dead-lettered.
+    pub async fn begin_and_take_expired_lease(
+        &mut self,
+        sql: &str,
+        queue: &str,
+    ) -> DriverResult<Option<MessageRow>> {
+        self.begin_and_receive(sql, &[Param::Text(Some(queue))])
+            .await
     }
 
     /// `delayed_take_due.sql`: deletes and returns up to `batch` due delayed messages.

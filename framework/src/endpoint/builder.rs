@@ -13,6 +13,7 @@ use crate::pipeline::config::{CriticalErrorCallback, EndpointConfig};
 use crate::pipeline::handler::{
     BlockingHandler, Handler, HandlerRegistry, Routes, SubscriptionMode,
 };
+use crate::pipeline::lease::{Lease, Leases};
 use crate::recoverability::RetryPolicy;
 use crate::subscriptions::{DEFAULT_AUTO_DELETE_ON_IDLE, MIN_AUTO_DELETE_ON_IDLE};
 use crate::transport::{DatabaseUrl, StorageLayout};
@@ -86,6 +87,7 @@ pub struct BusBuilder {
     layout: StorageLayout,
     routes: Vec<(&'static str, String)>,
     handlers: HandlerRegistry,
+    leases: Leases,
     #[cfg(feature = "sqlserver")]
     sql_server_token: Option<crate::SqlServerToken>,
 }
@@ -123,6 +125,7 @@ impl Default for BusBuilder {
             layout: StorageLayout::TablePerQueue,
             routes: Vec::new(),
             handlers: HandlerRegistry::default(),
+            leases: Leases::default(),
             #[cfg(feature = "sqlserver")]
             sql_server_token: None,
         }
@@ -406,6 +409,49 @@ impl BusBuilder {
         self
     }
 
+    /// Handles messages of type `M` under a lease instead of inside the transaction that
+    /// received them: for handlers that run for minutes (a report, a call to a slow service).
+    ///
+    /// The message is moved from its queue into `NimbusLeases` in a short transaction; the
+    /// handlers then run with no transaction, row lock or pooled connection held, while the
+    /// lease is renewed every third of its duration; when they finish, one short transaction
+    /// ends the lease and commits what they sent (or the retry, or the dead letter). If the
+    /// process dies or stalls past the lease, any instance of the endpoint takes the lease
+    /// back and the message is retried (counted as a failed attempt, so a message that crashes
+    /// every process ends in the dead letters).
+    ///
+    /// **Handling becomes at-least-once:** after a crash the handler runs again, so it must be
+    /// idempotent, and it cannot use the receive's connection (`ctx.postgres()` and the others
+    /// return an error). Sends through the context still commit exactly once. See [`Lease`].
+    /// Not with [`receive_batch`](Self::receive_batch) above 1.
+    ///
+    /// ```
+    /// # use nimbus::{Command, Handler, HandlerContext, HandlerError, Lease};
+    /// # use std::time::Duration;
+    /// #[derive(serde::Serialize, serde::Deserialize, Command)]
+    /// struct RenderReport { id: u64 }
+    ///
+    /// struct Renderer;
+    /// impl Handler<RenderReport> for Renderer {
+    ///     async fn handle(&self, m: RenderReport, _ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+    ///         // minutes of work, safe to repeat
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// let endpoint = nimbus::Bus::builder()
+    ///     .names("Reports", "reports-1")
+    ///     .database_url("sqlite://reports.db")
+    ///     .handler(Renderer)
+    ///     .lease::<RenderReport>(Lease::of(Duration::from_secs(60)).handler_timeout(Duration::from_secs(3600)))
+    ///     .build()?;
+    /// # Ok::<(), nimbus::NimbusError>(())
+    /// ```
+    pub fn lease<M: Message>(mut self, lease: Lease) -> Self {
+        self.leases.insert(M::TYPE_NAME, lease);
+        self
+    }
+
     /// Sends commands of type `M` to `queue` when `send` is called.
     pub fn route<M: Command>(mut self, queue: impl Into<String>) -> Self {
         self.routes.push((M::TYPE_NAME, queue.into()));
@@ -602,6 +648,29 @@ impl BusBuilder {
             routes.insert(type_name, queue);
         }
         self.handlers.check()?;
+        for type_name in self.leases.type_names() {
+            if self.handlers.get(type_name).is_none() {
+                return Err(NimbusError::config(
+                    format!("a lease is set for {type_name}, but no handler of this endpoint handles it"),
+                    "register its handler with .handler(..), or remove the .lease::<..>(..)",
+                ));
+            }
+            if let Some(lease) = self.leases.get(type_name) {
+                lease.check(type_name)?;
+            }
+        }
+        if !self.leases.is_empty() && self.receive_batch > 1 {
+            return Err(NimbusError::config(
+                format!(
+                    "receive_batch is {} and some messages are handled under a lease; a batch \
+                     commits once for all of its messages, a lease needs a commit of its own \
+                     before its handler runs: leases in batched receives are not supported yet",
+                    self.receive_batch
+                ),
+                "use .receive_batch(1) on this endpoint, or handle the long-running messages \
+                 in an endpoint of their own",
+            ));
+        }
         let instance_queue = if self.requests || self.handlers.has_multicast() {
             let queue = QueueName::new(format!("{application}.{instance}"))?;
             queue.check_len(max_queue)?;
@@ -648,6 +717,7 @@ impl BusBuilder {
             database_timeout: self.database_timeout,
             create_queues_on_send: self.create_queues_on_send,
             layout: self.layout,
+            leases: self.leases,
         }))
     }
 }

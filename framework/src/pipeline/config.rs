@@ -44,6 +44,8 @@ pub(crate) struct EndpointConfig {
     /// How long one database call may take.
     pub database_timeout: Duration,
     pub layout: StorageLayout,
+    /// The message types handled under a lease.
+    pub leases: crate::pipeline::lease::Leases,
 }
 
 /// Called once when the database has been failing for longer than
@@ -78,6 +80,7 @@ impl EndpointConfig {
                 connect: self.database.connect_timeout(),
                 statement: self.database_timeout,
             },
+            leases: !self.leases.is_empty(),
         }
     }
 }

@@ -127,6 +127,8 @@ pub struct HandlerContext {
     outgoing: Vec<OutgoingMessage>,
     /// The receive's open transaction, lent to the handler for its own statements.
     transaction: Option<Box<dyn ReceiveTransaction>>,
+    /// The message is handled under a lease: there is no receive transaction at all.
+    under_lease: bool,
 }
 
 impl std::fmt::Debug for HandlerContext {
@@ -145,7 +147,7 @@ impl HandlerContext {
         routes: Arc<Routes>,
         headers: Headers,
         causation: Causation,
-        transaction: Box<dyn ReceiveTransaction>,
+        transaction: Option<Box<dyn ReceiveTransaction>>,
     ) -> Self {
         HandlerContext {
             origin,
@@ -153,7 +155,8 @@ impl HandlerContext {
             headers,
             causation,
             outgoing: Vec::new(),
-            transaction: Some(transaction),
+            under_lease: transaction.is_none(),
+            transaction,
         }
     }
 
@@ -162,6 +165,13 @@ impl HandlerContext {
     async fn receive_connection(&mut self) -> Result<&mut (dyn std::any::Any + Send)> {
         match self.transaction.as_mut() {
             Some(transaction) => transaction.handler_connection().await,
+            None if self.under_lease => Err(NimbusError::config(
+                "this message is handled under a lease: its handler runs with no transaction \
+                 open, so there is no receive connection to lend",
+                "write the handler's data through a connection of the application's own, \
+                 idempotently (a handler under a lease may run again after a crash), or handle \
+                 the message type without a lease to write data that commits with the message",
+            )),
             None => Err(NimbusError::config(
                 "a BlockingHandler has no access to the receive's connection: it stays with the \
                  receiver while the blocking code runs on a pool thread",
@@ -361,6 +371,7 @@ impl HandlerContext {
             causation: self.causation.clone(),
             outgoing: Vec::new(),
             transaction: None,
+            under_lease: self.under_lease,
         }
     }
 

@@ -19,6 +19,9 @@
 //! | `nimbus_queue_table_vacuums_total` | counter | queue (PostgreSQL: vacuums this endpoint ran on its table) |
 //! | `nimbus_queue_peeks_total` | counter | queue (depth estimates this endpoint asked the database for: its polling load) |
 //! | `nimbus_queue_empty_receives_total` | counter | queue (receives that found nothing to take: other receivers got there first; many per handled message means wasted polling) |
+//! | `nimbus_leases_taken_total` | counter | queue, message_type (messages moved out of their queue under a lease for a long handler) |
+//! | `nimbus_leases_expired_total` | counter | queue (leases taken back after their holder stopped or stalled past them: the message is retried or dead-lettered) |
+//! | `nimbus_leases_lost_total` | counter | queue, message_type (handlers that finished after their lease was taken back: what they sent was discarded) |
 //! | `nimbus_queue_oldest_message_age_seconds` | gauge | queue (the first message's `NServiceBus.TimeSent`, the sender's clock, read at most every 5 s while the queue is not empty; 0 when a peek finds it empty) |
 
 use std::collections::BTreeMap;
@@ -40,6 +43,9 @@ pub(crate) struct Counters {
     pub table_vacuums: AtomicU64,
     pub peeks: AtomicU64,
     pub empty_receives: AtomicU64,
+    pub leases_taken: AtomicU64,
+    pub leases_expired: AtomicU64,
+    pub leases_lost: AtomicU64,
     /// Each queue's depth estimate at its last peek.
     pub queue_depths: Mutex<BTreeMap<String, u64>>,
     /// Each queue's oldest message age, when last read.
@@ -91,6 +97,9 @@ impl Counters {
             table_vacuums: get(&self.table_vacuums),
             peeks: get(&self.peeks),
             empty_receives: get(&self.empty_receives),
+            leases_taken: get(&self.leases_taken),
+            leases_expired: get(&self.leases_expired),
+            leases_lost: get(&self.leases_lost),
             queue_depth: queue_depths.get(&self.input_queue).copied().unwrap_or(0),
             queue_depths,
             oldest_message_ages: self
@@ -132,6 +141,14 @@ pub struct Metrics {
     /// about one per peek or more means the estimates send receivers after rows they cannot
     /// take.
     pub empty_receives: u64,
+    /// Messages taken out of their queue under a lease ([`crate::Lease`]).
+    pub leases_taken: u64,
+    /// Leases this endpoint took back after their holder (this or another instance) stopped
+    /// or stalled past them; each such message was retried or dead-lettered.
+    pub leases_expired: u64,
+    /// Handlers that finished after their lease had been taken back: what they sent was
+    /// discarded, and the message was handled again (or dead-lettered) elsewhere.
+    pub leases_lost: u64,
     /// The input queue's depth estimate at its last peek.
     pub queue_depth: u64,
     /// Every queue this endpoint receives from, with its own depth estimate at its last peek.

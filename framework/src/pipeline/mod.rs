@@ -6,6 +6,7 @@
 pub(crate) mod config;
 pub(crate) mod dispatch;
 pub(crate) mod handler;
+pub(crate) mod lease;
 pub(crate) mod metrics;
 pub(crate) mod requests;
 
@@ -123,6 +124,10 @@ pub(crate) enum Outcome {
     /// The database failed (connection lost, commit failed); whatever was open is rolled back,
     /// the message is where it was and no attempt was counted.
     Infrastructure(NimbusError),
+    /// The message was handled under a lease that ran out and was taken back before the
+    /// handler finished: nothing the handler sent was committed; the message is someone
+    /// else's to handle (or was retried or dead-lettered when the lease was taken back).
+    LeaseLost,
 }
 
 /// Why an attempt failed.
@@ -268,6 +273,7 @@ async fn process(
             (name, Some(*error_type))
         }
         Outcome::Infrastructure(e) => ("database_error", Some(e.kind_name())),
+        Outcome::LeaseLost => ("lease_lost", None),
     };
     telemetry::record_outcome(&span, name, error_type);
     outcome
@@ -392,6 +398,15 @@ async fn handle_received(
         .await;
     }
     let causation = incoming.causation();
+    let lease = endpoint.config.leases.get(&incoming.type_name);
+    // Under a lease the message leaves its queue now, and the handlers run with nothing open.
+    let (tx, leased) = match lease {
+        None => (Some(tx), None),
+        Some(lease) => match UnderLease::hold(endpoint, queue, &row, &incoming, tx, lease).await {
+            Ok(leased) => (None, Some(leased)),
+            Err(e) => return Outcome::Infrastructure(e),
+        },
+    };
     let Incoming {
         headers,
         type_name,
@@ -404,14 +419,19 @@ async fn handle_received(
         causation,
         tx,
     );
-    let timeout = endpoint.config.handler_timeout;
+    let timeout = lease.map_or(endpoint.config.handler_timeout, |l| l.timeout());
+    // No receive is open under a lease: nothing a send from the handler could wait for.
+    let database_target = match leased {
+        Some(_) => Arc::from(""),
+        None => endpoint.database_target.clone(),
+    };
     let handling_started = std::time::Instant::now();
     // The body travels to the handlers' threads and comes back for a retry's copy.
     let body = Arc::new(std::mem::take(&mut row.body));
     for handler in handlers {
         let invocation = match endpoint
             .dispatcher
-            .invoke(handler, &body, ctx, timeout, &endpoint.database_target)
+            .invoke(handler, &body, ctx, timeout, &database_target)
             .await
         {
             Ok(invocation) => invocation,
@@ -447,8 +467,9 @@ async fn handle_received(
             },
         };
         let (headers, _, tx) = ctx.into_parts();
-        let Some(tx) = tx else {
-            return transaction_lost();
+        let tx = match finishing_transaction(endpoint, queue, &type_name, tx, leased).await {
+            Ok(tx) => tx,
+            Err(outcome) => return outcome,
         };
         let incoming = Incoming {
             headers,
@@ -460,8 +481,9 @@ async fn handle_received(
     }
     row.body = take_back(body);
     let (headers, outgoing, tx) = ctx.into_parts();
-    let Some(tx) = tx else {
-        return transaction_lost();
+    let tx = match finishing_transaction(endpoint, queue, &type_name, tx, leased).await {
+        Ok(tx) => tx,
+        Err(outcome) => return outcome,
     };
     match tx.commit_handled(outgoing).await {
         Ok(()) => {
@@ -510,6 +532,147 @@ async fn handle_received(
 /// The body back from the handlers (copied only if a timed-out blocking handler still holds it).
 fn take_back(body: Arc<Vec<u8>>) -> Vec<u8> {
     Arc::try_unwrap(body).unwrap_or_else(|shared| shared.as_ref().clone())
+}
+
+/// Takes back every expired lease of `queue` (their holders crashed or stalled past them) and
+/// counts each as a failed attempt of its message: retried, or dead-lettered once the retries
+/// are spent, so a message that crashes every process that handles it cannot loop forever. A
+/// message whose `Expires` has passed meanwhile is discarded. Returns how many it took back.
+pub(crate) async fn reclaim_expired_leases(
+    endpoint: &EndpointState,
+    queue: &QueueName,
+) -> Result<u64, NimbusError> {
+    let mut reclaimed = 0u64;
+    while let Some((row, tx)) = endpoint.transport.take_expired_lease(queue).await? {
+        reclaimed += 1;
+        let span = telemetry::process_span(queue.as_str(), &row.row_id);
+        let outcome = reclaim(endpoint, queue, row, tx).instrument(span).await;
+        if let Outcome::Infrastructure(e) = outcome {
+            return Err(e);
+        }
+    }
+    Ok(reclaimed)
+}
+
+/// What becomes of the message of one expired lease, in the transaction that took it back.
+async fn reclaim(
+    endpoint: &EndpointState,
+    queue: &QueueName,
+    row: ReceivedMessage,
+    tx: Box<dyn ReceiveTransaction>,
+) -> Outcome {
+    if let Some(problem) = &row.undecodable {
+        let reason = format!("message {}: {problem}", row.row_id);
+        return fail(endpoint, queue, tx, &row, None, Failure::BadInput(reason)).await;
+    }
+    if row.expired {
+        return match tx.commit(Vec::new()).await {
+            Ok(()) => {
+                Counters::add(&endpoint.counters.expired_discarded, 1);
+                tracing::info!(queue = %queue, id = %row.row_id, "discarded an expired message whose lease ran out");
+                Outcome::Expired
+            }
+            Err(e) => Outcome::Infrastructure(e),
+        };
+    }
+    let incoming = match Incoming::decode(&row) {
+        Ok(incoming) => incoming,
+        Err(e) => {
+            let reason = format!("message {}: {e}", row.row_id);
+            return fail(endpoint, queue, tx, &row, None, Failure::BadInput(reason)).await;
+        }
+    };
+    let lease = endpoint.config.leases.get(&incoming.type_name);
+    let reason = format!(
+        "message {} ({}): its lease{} ran out before its handler finished: the instance \
+         handling it stopped or stalled",
+        incoming.message_id,
+        incoming.type_name,
+        lease.map_or_else(String::new, |l| format!(" of {:?}", l.duration())),
+    );
+    let failure = Failure::Handler {
+        reason: reason.clone(),
+        panicked: false,
+        error_type: "lease_expired",
+    };
+    let outcome = fail(endpoint, queue, tx, &row, Some(&incoming), failure).await;
+    if !matches!(outcome, Outcome::Infrastructure(_)) {
+        // Taken back: the retry or dead letter it became has committed.
+        Counters::add(&endpoint.counters.leases_expired, 1);
+        ::metrics::counter!("nimbus_leases_expired_total", "queue" => queue.to_string())
+            .increment(1);
+        tracing::warn!(queue = %queue, id = %incoming.message_id, %reason, "took back an expired lease");
+    }
+    outcome
+}
+
+/// A message taken out of its queue under a lease, and the renewal that keeps it while its
+/// handlers run.
+struct UnderLease {
+    held: Arc<dyn crate::transport::HeldLease>,
+    renewal: lease::Renewal,
+}
+
+impl UnderLease {
+    /// Moves the received message into `NimbusLeases` in `tx` and commits, then starts
+    /// renewing the lease.
+    async fn hold(
+        endpoint: &EndpointState,
+        queue: &QueueName,
+        row: &ReceivedMessage,
+        incoming: &Incoming,
+        tx: Box<dyn ReceiveTransaction>,
+        lease: lease::Lease,
+    ) -> Result<UnderLease, NimbusError> {
+        let terms = crate::transport::LeaseTerms {
+            queue: queue.clone(),
+            duration: lease.duration(),
+            leased_by: endpoint.config.identity.instance.clone(),
+        };
+        let held = tx.hold_under_lease(row, &terms).await?;
+        Counters::add(&endpoint.counters.leases_taken, 1);
+        ::metrics::counter!("nimbus_leases_taken_total", "queue" => queue.to_string(), "message_type" => incoming.type_name.clone()).increment(1);
+        tracing::debug!(queue = %queue, id = %incoming.message_id, lease = ?lease.duration(), "handling a message under a lease");
+        let renewal = lease::Renewal::start(
+            held.clone(),
+            lease,
+            queue.to_string(),
+            incoming.message_id.clone(),
+        );
+        Ok(UnderLease { held, renewal })
+    }
+}
+
+/// The transaction in which what became of the message is committed: the receive's own, or,
+/// under a lease, a new one that ends the lease. `Err` with the outcome when there is none: the
+/// lease was taken back (what the handlers sent is discarded), or the database failed.
+async fn finishing_transaction(
+    endpoint: &EndpointState,
+    queue: &QueueName,
+    type_name: &str,
+    tx: Option<Box<dyn ReceiveTransaction>>,
+    leased: Option<UnderLease>,
+) -> Result<Box<dyn ReceiveTransaction>, Outcome> {
+    let Some(UnderLease { held, renewal }) = leased else {
+        return tx.ok_or_else(transaction_lost);
+    };
+    // Renewed until the lease is ended: a slow end must not let it run out.
+    let ended = held.end().await;
+    let renewal_lost = renewal.lost();
+    drop(renewal);
+    match ended {
+        Ok(Some(tx)) => Ok(tx),
+        Ok(None) => {
+            Counters::add(&endpoint.counters.leases_lost, 1);
+            ::metrics::counter!("nimbus_leases_lost_total", "queue" => queue.to_string(), "message_type" => type_name.to_string()).increment(1);
+            tracing::warn!(queue = %queue, message_type = type_name, seen_by_renewal = renewal_lost, "the handler finished after its lease had been taken back: what it sent was discarded, and the message is handled again (or was dead-lettered); make the lease longer than the longest stall of this process, or check why renewals failed");
+            Err(Outcome::LeaseLost)
+        }
+        Err(e) => {
+            tracing::warn!(queue = %queue, message_type = type_name, error = %e, "ending a lease failed: the message stays leased until the lease runs out, then it is retried");
+            Err(Outcome::Infrastructure(e))
+        }
+    }
 }
 
 /// The handler context gave no transaction back. It never lets it go, so this cannot happen;

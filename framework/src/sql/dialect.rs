@@ -66,6 +66,11 @@ pub(crate) struct Files {
     pub wake_listen: &'static str,
     pub wake_announce: &'static str,
     pub wake_announce_one: &'static str,
+    pub leases: &'static str,
+    pub lease_insert: &'static str,
+    pub lease_renew: &'static str,
+    pub lease_end: &'static str,
+    pub lease_take_expired: &'static str,
 }
 
 /// Builds a [`Files`] from `schema/<dir>/`, one `include_str!` per field, so a missing file is a
@@ -97,7 +102,7 @@ macro_rules! all_files {
             savepoint_release, table_dead_rows, queue_vacuum, messages_vacuum,
             queue_receive_batch, messages_receive_batch, wake_listen, wake_announce,
             wake_announce_one, catalog_index_definitions,
-            index_drop,
+            index_drop, leases, lease_insert, lease_renew, lease_end, lease_take_expired,
         )
     };
 }

@@ -29,6 +29,11 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
         ("subscriptions", s.subscriptions.clone()),
         ("dead_letters", s.dead_letters.clone()),
         ("delayed_messages", s.delayed_messages.clone()),
+        ("leases", s.leases.clone()),
+        ("lease_insert", s.lease_insert.clone()),
+        ("lease_renew", s.lease_renew.clone()),
+        ("lease_end", s.lease_end.clone()),
+        ("lease_take_expired", s.lease_take_expired.clone()),
         (
             "upgrade_subscriptions_last_seen_at",
             s.upgrade_subscriptions_last_seen_at.clone(),
@@ -238,7 +243,12 @@ fn sqlite_statements_match_their_golden_files() {
 fn sqlserver_statements_keep_the_seed_guarantees() {
     let statements = rendered(&SQLSERVER);
     let get = |name: &str| statement(&statements, name);
-    for receive in ["queue_receive", "messages_receive", "delayed_take_due"] {
+    for receive in [
+        "queue_receive",
+        "messages_receive",
+        "delayed_take_due",
+        "lease_take_expired",
+    ] {
         let text = get(receive);
         assert!(
             text.contains("WITH (UPDLOCK, READPAST, ROWLOCK)"),

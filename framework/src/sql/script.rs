@@ -54,6 +54,9 @@ pub(crate) fn creation_script(
     // subscriptions.sql has LastSeenAt already; IdleSeconds comes by its upgrade.
     parts.push((s.upgrade_subscriptions_idle_seconds.clone(), vec![name]));
     parts.push((s.dead_letters.clone(), vec![name]));
+    // Only endpoints with leases use it; an empty table costs nothing, and a DBA who creates
+    // the schema once need not know which endpoints will.
+    parts.push((s.leases.clone(), vec![name]));
     let rendered_queues: Vec<_> = queues
         .iter()
         .map(|q| (q, dialect.queue_sql(schema, q)))

@@ -145,6 +145,16 @@ pub(crate) struct SchemaSql {
     pub wake_announce: Script,
     /// Announces a queue inside the application's transaction (PostgreSQL).
     pub wake_announce_one: Script,
+    /// Creates `NimbusLeases`, where messages handled under a lease wait for their handler.
+    pub leases: String,
+    /// Holds a received message under a lease.
+    pub lease_insert: String,
+    /// Renews a lease.
+    pub lease_renew: String,
+    /// Ends a lease in the transaction that commits its message's outcome.
+    pub lease_end: String,
+    /// Takes back the longest-expired lease of a queue.
+    pub lease_take_expired: String,
 }
 
 /// The statements of one queue table. Rendered once per queue and reused for every message.
@@ -257,6 +267,11 @@ impl Dialect {
             wake_listen: script(r(f.wake_listen)),
             wake_announce: script(r(f.wake_announce)),
             wake_announce_one: script(r(f.wake_announce_one)),
+            leases: r(f.leases),
+            lease_insert: r(f.lease_insert),
+            lease_renew: r(f.lease_renew),
+            lease_end: r(f.lease_end),
+            lease_take_expired: r(f.lease_take_expired),
             messages_table,
         }
     }

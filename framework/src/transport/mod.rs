@@ -130,6 +130,8 @@ pub(crate) struct TransportSettings {
     pub pool_size: usize,
     /// How long connecting and each statement may take.
     pub deadlines: crate::driver::Deadlines,
+    /// Some messages are handled under a lease: `NimbusLeases` is created and verified too.
+    pub leases: bool,
 }
 
 /// A database that holds queues.
@@ -215,6 +217,14 @@ pub(crate) trait Transport: Send + Sync + 'static {
         stop: &StopSignal,
     ) -> Result<Option<(ReceivedMessage, Box<dyn ReceiveTransaction>)>>;
 
+    /// Takes back the longest-expired lease of `queue` (its holder crashed or stalled past
+    /// it), inside a transaction that stays open until the returned handle commits what becomes
+    /// of the message (a retry or a dead letter). `None` when no lease of `queue` has expired.
+    async fn take_expired_lease(
+        &self,
+        queue: &QueueName,
+    ) -> Result<Option<(ReceivedMessage, Box<dyn ReceiveTransaction>)>>;
+
     /// Writes `messages` in one transaction: all of them or none.
     async fn send(&self, messages: Vec<OutgoingMessage>) -> Result<()>;
 
@@ -296,6 +306,40 @@ pub(crate) trait ReceiveTransaction: Send {
     /// Rolls back to the savepoint what the handler's own statements did; nothing if it never
     /// asked for the connection.
     async fn undo_handler_work(&mut self) -> Result<()>;
+
+    /// Moves the message into `NimbusLeases` under a lease of `terms` and commits: the message
+    /// is out of its queue, no transaction stays open while its handler runs, and the lease
+    /// (renewed while the handler runs) decides who may finish it. Not for a message of a
+    /// batch, whose transaction commits only with the batch.
+    async fn hold_under_lease(
+        self: Box<Self>,
+        message: &ReceivedMessage,
+        terms: &LeaseTerms,
+    ) -> Result<Arc<dyn HeldLease>>;
+}
+
+/// How a message is held under a lease.
+#[derive(Debug, Clone)]
+pub(crate) struct LeaseTerms {
+    /// The queue it was received from: where it goes back if the lease expires.
+    pub queue: QueueName,
+    /// How long the lease lasts from each renewal (database time).
+    pub duration: std::time::Duration,
+    /// Who holds it (the instance), for operators.
+    pub leased_by: String,
+}
+
+/// A message held under a lease ([`ReceiveTransaction::hold_under_lease`]).
+#[async_trait]
+pub(crate) trait HeldLease: Send + Sync {
+    /// Extends the lease to its duration from now (database time); `false` when it is gone:
+    /// it expired and was taken back, so the message is someone else's now.
+    async fn renew(&self) -> Result<bool>;
+
+    /// Ends the lease inside a new transaction, returned open, in which the caller records
+    /// what became of the message (handled with its sends, retried, dead-lettered) and
+    /// commits. `None` when the lease is gone: nothing may be committed for the message then.
+    async fn end(&self) -> Result<Option<Box<dyn ReceiveTransaction>>>;
 }
 
 /// Messages taken together in one transaction ([`Transport::receive_batch`]). Each is handed

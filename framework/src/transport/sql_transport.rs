@@ -11,11 +11,12 @@ use super::catalog::{Catalog, QueueEntry};
 use super::index_check::ProblemKind;
 use super::storage::{self, Context, Creation, Storage};
 use super::{
-    CommitFailure, IndexProblem, PlannedSends, RebuildDeadLetter, ReceiveTransaction,
-    ReceivedBatch, StopSignal, SweepReport, TableHealth, Transport, TransportSettings,
+    CommitFailure, HeldLease, IndexProblem, LeaseTerms, PlannedSends, RebuildDeadLetter,
+    ReceiveTransaction, ReceivedBatch, StopSignal, SweepReport, TableHealth, Transport,
+    TransportSettings,
 };
 use crate::dead_letter::DeadLetter;
-use crate::driver::statements::{DeadLetterRow, MessageRow};
+use crate::driver::statements::{DeadLetterRow, LeaseRow, MessageRow};
 use crate::driver::{Announcement, Driver, Held, Param, Statement};
 use crate::envelope::{Delivery, Destination, OutgoingMessage, ReceivedMessage};
 use crate::error::{NimbusError, Result};
@@ -61,6 +62,7 @@ impl<D: Driver> SqlTransport<D> {
             message_ids: settings.message_ids,
             idle_seconds: settings.idle_seconds,
             deadlines: settings.deadlines,
+            leases: settings.leases,
         });
         let inner = Arc::new(Inner {
             driver: Arc::new(driver),
@@ -466,6 +468,10 @@ impl<D: Driver> Transport for SqlTransport<D> {
         .await?;
         cx.create(&mut c, "NimbusDeadLetters", &cx.sql.dead_letters, &[schema])
             .await?;
+        if cx.leases {
+            cx.create(&mut c, "NimbusLeases", &cx.sql.leases, &[schema])
+                .await?;
+        }
         if !s.has_last_seen_at(&mut c).await? {
             tracing::warn!(schema = %cx.schema, "upgrading NimbusSubscriptions: adding LastSeenAt");
             cx.create(
@@ -498,10 +504,14 @@ impl<D: Driver> Transport for SqlTransport<D> {
         let s = &self.inner;
         let cx = &s.cx;
         let mut c = s.connection("checking the schema").await?;
-        for (table, statement) in [
+        let mut tables = vec![
             ("NimbusSubscriptions", &cx.sql.subscriptions),
             ("NimbusDeadLetters", &cx.sql.dead_letters),
-        ] {
+        ];
+        if cx.leases {
+            tables.push(("NimbusLeases", &cx.sql.leases));
+        }
+        for (table, statement) in tables {
             if !cx.table_exists(&mut c, table).await? {
                 return Err(NimbusError::MissingSchema {
                     backend: cx.name,
@@ -705,6 +715,34 @@ impl<D: Driver> Transport for SqlTransport<D> {
             })),
             inner: s.clone(),
         })))
+    }
+
+    async fn take_expired_lease(
+        &self,
+        queue: &QueueName,
+    ) -> Result<Option<(ReceivedMessage, Box<dyn ReceiveTransaction>)>> {
+        let s = &self.inner;
+        let mut c = s.connection("taking back an expired lease").await?;
+        // On an error `c` is dropped: the connection is discarded and the server rolls back.
+        let taken = c
+            .begin_and_take_expired_lease(&s.cx.sql.lease_take_expired, queue.as_str())
+            .await
+            .map_err(s.cx.db(format!("taking back an expired lease of {queue:?}")))?;
+        match taken {
+            None => {
+                s.commit(c, &[], "looking for expired leases").await?;
+                Ok(None)
+            }
+            Some(row) => Ok(Some((
+                received_message(row),
+                Box::new(SqlReceiveTransaction {
+                    connection: c,
+                    inner: s.clone(),
+                    handler_savepoint: false,
+                    member_of: None,
+                }),
+            ))),
+        }
     }
 
     async fn send(&self, messages: Vec<OutgoingMessage>) -> Result<()> {
@@ -1161,5 +1199,94 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
             .await
             .map_err(cx.db("undoing the handler's own statements to their savepoint"))?;
         Ok(())
+    }
+
+    async fn hold_under_lease(
+        self: Box<Self>,
+        message: &ReceivedMessage,
+        terms: &LeaseTerms,
+    ) -> Result<Arc<dyn HeldLease>> {
+        let SqlReceiveTransaction {
+            mut connection,
+            inner,
+            member_of,
+            ..
+        } = *self;
+        if member_of.is_some() {
+            return Err(NimbusError::config(
+                "a message of a batched receive cannot be handled under a lease: the batch's \
+                 transaction commits only once every message of it is handled",
+                "use .receive_batch(1) on an endpoint with leases",
+            ));
+        }
+        let lease = SqlLease {
+            id: Uuid::new_v4(),
+            duration_ms: i64::try_from(terms.duration.as_millis()).unwrap_or(i64::MAX),
+            inner: inner.clone(),
+        };
+        let cx = &inner.cx;
+        connection
+            .insert_lease(
+                &cx.sql.lease_insert,
+                &LeaseRow {
+                    lease_id: lease.id,
+                    queue: terms.queue.as_str(),
+                    lease_ms: lease.duration_ms,
+                    leased_by: &terms.leased_by,
+                    id: &message.row_id,
+                    correlation_id: message.correlation_id.as_deref(),
+                    reply_to_address: message.reply_to_address.as_deref(),
+                    expires: message.expires,
+                    headers: &message.headers_json,
+                    body: &message.body,
+                },
+            )
+            .await
+            .map_err(cx.db("holding a message under a lease"))?;
+        inner
+            .commit(connection, &[], "holding a message under a lease")
+            .await?;
+        Ok(Arc::new(lease))
+    }
+}
+
+/// A message held in `NimbusLeases` (see [`HeldLease`]).
+struct SqlLease<D: Driver> {
+    id: Uuid,
+    duration_ms: i64,
+    inner: Arc<Inner<D>>,
+}
+
+#[async_trait]
+impl<D: Driver> HeldLease for SqlLease<D> {
+    async fn renew(&self) -> Result<bool> {
+        let s = &self.inner;
+        let mut c = s.connection("renewing a lease").await?;
+        let renewed = c
+            .renew_lease(&s.cx.sql.lease_renew, self.id, self.duration_ms)
+            .await
+            .map_err(s.cx.db(format!("renewing lease {}", self.id)))?;
+        c.release();
+        Ok(renewed)
+    }
+
+    async fn end(&self) -> Result<Option<Box<dyn ReceiveTransaction>>> {
+        let s = &self.inner;
+        let mut c = s.transaction("ending a lease").await?;
+        // On an error `c` is dropped: the connection is discarded and the server rolls back.
+        let ended = c
+            .end_lease(&s.cx.sql.lease_end, self.id)
+            .await
+            .map_err(s.cx.db(format!("ending lease {}", self.id)))?;
+        if !ended {
+            s.commit(c, &[], "ending a lease that was gone").await?;
+            return Ok(None);
+        }
+        Ok(Some(Box::new(SqlReceiveTransaction {
+            connection: c,
+            inner: s.clone(),
+            handler_savepoint: false,
+            member_of: None,
+        })))
     }
 }

@@ -42,6 +42,8 @@ pub(crate) struct Context {
     pub idle_seconds: i64,
     /// How long connecting and each statement may take.
     pub deadlines: crate::driver::Deadlines,
+    /// Some messages are handled under a lease: `NimbusLeases` belongs to the schema.
+    pub leases: bool,
 }
 
 impl Context {

@@ -1,0 +1,2 @@
+DELETE FROM "Zeb]ra ""x"" 'y'"."NimbusLeases"
+WHERE "LeaseId" = $1

@@ -1,0 +1,2 @@
+INSERT INTO "Zeb]ra ""x"" 'y'"."NimbusLeases" ("LeaseId", "Queue", "LeasedUntil", "LeasedBy", "Id", "CorrelationId", "ReplyToAddress", "Expires", "Headers", "Body")
+VALUES ($1, $2, (now() AT TIME ZONE 'utc') + $3::bigint * interval '1 millisecond', $4, $5, $6, $7, $8, $9, $10)

@@ -1,0 +1,2 @@
+DELETE FROM "NimbusLeases"
+WHERE "LeaseId" = ?1

@@ -1,0 +1,2 @@
+INSERT INTO "NimbusLeases" ("LeaseId", "Queue", "LeasedUntil", "LeasedBy", "Id", "CorrelationId", "ReplyToAddress", "Expires", "Headers", "Body")
+VALUES (?1, ?2, strftime('%Y-%m-%d %H:%M:%f', 'now', (?3 / 1000.0) || ' seconds'), ?4, ?5, ?6, ?7, ?8, ?9, ?10)

@@ -1,0 +1,2 @@
+DELETE FROM [Zeb]]ra "x" 'y'].[NimbusLeases] WITH (ROWLOCK)
+WHERE [LeaseId] = @P1;

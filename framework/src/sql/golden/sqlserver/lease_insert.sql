@@ -1,0 +1,2 @@
+INSERT INTO [Zeb]]ra "x" 'y'].[NimbusLeases] ([LeaseId], [Queue], [LeasedUntil], [LeasedBy], [Id], [CorrelationId], [ReplyToAddress], [Expires], [Headers], [Body])
+VALUES (@P1, @P2, DATEADD(millisecond, @P3 % 1000, DATEADD(second, @P3 / 1000, SYSUTCDATETIME())), @P4, @P5, @P6, @P7, @P8, @P9, @P10);

@@ -1,0 +1,4 @@
+-- Ends a lease, in the transaction that commits what became of its message (handled with its sends, retried or dead-lettered). Affects no row when the lease is gone (taken back after it expired): the transaction is then rolled back.
+-- Parameters: 1 LeaseId (uuid)
+DELETE FROM {schema}."NimbusLeases"
+WHERE "LeaseId" = $1

@@ -1,0 +1,20 @@
+-- Creates NimbusLeases (messages taken out of their queue under a lease while a long handler runs; see lease_insert.sql) and its Queue index where missing.
+-- Parameters: none
+CREATE TABLE IF NOT EXISTS {schema}."NimbusLeases" (
+    "LeaseId"        uuid         NOT NULL PRIMARY KEY,
+    "Queue"          varchar(255) NOT NULL,
+    "LeasedUntil"    timestamp    NOT NULL,
+    "LeasedBy"       varchar(255) NOT NULL,
+    "Id"             varchar(255) NOT NULL,
+    "CorrelationId"  varchar(255) NULL,
+    "ReplyToAddress" varchar(255) NULL,
+    "Expires"        timestamp    NULL,
+    "Headers"        text         NOT NULL,
+    "Body"           bytea        NULL
+);
+CREATE INDEX IF NOT EXISTS "NimbusLeases_Index_Queue"
+ON {schema}."NimbusLeases"
+(
+    "Queue" ASC,
+    "LeasedUntil" ASC
+);

@@ -1,0 +1,4 @@
+-- Holds a received message under a lease: writes it to NimbusLeases, leased until the given number of milliseconds from now (database time). Runs in the receive's transaction, which then commits: the message is out of its queue and its handler runs with no transaction open.
+-- Parameters: 1 LeaseId (uniqueidentifier), 2 Queue (nvarchar(255)), 3 lease in ms (bigint), 4 LeasedBy (nvarchar(255)), 5 Id (nvarchar(255)), 6 CorrelationId (varchar(255)), 7 ReplyToAddress (varchar(255)), 8 Expires (datetime), 9 Headers (nvarchar(max)), 10 Body (varbinary(max))
+INSERT INTO {schema}.[NimbusLeases] ([LeaseId], [Queue], [LeasedUntil], [LeasedBy], [Id], [CorrelationId], [ReplyToAddress], [Expires], [Headers], [Body])
+VALUES (@P1, @P2, DATEADD(millisecond, @P3 % 1000, DATEADD(second, @P3 / 1000, SYSUTCDATETIME())), @P4, @P5, @P6, @P7, @P8, @P9, @P10);
