@@ -9,6 +9,7 @@ pub mod babelfish;
 pub mod batch;
 pub mod db;
 mod failures;
+mod leases;
 pub mod proxy;
 mod pubsub;
 pub mod suite;
@@ -153,6 +154,7 @@ macro_rules! conformance_suite {
             each_subscription_lapses_by_its_own_subscribers_idle_period,
             the_heartbeat_repairs_a_queue_a_sweep_dropped,
             a_wrongly_defined_index_is_reported_with_its_fix,
+            a_handler_under_a_lease_holds_nothing_and_outlives_its_lease,
         }
     };
     (@tests $attrs:tt $setup:expr; $($name:ident),* $(,)?) => {
@@ -182,6 +184,15 @@ macro_rules! conformance_suite {
             }),
         ));
         trials.push((
+            concat!($prefix, "::sigkill_under_a_lease_loses_nothing_and_repeats_only_what_was_in_flight"),
+            ::std::boxed::Box::new(move || {
+                $crate::suite::sigkill_under_a_lease_loses_nothing_and_repeats_only_what_was_in_flight(
+                    $setup,
+                    env!("CARGO_BIN_EXE_crash_worker"),
+                )
+            }),
+        ));
+        trials.push((
             concat!($prefix, "::sigkill_in_the_middle_loses_nothing"),
             ::std::boxed::Box::new(move || {
                 $crate::suite::sigkill_in_the_middle_loses_nothing(
@@ -204,6 +215,15 @@ macro_rules! conformance_suite {
         #[test]
         fn sigkill_keeps_business_data_exactly_once() {
             $crate::suite::sigkill_keeps_business_data_exactly_once(
+                $setup,
+                env!("CARGO_BIN_EXE_crash_worker"),
+            );
+        }
+
+        $(#[$attr])*
+        #[test]
+        fn sigkill_under_a_lease_loses_nothing_and_repeats_only_what_was_in_flight() {
+            $crate::suite::sigkill_under_a_lease_loses_nothing_and_repeats_only_what_was_in_flight(
                 $setup,
                 env!("CARGO_BIN_EXE_crash_worker"),
             );

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::db::{Kind, Setup, TestDatabase};
 
 pub use crate::failures::*;
+pub use crate::leases::*;
 pub use crate::pubsub::*;
 
 /// How long a test waits for something that should happen within a second or two.
@@ -1449,10 +1450,14 @@ pub async fn batch_send_is_atomic_and_ordered(kind: Setup) {
 /// and checks that every message was handled exactly once (each handling commits one `Done`).
 /// A worker process that is killed when the test lets go of it, also when a wait inside the
 /// test panics: no worker outlives its test.
-struct Worker(std::process::Child);
+pub(crate) struct Worker(std::process::Child);
 
 impl Worker {
-    fn kill(&mut self) {
+    pub(crate) fn new(child: std::process::Child) -> Self {
+        Worker(child)
+    }
+
+    pub(crate) fn kill(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }

@@ -744,6 +744,54 @@ mod tests {
         assert!(build(Bus::builder().handler_threads(0)).is_err());
     }
 
+    #[cfg(feature = "sqlite")]
+    #[test]
+    fn leases_are_refused_where_they_cannot_work_with_the_fix() {
+        use crate::{Handler, HandlerContext, HandlerError, Lease, Message, MessageKind};
+        use std::time::Duration;
+
+        #[derive(serde::Serialize, serde::Deserialize)]
+        struct Render;
+        impl Message for Render {
+            const TYPE_NAME: &'static str = "Reports.Render";
+            const KIND: MessageKind = MessageKind::Command;
+        }
+        #[derive(serde::Serialize, serde::Deserialize)]
+        struct Unhandled;
+        impl Message for Unhandled {
+            const TYPE_NAME: &'static str = "Reports.Unhandled";
+            const KIND: MessageKind = MessageKind::Command;
+        }
+        struct Renderer;
+        impl Handler<Render> for Renderer {
+            async fn handle(&self, _: Render, _: &mut HandlerContext) -> Result<(), HandlerError> {
+                Ok(())
+            }
+        }
+        let base = || {
+            Bus::builder()
+                .names("Reports", "reports-1")
+                .database_url("sqlite://reports.db")
+                .handler(Renderer)
+        };
+        let lease = Lease::of(Duration::from_secs(30));
+        assert!(base().lease::<Render>(lease).build().is_ok());
+        let error =
+            |b: crate::BusBuilder| b.build().err().map(|e| e.to_string()).unwrap_or_default();
+        let batched = error(base().lease::<Render>(lease).receive_batch(10));
+        assert!(
+            batched.contains("not supported yet") && batched.contains("receive_batch(1)"),
+            "{batched}"
+        );
+        let unhandled = error(base().lease::<Unhandled>(lease));
+        assert!(
+            unhandled.contains("no handler of this endpoint handles it"),
+            "{unhandled}"
+        );
+        let short = error(base().lease::<Render>(Lease::of(Duration::from_millis(10))));
+        assert!(short.contains("below the minimum"), "{short}");
+    }
+
     #[cfg(feature = "postgres")]
     #[test]
     fn server_databases_run_handlers_on_every_cpu_by_default() {

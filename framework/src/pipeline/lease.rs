@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::{NimbusError, Result};
+use crate::pipeline::metrics::Counters;
 use crate::transport::HeldLease;
 
 /// How long a handler under a lease may run, unless [`Lease::handler_timeout`] says otherwise.
@@ -149,6 +150,7 @@ impl Renewal {
         lease: Lease,
         queue: String,
         message_id: String,
+        counters: Arc<Counters>,
     ) -> Self {
         let lost = Arc::new(AtomicBool::new(false));
         let flag = lost.clone();
@@ -159,7 +161,12 @@ impl Renewal {
             loop {
                 ticks.tick().await;
                 match held.renew().await {
-                    Ok(true) => tracing::debug!(%queue, id = %message_id, "renewed a lease"),
+                    Ok(true) => {
+                        Counters::add(&counters.leases_renewed, 1);
+                        ::metrics::counter!("nimbus_leases_renewed_total", "queue" => queue.clone())
+                            .increment(1);
+                        tracing::debug!(%queue, id = %message_id, "renewed a lease");
+                    }
                     Ok(false) => {
                         flag.store(true, Ordering::Relaxed);
                         tracing::warn!(%queue, id = %message_id, lease = ?lease.duration(), "a lease expired while its handler ran and was taken back: the message will be handled again, and what this handler sends will be discarded");

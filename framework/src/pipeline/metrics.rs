@@ -20,6 +20,7 @@
 //! | `nimbus_queue_peeks_total` | counter | queue (depth estimates this endpoint asked the database for: its polling load) |
 //! | `nimbus_queue_empty_receives_total` | counter | queue (receives that found nothing to take: other receivers got there first; many per handled message means wasted polling) |
 //! | `nimbus_leases_taken_total` | counter | queue, message_type (messages moved out of their queue under a lease for a long handler) |
+//! | `nimbus_leases_renewed_total` | counter | queue (renewals of leases while their handlers ran) |
 //! | `nimbus_leases_expired_total` | counter | queue (leases taken back after their holder stopped or stalled past them: the message is retried or dead-lettered) |
 //! | `nimbus_leases_lost_total` | counter | queue, message_type (handlers that finished after their lease was taken back: what they sent was discarded) |
 //! | `nimbus_queue_oldest_message_age_seconds` | gauge | queue (the first message's `NServiceBus.TimeSent`, the sender's clock, read at most every 5 s while the queue is not empty; 0 when a peek finds it empty) |
@@ -44,6 +45,7 @@ pub(crate) struct Counters {
     pub peeks: AtomicU64,
     pub empty_receives: AtomicU64,
     pub leases_taken: AtomicU64,
+    pub leases_renewed: AtomicU64,
     pub leases_expired: AtomicU64,
     pub leases_lost: AtomicU64,
     /// Each queue's depth estimate at its last peek.
@@ -98,6 +100,7 @@ impl Counters {
             peeks: get(&self.peeks),
             empty_receives: get(&self.empty_receives),
             leases_taken: get(&self.leases_taken),
+            leases_renewed: get(&self.leases_renewed),
             leases_expired: get(&self.leases_expired),
             leases_lost: get(&self.leases_lost),
             queue_depth: queue_depths.get(&self.input_queue).copied().unwrap_or(0),
@@ -143,6 +146,8 @@ pub struct Metrics {
     pub empty_receives: u64,
     /// Messages taken out of their queue under a lease ([`crate::Lease`]).
     pub leases_taken: u64,
+    /// Renewals of this endpoint's leases while their handlers ran.
+    pub leases_renewed: u64,
     /// Leases this endpoint took back after their holder (this or another instance) stopped
     /// or stalled past them; each such message was retried or dead-lettered.
     pub leases_expired: u64,

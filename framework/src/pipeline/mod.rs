@@ -638,6 +638,7 @@ impl UnderLease {
             lease,
             queue.to_string(),
             incoming.message_id.clone(),
+            endpoint.counters.clone(),
         );
         Ok(UnderLease { held, renewal })
     }

@@ -2,7 +2,10 @@
 //! in the same transaction, sends each number on to the `Done` queue and, when
 //! `NIMBUS_BUSINESS_TABLE` names a table, inserts a row keyed by the message id into it through
 //! the handler's own connection (`NIMBUS_RECEIVE_BATCH` messages per transaction when set).
-//! Runs until killed.
+//! With `NIMBUS_LEASE_MS`, the messages are handled under a lease of that many milliseconds:
+//! the business row is then written through a connection of the worker's own, committed at
+//! once, as an application's handler under a lease would (at least once). `NIMBUS_HANDLER_MS`
+//! makes each handler take that long first. Runs until killed.
 //!
 //! Usage: `crash_worker <database-url> <table|shared> [schema]`
 
@@ -12,6 +15,59 @@ use nimbus_conformance::suite::Numbered;
 struct Forward {
     /// The business table (quoted and qualified) and the database's parameter style.
     business: Option<(String, Database)>,
+    /// Under a lease: the worker's own connection, where the business rows are written.
+    own: Option<tokio::sync::Mutex<Own>>,
+    /// How long each handler works before writing anything.
+    work: std::time::Duration,
+}
+
+/// A connection of the worker's own, outside the bus.
+enum Own {
+    /// The file: each insert opens it on a blocking thread, so that waiting for its one writer
+    /// never blocks the thread the bus's own transactions need to finish.
+    Sqlite(std::path::PathBuf),
+    Postgres(nimbus::tokio_postgres::Client),
+    SqlServer(Box<nimbus::SqlServerClient>),
+}
+
+impl Own {
+    async fn open(url: &str, database: Database) -> Result<Own, Box<dyn std::error::Error>> {
+        Ok(match database {
+            Database::Sqlite => Own::Sqlite(url.trim_start_matches("sqlite://").into()),
+            Database::Postgres => {
+                let (client, connection) =
+                    nimbus::tokio_postgres::connect(url, nimbus::tokio_postgres::NoTls).await?;
+                tokio::spawn(connection);
+                Own::Postgres(client)
+            }
+            Database::SqlServer => Own::SqlServer(Box::new(nimbus::connect_sql_server(url).await?)),
+        })
+    }
+
+    /// Inserts `id` into `table`, committed at once.
+    async fn insert(&mut self, table: &str, id: &str) -> Result<(), HandlerError> {
+        match self {
+            Own::Sqlite(path) => {
+                let (path, id) = (path.clone(), id.to_string());
+                let sql = format!("INSERT INTO {table} (message_id) VALUES (?1)");
+                tokio::task::spawn_blocking(move || {
+                    let db = nimbus::rusqlite::Connection::open(path)?;
+                    db.busy_timeout(std::time::Duration::from_secs(60))?;
+                    db.execute(&sql, [id])
+                })
+                .await??;
+            }
+            Own::Postgres(client) => {
+                let sql = format!("INSERT INTO {table} (message_id) VALUES ($1)");
+                client.execute(&sql, &[&id]).await?;
+            }
+            Own::SqlServer(client) => {
+                let sql = format!("INSERT INTO {table} (message_id) VALUES (@P1)");
+                client.execute(sql, &[&id]).await?;
+            }
+        }
+        Ok(())
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -24,7 +80,13 @@ enum Database {
 #[nimbus::handler]
 impl Handler<Numbered> for Forward {
     async fn handle(&self, m: Numbered, ctx: &mut HandlerContext) -> Result<(), HandlerError> {
-        if let Some((table, database)) = &self.business {
+        if !self.work.is_zero() {
+            tokio::time::sleep(self.work).await;
+        }
+        if let (Some((table, _)), Some(own)) = (&self.business, &self.own) {
+            let id = ctx.message_id().to_string();
+            own.lock().await.insert(table, &id).await?;
+        } else if let Some((table, database)) = &self.business {
             let id = ctx.message_id().to_string();
             match database {
                 Database::Postgres => {
@@ -66,6 +128,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let business = std::env::var("NIMBUS_BUSINESS_TABLE")
         .ok()
         .map(|table| (table, database));
+    let number = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
+    let lease = number("NIMBUS_LEASE_MS").map(std::time::Duration::from_millis);
+    let own = match (lease, &business) {
+        (Some(_), Some(_)) => Some(tokio::sync::Mutex::new(Own::open(&url, database).await?)),
+        _ => None,
+    };
+    let work = std::time::Duration::from_millis(number("NIMBUS_HANDLER_MS").unwrap_or(0));
     let mut builder = nimbus::Bus::builder()
         .names("Worker", format!("worker-{}", std::process::id()))
         .database_url(url)
@@ -74,7 +143,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .concurrency(8)
         // Nobody receives from Done: the worker makes it.
         .create_queues_on_send(true)
-        .handler(Forward { business });
+        .handler(Forward {
+            business,
+            own,
+            work,
+        });
+    if let Some(lease) = lease {
+        builder = builder.lease::<Numbered>(nimbus::Lease::of(lease));
+    }
     if let Some(batch) = std::env::var("NIMBUS_RECEIVE_BATCH")
         .ok()
         .and_then(|b| b.parse().ok())
