@@ -97,6 +97,10 @@ pub use message::{Command, Event, Message, MessageKind};
 pub use names::{QueueName, SchemaName, MAX_NAME_LEN};
 pub use nimbus_macros::{handler, Command, Event, Message};
 pub use pipeline::handler::{BlockingHandler, Handler, HandlerContext};
+#[cfg(feature = "postgres")]
+pub use pipeline::handler_connections::HandlerPostgres;
+#[cfg(feature = "sqlserver")]
+pub use pipeline::handler_connections::HandlerSqlServer;
 pub use pipeline::lease::{Lease, DEFAULT_LEASE_HANDLER_TIMEOUT, MIN_LEASE};
 pub use pipeline::metrics::Metrics;
 pub use transport::{BodyStringColumn, StorageLayout, SweepReport, DEFAULT_CONNECT_TIMEOUT};

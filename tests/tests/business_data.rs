@@ -42,7 +42,7 @@ async fn insert_row(ctx: &mut HandlerContext, kind: Kind, table: &str) -> Result
             ctx.sqlite(move |db| db.execute(&sql, [id])).await?;
         }
         Kind::SqlServer => {
-            let client = ctx.sql_server().await?;
+            let mut client = ctx.sql_server().await?;
             let sql = format!("INSERT INTO {table} (message_id) VALUES (@P1)");
             client.execute(sql, &[&id]).await?;
         }
@@ -317,8 +317,127 @@ per_database! {
     handler_sql_is_undone_when_the_handler_times_out_on_postgres: Kind::Postgres, FirstAttempt::TimesOut;
 }
 
+/// Runs a statement that takes far longer than the endpoint's `database_timeout` on its first
+/// attempt (and records the error it got), then succeeds.
+#[derive(Clone)]
+struct SlowFirstStatement {
+    kind: Kind,
+    attempts: Arc<AtomicUsize>,
+    first_error: Arc<std::sync::Mutex<Option<String>>>,
+}
+
+impl Handler<Numbered> for SlowFirstStatement {
+    async fn handle(&self, _m: Numbered, ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        if self.attempts.fetch_add(1, Ordering::SeqCst) > 0 {
+            return Ok(());
+        }
+        let slow: Result<(), HandlerError> = match self.kind {
+            Kind::Postgres => ctx
+                .postgres()
+                .await?
+                .batch_execute("SELECT pg_sleep(30)")
+                .await
+                .map_err(Into::into),
+            Kind::Sqlite => ctx
+                .sqlite(|db| {
+                    db.query_row(
+                        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c \
+                         WHERE x < 10000000000) SELECT count(*) FROM c",
+                        [],
+                        |row| row.get::<_, i64>(0),
+                    )
+                })
+                .await
+                .map(|_| ())
+                .map_err(Into::into),
+            Kind::SqlServer => ctx
+                .sql_server()
+                .await?
+                .execute("WAITFOR DELAY '00:00:30'", &[])
+                .await
+                .map(|_| ())
+                .map_err(Into::into),
+        };
+        if let Err(e) = &slow {
+            *self.first_error.lock().unwrap() = Some(e.to_string());
+        }
+        slow
+    }
+}
+
+/// A handler's own statement is bounded by `database_timeout`, not by the (much longer)
+/// handler timeout, and its timeout is a transient database failure: the message goes back to
+/// its queue without a failed attempt counted, and is handled by the next attempt.
+async fn a_slow_handler_statement_is_cut_at_the_deadline_and_not_counted(kind: Kind) {
+    let db = TestDatabase::new(Setup {
+        kind,
+        layout: StorageLayout::TablePerQueue,
+    })
+    .await;
+    let queue = format!("Slow{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+    let handler = SlowFirstStatement {
+        kind,
+        attempts: Arc::default(),
+        first_error: Arc::default(),
+    };
+    let bus = db
+        .builder(&queue, "slow-1")
+        .database_timeout(Duration::from_secs(2))
+        .handler_timeout(Duration::from_secs(300))
+        .immediate_retries(0)
+        .delayed_retries(0, Duration::from_secs(1))
+        .handler(handler.clone())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    bus.send_to(&queue, Numbered { n: 1 }).await.unwrap();
+    wait_for("the message is handled", async || {
+        bus.metrics().handled == 1
+    })
+    .await;
+    let metrics = bus.metrics();
+    bus.stop().await.unwrap();
+    let error = handler.first_error.lock().unwrap().clone();
+    assert!(
+        error
+            .as_deref()
+            // The client's deadline, or the server's own (PostgreSQL), whichever fires first.
+            .is_some_and(
+                |e| e.contains("did not finish within 2s") || e.contains("statement timeout")
+            ),
+        "the first attempt's statement was cut at the deadline: {error:?}"
+    );
+    assert_eq!(handler.attempts.load(Ordering::SeqCst), 2);
+    assert_eq!(
+        metrics.failed, 0,
+        "a transient failure is not a failed attempt"
+    );
+    assert_eq!(metrics.dead_lettered, 0);
+    assert_eq!(db.dead_letters().await.len(), 0);
+}
+
+#[actix_rt::test]
+async fn a_slow_handler_statement_is_cut_at_the_deadline_and_not_counted_on_postgres() {
+    a_slow_handler_statement_is_cut_at_the_deadline_and_not_counted(Kind::Postgres).await;
+}
+
+#[actix_rt::test]
+async fn a_slow_handler_statement_is_cut_at_the_deadline_and_not_counted_on_sqlite() {
+    a_slow_handler_statement_is_cut_at_the_deadline_and_not_counted(Kind::Sqlite).await;
+}
+
 mod sql_server {
     use super::*;
+
+    #[actix_rt::test]
+    #[ignore = "needs a SQL Server: set NIMBUS_SQLSERVER and run with --include-ignored"]
+    async fn a_slow_handler_statement_is_cut_at_the_deadline_and_not_counted_on_sql_server() {
+        if !skip() {
+            a_slow_handler_statement_is_cut_at_the_deadline_and_not_counted(Kind::SqlServer).await;
+        }
+    }
 
     fn skip() -> bool {
         if nimbus_conformance::db::sqlserver_connection_string().is_none() {

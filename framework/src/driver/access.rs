@@ -14,10 +14,12 @@ pub(crate) fn postgres_client(
         .map(|object| &***object)
 }
 
-/// Runs `f` with an SQLite connection, on a blocking thread (rusqlite blocks).
+/// Runs `f` with an SQLite connection, on a blocking thread (rusqlite blocks); its statements
+/// are interrupted once `deadline` has passed.
 #[cfg(feature = "sqlite")]
 pub(crate) async fn with_sqlite<T, F>(
     connection: &mut (dyn Any + Send),
+    deadline: std::time::Duration,
     f: F,
 ) -> Option<super::DriverResult<T>>
 where
@@ -25,7 +27,43 @@ where
     F: FnOnce(&rusqlite::Connection) -> rusqlite::Result<T> + Send + 'static,
 {
     let connection = connection.downcast_mut::<super::sqlite::SqliteConnection>()?;
-    Some(super::sqlite::blocking(connection, move |c| f(c)).await)
+    Some(
+        super::sqlite::blocking_within(
+            connection,
+            deadline,
+            "the handler's own statements",
+            move |c| f(c),
+        )
+        .await,
+    )
+}
+
+/// Whether `error` or one of its causes is a database failure that may pass when tried again
+/// (a statement past its deadline, a lost connection, a deadlock victim): `Some` with the
+/// first database error found in its chain, classified as the framework's own statements are.
+pub(crate) fn failure_kind_in(
+    error: &(dyn std::error::Error + 'static),
+) -> Option<super::FailureKind> {
+    let mut cause = Some(error);
+    while let Some(e) = cause {
+        if let Some(driver) = e.downcast_ref::<super::DriverError>() {
+            return Some(driver.kind());
+        }
+        #[cfg(feature = "postgres")]
+        if let Some(pg) = e.downcast_ref::<tokio_postgres::Error>() {
+            return Some(super::postgres::kind_of(pg));
+        }
+        #[cfg(feature = "sqlite")]
+        if let Some(sqlite) = e.downcast_ref::<rusqlite::Error>() {
+            return Some(super::sqlite::kind_of(sqlite));
+        }
+        #[cfg(feature = "sqlserver")]
+        if let Some(tds) = e.downcast_ref::<tiberius::error::Error>() {
+            return Some(super::sqlserver::kind_of(tds));
+        }
+        cause = e.source();
+    }
+    None
 }
 
 /// The tiberius client of a SQL Server connection.

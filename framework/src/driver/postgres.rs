@@ -93,6 +93,11 @@ pub(crate) fn error(e: tokio_postgres::Error) -> DriverError {
     DriverError::new(code, kind, e)
 }
 
+/// Whether `e` may pass when tried again.
+pub(crate) fn kind_of(e: &tokio_postgres::Error) -> FailureKind {
+    classify(e.code().map(|c| c.code()))
+}
+
 /// SQLSTATE classes that may pass when tried again: connection exceptions (08), transaction
 /// rollbacks such as serialization failures and deadlocks (40), insufficient resources (53),
 /// operator intervention such as an admin shutdown or a cancelled statement (57), system errors

@@ -217,6 +217,59 @@ where
     result.map_err(error)
 }
 
+/// Runs a handler's `f` on a blocking thread with `connection`, interrupting its statements
+/// once `deadline` has passed (`sqlite3_interrupt`): they then fail, and the call is reported as
+/// a timeout (transient). Work that is not a statement cannot be interrupted; it is waited for.
+pub(crate) async fn blocking_within<T, F>(
+    connection: &mut SqliteConnection,
+    deadline: Duration,
+    what: &str,
+    f: F,
+) -> DriverResult<T>
+where
+    T: Send + 'static,
+    F: FnOnce(&mut rusqlite::Connection) -> rusqlite::Result<T> + Send + 'static,
+{
+    let mut guard = connection.0.take().ok_or_else(|| {
+        DriverError::other(
+            FailureKind::Transient,
+            "the SQLite connection was lost by a failed statement",
+        )
+    })?;
+    let interrupt = guard.get_interrupt_handle();
+    let work = tokio::task::spawn_blocking(move || {
+        let result = f(&mut guard);
+        (guard, result)
+    });
+    tokio::pin!(work);
+    let (finished, timed_out) = match tokio::time::timeout(deadline, &mut work).await {
+        Ok(finished) => (finished, false),
+        Err(_) => {
+            interrupt.interrupt();
+            ((&mut work).await, true)
+        }
+    };
+    let (guard, result) = finished.map_err(|e| {
+        DriverError::other(
+            FailureKind::Transient,
+            format!("a statement's thread failed: {e}"),
+        )
+    })?;
+    connection.0 = Some(guard);
+    match result {
+        Err(_) if timed_out => Err(DriverError::timed_out(what, deadline)),
+        other => other.map_err(error),
+    }
+}
+
+/// Whether `e` may pass when tried again.
+pub(crate) fn kind_of(e: &rusqlite::Error) -> FailureKind {
+    match e {
+        rusqlite::Error::SqliteFailure(failure, _) => classify(failure.code),
+        _ => FailureKind::Permanent,
+    }
+}
+
 fn run_query(
     conn: &rusqlite::Connection,
     sql: &str,

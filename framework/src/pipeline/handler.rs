@@ -187,6 +187,14 @@ impl HandlerContext {
     /// savepoint taken at the first call, so the failed attempt is still counted). Do not
     /// commit or roll back through it.
     ///
+    /// Its `execute`, `query`, `query_one`, `query_opt` and `batch_execute` are bounded by the
+    /// endpoint's [`database_timeout`](crate::BusBuilder::database_timeout) (see
+    /// [`HandlerPostgres`](crate::HandlerPostgres)). A handler that returns a database error
+    /// that may pass (a statement past that deadline, a lost connection, a deadlock victim,
+    /// a serialization failure) does not spend the message's retry budget: the receive is
+    /// rolled back and tried again after a back-off, as when the framework's own statements
+    /// fail that way. Other errors (a constraint, a missing table) are failed attempts.
+    ///
     /// ```no_run
     /// # #[derive(serde::Serialize, serde::Deserialize, nimbus::Command)] struct PlaceOrder { id: i64 }
     /// # struct Orders;
@@ -203,16 +211,21 @@ impl HandlerContext {
     /// }
     /// ```
     #[cfg(feature = "postgres")]
-    pub async fn postgres(&mut self) -> Result<&tokio_postgres::Client> {
+    pub async fn postgres(&mut self) -> Result<crate::HandlerPostgres<'_>> {
+        let deadline = self.statement_deadline();
         let connection = self.receive_connection().await?;
         crate::driver::access::postgres_client(connection)
+            .map(|client| crate::HandlerPostgres::new(client, deadline))
             .ok_or_else(|| wrong_database("postgres", "PostgreSQL"))
     }
 
     /// Runs `statements` with the receive's SQLite connection, inside the transaction that
     /// removes this message, on a blocking thread (rusqlite blocks). What they write commits
     /// together with the removal and the handler's sends, and is rolled back with them when the
-    /// handler fails, panics or times out. Do not commit or roll back in it.
+    /// handler fails, panics or times out. Do not commit or roll back in it. Its statements are
+    /// interrupted once the endpoint's [`database_timeout`](crate::BusBuilder::database_timeout)
+    /// has passed, which fails the call as a database timeout: the message goes back to its
+    /// queue without spending its retry budget.
     ///
     /// ```no_run
     /// # #[derive(serde::Serialize, serde::Deserialize, nimbus::Command)] struct PlaceOrder { id: i64 }
@@ -235,8 +248,9 @@ impl HandlerContext {
         T: Send + 'static,
         F: FnOnce(&rusqlite::Connection) -> rusqlite::Result<T> + Send + 'static,
     {
+        let deadline = self.statement_deadline();
         let connection = self.receive_connection().await?;
-        match crate::driver::access::with_sqlite(connection, statements).await {
+        match crate::driver::access::with_sqlite(connection, deadline, statements).await {
             Some(result) => result.map_err(|e| {
                 NimbusError::database(crate::sql::SQLITE.name, "the handler's own statements", e)
             }),
@@ -249,11 +263,27 @@ impl HandlerContext {
     /// removal and the handler's sends, and is rolled back with them (to a savepoint) when the
     /// handler fails, panics or times out. Do not commit, roll back or turn on `XACT_ABORT`
     /// through it: an error that makes the transaction uncommittable fails the attempt.
+    /// `execute`, `query` and `simple_query` are bounded by the endpoint's
+    /// [`database_timeout`](crate::BusBuilder::database_timeout) (see
+    /// [`HandlerSqlServer`](crate::HandlerSqlServer)); a database error that may pass does not
+    /// spend the message's retry budget, as with [`postgres`](Self::postgres).
     #[cfg(feature = "sqlserver")]
-    pub async fn sql_server(&mut self) -> Result<&mut crate::SqlServerClient> {
+    pub async fn sql_server(&mut self) -> Result<crate::HandlerSqlServer<'_>> {
+        let deadline = self.statement_deadline();
         let connection = self.receive_connection().await?;
         crate::driver::access::sql_server_client(connection)
+            .map(|client| crate::HandlerSqlServer::new(client, deadline))
             .ok_or_else(|| wrong_database("sql_server", "SQL Server"))
+    }
+
+    /// How long one of the handler's own statements may take.
+    #[allow(dead_code)] // Used by the accessors, each of which exists with its feature only.
+    fn statement_deadline(&self) -> std::time::Duration {
+        self.transaction
+            .as_ref()
+            .map_or(crate::endpoint::builder::DEFAULT_DATABASE_TIMEOUT, |t| {
+                t.statement_deadline()
+            })
     }
 
     /// The incoming message's id (`NServiceBus.MessageId`).

@@ -6,6 +6,7 @@
 pub(crate) mod config;
 pub(crate) mod dispatch;
 pub(crate) mod handler;
+pub(crate) mod handler_connections;
 pub(crate) mod lease;
 pub(crate) mod metrics;
 pub(crate) mod requests;
@@ -450,6 +451,27 @@ async fn handle_received(
                     crate::pipeline::handler::handler_error_text(e.as_ref())
                 )))
             }
+            Invoked::Done(Err(InvokeError::Handler(e)))
+                if leased.is_none() && may_pass(e.as_ref()) =>
+            {
+                // As when the framework's own statements fail this way: the receive is rolled
+                // back (its connection dropped), the message is where it was, nothing is
+                // counted, and the supervisor backs off before receiving again.
+                let error = crate::driver::DriverError::other(
+                    crate::FailureKind::Transient,
+                    format!(
+                        "the handler of message {message_id} ({type_name}) failed on its own \
+                         statements with an error that may pass when tried again, so the \
+                         attempt is not counted: {}",
+                        crate::pipeline::handler::handler_error_text(e.as_ref())
+                    ),
+                );
+                return Outcome::Infrastructure(NimbusError::database(
+                    endpoint.transport.name(),
+                    "running the handler's own statements",
+                    error,
+                ));
+            }
             Invoked::Done(Err(e @ InvokeError::Handler(_))) => Failure::Handler {
                 reason: what(e.to_string()),
                 panicked: false,
@@ -527,6 +549,12 @@ async fn handle_received(
         }
         Err(CommitFailure::Failed(e)) => Outcome::Infrastructure(e),
     }
+}
+
+/// Whether a handler's error is a database failure that may pass when tried again (a statement
+/// past its deadline, a lost connection, a deadlock victim), classified as the framework's own.
+fn may_pass(error: &(dyn std::error::Error + 'static)) -> bool {
+    crate::driver::access::failure_kind_in(error) == Some(crate::FailureKind::Transient)
 }
 
 /// The body back from the handlers (copied only if a timed-out blocking handler still holds it).

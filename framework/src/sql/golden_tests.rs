@@ -35,6 +35,10 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
         ("lease_end", s.lease_end.clone()),
         ("lease_take_expired", s.lease_take_expired.clone()),
         (
+            "handler_statement_timeout",
+            s.handler_statement_timeout.clone().unwrap_or_default(),
+        ),
+        (
             "upgrade_subscriptions_last_seen_at",
             s.upgrade_subscriptions_last_seen_at.clone(),
         ),

@@ -155,6 +155,8 @@ pub(crate) struct SchemaSql {
     pub lease_end: String,
     /// Takes back the longest-expired lease of a queue.
     pub lease_take_expired: String,
+    /// Bounds a handler's own statements by the server's clock (PostgreSQL).
+    pub handler_statement_timeout: Script,
 }
 
 /// The statements of one queue table. Rendered once per queue and reused for every message.
@@ -272,6 +274,7 @@ impl Dialect {
             lease_renew: r(f.lease_renew),
             lease_end: r(f.lease_end),
             lease_take_expired: r(f.lease_take_expired),
+            handler_statement_timeout: script(r(f.handler_statement_timeout)),
             messages_table,
         }
     }

@@ -307,6 +307,10 @@ pub(crate) trait ReceiveTransaction: Send {
     /// asked for the connection.
     async fn undo_handler_work(&mut self) -> Result<()>;
 
+    /// How long one statement may take on this transaction's connection (the endpoint's
+    /// `database_timeout`): a handler's own statements are bounded by it too.
+    fn statement_deadline(&self) -> std::time::Duration;
+
     /// Moves the message into `NimbusLeases` under a lease of `terms` and commits: the message
     /// is out of its queue, no transaction stays open while its handler runs, and the lease
     /// (renewed while the handler runs) decides who may finish it. Not for a message of a

@@ -1180,6 +1180,13 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
                 .await
                 .map_err(cx.db("marking a savepoint before the handler's own statements"))?;
             self.handler_savepoint = true;
+            if let Some(bound) = &cx.sql.handler_statement_timeout {
+                let ms = cx.deadlines.statement.as_millis().to_string();
+                self.connection
+                    .execute(bound, &[Param::Text(Some(&ms))])
+                    .await
+                    .map_err(cx.db("bounding the handler's own statements"))?;
+            }
         }
         match self.connection.connection_mut() {
             Some(connection) => Ok(connection),
@@ -1199,6 +1206,10 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
             .await
             .map_err(cx.db("undoing the handler's own statements to their savepoint"))?;
         Ok(())
+    }
+
+    fn statement_deadline(&self) -> std::time::Duration {
+        self.inner.cx.deadlines.statement
     }
 
     async fn hold_under_lease(

@@ -55,6 +55,11 @@ pub(crate) fn error(e: tiberius::error::Error) -> DriverError {
     DriverError::new(code.map(|n| n.to_string()), kind, e)
 }
 
+/// Whether `e` may pass when tried again.
+pub(crate) fn kind_of(e: &tiberius::error::Error) -> FailureKind {
+    classify(e, e.code())
+}
+
 /// Server errors that may pass when tried again: a deadlock victim (1205), a lock timeout (1222),
 /// Azure SQL's transient errors (the list ADO.NET's and EF Core's retry strategies use), and any
 /// failure of the connection itself (I/O, TLS, protocol: no server error number).

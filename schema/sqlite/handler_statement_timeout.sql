@@ -1,0 +1,2 @@
+-- Nothing to do on SQLite: a handler's statements run in this process and are interrupted (sqlite3_interrupt) once the deadline has passed.
+-- Parameters: 1 the deadline in milliseconds (text)

@@ -1,0 +1,2 @@
+-- Nothing on SQL Server: it has no per-transaction statement timeout (LOCK_TIMEOUT would outlive the transaction on the pooled connection); the client gives up on a handler's statement at the deadline and drops the connection, which rolls the transaction back.
+-- Parameters: 1 the deadline in milliseconds (text)
