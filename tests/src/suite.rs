@@ -789,6 +789,7 @@ pub async fn a_starting_instance_waits_for_no_running_handler(kind: Setup) {
     })
     .await;
     // A start or a send that waited for the running handler would fail at this deadline.
+    let starting = std::time::Instant::now();
     let second = db
         .builder("Rolling", "rolling-b")
         .database_timeout(Duration::from_secs(10))
@@ -798,10 +799,16 @@ pub async fn a_starting_instance_waits_for_no_running_handler(kind: Setup) {
         .start()
         .await
         .expect("a second instance starts while the first one's handler runs");
+    let started = starting.elapsed();
+    let sending = std::time::Instant::now();
     sender
         .send(Numbered { n: 2 })
         .await
         .expect("sends go on while a handler runs");
+    println!(
+        "while a handler ran: a second instance started in {started:?}, a send took {:?}",
+        sending.elapsed()
+    );
     assert_eq!(
         holding.finished.load(Ordering::SeqCst),
         0,
