@@ -77,6 +77,7 @@ pub mod shared_envelope;
 mod sql;
 pub mod subscriptions;
 pub mod telemetry;
+pub mod testing;
 mod transport;
 
 #[cfg(feature = "sqlserver")]

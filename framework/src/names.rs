@@ -88,6 +88,13 @@ impl QueueName {
         Ok(QueueName(name))
     }
 
+    /// A name written into the framework's own code, which the unit tests check against the
+    /// rules (`constant_names_are_valid`).
+    pub(crate) fn constant(name: &'static str) -> Self {
+        debug_assert!(validate("queue", name, MAX_NAME_LEN).is_ok(), "{name}");
+        QueueName(name.to_string())
+    }
+
     /// Checks that the name also fits a backend's shorter limit.
     pub(crate) fn check_len(&self, max_len: usize) -> Result<()> {
         validate("queue", &self.0, max_len)
@@ -132,6 +139,13 @@ impl fmt::Display for SchemaName {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn constant_names_are_valid() {
+        for name in [crate::testing::TEST_ENDPOINT] {
+            assert!(validate("queue", name, MAX_NAME_LEN).is_ok(), "{name}");
+        }
+    }
 
     #[test]
     fn accepts_quotes_brackets_and_spaces() {

@@ -776,12 +776,7 @@ pub async fn a_starting_instance_waits_for_no_running_handler(kind: Setup) {
     } else {
         builder
     };
-    let first = builder
-        .build()
-        .unwrap()
-        .start()
-        .await
-        .unwrap();
+    let first = builder.build().unwrap().start().await.unwrap();
     let sender = sender(&db, "Rolling").await;
     sender.send(Numbered { n: 1 }).await.unwrap();
     wait_until("the first instance is handling", || async {

@@ -127,8 +127,17 @@ pub struct HandlerContext {
     outgoing: Vec<OutgoingMessage>,
     /// The receive's open transaction, lent to the handler for its own statements.
     transaction: Option<Box<dyn ReceiveTransaction>>,
-    /// The message is handled under a lease: there is no receive transaction at all.
-    under_lease: bool,
+    /// Why there is no receive transaction, where there is none by design.
+    without_receive: Option<WithoutReceive>,
+}
+
+/// Why a context has no receive transaction at all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WithoutReceive {
+    /// The message is handled under a lease.
+    Lease,
+    /// A [`crate::testing::TestContext`]: no database.
+    Test,
 }
 
 impl std::fmt::Debug for HandlerContext {
@@ -155,9 +164,32 @@ impl HandlerContext {
             headers,
             causation,
             outgoing: Vec::new(),
-            under_lease: transaction.is_none(),
+            without_receive: transaction.is_none().then_some(WithoutReceive::Lease),
             transaction,
         }
+    }
+
+    /// A context with no database, for testing a handler ([`crate::testing::TestContext`]).
+    pub(crate) fn for_test(
+        origin: Arc<EndpointIdentity>,
+        routes: Arc<Routes>,
+        headers: Headers,
+        causation: Causation,
+    ) -> Self {
+        HandlerContext {
+            origin,
+            routes,
+            headers,
+            causation,
+            outgoing: Vec::new(),
+            transaction: None,
+            without_receive: Some(WithoutReceive::Test),
+        }
+    }
+
+    /// What the handler sent, published and replied so far.
+    pub(crate) fn outgoing(&self) -> &[OutgoingMessage] {
+        &self.outgoing
     }
 
     /// The receive's connection for the handler's own statements (a savepoint marks where they
@@ -165,13 +197,20 @@ impl HandlerContext {
     async fn receive_connection(&mut self) -> Result<&mut (dyn std::any::Any + Send)> {
         match self.transaction.as_mut() {
             Some(transaction) => transaction.handler_connection().await,
-            None if self.under_lease => Err(NimbusError::config(
-                "this message is handled under a lease: its handler runs with no transaction \
+            None if self.without_receive == Some(WithoutReceive::Test) => Err(NimbusError::config(
+                "a TestContext has no database, so there is no receive connection to lend",
+                "test a handler's own SQL end to end with nimbus::testing::TestBus (a \
+                     temporary SQLite database) or against a database of your own",
+            )),
+            None if self.without_receive == Some(WithoutReceive::Lease) => {
+                Err(NimbusError::config(
+                    "this message is handled under a lease: its handler runs with no transaction \
                  open, so there is no receive connection to lend",
-                "write the handler's data through a connection of the application's own, \
+                    "write the handler's data through a connection of the application's own, \
                  idempotently (a handler under a lease may run again after a crash), or handle \
                  the message type without a lease to write data that commits with the message",
-            )),
+                ))
+            }
             None => Err(NimbusError::config(
                 "a BlockingHandler has no access to the receive's connection: it stays with the \
                  receiver while the blocking code runs on a pool thread",
@@ -291,6 +330,13 @@ impl HandlerContext {
         &self.causation.message_id
     }
 
+    /// Which attempt at the message this is: 1 for the first, 2 after one failed attempt, and
+    /// so on (counted in the message's `Nimbus.FailedAttempts` header, so it survives
+    /// restarts).
+    pub fn attempt(&self) -> u32 {
+        crate::recoverability::failures_so_far(&self.headers).saturating_add(1)
+    }
+
     /// The incoming message's headers.
     pub fn headers(&self) -> &Headers {
         &self.headers
@@ -401,7 +447,7 @@ impl HandlerContext {
             causation: self.causation.clone(),
             outgoing: Vec::new(),
             transaction: None,
-            under_lease: self.under_lease,
+            without_receive: self.without_receive,
         }
     }
 
