@@ -322,6 +322,8 @@ per_database! {
 #[derive(Clone)]
 struct SlowFirstStatement {
     kind: Kind,
+    /// SQL Server: a table whose one row the test holds locked.
+    blocker: Option<String>,
     attempts: Arc<AtomicUsize>,
     first_error: Arc<std::sync::Mutex<Option<String>>>,
 }
@@ -350,13 +352,16 @@ impl Handler<Numbered> for SlowFirstStatement {
                 .await
                 .map(|_| ())
                 .map_err(Into::into),
-            Kind::SqlServer => ctx
-                .sql_server()
-                .await?
-                .execute("WAITFOR DELAY '00:00:30'", &[])
-                .await
-                .map(|_| ())
-                .map_err(Into::into),
+            // Babelfish has no WAITFOR DELAY: wait for a row lock the test holds instead.
+            Kind::SqlServer => {
+                let blocker = self.blocker.clone().unwrap_or_default();
+                ctx.sql_server()
+                    .await?
+                    .execute(format!("UPDATE {blocker} SET id = 3"), &[])
+                    .await
+                    .map(|_| ())
+                    .map_err(Into::into)
+            }
         };
         if let Err(e) = &slow {
             *self.first_error.lock().unwrap() = Some(e.to_string());
@@ -375,8 +380,29 @@ async fn a_slow_handler_statement_is_cut_at_the_deadline_and_not_counted(kind: K
     })
     .await;
     let queue = format!("Slow{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+    // SQL Server: a row the test's own connection holds in an open transaction until the
+    // handler's statement on it has given up.
+    let (blocker, mut holder) = if kind == Kind::SqlServer {
+        let table = db.table("Blocker");
+        db.execute(&format!("CREATE TABLE {table} (id int NOT NULL)"))
+            .await;
+        db.execute(&format!("INSERT INTO {table} (id) VALUES (1)"))
+            .await;
+        let mut client = nimbus::connect_sql_server(&db.url()).await.unwrap();
+        client
+            .simple_query(format!("BEGIN TRANSACTION; UPDATE {table} SET id = 2"))
+            .await
+            .unwrap()
+            .into_results()
+            .await
+            .unwrap();
+        (Some(table), Some(client))
+    } else {
+        (None, None)
+    };
     let handler = SlowFirstStatement {
         kind,
+        blocker,
         attempts: Arc::default(),
         first_error: Arc::default(),
     };
@@ -393,6 +419,20 @@ async fn a_slow_handler_statement_is_cut_at_the_deadline_and_not_counted(kind: K
         .await
         .unwrap();
     bus.send_to(&queue, Numbered { n: 1 }).await.unwrap();
+    if let Some(client) = holder.as_mut() {
+        wait_for("the first attempt gives up", async || {
+            handler.first_error.lock().unwrap().is_some()
+        })
+        .await;
+        // The abandoned statement gets the row, then finds its connection gone and rolls back.
+        client
+            .simple_query("COMMIT")
+            .await
+            .unwrap()
+            .into_results()
+            .await
+            .unwrap();
+    }
     wait_for("the message is handled", async || {
         bus.metrics().handled == 1
     })
