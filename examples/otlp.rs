@@ -7,8 +7,8 @@
 //!
 //! ```sh
 //! docker run --rm -p 4318:4318 -p 16686:16686 jaegertracing/all-in-one
-//! cargo run --example otlp                       # SQLite file otlp.db, collector at localhost:4318
-//! OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318 cargo run --example otlp -- postgres://postgres@127.0.0.1/postgres
+//! cargo run --example otlp --features otlp       # SQLite file otlp.db, collector at localhost:4318
+//! OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318 cargo run --example otlp --features otlp,postgres -- postgres://postgres@127.0.0.1/postgres
 //! ```
 //!
 //! What it needs from the application: the `opentelemetry` feature of `nimbus-bus`, and

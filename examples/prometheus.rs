@@ -1,7 +1,7 @@
 //! Nimbus's metrics in Prometheus: install the Prometheus recorder of the `metrics` facade, run an
 //! endpoint, and read back what Prometheus would scrape. The program ends by itself.
 //!
-//! Run it with `cargo run --example prometheus` (SQLite, `prometheus.db` in the working
+//! Run it with `cargo run --example prometheus --features prometheus` (SQLite, `prometheus.db` in the working
 //! directory). In a service, serve the same text on an address Prometheus scrapes:
 //! `PrometheusBuilder::new().with_http_listener(([0, 0, 0, 0], 9000)).install()` (the
 //! `http-listener` feature of `metrics-exporter-prometheus`).

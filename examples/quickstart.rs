@@ -3,9 +3,10 @@
 //! printed and the program ends by itself.
 //!
 //! Run it with `cargo run --example quickstart` (it writes `quickstart.db` in the working
-//! directory; no server needed). To run the same program on another database, pass its URL or
-//! connection string: `cargo run --example quickstart -- postgres://postgres@127.0.0.1/postgres`,
-//! or `-- "Server=tcp:127.0.0.1,1433;Database=nimbus;User Id=sa;Password=…;TrustServerCertificate=true"`.
+//! directory; no server needed; it compiles SQLite only). To run the same program on another
+//! database, compile it in and pass its URL or connection string:
+//! `cargo run --example quickstart --features postgres -- postgres://postgres@127.0.0.1/postgres`,
+//! or `--features sqlserver -- "Server=tcp:127.0.0.1,1433;Database=nimbus;User Id=sa;Password=…;TrustServerCertificate=true"`.
 
 use std::time::Duration;
 

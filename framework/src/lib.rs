@@ -176,6 +176,8 @@ mod guide {
     mod how_it_works {}
     #[doc = include_str!("../../docs/guide/failures.md")]
     mod failures {}
+    #[doc = include_str!("../../docs/guide/testing.md")]
+    mod testing {}
     #[doc = include_str!("../../docs/guide/operations.md")]
     mod operations {}
     #[doc = include_str!("../../docs/guide/nservicebus.md")]
