@@ -39,8 +39,8 @@ fn not_compiled(database: &str, feature: &str) -> NimbusError {
     NimbusError::config(
         format!("{database} support is not compiled into this build"),
         format!(
-            "enable the `{feature}` feature of the nimbus crate in Cargo.toml \
-             (features = [\"{feature}\"])"
+            "enable the `{feature}` feature of the nimbus-bus dependency in Cargo.toml: \
+             nimbus-bus = {{ version = \"0.1\", features = [\"{feature}\"] }}"
         ),
     )
 }
