@@ -53,6 +53,8 @@
 //! ```
 
 #![warn(missing_docs)]
+// On docs.rs, every item shows the cargo feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(not(any(feature = "sqlite", feature = "postgres", feature = "sqlserver")))]
 compile_error!(
