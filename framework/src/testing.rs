@@ -301,7 +301,7 @@ impl TestContext {
 }
 
 #[cfg(feature = "sqlite")]
-pub use test_bus::TestBus;
+pub use test_bus::{TestBus, DEFAULT_WAIT};
 
 #[cfg(feature = "sqlite")]
 mod test_bus {
@@ -403,7 +403,8 @@ mod test_bus {
         }
 
         /// Waits until the endpoint's [`Metrics`] satisfy `done` (checked every 10 ms) and
-        /// returns them; fails after [`DEFAULT_WAIT`] with the last metrics in the error.
+        /// returns them; fails after [`DEFAULT_WAIT`](crate::testing::DEFAULT_WAIT) with the
+        /// last metrics in the error.
         pub async fn wait_until(&self, done: impl FnMut(&Metrics) -> bool) -> Result<Metrics> {
             self.wait_until_within(DEFAULT_WAIT, done).await
         }
