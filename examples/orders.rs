@@ -136,9 +136,8 @@ async fn place_on_postgres(
     bus: &Bus,
     url: &str,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let (mut client, connection) =
-        nimbus::tokio_postgres::connect(url, nimbus::tokio_postgres::NoTls).await?;
-    tokio::spawn(connection);
+    // The bus's URL, TLS (sslmode, sslrootcert) included.
+    let mut client = nimbus::connect_postgres(url).await?;
     client.batch_execute(TABLES).await?;
     for (order_id, total_cents, commit) in [(1001_i64, 2500_i64, true), (1002, 990, false)] {
         let tx = client.transaction().await?;

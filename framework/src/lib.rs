@@ -162,6 +162,27 @@ pub async fn connect_sql_server(connection_string: &str) -> Result<SqlServerClie
     driver::sqlserver::connect_client(connection_string).await
 }
 
+/// Opens a PostgreSQL connection of the application's own from the same URL the bus uses, with
+/// the same TLS (`sslmode`, `sslrootcert`, the platform's roots): for the application's own
+/// statements and transactions, such as business data and [`TransactionalSends::write_postgres`]
+/// in one transaction. The connection runs on a task of the current tokio runtime; errors say
+/// which server and what to check, never the password.
+///
+/// ```no_run
+/// # async fn example(bus: &nimbus::Bus) -> Result<(), Box<dyn std::error::Error>> {
+/// let mut client = nimbus::connect_postgres("postgres://app@db.example.com/shop?sslmode=verify-full").await?;
+/// let tx = client.transaction().await?;
+/// tx.execute("INSERT INTO orders (order_id) VALUES ($1)", &[&1001_i64]).await?;
+/// bus.in_transaction().write_postgres(&tx).await?; // add the messages to send with the order
+/// tx.commit().await?;
+/// # Ok(())
+/// # }
+/// ```
+#[cfg(feature = "postgres")]
+pub async fn connect_postgres(url: &str) -> Result<tokio_postgres::Client> {
+    driver::postgres::connect_client(url).await
+}
+
 /// The README's example, compiled as a doc test so it cannot drift from the API.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -165,3 +165,22 @@ fn a_system_stopped_right_after_start_drops_the_bus_without_a_panic() {
         "dropping the stopped System's actors panicked"
     );
 }
+
+/// `start()` needs an actix System; the error says what to do instead from a tokio program.
+#[tokio::test]
+async fn start_outside_an_actix_system_points_to_start_in_background() {
+    let path = std::env::temp_dir().join(format!("nimbus-nosystem-{}.db", uuid::Uuid::new_v4()));
+    let error = nimbus::Bus::builder()
+        .names("NoSystem", "no-system-1")
+        .database_url(format!("sqlite://{}", path.display()))
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    let _ = std::fs::remove_file(&path);
+    assert!(error.contains("no actix System"), "{error}");
+    assert!(error.contains("start_in_background"), "{error}");
+}

@@ -44,8 +44,14 @@ fn recorded() -> std::sync::MutexGuard<'static, Vec<Recorded>> {
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|p| p.into_inner());
-    for (key, _, _, value) in snapshotter().snapshot().into_vec() {
+    for (key, _, description, value) in snapshotter().snapshot().into_vec() {
         let key = key.key();
+        if let Some(description) = description {
+            descriptions()
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(key.name().to_string(), description.to_string());
+        }
         let labels = key
             .labels()
             .map(|l| (l.key().to_string(), l.value().to_string()))
@@ -58,6 +64,13 @@ fn recorded() -> std::sync::MutexGuard<'static, Vec<Recorded>> {
         store.push((key.name().to_string(), labels, value));
     }
     store
+}
+
+/// The help text of each metric that was described to the recorder.
+fn descriptions() -> &'static Mutex<std::collections::HashMap<String, String>> {
+    static DESCRIPTIONS: OnceLock<Mutex<std::collections::HashMap<String, String>>> =
+        OnceLock::new();
+    DESCRIPTIONS.get_or_init(Default::default)
 }
 
 /// Every recorded value of series `name` whose labels include all of `labels`.
@@ -138,6 +151,14 @@ async fn labelled_metrics(kind: Kind) {
         ("message_type", "Conformance.Numbered"),
     ];
     assert_eq!(counter("nimbus_messages_handled_total", &labels), 3);
+    // Exporters show a help text for each series (Prometheus's # HELP).
+    drop(recorded());
+    let help = descriptions()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get("nimbus_messages_handled_total")
+        .cloned();
+    assert_eq!(help.as_deref(), Some("Messages handled and committed"));
     assert_eq!(counter("nimbus_messages_received_total", &labels), 4);
     assert_eq!(counter("nimbus_messages_failed_total", &labels), 1);
     assert_eq!(

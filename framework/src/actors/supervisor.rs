@@ -26,6 +26,18 @@ use crate::recoverability::Recovery;
 /// The longest wait between attempts while the database is failing.
 const MAX_ERROR_BACKOFF: Duration = Duration::from_secs(30);
 
+/// `wait` give or take a quarter, at random, so that the receivers of many instances that
+/// failed together do not all come back to the database at the same moment.
+fn jittered(wait: Duration) -> Duration {
+    use std::hash::{BuildHasher, Hasher};
+    // A fresh RandomState is seeded at random: enough randomness for spreading retries.
+    let random = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    let fraction = (random % 1_000) as f64 / 1_000.0; // 0.0 ..< 1.0
+    wait.mul_f64(0.75 + fraction / 2.0)
+}
+
 /// Supervises the peeker and receivers of one queue and decides, after every peek, every
 /// receive and every wake-up, what happens next.
 pub(crate) struct QueueSupervisor {
@@ -203,7 +215,7 @@ impl QueueSupervisor {
     fn error_backoff(&self) -> Duration {
         let base = self.endpoint.config.peek_delay;
         let factor = 2u32.saturating_pow(self.consecutive_errors.saturating_sub(1).min(16));
-        base.saturating_mul(factor).min(MAX_ERROR_BACKOFF)
+        jittered(base.saturating_mul(factor).min(MAX_ERROR_BACKOFF))
     }
 
     fn on_peek(

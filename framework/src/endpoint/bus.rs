@@ -64,9 +64,13 @@ impl Endpoint {
     pub async fn start(self) -> Result<Bus> {
         if actix::System::try_current().is_none() {
             return Err(NimbusError::NotRunning(
-                "no actix System is running on this thread".into(),
+                "no actix System is running on this thread: start the bus inside \
+                 #[actix_rt::main] (or actix::System::new().block_on), or, from a plain tokio \
+                 program (axum, a #[tokio::main]), with Endpoint::start_in_background()"
+                    .into(),
             ));
         }
+        crate::pipeline::metrics::describe();
         let config = self.config;
         let transport = crate::transport::connect(config.transport_settings()).await?;
         let identity = config.identity.clone();

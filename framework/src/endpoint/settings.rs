@@ -83,9 +83,19 @@ pub const ENV_PREFIX: &str = "NIMBUS_BUS_";
 impl BusSettings {
     /// Reads `NIMBUS_BUS_<FIELD>` variables (`NIMBUS_BUS_DATABASE_URL`, `NIMBUS_BUS_PEEK_DELAY=250ms`,
     /// `NIMBUS_BUS_CONCURRENCY=8`…). A variable with that prefix that names no field is an error,
-    /// so a typo does not go unnoticed.
+    /// so a typo does not go unnoticed. Without `NIMBUS_BUS_DATABASE_URL`, `DATABASE_URL` (what
+    /// the `nimbus` tool, sqlx and most hosting platforms read) is the database.
     pub fn from_env() -> Result<Self> {
-        Self::from_vars(std::env::vars(), ENV_PREFIX)
+        let settings = Self::from_vars(std::env::vars(), ENV_PREFIX)?;
+        Ok(settings.or_database_url(std::env::var("DATABASE_URL").ok()))
+    }
+
+    /// These settings, with `url` as the database when they name none.
+    fn or_database_url(mut self, url: Option<String>) -> Self {
+        if self.database_url.is_none() {
+            self.database_url = url.filter(|u| !u.is_empty());
+        }
+        self
     }
 
     /// Reads settings from `(name, value)` pairs whose names start with `prefix` (the rest of
@@ -197,6 +207,29 @@ impl BusBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn database_url_is_the_fallback_of_the_bus_own_variable() {
+        let vars = |url: Option<&str>| {
+            let mut vars = vec![("NIMBUS_BUS_CONCURRENCY".to_string(), "3".to_string())];
+            if let Some(url) = url {
+                vars.push(("NIMBUS_BUS_DATABASE_URL".to_string(), url.to_string()));
+            }
+            BusSettings::from_vars(vars, ENV_PREFIX).unwrap()
+        };
+        let general = Some("postgres://app@db/shop".to_string());
+        let settings = vars(None).or_database_url(general.clone());
+        assert_eq!(
+            settings.database_url.as_deref(),
+            Some("postgres://app@db/shop")
+        );
+        let own = vars(Some("sqlite://bus.db")).or_database_url(general);
+        assert_eq!(own.database_url.as_deref(), Some("sqlite://bus.db"));
+        assert_eq!(
+            vars(None).or_database_url(Some(String::new())).database_url,
+            None
+        );
+    }
 
     /// A database URL of a database compiled into this build (`build()` refuses the others).
     fn compiled_url() -> &'static str {

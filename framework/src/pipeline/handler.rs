@@ -46,6 +46,11 @@ use crate::transport::ReceiveTransaction;
 ///
 /// The future must be `Send` (handlers may run on any thread): hold no `Rc` or `RefCell` borrow
 /// across an `.await`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not handle `{M}`: it implements no `nimbus::Handler<{M}>`",
+    note = "a `BlockingHandler` is registered with `.blocking_handler(..)`, not `.handler(..)`",
+    note = "with `use actix::prelude::*` in scope, write `impl nimbus::Handler<M> for …`: actix has a `Handler` trait too"
+)]
 pub trait Handler<M: Message>: Send + Sync + 'static {
     /// Handles one message.
     fn handle(

@@ -30,6 +30,58 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
+/// Gives every metric its unit and help text (Prometheus's `# HELP`) in the recorder installed
+/// now; each endpoint's start does, so a recorder installed before it has them.
+pub(crate) fn describe() {
+    use metrics::{describe_counter, describe_gauge, describe_histogram, Unit};
+    {
+        let counters = [
+            ("nimbus_messages_received_total", "Messages taken from a queue to be handled"),
+            ("nimbus_messages_handled_total", "Messages handled and committed"),
+            ("nimbus_messages_failed_total", "Failed attempts: handler errors, panics, timeouts, bad input"),
+            ("nimbus_messages_retried_total", "Messages put back after a failed attempt, at once or delayed"),
+            ("nimbus_messages_dead_lettered_total", "Messages moved to NimbusDeadLetters"),
+            ("nimbus_messages_expired_total", "Messages past their Expires, discarded when received or purged"),
+            ("nimbus_delayed_messages_delivered_total", "Delayed messages moved into their queues when due"),
+            ("nimbus_queue_table_vacuums_total", "Vacuums this endpoint ran on its queue tables (PostgreSQL)"),
+            ("nimbus_queue_peeks_total", "Depth estimates asked of the database: the polling load"),
+            ("nimbus_queue_empty_receives_total", "Receives that found nothing to take"),
+            ("nimbus_leases_taken_total", "Messages moved out of their queue under a lease"),
+            ("nimbus_leases_renewed_total", "Lease renewals while handlers ran"),
+            ("nimbus_leases_expired_total", "Leases taken back after their holder stopped or stalled past them"),
+            ("nimbus_leases_lost_total", "Handlers that finished after their lease was taken back: their sends were discarded"),
+        ];
+        for (name, help) in counters {
+            describe_counter!(name, Unit::Count, help);
+        }
+        describe_gauge!(
+            "nimbus_queue_depth",
+            Unit::Count,
+            "A queue's depth estimate at its last peek"
+        );
+        describe_gauge!(
+            "nimbus_queue_table_dead_rows",
+            Unit::Count,
+            "Dead rows of a queue table at the last look (PostgreSQL)"
+        );
+        describe_gauge!(
+            "nimbus_queue_oldest_message_age_seconds",
+            Unit::Seconds,
+            "How long the first message of a queue has waited, by its TimeSent"
+        );
+        describe_histogram!(
+            "nimbus_handling_seconds",
+            Unit::Seconds,
+            "How long the handlers of a message took"
+        );
+        describe_histogram!(
+            "nimbus_send_to_handled_seconds",
+            Unit::Seconds,
+            "From a message's TimeSent (the sender's clock) to its handling"
+        );
+    }
+}
+
 /// The live counters.
 #[derive(Debug, Default)]
 pub(crate) struct Counters {

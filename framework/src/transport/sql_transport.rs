@@ -206,6 +206,9 @@ impl<D: Driver> Inner<D> {
                     .subscribers(&self.cx.sql.subscription_list, topic, self.cx.idle_seconds)
                     .await
                     .map_err(self.cx.db(format!("reading the subscribers of {topic}")))?;
+                if names.is_empty() {
+                    tracing::debug!(topic, "no live subscription: the event reaches no queue (no subscriber has started yet, or subscribers know the type under another name: compare #[nimbus(type_name = ..)] on both sides)");
+                }
                 Ok(names
                     .into_iter()
                     .filter_map(|name| match QueueName::new(name.clone()).and_then(|queue| {
