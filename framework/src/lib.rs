@@ -185,8 +185,13 @@ pub async fn connect_postgres(url: &str) -> Result<tokio_postgres::Client> {
 
 /// The README's example, compiled as a doc test so it cannot drift from the API.
 #[cfg(doctest)]
-#[doc = include_str!("../README.md")]
+#[doc = include_str!("../../README.md")]
 mod readme {}
+
+/// The crate's own README (crates.io), compiled as a doc test too.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+mod crate_readme {}
 
 /// The guide's chapters (`docs/guide/`), their examples compiled as doc tests too.
 #[cfg(doctest)]
