@@ -20,11 +20,14 @@ struct GatedForward {
     gated_started: Arc<AtomicUsize>,
     handled: Arc<AtomicUsize>,
     accessor_error: Arc<std::sync::Mutex<Option<String>>>,
+    /// Which attempt each handling was (`ctx.attempt()`).
+    attempts: Arc<std::sync::Mutex<Vec<u32>>>,
 }
 
 #[nimbus::handler]
 impl Handler<Numbered> for GatedForward {
     async fn handle(&self, m: Numbered, ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        self.attempts.lock().unwrap().push(ctx.attempt());
         if m.n == 0 {
             self.gated_started.fetch_add(1, Ordering::SeqCst);
             // Under a lease there is no receive connection to lend, whatever the database.
@@ -130,6 +133,69 @@ pub async fn a_handler_under_a_lease_holds_nothing_and_outlives_its_lease(kind: 
         "each send committed once, with the end of its lease"
     );
     assert_eq!(db.count("Leased").await, 0);
+}
+
+/// Stopping an endpoint whose handler under a lease still runs does not wait for it (it may run
+/// for an hour): the message goes back to its queue as it came, no attempt counted, the lease
+/// ends, and the next instance handles it.
+pub async fn stop_hands_a_leased_message_back_without_counting_an_attempt(kind: Setup) {
+    let db = TestDatabase::new(kind).await;
+    let handler = GatedForward::default();
+    let _release = ReleaseOnDrop(handler.released.clone());
+    let start = |instance: &str, handler: GatedForward| {
+        db.builder("HandBack", instance)
+            .create_queues_on_send(true)
+            .handler(handler)
+            .lease::<Numbered>(Lease::of(Duration::from_secs(60)))
+            .build()
+            .unwrap()
+            .start()
+    };
+    let first = start("hand-back-1", handler.clone()).await.unwrap();
+    let sender = sender(&db, "HandBack").await;
+    sender.send(Numbered { n: 0 }).await.unwrap();
+    wait_until("the gated handler runs under its lease", || async {
+        handler.gated_started.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    // Returns although the handler is still held (the test's patience bounds a hang).
+    tokio::time::timeout(crate::suite::PATIENCE, first.stop())
+        .await
+        .expect("stop() does not wait for a handler under a lease")
+        .unwrap();
+    let metrics = first.metrics();
+    assert_eq!(metrics.failed, 0, "no attempt counted");
+    assert_eq!(handler.handled.load(Ordering::SeqCst), 0, "still running");
+    let leases = db.table("NimbusLeases");
+    assert_eq!(
+        db.scalar(&format!("SELECT COUNT(*) FROM {leases}"), &[])
+            .await,
+        0,
+        "the lease ended"
+    );
+    assert_eq!(
+        db.count("HandBack").await,
+        1,
+        "the message is back in its queue"
+    );
+    // The next instance handles it, as its first attempt still.
+    let next_handler = GatedForward::default();
+    next_handler.released.store(true, Ordering::SeqCst);
+    let attempts = next_handler.attempts.clone();
+    let next = start("hand-back-2", next_handler.clone()).await.unwrap();
+    wait_until("the next instance handles it", || async {
+        next_handler.handled.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    for bus in [next, sender] {
+        bus.stop().await.unwrap();
+    }
+    assert_eq!(
+        *attempts.lock().unwrap(),
+        vec![1],
+        "handled on its first attempt"
+    );
+    assert_eq!(db.count("LeasedDone").await, 1);
 }
 
 /// Workers handle messages under a short lease (each handler writing a business row through a

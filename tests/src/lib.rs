@@ -155,6 +155,7 @@ macro_rules! conformance_suite {
             the_heartbeat_repairs_a_queue_a_sweep_dropped,
             a_wrongly_defined_index_is_reported_with_its_fix,
             a_handler_under_a_lease_holds_nothing_and_outlives_its_lease,
+            stop_hands_a_leased_message_back_without_counting_an_attempt,
         }
     };
     (@tests $attrs:tt $setup:expr; $($name:ident),* $(,)?) => {

@@ -17,7 +17,7 @@ pub use crate::leases::*;
 pub use crate::pubsub::*;
 
 /// How long a test waits for something that should happen within a second or two.
-const PATIENCE: Duration = Duration::from_secs(60);
+pub(crate) const PATIENCE: Duration = Duration::from_secs(60);
 
 /// A numbered command.
 #[derive(Debug, Clone, Serialize, Deserialize, Command)]

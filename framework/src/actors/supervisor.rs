@@ -366,9 +366,10 @@ impl QueueSupervisor {
         let mut failed_infrastructure = false;
         let mut found_nothing = false;
         match result {
-            Ok(Outcome::Handled) | Ok(Outcome::Expired) | Ok(Outcome::LeaseLost) => {
-                self.database_ok()
-            }
+            Ok(Outcome::Handled)
+            | Ok(Outcome::Expired)
+            | Ok(Outcome::LeaseLost)
+            | Ok(Outcome::HandedBack) => self.database_ok(),
             Ok(Outcome::Empty) => {
                 self.database_ok();
                 if !self.stopping {

@@ -129,6 +129,9 @@ pub(crate) enum Outcome {
     /// handler finished: nothing the handler sent was committed; the message is someone
     /// else's to handle (or was retried or dead-lettered when the lease was taken back).
     LeaseLost,
+    /// The endpoint stopped while the message's handlers ran under a lease: the message was
+    /// put back in its queue as it came, no attempt counted.
+    HandedBack,
 }
 
 /// Why an attempt failed.
@@ -275,6 +278,7 @@ async fn process(
         }
         Outcome::Infrastructure(e) => ("database_error", Some(e.kind_name())),
         Outcome::LeaseLost => ("lease_lost", None),
+        Outcome::HandedBack => ("handed_back", None),
     };
     telemetry::record_outcome(&span, name, error_type);
     outcome
@@ -430,11 +434,23 @@ async fn handle_received(
     // The body travels to the handlers' threads and comes back for a retry's copy.
     let body = Arc::new(std::mem::take(&mut row.body));
     for handler in handlers {
-        let invocation = match endpoint
+        let invoke = endpoint
             .dispatcher
-            .invoke(handler, &body, ctx, timeout, &database_target)
-            .await
-        {
+            .invoke(handler, &body, ctx, timeout, &database_target);
+        let invoked = match &leased {
+            // A handler under a lease may run for an hour: a stopping endpoint hands its
+            // message back instead of waiting (it is handled at least once anyway).
+            Some(_) => tokio::select! {
+                biased;
+                invoked = invoke => invoked,
+                () = endpoint.stop_signal.set() => {
+                    row.body = take_back(body);
+                    return hand_back(endpoint, queue, &row, &type_name, leased).await;
+                }
+            },
+            None => invoke.await,
+        };
+        let invocation = match invoked {
             Ok(invocation) => invocation,
             Err(e) => return Outcome::Infrastructure(e),
         };
@@ -632,6 +648,41 @@ async fn reclaim(
         tracing::warn!(queue = %queue, id = %incoming.message_id, %reason, "took back an expired lease");
     }
     outcome
+}
+
+/// Puts a message whose handlers still run under a lease back at the end of its queue as it
+/// came, in the transaction that ends its lease, because the endpoint stops: no attempt is
+/// counted, and the next instance (or this one, restarted) handles it again. What the abandoned
+/// handlers sent is discarded.
+async fn hand_back(
+    endpoint: &EndpointState,
+    queue: &QueueName,
+    row: &ReceivedMessage,
+    type_name: &str,
+    leased: Option<UnderLease>,
+) -> Outcome {
+    let tx = match finishing_transaction(endpoint, queue, type_name, None, leased).await {
+        Ok(tx) => tx,
+        Err(outcome) => return outcome,
+    };
+    let again = OutgoingMessage {
+        destination: Destination::Queue(queue.clone()),
+        id: Uuid::parse_str(&row.row_id).unwrap_or_else(|_| Uuid::new_v4()),
+        headers_json: row.headers_json.clone(),
+        body: row.body.clone(),
+        correlation_id: row.correlation_id.clone(),
+        reply_to_address: row.reply_to_address.clone(),
+        time_to_be_received_ms: None,
+        expires_at: row.expires,
+        delivery: Delivery::Immediate,
+    };
+    match tx.commit(vec![again]).await {
+        Ok(()) => {
+            tracing::info!(queue = %queue, id = %row.row_id, message_type = type_name, "stopping: handed a message under a lease back to its queue; its handler was still running and is abandoned");
+            Outcome::HandedBack
+        }
+        Err(e) => Outcome::Infrastructure(e),
+    }
 }
 
 /// A message taken out of its queue under a lease, and the renewal that keeps it while its
