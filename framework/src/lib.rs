@@ -106,7 +106,9 @@ pub use pipeline::handler_connections::HandlerPostgres;
 pub use pipeline::handler_connections::HandlerSqlServer;
 pub use pipeline::lease::{Lease, DEFAULT_LEASE_HANDLER_TIMEOUT, MIN_LEASE};
 pub use pipeline::metrics::Metrics;
-pub use transport::{BodyStringColumn, StorageLayout, SweepReport, DEFAULT_CONNECT_TIMEOUT};
+pub use transport::{
+    BodyStringColumn, DatabaseKind, StorageLayout, SweepReport, DEFAULT_CONNECT_TIMEOUT,
+};
 
 /// The `uuid` crate, whose [`uuid::Uuid`] public signatures use (message ids, dead letter ids in
 /// [`admin`]), re-exported so that applications need not depend on it to call them.
@@ -196,6 +198,10 @@ mod crate_readme {}
 /// The guide's chapters (`docs/guide/`), their examples compiled as doc tests too.
 #[cfg(doctest)]
 mod guide {
+    #[doc = include_str!("../../docs/introduction.md")]
+    mod introduction {}
+    #[doc = include_str!("../../docs/sql-server.md")]
+    mod sql_server {}
     #[doc = include_str!("../../docs/guide/connecting.md")]
     mod connecting {}
     #[doc = include_str!("../../docs/guide/configuration.md")]

@@ -103,6 +103,7 @@ pub struct TestContext {
     ctx: HandlerContext,
     routes: Vec<(&'static str, QueueName)>,
     endpoint: QueueName,
+    database: Option<crate::DatabaseKind>,
 }
 
 impl Default for TestContext {
@@ -128,6 +129,7 @@ impl TestContext {
             QueueName::constant(TEST_ENDPOINT),
             Vec::new(),
             Headers::new(),
+            None,
         )
     }
 
@@ -135,6 +137,7 @@ impl TestContext {
         endpoint: QueueName,
         routes: Vec<(&'static str, QueueName)>,
         mut headers: Headers,
+        database: Option<crate::DatabaseKind>,
     ) -> Self {
         let message_id = headers
             .entry(headers::MESSAGE_ID.to_string())
@@ -161,9 +164,11 @@ impl TestContext {
                 Arc::new(Routes::new(route_map)),
                 headers,
                 causation,
+                database,
             ),
             routes,
             endpoint,
+            database,
         }
     }
 
@@ -174,10 +179,11 @@ impl TestContext {
             ctx,
             mut routes,
             endpoint,
+            database,
         } = self;
         let (mut headers, _, _) = ctx.into_parts();
         change(&mut routes, &mut headers);
-        Self::build(endpoint, routes, headers)
+        Self::build(endpoint, routes, headers, database)
     }
 
     /// The application the handler runs in (the origin of what it sends). An invalid name is
@@ -185,9 +191,14 @@ impl TestContext {
     pub fn endpoint(self, application: &str) -> Self {
         match QueueName::new(application) {
             Ok(endpoint) => {
-                let TestContext { ctx, routes, .. } = self;
+                let TestContext {
+                    ctx,
+                    routes,
+                    database,
+                    ..
+                } = self;
                 let (headers, _, _) = ctx.into_parts();
-                Self::build(endpoint, routes, headers)
+                Self::build(endpoint, routes, headers, database)
             }
             Err(_) => self,
         }
@@ -201,6 +212,19 @@ impl TestContext {
             Ok(queue) => self.with(move |r, _| r.push((M::TYPE_NAME, queue))),
             Err(_) => self,
         }
+    }
+
+    /// What `ctx.database()` says in the handler (`None` unless set): for handlers that choose
+    /// their SQL by database.
+    pub fn database(self, database: crate::DatabaseKind) -> Self {
+        let TestContext {
+            ctx,
+            routes,
+            endpoint,
+            ..
+        } = self;
+        let (headers, _, _) = ctx.into_parts();
+        Self::build(endpoint, routes, headers, Some(database))
     }
 
     /// Sets a header of the incoming message.
@@ -517,6 +541,12 @@ mod tests {
         );
         let attempt = handle(Ask { n: 20 }, ctx.context()).await.unwrap();
         assert_eq!(attempt, 3);
+        assert_eq!(ctx.context().database(), None);
+        let mut on_postgres = TestContext::new().database(crate::DatabaseKind::Postgres);
+        assert_eq!(
+            on_postgres.context().database(),
+            Some(crate::DatabaseKind::Postgres)
+        );
         assert_eq!(ctx.replied::<Answer>(), vec![Answer { n: 21 }]);
         assert_eq!(ctx.published::<Answer>(), vec![Answer { n: 20 }]);
         assert_eq!(ctx.sent_to::<Ask>("Later"), vec![Ask { n: 40 }]);

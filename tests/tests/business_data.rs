@@ -31,6 +31,15 @@ struct SaveOrder {
 
 async fn insert_row(ctx: &mut HandlerContext, kind: Kind, table: &str) -> Result<(), HandlerError> {
     let id = ctx.message_id().to_string();
+    // The handler can tell which accessor its endpoint's database takes.
+    let expected = match kind {
+        Kind::Postgres => nimbus::DatabaseKind::Postgres,
+        Kind::Sqlite => nimbus::DatabaseKind::Sqlite,
+        Kind::SqlServer => nimbus::DatabaseKind::SqlServer,
+    };
+    if ctx.database() != Some(expected) {
+        return Err(format!("ctx.database() says {:?}, not {expected:?}", ctx.database()).into());
+    }
     match kind {
         Kind::Postgres => {
             let client = ctx.postgres().await?;

@@ -134,6 +134,8 @@ pub struct HandlerContext {
     transaction: Option<Box<dyn ReceiveTransaction>>,
     /// Why there is no receive transaction, where there is none by design.
     without_receive: Option<WithoutReceive>,
+    /// The endpoint's database (`None` in a test context unless set).
+    database: Option<crate::DatabaseKind>,
 }
 
 /// Why a context has no receive transaction at all.
@@ -162,6 +164,7 @@ impl HandlerContext {
         headers: Headers,
         causation: Causation,
         transaction: Option<Box<dyn ReceiveTransaction>>,
+        database: crate::DatabaseKind,
     ) -> Self {
         HandlerContext {
             origin,
@@ -171,6 +174,7 @@ impl HandlerContext {
             outgoing: Vec::new(),
             without_receive: transaction.is_none().then_some(WithoutReceive::Lease),
             transaction,
+            database: Some(database),
         }
     }
 
@@ -180,6 +184,7 @@ impl HandlerContext {
         routes: Arc<Routes>,
         headers: Headers,
         causation: Causation,
+        database: Option<crate::DatabaseKind>,
     ) -> Self {
         HandlerContext {
             origin,
@@ -189,6 +194,7 @@ impl HandlerContext {
             outgoing: Vec::new(),
             transaction: None,
             without_receive: Some(WithoutReceive::Test),
+            database,
         }
     }
 
@@ -335,6 +341,13 @@ impl HandlerContext {
         &self.causation.message_id
     }
 
+    /// The database the endpoint runs on, which decides the accessor for the handler's own SQL
+    /// (`ctx.sqlite(..)`, `ctx.postgres()`, `ctx.sql_server()`); `None` in a
+    /// [`TestContext`](crate::testing::TestContext) unless its `database` sets one.
+    pub fn database(&self) -> Option<crate::DatabaseKind> {
+        self.database
+    }
+
     /// Which attempt at the message this is: 1 for the first, 2 after one failed attempt, and
     /// so on (counted in the message's `Nimbus.FailedAttempts` header, so it survives
     /// restarts).
@@ -453,6 +466,7 @@ impl HandlerContext {
             outgoing: Vec::new(),
             transaction: None,
             without_receive: self.without_receive,
+            database: self.database,
         }
     }
 

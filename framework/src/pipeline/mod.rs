@@ -423,6 +423,7 @@ async fn handle_received(
         headers,
         causation,
         tx,
+        endpoint.config.database.kind(),
     );
     let timeout = lease.map_or(endpoint.config.handler_timeout, |l| l.timeout());
     // No receive is open under a lease: nothing a send from the handler could wait for.

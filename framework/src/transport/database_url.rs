@@ -33,6 +33,19 @@ pub(crate) enum DatabaseUrl {
     },
 }
 
+/// Which database an endpoint runs on ([`crate::HandlerContext::database`]): what decides
+/// which of `ctx.sqlite(..)`, `ctx.postgres()` and `ctx.sql_server()` a handler can use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DatabaseKind {
+    /// An SQLite file: `ctx.sqlite(..)`.
+    Sqlite,
+    /// PostgreSQL: `ctx.postgres()`.
+    Postgres,
+    /// SQL Server (or a SQL Server-compatible server): `ctx.sql_server()`.
+    SqlServer,
+}
+
 /// The error for a URL whose database was not compiled in.
 #[allow(dead_code)] // unused when every feature is on
 fn not_compiled(database: &str, feature: &str) -> NimbusError {
@@ -184,6 +197,18 @@ impl DatabaseUrl {
     }
 
     /// Whether this is an SQLite file (one writer: its handlers run one at a time).
+    /// Which database this is.
+    pub(crate) fn kind(&self) -> DatabaseKind {
+        match self {
+            #[cfg(feature = "sqlite")]
+            DatabaseUrl::Sqlite { .. } => DatabaseKind::Sqlite,
+            #[cfg(feature = "postgres")]
+            DatabaseUrl::Postgres { .. } => DatabaseKind::Postgres,
+            #[cfg(feature = "sqlserver")]
+            DatabaseUrl::SqlServer { .. } => DatabaseKind::SqlServer,
+        }
+    }
+
     pub(crate) fn is_sqlite(&self) -> bool {
         match self {
             #[cfg(feature = "sqlite")]

@@ -31,7 +31,7 @@ use crate::names::{QueueName, SchemaName};
 
 pub(crate) use admin::{Admin, RawRow};
 pub(crate) use database_url::DatabaseUrl;
-pub use database_url::DEFAULT_CONNECT_TIMEOUT;
+pub use database_url::{DatabaseKind, DEFAULT_CONNECT_TIMEOUT};
 pub(crate) use index_check::IndexProblem;
 pub(crate) use sql_transport::SqlTransport;
 
