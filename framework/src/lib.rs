@@ -104,7 +104,7 @@ pub use pipeline::handler::{BlockingHandler, Handler, HandlerContext};
 pub use pipeline::handler_connections::HandlerPostgres;
 #[cfg(feature = "sqlserver")]
 pub use pipeline::handler_connections::HandlerSqlServer;
-pub use pipeline::lease::{Lease, DEFAULT_LEASE_HANDLER_TIMEOUT, MIN_LEASE};
+pub use pipeline::lease::{Lease, DEFAULT_LEASE_HANDLER_TIMEOUT, MAX_LEASE, MIN_LEASE};
 pub use pipeline::metrics::Metrics;
 pub use transport::{
     BodyStringColumn, DatabaseKind, StorageLayout, SweepReport, DEFAULT_CONNECT_TIMEOUT,

@@ -10,7 +10,7 @@ use std::time::Duration;
 use nimbus::{Handler, HandlerContext, HandlerError, Lease};
 
 use crate::db::{Setup, TestDatabase};
-use crate::suite::{sender, wait_until, wait_while_progressing, Numbered, Worker};
+use crate::suite::{business_rows, sender, wait_until, wait_while_progressing, Numbered, Worker};
 
 /// Forwards each number to `LeasedDone`; number 0 first waits until released. Records what the
 /// receive-connection accessor said under the lease.
@@ -271,15 +271,7 @@ pub fn sigkill_under_a_lease_loses_nothing_and_repeats_only_what_was_in_flight(
         )
         .await;
         last.kill();
-        let rows = db
-            .scalar(&format!("SELECT COUNT(*) FROM {table}"), &[])
-            .await;
-        let distinct = db
-            .scalar(
-                &format!("SELECT COUNT(DISTINCT message_id) FROM {table}"),
-                &[],
-            )
-            .await;
+        let (rows, distinct) = business_rows(&db, &table).await;
         let forwarded: Vec<u32> = db
             .bodies("Done")
             .await

@@ -1451,8 +1451,20 @@ pub async fn batch_send_is_atomic_and_ordered(kind: Setup) {
     assert_eq!(db.count("Batch").await, 20);
 }
 
-/// Fills a queue, lets a worker process handle part of it, kills it with SIGKILL, starts it again
-/// and checks that every message was handled exactly once (each handling commits one `Done`).
+/// The rows of a business table keyed by message id, and how many distinct ids they hold.
+pub(crate) async fn business_rows(db: &TestDatabase, table: &str) -> (i64, i64) {
+    let rows = db
+        .scalar(&format!("SELECT COUNT(*) FROM {table}"), &[])
+        .await;
+    let distinct = db
+        .scalar(
+            &format!("SELECT COUNT(DISTINCT message_id) FROM {table}"),
+            &[],
+        )
+        .await;
+    (rows, distinct)
+}
+
 /// A worker process that is killed when the test lets go of it, also when a wait inside the
 /// test panics: no worker outlives its test.
 pub(crate) struct Worker(std::process::Child);
@@ -1555,15 +1567,7 @@ pub fn sigkill_keeps_business_data_exactly_once_with(kind: Setup, worker: &str, 
         })
         .await;
         last.kill();
-        let rows = db
-            .scalar(&format!("SELECT COUNT(*) FROM {table}"), &[])
-            .await;
-        let distinct = db
-            .scalar(
-                &format!("SELECT COUNT(DISTINCT message_id) FROM {table}"),
-                &[],
-            )
-            .await;
+        let (rows, distinct) = business_rows(&db, &table).await;
         assert_eq!(
             distinct,
             i64::from(TOTAL),

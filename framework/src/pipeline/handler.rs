@@ -327,7 +327,6 @@ impl HandlerContext {
     }
 
     /// How long one of the handler's own statements may take.
-    #[allow(dead_code)] // Used by the accessors, each of which exists with its feature only.
     fn statement_deadline(&self) -> std::time::Duration {
         self.transaction
             .as_ref()

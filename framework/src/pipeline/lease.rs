@@ -24,6 +24,11 @@ pub const DEFAULT_LEASE_HANDLER_TIMEOUT: Duration = Duration::from_secs(60 * 60)
 /// The shortest lease accepted: it is renewed every third of its duration.
 pub const MIN_LEASE: Duration = Duration::from_secs(1);
 
+/// The longest lease accepted: a day. A longer one would keep a crashed holder's message out of
+/// reach for longer still, and SQL Server's `DATEADD` takes the lease in whole seconds as an
+/// `int`.
+pub const MAX_LEASE: Duration = Duration::from_secs(24 * 60 * 60);
+
 /// How messages of one type are handled under a lease, instead of inside the transaction that
 /// received them ([`BusBuilder::lease`](crate::BusBuilder::lease)).
 ///
@@ -52,8 +57,8 @@ pub struct Lease {
 
 impl Lease {
     /// A lease of `duration`: how long a message stays out of reach after its holder crashed
-    /// (the lease is renewed every third of it while the handler runs). At least
-    /// [`MIN_LEASE`]; the handler timeout is [`DEFAULT_LEASE_HANDLER_TIMEOUT`].
+    /// (the lease is renewed every third of it while the handler runs). From [`MIN_LEASE`] to
+    /// [`MAX_LEASE`]; the handler timeout is [`DEFAULT_LEASE_HANDLER_TIMEOUT`].
     pub fn of(duration: Duration) -> Lease {
         Lease {
             duration,
@@ -92,6 +97,16 @@ impl Lease {
                     self.duration
                 ),
                 "use Lease::of(Duration::from_secs(1)) or longer (30 s to a few minutes is usual)",
+            ));
+        }
+        if self.duration > MAX_LEASE {
+            return Err(NimbusError::config(
+                format!(
+                    "the lease of {type_name} is {:?}, above the maximum of {MAX_LEASE:?}",
+                    self.duration
+                ),
+                "a lease only needs to outlast a stall of its process: it is renewed while the \
+                 handler runs, however long that is (Lease::handler_timeout bounds the handler)",
             ));
         }
         if self.handler_timeout.is_zero() {
@@ -205,6 +220,12 @@ mod tests {
             .to_string();
         assert!(e.contains("below the minimum"), "{e}");
         assert!(Lease::of(Duration::from_secs(1)).check("Pdf").is_ok());
+        assert!(Lease::of(MAX_LEASE).check("Pdf").is_ok());
+        let long = Lease::of(MAX_LEASE + Duration::from_secs(1))
+            .check("Pdf")
+            .unwrap_err()
+            .to_string();
+        assert!(long.contains("above the maximum"), "{long}");
         assert!(Lease::of(Duration::from_secs(5))
             .handler_timeout(Duration::ZERO)
             .check("Pdf")

@@ -296,23 +296,7 @@ async fn handle_received(
         return fail(endpoint, queue, tx, &row, None, Failure::BadInput(reason)).await;
     }
     if row.expired {
-        return match tx.commit(Vec::new()).await {
-            Ok(()) => {
-                let message_type = serde_json::from_str::<Headers>(&row.headers_json)
-                    .ok()
-                    .and_then(|h| crate::headers::enclosed_type(&h).map(str::to_string))
-                    .unwrap_or_else(|| "unknown".into());
-                let (counters, queue, id) =
-                    (endpoint.counters.clone(), queue.clone(), row.row_id.clone());
-                after_commit(move || {
-                    Counters::add(&counters.expired_discarded, 1);
-                    metrics::count_expired(queue.as_str(), &message_type, "discarded", 1);
-                    tracing::info!(queue = %queue, %id, "discarded an expired message");
-                });
-                Outcome::Expired
-            }
-            Err(e) => Outcome::Infrastructure(e),
-        };
+        return discard_expired(endpoint, queue, &row, tx).await;
     }
     let incoming = match Incoming::decode(&row) {
         Ok(incoming) => incoming,
@@ -574,6 +558,33 @@ fn may_pass(error: &(dyn std::error::Error + 'static)) -> bool {
     crate::driver::access::failure_kind_in(error) == Some(crate::FailureKind::Transient)
 }
 
+/// Deletes a message past its `Expires` without handling it (committing `tx`, which took it),
+/// and counts it once that has committed.
+async fn discard_expired(
+    endpoint: &EndpointState,
+    queue: &QueueName,
+    row: &ReceivedMessage,
+    tx: Box<dyn ReceiveTransaction>,
+) -> Outcome {
+    match tx.commit(Vec::new()).await {
+        Ok(()) => {
+            let message_type = serde_json::from_str::<Headers>(&row.headers_json)
+                .ok()
+                .and_then(|h| crate::headers::enclosed_type(&h).map(str::to_string))
+                .unwrap_or_else(|| "unknown".into());
+            let (counters, queue, id) =
+                (endpoint.counters.clone(), queue.clone(), row.row_id.clone());
+            after_commit(move || {
+                Counters::add(&counters.expired_discarded, 1);
+                metrics::count_expired(queue.as_str(), &message_type, "discarded", 1);
+                tracing::info!(queue = %queue, %id, "discarded an expired message");
+            });
+            Outcome::Expired
+        }
+        Err(e) => Outcome::Infrastructure(e),
+    }
+}
+
 /// The body back from the handlers (copied only if a timed-out blocking handler still holds it).
 fn take_back(body: Arc<Vec<u8>>) -> Vec<u8> {
     Arc::try_unwrap(body).unwrap_or_else(|shared| shared.as_ref().clone())
@@ -611,14 +622,7 @@ async fn reclaim(
         return fail(endpoint, queue, tx, &row, None, Failure::BadInput(reason)).await;
     }
     if row.expired {
-        return match tx.commit(Vec::new()).await {
-            Ok(()) => {
-                Counters::add(&endpoint.counters.expired_discarded, 1);
-                tracing::info!(queue = %queue, id = %row.row_id, "discarded an expired message whose lease ran out");
-                Outcome::Expired
-            }
-            Err(e) => Outcome::Infrastructure(e),
-        };
+        return discard_expired(endpoint, queue, &row, tx).await;
     }
     let incoming = match Incoming::decode(&row) {
         Ok(incoming) => incoming,
@@ -666,17 +670,7 @@ async fn hand_back(
         Ok(tx) => tx,
         Err(outcome) => return outcome,
     };
-    let again = OutgoingMessage {
-        destination: Destination::Queue(queue.clone()),
-        id: Uuid::parse_str(&row.row_id).unwrap_or_else(|_| Uuid::new_v4()),
-        headers_json: row.headers_json.clone(),
-        body: row.body.clone(),
-        correlation_id: row.correlation_id.clone(),
-        reply_to_address: row.reply_to_address.clone(),
-        time_to_be_received_ms: None,
-        expires_at: row.expires,
-        delivery: Delivery::Immediate,
-    };
+    let again = written_again(row, queue, row.headers_json.clone(), Delivery::Immediate);
     match tx.commit(vec![again]).await {
         Ok(()) => {
             tracing::info!(queue = %queue, id = %row.row_id, message_type = type_name, "stopping: handed a message under a lease back to its queue; its handler was still running and is abandoned");
@@ -913,11 +907,23 @@ fn retry_copy(
             Delivery::AfterMs(i64::try_from(delay.as_millis()).unwrap_or(i64::MAX))
         }
     };
+    // A map of strings always serializes; the original text is the fallback.
+    let headers_json = serde_json::to_string(&headers).unwrap_or_else(|_| row.headers_json.clone());
+    written_again(row, queue, headers_json, delivery)
+}
+
+/// A received message written again to `queue` (a retry, or a message handed back), under its
+/// id, with `headers_json`, its body, columns and expiry, visible as `delivery` says.
+fn written_again(
+    row: &ReceivedMessage,
+    queue: &QueueName,
+    headers_json: String,
+    delivery: Delivery,
+) -> OutgoingMessage {
     OutgoingMessage {
         destination: Destination::Queue(queue.clone()),
         id: Uuid::parse_str(&row.row_id).unwrap_or_else(|_| Uuid::new_v4()),
-        // A map of strings always serializes; the original text is the fallback.
-        headers_json: serde_json::to_string(&headers).unwrap_or_else(|_| row.headers_json.clone()),
+        headers_json,
         body: row.body.clone(),
         correlation_id: row.correlation_id.clone(),
         reply_to_address: row.reply_to_address.clone(),
