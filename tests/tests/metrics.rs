@@ -131,6 +131,23 @@ async fn labelled_metrics(kind: Kind) {
         .start()
         .await
         .unwrap();
+    // The failure series exist at 0 from the start, so dashboards and alerts see them before
+    // the first failure.
+    let labels = [
+        ("queue", queue.as_str()),
+        ("message_type", "Conformance.Numbered"),
+    ];
+    for name in [
+        "nimbus_messages_failed_total",
+        "nimbus_messages_dead_lettered_total",
+        "nimbus_messages_retried_total",
+    ] {
+        assert!(
+            !series(name, &labels).is_empty(),
+            "{name} is registered when the endpoint starts"
+        );
+    }
+    assert_eq!(counter("nimbus_messages_dead_lettered_total", &labels), 0);
     for n in 0..3 {
         bus.send(Numbered { n }).await.unwrap();
     }
@@ -146,10 +163,6 @@ async fn labelled_metrics(kind: Kind) {
     let metrics = bus.metrics();
     bus.stop().await.unwrap();
 
-    let labels = [
-        ("queue", queue.as_str()),
-        ("message_type", "Conformance.Numbered"),
-    ];
     assert_eq!(counter("nimbus_messages_handled_total", &labels), 3);
     // Exporters show a help text for each series (Prometheus's # HELP).
     drop(recorded());

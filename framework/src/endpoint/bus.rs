@@ -71,6 +71,7 @@ impl Endpoint {
             ));
         }
         crate::pipeline::metrics::describe();
+        crate::pipeline::panic_output::install_hook();
         let config = self.config;
         let transport = crate::transport::connect(config.transport_settings()).await?;
         let identity = config.identity.clone();
@@ -117,6 +118,15 @@ impl Endpoint {
         let subscriptions = subscriptions_of(&config);
         for (topic, queue) in &subscriptions {
             transport.subscribe(topic, queue).await?;
+        }
+        for (type_name, mode) in config.handlers.handled_types() {
+            let queue = match mode {
+                SubscriptionMode::Competing => Some(&identity.input_queue),
+                SubscriptionMode::Multicast => identity.instance_queue.as_ref(),
+            };
+            if let Some(queue) = queue {
+                crate::pipeline::metrics::announce(queue.as_str(), type_name);
+            }
         }
         let counters = Arc::new(Counters {
             input_queue: identity.input_queue.as_str().to_string(),

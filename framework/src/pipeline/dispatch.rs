@@ -7,7 +7,8 @@
 //! sends still commits or rolls back with the message. Every [`BlockingHandler`] runs on one
 //! pool of plain threads (an actix `SyncArbiter`); the receive's transaction stays with the
 //! receiver meanwhile. Panics and timeouts are caught where the handler runs, so a failing
-//! handler never takes its actor or thread down.
+//! handler never takes its actor or thread down, and a panic prints its backtrace on a message's
+//! first attempt only (see `panic_output`).
 
 use std::future::Future;
 use std::marker::PhantomData;
@@ -23,6 +24,7 @@ use tracing::Instrument;
 use crate::error::NimbusError;
 use crate::message::Message as NimbusMessage;
 use crate::pipeline::handler::{BlockingHandler, Handler, HandlerContext, InvokeError};
+use crate::pipeline::panic_output::{poll_quietly_if, run_quietly_if};
 use crate::pipeline::IN_HANDLER;
 
 tokio::task_local! {
@@ -142,6 +144,7 @@ impl<M: NimbusMessage, H: Handler<M>> actix::Handler<Invoke> for HandlerActor<M,
                 database_target,
                 span,
             } = invoke;
+            let quiet = ctx.attempt() > 1;
             let run = async {
                 let message: M =
                     serde_json::from_slice(&body).map_err(|source| InvokeError::Body {
@@ -153,9 +156,8 @@ impl<M: NimbusMessage, H: Handler<M>> actix::Handler<Invoke> for HandlerActor<M,
                     .await
                     .map_err(InvokeError::Handler)
             };
-            let invoked = guarded(timeout, IN_HANDLER.scope(database_target, run))
-                .instrument(span)
-                .await;
+            let run = poll_quietly_if(quiet, IN_HANDLER.scope(database_target, run));
+            let invoked = guarded(timeout, run).instrument(span).await;
             Invocation { invoked, ctx }
         })
     }
@@ -233,8 +235,9 @@ impl actix::Handler<InvokeBlocking> for BlockingWorker {
             mut ctx,
             span,
         } = invoke;
+        let quiet = ctx.attempt() > 1;
         let run = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            span.in_scope(|| handler.invoke(&body, &mut ctx))
+            run_quietly_if(quiet, || span.in_scope(|| handler.invoke(&body, &mut ctx)))
         }));
         let invoked = match run {
             Ok(result) => Invoked::Done(result),

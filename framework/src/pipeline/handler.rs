@@ -666,6 +666,18 @@ impl HandlerRegistry {
         })
     }
 
+    /// Every handled message type with the mode of its handlers: (type, mode), each once.
+    pub fn handled_types(&self) -> Vec<(&'static str, SubscriptionMode)> {
+        let mut handled: Vec<_> = self
+            .by_type
+            .iter()
+            .flat_map(|(name, r)| r.handlers.iter().map(move |(_, mode)| (*name, *mode)))
+            .collect();
+        handled.sort_by_key(|(name, mode)| (*name, *mode == SubscriptionMode::Multicast));
+        handled.dedup();
+        handled
+    }
+
     /// The event subscriptions this endpoint needs: (event type, mode), each once.
     pub fn subscriptions(&self) -> Vec<(&'static str, SubscriptionMode)> {
         let mut subscriptions: Vec<_> = self

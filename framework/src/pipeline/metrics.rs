@@ -1,7 +1,9 @@
 //! What an endpoint counts: its own counters, readable at any time with
 //! [`crate::Bus::metrics`], and the same events through the [`metrics`] facade, labelled by
 //! queue and message type, for whatever exporter the application installs (Prometheus, StatsD,
-//! OpenTelemetry…). Without an installed recorder the facade costs next to nothing.
+//! OpenTelemetry…). Without an installed recorder the facade costs next to nothing. The
+//! per-message counters of each handled message type are registered at 0 when the endpoint
+//! starts, so their series exist before the first event.
 //!
 //! | name | kind | labels |
 //! | --- | --- | --- |
@@ -235,21 +237,47 @@ pub(crate) fn count_empty_receive(counters: &Counters, queue: &str) {
         .increment(1);
 }
 
+/// Registers the series of each message type's counters at zero, so that a dashboard or an
+/// alert on `nimbus_messages_failed_total` sees the series (at 0) before the first failure
+/// instead of no series at all.
+pub(crate) fn announce(queue: &str, message_type: &str) {
+    let names = [
+        "nimbus_messages_received_total",
+        "nimbus_messages_handled_total",
+        "nimbus_messages_failed_total",
+        "nimbus_messages_dead_lettered_total",
+    ];
+    for name in names {
+        count_n(name, queue, message_type, 0);
+    }
+    for retry in ["immediate", "delayed"] {
+        count_retry_n(queue, message_type, retry, 0);
+    }
+}
+
 /// One event of a message, through the `metrics` facade.
 pub(crate) fn count(name: &'static str, queue: &str, message_type: &str) {
+    count_n(name, queue, message_type, 1);
+}
+
+fn count_n(name: &'static str, queue: &str, message_type: &str, n: u64) {
     metrics::counter!(name, "queue" => queue.to_string(), "message_type" => message_type.to_string())
-        .increment(1);
+        .increment(n);
 }
 
 /// A retry, labelled `immediate` or `delayed`.
 pub(crate) fn count_retry(queue: &str, message_type: &str, retry: &'static str) {
+    count_retry_n(queue, message_type, retry, 1);
+}
+
+fn count_retry_n(queue: &str, message_type: &str, retry: &'static str, n: u64) {
     metrics::counter!(
         "nimbus_messages_retried_total",
         "queue" => queue.to_string(),
         "message_type" => message_type.to_string(),
         "retry" => retry
     )
-    .increment(1);
+    .increment(n);
 }
 
 /// Expired messages, labelled by how they went (`discarded` when received, `purged`).

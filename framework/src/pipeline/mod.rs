@@ -9,6 +9,7 @@ pub(crate) mod handler;
 pub(crate) mod handler_connections;
 pub(crate) mod lease;
 pub(crate) mod metrics;
+pub(crate) mod panic_output;
 pub(crate) mod requests;
 
 use std::sync::Arc;

@@ -228,10 +228,11 @@ impl TlsSettings {
     }
 
     /// Builds the TLS connector: reads the roots (a bad `sslrootcert` fails here, naming the
-    /// file) and picks the verifier for the mode. Uses the aws-lc-rs provider explicitly, so no
-    /// process-wide default provider is needed.
+    /// file) and picks the verifier for the mode. Uses the crate's crypto provider (ring, or
+    /// aws-lc-rs with the `tls-aws-lc-rs` feature) explicitly, so no process-wide default
+    /// provider is needed.
     pub(crate) fn connector(&self) -> Result<MakeRustlsConnect> {
-        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let provider = Arc::new(crypto_provider());
         let algorithms = provider.signature_verification_algorithms;
         let verifier: Arc<dyn ServerCertVerifier> = match self.check() {
             Check::Nothing => Arc::new(NoCertificateCheck { algorithms }),
@@ -595,6 +596,19 @@ impl TlsSettings {
                     .into(),
             ),
         }
+    }
+}
+
+/// The crypto provider TLS to PostgreSQL runs on: aws-lc-rs where the `tls-aws-lc-rs` feature
+/// asks for it, else ring.
+fn crypto_provider() -> rustls::crypto::CryptoProvider {
+    #[cfg(feature = "tls-aws-lc-rs")]
+    {
+        rustls::crypto::aws_lc_rs::default_provider()
+    }
+    #[cfg(not(feature = "tls-aws-lc-rs"))]
+    {
+        rustls::crypto::ring::default_provider()
     }
 }
 
