@@ -28,7 +28,19 @@ pub trait Message: Serialize + DeserializeOwned + Send + 'static {
 }
 
 /// A message sent to one queue with `send` (routed by the bus builder's `route`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a command",
+    label = "not a `nimbus::Command`",
+    note = "derive it: `#[derive(serde::Serialize, serde::Deserialize, nimbus::Command)]`",
+    note = "events are published with `bus.publish(..)`, not sent"
+)]
 pub trait Command: Message {}
 
 /// A message published to every subscriber with `publish`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an event",
+    label = "not a `nimbus::Event`",
+    note = "derive it: `#[derive(serde::Serialize, serde::Deserialize, nimbus::Event)]`",
+    note = "commands are sent with `bus.send(..)` to one queue, not published"
+)]
 pub trait Event: Message {}
