@@ -38,9 +38,9 @@ struct Cli {
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum Layout {
-    /// One table per queue (seed 000).
+    /// One table per queue (the default).
     Table,
-    /// Every queue in NimbusMessages (seed 003).
+    /// Every queue in one table, NimbusMessages.
     Shared,
 }
 

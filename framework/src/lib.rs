@@ -8,14 +8,15 @@
 //! * Define messages with `#[derive(Command)]`, `#[derive(Event)]` or `#[derive(Message)]` (serde
 //!   JSON bodies; the type name is the Rust path unless `#[nimbus(type_name = "...")]` says
 //!   otherwise, for interop with .NET endpoints).
-//! * Write handlers as structs implementing [`Handler<M>`] with an `async fn handle`
-//!   (`#[nimbus::handler]` on the impl is optional: it checks the impl's shape).
+//! * Write handlers as structs implementing [`Handler<M>`] with an `async fn handle`, or
+//!   [`BlockingHandler<M>`] for blocking work; test them with [`testing`].
 //! * Build a bus with [`Bus::builder`]; start it in an actix `System` ([`Endpoint::start`]) or in
 //!   the background of any tokio program ([`Endpoint::start_in_background`]); `send`, `publish`,
 //!   `stop`.
 //!
 //! What a handler sends or publishes commits in the same transaction as the receive of the message
-//! it handles: both happen or neither does.
+//! it handles: both happen or neither does. The user guide (the repository's `docs/` folder)
+//! has a chapter per topic.
 //!
 //! ```no_run
 //! use nimbus::{Bus, Command, Event, Handler, HandlerContext, HandlerError};
@@ -29,7 +30,6 @@
 //!
 //! struct Sales;
 //!
-//! #[nimbus::handler]
 //! impl Handler<PlaceOrder> for Sales {
 //!     async fn handle(&self, m: PlaceOrder, ctx: &mut HandlerContext) -> Result<(), HandlerError> {
 //!         ctx.publish(OrderPlaced { order_id: m.order_id })?;
@@ -118,6 +118,10 @@ pub use transport::{
 /// assert_eq!(id.get_version_num(), 7);
 /// ```
 pub use uuid;
+
+/// The `chrono` crate, whose UTC times public signatures use ([`SendOptions::deliver_at`]),
+/// re-exported so that applications need not depend on it to call them.
+pub use chrono;
 
 /// The PostgreSQL driver whose client [`HandlerContext::postgres`] lends, re-exported so that
 /// applications use the same version.
@@ -220,4 +224,20 @@ mod guide {
     mod benchmarks {}
     #[doc = include_str!("../../docs/guide/contributing.md")]
     mod contributing {}
+    #[doc = include_str!("../../docs/guide/getting-started.md")]
+    mod getting_started {}
+    #[doc = include_str!("../../docs/guide/messages-and-handlers.md")]
+    mod messages_and_handlers {}
+    #[doc = include_str!("../../docs/guide/events.md")]
+    mod events {}
+    #[doc = include_str!("../../docs/guide/request-response.md")]
+    mod request_response {}
+    #[doc = include_str!("../../docs/guide/business-data.md")]
+    mod business_data {}
+    #[doc = include_str!("../../docs/guide/long-handlers.md")]
+    mod long_handlers {}
+    #[doc = include_str!("../../docs/guide/batches.md")]
+    mod batches {}
+    #[doc = include_str!("../../docs/guide/in-a-service.md")]
+    mod in_a_service {}
 }

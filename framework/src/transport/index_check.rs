@@ -98,7 +98,7 @@ impl IndexProblem {
                 self.name, self.detail, self.fix
             ),
             ProblemKind::Clustered => format!(
-                "queue {queue:?} on {database} has index {:?} {}; seed 000 needs it \
+                "queue {queue:?} on {database} has index {:?} {}; the receive needs it \
                  non-clustered, as NServiceBus creates it since its patches 3.1.5, 4.3.2, \
                  5.0.3 and 6.0.1 (its \"non-clustered index upgrade\" guide). Dropping a \
                  clustered index rewrites the table as a heap: on a large queue run this while \
@@ -169,7 +169,7 @@ fn check_one(index: &IndexSql, found: &[FoundIndex], index_type: &str) -> Option
                 fix: index.create.clone(),
                 detail: match clustered {
                     Some(c) => format!(
-                        " (index {:?} is a {}: seed 000 wants {wanted}; drop {:?} once the new \
+                        " (index {:?} is a {}: the receive wants {wanted}; drop {:?} once the new \
                          index exists)",
                         c.name,
                         describe(c),
