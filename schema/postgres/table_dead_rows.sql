@@ -1,7 +1,29 @@
--- Counts a table's dead rows (rows of received messages that a VACUUM has not reclaimed yet),
--- from PostgreSQL's statistics; a queue table whose dead rows pile up makes every receive slow.
+-- A table's dead rows (rows of received messages that a VACUUM has not reclaimed yet), from
+-- PostgreSQL's statistics, and whether the server's autovacuum looks after the table: the number
+-- of dead rows at which autovacuum vacuums it (its threshold plus its scale factor times the
+-- table's rows, the table's own settings first), NULL when autovacuum is off for it; and how
+-- often autovacuum looks (autovacuum_naptime).
 -- Parameters: 1 the table, schema-qualified and quoted (text)
--- Returns: DeadRows (bigint); no row when the table has no statistics yet
-SELECT n_dead_tup::bigint AS "DeadRows"
-FROM pg_stat_user_tables
-WHERE relid = to_regclass($1)
+-- Returns: DeadRows (bigint), AutovacuumAt (bigint or NULL), NaptimeSeconds (bigint); no row when
+-- the table has no statistics yet
+SELECT s.n_dead_tup::bigint AS "DeadRows",
+       CASE WHEN current_setting('autovacuum')::boolean
+                 AND current_setting('track_counts')::boolean
+                 AND COALESCE((SELECT o.option_value::boolean
+                               FROM pg_options_to_table(c.reloptions) o
+                               WHERE o.option_name = 'autovacuum_enabled'), true)
+            THEN (COALESCE((SELECT o.option_value::bigint
+                            FROM pg_options_to_table(c.reloptions) o
+                            WHERE o.option_name = 'autovacuum_vacuum_threshold'),
+                           current_setting('autovacuum_vacuum_threshold')::bigint)
+                  + COALESCE((SELECT o.option_value::float8
+                              FROM pg_options_to_table(c.reloptions) o
+                              WHERE o.option_name = 'autovacuum_vacuum_scale_factor'),
+                             current_setting('autovacuum_vacuum_scale_factor')::float8)
+                    * GREATEST(c.reltuples, 0))::bigint
+       END AS "AutovacuumAt",
+       EXTRACT(EPOCH FROM current_setting('autovacuum_naptime')::interval)::bigint
+           AS "NaptimeSeconds"
+FROM pg_stat_user_tables s
+JOIN pg_class c ON c.oid = s.relid
+WHERE s.relid = to_regclass($1)

@@ -1,5 +1,7 @@
 //! Queue-table maintenance on PostgreSQL: an endpoint reclaims the dead rows its receives leave
-//! (VACUUM), whatever the server's autovacuum does, and reports it.
+//! (VACUUM) where the server's autovacuum does not look after the table, and reports it. (Where
+//! autovacuum is on and keeps up the endpoint leaves the work to it: the unit tests of
+//! `table_maintenance::decide` cover that, since a test cannot turn a server's autovacuum on.)
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -37,6 +39,15 @@ async fn dead_rows_are_reclaimed(layout: StorageLayout) {
         .start()
         .await
         .unwrap();
+    let table = if layout == StorageLayout::SharedTable {
+        db.table("NimbusMessages")
+    } else {
+        db.table(&queue)
+    };
+    db.execute(&format!(
+        "ALTER TABLE {table} SET (autovacuum_enabled = false)"
+    ))
+    .await;
     // 1,500 received messages leave 1,500 dead rows, past the 1,000 that start a vacuum.
     for chunk in (0..1_500).collect::<Vec<u32>>().chunks(500) {
         let batch: Vec<Numbered> = chunk.iter().map(|&n| Numbered { n }).collect();
@@ -60,11 +71,6 @@ async fn dead_rows_are_reclaimed(layout: StorageLayout) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     bus.stop().await.unwrap();
-    let table = if layout == StorageLayout::SharedTable {
-        db.table("NimbusMessages")
-    } else {
-        db.table(&queue)
-    };
     let vacuumed = db
         .scalar(
             "SELECT COUNT(*) FROM pg_stat_user_tables WHERE relid = to_regclass($1) \

@@ -199,10 +199,14 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// and are committed before this returns; nothing is written to a queue.
     async fn plan_sends(&self, messages: &[OutgoingMessage]) -> Result<PlannedSends>;
 
-    /// Reclaims the dead rows of the table holding `queue`'s messages once there are
-    /// `threshold` or more (PostgreSQL: `VACUUM`), whatever the server's autovacuum settings;
-    /// `None` where the database needs no such care (SQLite, SQL Server).
-    async fn maintain(&self, queue: &QueueName, threshold: i64) -> Result<Option<TableHealth>>;
+    /// Reads the dead rows of the table holding `queue`'s messages and whether the server's
+    /// autovacuum looks after it, and reclaims them (PostgreSQL: `VACUUM`) when `vacuum` says
+    /// so; `None` where the database needs no such care (SQLite, SQL Server).
+    async fn maintain(
+        &self,
+        queue: &QueueName,
+        vacuum: &(dyn for<'s> Fn(&'s TableStats) -> bool + Send + Sync),
+    ) -> Result<Option<TableHealth>>;
 
     /// The headers (JSON text) of the first message in `queue`'s receive order, without taking
     /// it; `None` when the queue is empty.
@@ -375,14 +379,26 @@ pub(crate) struct PlannedSends {
     pub rows: usize,
 }
 
+/// What [`Transport::maintain`] read of a queue table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TableStats {
+    /// Its dead rows when looked at.
+    pub dead_rows: i64,
+    /// The dead rows at which the server's autovacuum vacuums it; `None` when autovacuum is
+    /// off for it.
+    pub autovacuum_at: Option<i64>,
+    /// How often autovacuum looks for work (`autovacuum_naptime`).
+    pub autovacuum_naptime: std::time::Duration,
+}
+
 /// What [`Transport::maintain`] found and did.
 #[derive(Debug, Clone)]
 pub(crate) struct TableHealth {
     /// The table, schema-qualified.
     pub table: String,
-    /// Its dead rows when looked at.
-    pub dead_rows: i64,
-    /// They were reclaimed.
+    /// What was read of it.
+    pub stats: TableStats,
+    /// Its dead rows were reclaimed.
     pub vacuumed: bool,
 }
 

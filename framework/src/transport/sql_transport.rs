@@ -12,12 +12,12 @@ use super::index_check::ProblemKind;
 use super::storage::{self, Context, Creation, Storage};
 use super::{
     CommitFailure, HeldLease, IndexProblem, LeaseTerms, PlannedSends, RebuildDeadLetter,
-    ReceiveTransaction, ReceivedBatch, StopSignal, SweepReport, TableHealth, Transport,
+    ReceiveTransaction, ReceivedBatch, StopSignal, SweepReport, TableHealth, TableStats, Transport,
     TransportSettings,
 };
 use crate::dead_letter::DeadLetter;
 use crate::driver::statements::{DeadLetterRow, LeaseRow, MessageRow};
-use crate::driver::{Announcement, Driver, Held, Param, Statement};
+use crate::driver::{Announcement, Driver, DriverError, FailureKind, Held, Param, Statement};
 use crate::envelope::{Delivery, Destination, OutgoingMessage, ReceivedMessage};
 use crate::error::{NimbusError, Result};
 use crate::names::QueueName;
@@ -629,28 +629,53 @@ impl<D: Driver> Transport for SqlTransport<D> {
         Ok(PlannedSends { statements, rows })
     }
 
-    async fn maintain(&self, queue: &QueueName, threshold: i64) -> Result<Option<TableHealth>> {
+    async fn maintain(
+        &self,
+        queue: &QueueName,
+        vacuum: &(dyn for<'s> Fn(&'s TableStats) -> bool + Send + Sync),
+    ) -> Result<Option<TableHealth>> {
         let s = &self.inner;
-        let (Some(count), Some((table, vacuum))) =
+        let (Some(read), Some((table, vacuum_sql))) =
             (s.cx.sql.table_dead_rows.as_deref(), s.storage.vacuum(queue))
         else {
             return Ok(None);
         };
         let mut c = s.connection("checking a queue table's dead rows").await?;
-        let dead_rows = c
-            .count(count, &[Param::Text(Some(&table))])
+        let rows = c
+            .query(read, &[Param::Text(Some(&table))])
             .await
             .map_err(s.cx.db(format!("counting the dead rows of {table}")))?;
-        let vacuumed = dead_rows >= threshold;
+        let Some(row) = rows.first() else {
+            // No statistics yet: a table nothing has been written to since the server started.
+            c.release();
+            return Ok(None);
+        };
+        let unreadable = |e: String| {
+            s.cx.db(format!("reading the dead rows of {table}"))(DriverError::other(
+                FailureKind::Permanent,
+                e,
+            ))
+        };
+        let stats = TableStats {
+            dead_rows: row.int(0).map_err(unreadable)?.unwrap_or(0),
+            autovacuum_at: row.int(1).map_err(unreadable)?,
+            autovacuum_naptime: std::time::Duration::from_secs(
+                row.int(2)
+                    .map_err(unreadable)?
+                    .and_then(|n| u64::try_from(n).ok())
+                    .unwrap_or(60),
+            ),
+        };
+        let vacuumed = vacuum(&stats);
         if vacuumed {
-            c.execute(&vacuum, &[])
+            c.execute(&vacuum_sql, &[])
                 .await
                 .map_err(s.cx.db(format!("vacuuming {table}")))?;
         }
         c.release();
         Ok(Some(TableHealth {
             table,
-            dead_rows,
+            stats,
             vacuumed,
         }))
     }
