@@ -277,11 +277,11 @@ impl Handler<Numbered> for WallStamp {
     }
 }
 
-/// On PostgreSQL another process's send wakes an idle endpoint through LISTEN/NOTIFY: with a
-/// 10 s peek delay, all five messages (sent 200 ms apart) are handled within a few seconds.
-#[actix_rt::test]
-async fn a_send_from_another_process_wakes_an_idle_endpoint_on_postgres() {
-    let db = database(Kind::Postgres).await;
+/// Another process's send wakes an idle endpoint (PostgreSQL: LISTEN/NOTIFY; SQLite: the
+/// file's `data_version`, watched): with a 10 s peek delay, all five messages (sent 200 ms
+/// apart) are handled within a few seconds.
+async fn a_send_from_another_process_wakes_an_idle_endpoint(kind: Kind) {
+    let db = database(kind).await;
     let queue = unique("Remote");
     let stamps = WallStamp::default();
     let bus = db
@@ -295,7 +295,12 @@ async fn a_send_from_another_process_wakes_an_idle_endpoint_on_postgres() {
         .unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
     let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_sender"))
-        .args([db.url().as_str(), db.schema().unwrap(), queue.as_str(), "5"])
+        .args([
+            db.url().as_str(),
+            db.schema().unwrap_or("-"),
+            queue.as_str(),
+            "5",
+        ])
         .output()
         .await
         .expect("run the sender process");
@@ -323,10 +328,20 @@ async fn a_send_from_another_process_wakes_an_idle_endpoint_on_postgres() {
     let handled = stamps.0.lock().unwrap().clone();
     for (s, h) in sent.iter().zip(&handled) {
         println!(
-            "send -> handled across processes: {} us",
+            "{kind:?}: send -> handled across processes: {} us",
             h.saturating_sub(*s)
         );
     }
+}
+
+#[actix_rt::test]
+async fn a_send_from_another_process_wakes_an_idle_endpoint_on_postgres() {
+    a_send_from_another_process_wakes_an_idle_endpoint(Kind::Postgres).await;
+}
+
+#[actix_rt::test]
+async fn a_send_from_another_process_wakes_an_idle_endpoint_on_sqlite() {
+    a_send_from_another_process_wakes_an_idle_endpoint(Kind::Sqlite).await;
 }
 
 /// Sleeps (without blocking its thread) and counts.

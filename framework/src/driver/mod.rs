@@ -22,6 +22,8 @@ mod value;
 pub(crate) mod postgres;
 #[cfg(feature = "sqlite")]
 pub(crate) mod sqlite;
+#[cfg(feature = "sqlite")]
+pub(crate) mod sqlite_watch;
 #[cfg(feature = "sqlserver")]
 pub(crate) mod sqlserver;
 
@@ -164,6 +166,14 @@ pub(crate) trait Driver: Send + Sync + Sized + 'static {
         deadlines: Deadlines,
     ) -> Option<WakeChannel> {
         let _ = (listen, announce, deadlines);
+        None
+    }
+
+    /// Starts hearing that other connections committed, where the database offers no channel
+    /// that names the queue but can tell that something changed (SQLite's `data_version`): what
+    /// it hears is an empty payload, and every receiver of the database is woken. `None`
+    /// elsewhere.
+    fn watch_changes(&self) -> Option<WakeChannel> {
         None
     }
 

@@ -39,6 +39,7 @@ pub(crate) struct SqliteConnection(Option<OwnedMutexGuard<rusqlite::Connection>>
 pub(crate) struct SqliteDriver {
     connection: SharedConnection,
     target: String,
+    path: PathBuf,
 }
 
 impl std::fmt::Debug for SqliteDriver {
@@ -157,6 +158,7 @@ impl SqliteDriver {
         Ok(SqliteDriver {
             connection,
             target: path.display().to_string(),
+            path: path.to_path_buf(),
         })
     }
 }
@@ -299,6 +301,10 @@ impl Driver for SqliteDriver {
 
     fn dialect(&self) -> &'static Dialect {
         &SQLITE
+    }
+
+    fn watch_changes(&self) -> Option<super::WakeChannel> {
+        Some(super::sqlite_watch::start(&self.path))
     }
 
     fn target(&self) -> &str {

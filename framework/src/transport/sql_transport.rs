@@ -411,13 +411,16 @@ impl<D: Driver> Transport for SqlTransport<D> {
         if s.announce.get().is_some() {
             return;
         }
-        let (Some(listen), Some(announce)) = (
+        let channel = match (
             s.cx.sql.wake_listen.as_deref(),
             s.cx.sql.wake_announce.as_deref(),
-        ) else {
-            return;
+        ) {
+            (Some(listen), Some(announce)) => {
+                s.driver.wake_channel(listen, announce, s.cx.deadlines)
+            }
+            _ => s.driver.watch_changes(),
         };
-        let Some(channel) = s.driver.wake_channel(listen, announce, s.cx.deadlines) else {
+        let Some(channel) = channel else {
             return;
         };
         if s.announce.set(channel.announce).is_err() {
@@ -427,6 +430,11 @@ impl<D: Driver> Transport for SqlTransport<D> {
         let mut heard = channel.heard;
         tokio::spawn(async move {
             while let Some(payload) = heard.recv().await {
+                if payload.is_empty() {
+                    // Something changed, no queue named (SQLite): wake every queue of it.
+                    super::wakeups::wake_every_queue_of(&target);
+                    continue;
+                }
                 match super::wakeups::parse_payload(&payload) {
                     Some((schema, queue)) => {
                         super::wakeups::wake(&super::wakeups::key(&target, schema, queue))

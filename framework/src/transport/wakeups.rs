@@ -2,7 +2,8 @@
 //! finding it at their next peek. Within a process a write wakes them directly (every database,
 //! SQLite included); where the database can carry them (PostgreSQL's LISTEN/NOTIFY), writes are
 //! also announced to other processes ([`payload`]), whose buses wake their receivers the same
-//! way. A lost wake-up costs only the peek delay: the peek loop stays the floor.
+//! way. SQLite cannot name the queue, but a watcher sees that the file changed
+//! ([`wake_every_queue_of`]). A lost wake-up costs only the peek delay: the peek loop stays the floor.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -52,6 +53,22 @@ pub(crate) fn wake(key: &str) {
         .get(key)
         .and_then(Weak::upgrade);
     if let Some(notify) = notify {
+        notify.notify_waiters();
+    }
+}
+
+/// Wakes every waiting receiver in this process of every queue of the database `target`: for
+/// a database that can tell that something changed but not where (SQLite's `data_version`).
+pub(crate) fn wake_every_queue_of(target: &str) {
+    let prefix = format!("{target}\u{1f}");
+    let notifies: Vec<Arc<Notify>> = registry()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .filter(|(key, _)| key.starts_with(&prefix))
+        .filter_map(|(_, notify)| notify.upgrade())
+        .collect();
+    for notify in notifies {
         notify.notify_waiters();
     }
 }

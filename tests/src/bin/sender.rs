@@ -2,7 +2,7 @@
 //! `queue`, one every 200 ms, printing each send's completion time (microseconds since the Unix
 //! epoch) on its own line.
 //!
-//! Usage: `sender <database-url> <schema> <queue> <count>`
+//! Usage: `sender <database-url> <schema> <queue> <count>` (`-` for no schema: SQLite)
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -16,13 +16,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let schema = args.next().ok_or(usage)?;
     let queue = args.next().ok_or(usage)?;
     let count: u32 = args.next().ok_or(usage)?.parse()?;
-    let bus = nimbus::Bus::builder()
+    let mut builder = nimbus::Bus::builder()
         .names("Sender", format!("sender-{}", std::process::id()))
-        .database_url(url)
-        .schema(schema)
-        .build()?
-        .start()
-        .await?;
+        .database_url(url);
+    if schema != "-" {
+        builder = builder.schema(schema);
+    }
+    let bus = builder.build()?.start().await?;
     for n in 0..count {
         tokio::time::sleep(Duration::from_millis(200)).await;
         bus.send_to(&queue, Numbered { n }).await?;
