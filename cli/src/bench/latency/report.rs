@@ -12,6 +12,10 @@ use crate::Failure;
 fn cross_process_wakeup(backend: &str) -> (&'static str, &'static str) {
     match backend {
         "postgres" => ("listen_notify", "PostgreSQL's LISTEN/NOTIFY wakes it"),
+        "sqlite" => (
+            "data_version_watch",
+            "a watcher of the file's data_version wakes it (looks every 10 ms)",
+        ),
         _ => (
             "peek_delay",
             "nothing wakes it on this database: it finds a message at its next peek (up to the \
