@@ -40,7 +40,7 @@ impl BareSql {
     /// (one multi-row statement where the database keeps their order, else one per row).
     pub async fn send(&self, queue: &str, bodies: Vec<Vec<u8>>) -> Result<()> {
         let queue = QueueName::new(queue)?;
-        let rows = bodies
+        let rows: Vec<OutgoingMessage> = bodies
             .into_iter()
             .map(|body| OutgoingMessage {
                 destination: Destination::Queue(queue.clone()),
@@ -54,7 +54,7 @@ impl BareSql {
                 delivery: Delivery::Immediate,
             })
             .collect();
-        self.transport.send(rows).await
+        self.transport.send(&rows).await
     }
 
     /// Deletes the oldest unlocked row of `queue` and commits; returns its body, or `None` when

@@ -171,6 +171,7 @@ pub struct SendOptions {
     time_to_be_received: Option<Duration>,
     destination: Option<String>,
     message_id: Option<Uuid>,
+    own_transaction: bool,
 }
 
 impl SendOptions {
@@ -212,6 +213,18 @@ impl SendOptions {
     pub fn message_id(mut self, id: Uuid) -> Self {
         self.message_id = Some(id);
         self
+    }
+
+    /// Commits this send in a transaction of its own instead of one shared with the bus's
+    /// other sends of the moment (see [`BusBuilder::shared_commits`](crate::BusBuilder::shared_commits)):
+    /// for a send that must not wait for, or fail with, another task's sends.
+    pub fn own_transaction(mut self) -> Self {
+        self.own_transaction = true;
+        self
+    }
+
+    pub(crate) fn own_transaction_asked(&self) -> bool {
+        self.own_transaction
     }
 
     pub(crate) fn destination(&self) -> Option<&str> {

@@ -124,6 +124,7 @@ macro_rules! conformance_suite {
             stop_lets_in_flight_handlers_finish,
             stop_takes_no_new_message,
             batch_send_is_atomic_and_ordered,
+            concurrent_sends_share_commits_and_fail_alone,
             version_1_columns_are_null_unless_asked_for,
             a_dropped_queue_is_made_again_not_failed_forever,
             always_failing_handler_ends_in_dead_letters,

@@ -1451,6 +1451,70 @@ pub async fn batch_send_is_atomic_and_ordered(kind: Setup) {
     assert_eq!(db.count("Batch").await, 20);
 }
 
+/// Sends that arrive together commit together (far fewer commits than sends), each still
+/// returning only once its rows committed; a send the database refuses fails alone, and the
+/// sends that shared its commit are written without it.
+pub async fn concurrent_sends_share_commits_and_fail_alone(kind: Setup) {
+    let db = TestDatabase::new(kind).await;
+    // The queue exists (made by a first send); the bus under test may not create queues.
+    sender(&db, "Shared")
+        .await
+        .send(Numbered { n: 0 })
+        .await
+        .unwrap();
+    let bus = db
+        .builder("SharedSender", "shared-sender-1")
+        .route::<Numbered>("Shared")
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let sends = (1..=160).map(|n| bus.send(Numbered { n }));
+    for result in futures::future::join_all(sends).await {
+        result.unwrap();
+    }
+    assert_eq!(db.count("Shared").await, 161, "every send committed");
+    let metrics = bus.metrics();
+    println!("160 concurrent sends took {} commits", metrics.send_commits);
+    assert_eq!(metrics.sends, 160);
+    assert!(
+        metrics.send_commits <= 40,
+        "160 concurrent sends shared commits: {} commits",
+        metrics.send_commits
+    );
+
+    // One send to a queue that does not exist, among good ones: it fails alone.
+    let good = (161..=176).map(|n| bus.send(Numbered { n }));
+    let (good, bad) = futures::join!(
+        futures::future::join_all(good),
+        bus.send_to("NoSuchQueue", Numbered { n: 999 })
+    );
+    assert!(
+        matches!(bad, Err(NimbusError::UnknownQueue { .. })),
+        "the faulty send gets its own error: {bad:?}"
+    );
+    for result in good {
+        result.unwrap();
+    }
+    // A send that asks for a transaction of its own.
+    bus.send_with(
+        Numbered { n: 177 },
+        nimbus::SendOptions::new().own_transaction(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(db.count("Shared").await, 178, "the good sends committed");
+    let numbers: std::collections::BTreeSet<u32> = db
+        .bodies("Shared")
+        .await
+        .iter()
+        .map(|b| serde_json::from_slice::<Numbered>(b).unwrap().n)
+        .collect();
+    assert_eq!(numbers, (0..=177).collect(), "each message once");
+    bus.stop().await.unwrap();
+}
+
 /// The rows of a business table keyed by message id, and how many distinct ids they hold.
 pub(crate) async fn business_rows(db: &TestDatabase, table: &str) -> (i64, i64) {
     let rows = db

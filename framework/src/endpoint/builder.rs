@@ -83,6 +83,7 @@ pub struct BusBuilder {
     request_timeout: Duration,
     database_timeout: Duration,
     create_queues_on_send: bool,
+    shared_commits: bool,
     requests: bool,
     layout: StorageLayout,
     routes: Vec<(&'static str, String)>,
@@ -121,6 +122,7 @@ impl Default for BusBuilder {
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             database_timeout: DEFAULT_DATABASE_TIMEOUT,
             create_queues_on_send: false,
+            shared_commits: true,
             requests: false,
             layout: StorageLayout::TablePerQueue,
             routes: Vec::new(),
@@ -374,6 +376,20 @@ impl BusBuilder {
     /// one table). Publishes always reach their subscribers' queues.
     pub fn create_queues_on_send(mut self, create: bool) -> Self {
         self.create_queues_on_send = create;
+        self
+    }
+
+    /// Whether the application's sends (`Bus::send`, `publish`, `send_batch`, `send_with`,
+    /// `request`) that arrive while another of this bus's sends is being written wait for it
+    /// and then commit together, in one transaction with one multi-row statement per queue
+    /// (default on). A lone send waits for nothing. Each send still returns only once its own
+    /// rows have committed: a shared write refused for good (an unknown queue) is written again
+    /// send by send, so only the faulty send fails; one that fails in a way that may pass (a
+    /// lost connection) fails every send in it. Off, every send has a transaction of its own;
+    /// [`SendOptions::own_transaction`](crate::SendOptions::own_transaction) asks that for one
+    /// send. Sends through a handler's context commit with its receive either way.
+    pub fn shared_commits(mut self, on: bool) -> Self {
+        self.shared_commits = on;
         self
     }
 
@@ -716,6 +732,7 @@ impl BusBuilder {
             request_timeout: self.request_timeout,
             database_timeout: self.database_timeout,
             create_queues_on_send: self.create_queues_on_send,
+            shared_commits: self.shared_commits,
             layout: self.layout,
             leases: self.leases,
         }))

@@ -10,6 +10,7 @@ use crate::actors::{
     QueueSupervisor, Shutdown,
 };
 use crate::endpoint::builder::BusBuilder;
+use crate::endpoint::shared_commits::SharedCommits;
 use crate::envelope::{
     build_outgoing, build_outgoing_with, build_request, Destination, Intent, SendOptions,
 };
@@ -192,6 +193,9 @@ impl Endpoint {
         );
         Ok(Bus {
             inner: Arc::new(BusInner {
+                shared_commits: endpoint.config.shared_commits.then(|| {
+                    SharedCommits::new(endpoint.transport.clone(), endpoint.counters.clone())
+                }),
                 endpoint,
                 subscriptions,
                 supervisors: Mutex::new(supervisors),
@@ -273,6 +277,8 @@ impl std::fmt::Debug for Bus {
 
 struct BusInner {
     endpoint: Arc<EndpointState>,
+    /// Where the application's sends go: shared commits, unless the builder turned them off.
+    shared_commits: Option<SharedCommits>,
     /// The (topic, queue) subscriptions this instance holds and heartbeats.
     subscriptions: Vec<(String, QueueName)>,
     supervisors: Mutex<Vec<Addr<QueueSupervisor>>>,
@@ -323,7 +329,7 @@ impl Bus {
                 })
                 .collect::<Result<Vec<_>>>()
         };
-        send_traced(endpoint, span, build).await
+        send_traced(&self.inner, span, true, build).await
     }
 
     /// Sends a message with options: a delay or due time, a time to be received, a destination
@@ -358,7 +364,7 @@ impl Bus {
             )
             .map(|out| vec![out])
         };
-        send_traced(endpoint, span, build).await
+        send_traced(&self.inner, span, !options.own_transaction_asked(), build).await
     }
 
     /// Moves the dead letter `message_id` (its `NimbusDeadLetters.MessageId`) back to the queue it
@@ -429,7 +435,8 @@ impl Bus {
         let (tx, rx) = tokio::sync::oneshot::channel();
         endpoint.pending_requests.insert(correlation_id.clone(), tx);
         let waited = async {
-            send_traced(endpoint, span, || Ok(vec![outgoing])).await?;
+            let shared = !options.own_transaction_asked();
+            send_traced(&self.inner, span, shared, || Ok(vec![outgoing])).await?;
             match tokio::time::timeout(timeout, rx).await {
                 Ok(Ok(reply)) => Ok(reply),
                 Ok(Err(_)) => Err(NimbusError::NotRunning(
@@ -523,7 +530,7 @@ impl Bus {
             )
             .map(|out| vec![out])
         };
-        send_traced(endpoint, span, build).await
+        send_traced(&self.inner, span, true, build).await
     }
 
     /// Sends and publishes that commit with a transaction the application opened on its own
@@ -593,27 +600,33 @@ impl Bus {
 /// Builds messages inside `span` (so they carry its trace context), then writes them in it,
 /// recording their ids and any failure on the span.
 async fn send_traced(
-    endpoint: &EndpointState,
+    bus: &BusInner,
     span: tracing::Span,
+    shared: bool,
     build: impl FnOnce() -> Result<Vec<crate::envelope::OutgoingMessage>>,
 ) -> Result<()> {
     let outgoing = span
         .in_scope(build)
         .inspect_err(|e| telemetry::record_send_error(&span, e))?;
     telemetry::record_sent(&span, &outgoing);
-    send_from_application(endpoint, outgoing)
+    send_from_application(bus, outgoing, shared)
         .instrument(span.clone())
         .await
         .inspect_err(|e| telemetry::record_send_error(&span, e))
 }
 
-/// Writes messages the application sends through the `Bus` (not through a handler's context).
-/// On a database with a single writer (SQLite), a `Bus` send from inside a handler would wait for
-/// the lock the handler's own receive holds, until the handler timed out: refuse it at once.
+/// Writes messages the application sends through the `Bus` (not through a handler's context):
+/// in a commit shared with the bus's other sends of the moment unless `shared` is false or the
+/// builder turned shared commits off. On a database with a single writer (SQLite), a `Bus` send
+/// from inside a handler would wait for the lock the handler's own receive holds, until the
+/// handler timed out: refuse it at once.
 async fn send_from_application(
-    endpoint: &EndpointState,
+    bus: &BusInner,
     outgoing: Vec<crate::envelope::OutgoingMessage>,
+    shared: bool,
 ) -> Result<()> {
+    let endpoint = &bus.endpoint;
+    crate::pipeline::metrics::count_send(&endpoint.counters);
     if endpoint.transport.single_writer()
         && crate::pipeline::inside_handler_on(endpoint.transport.target())
     {
@@ -627,5 +640,11 @@ async fn send_from_application(
              they commit with the receive",
         ));
     }
-    endpoint.transport.send(outgoing).await
+    match &bus.shared_commits {
+        Some(shared_commits) if shared => shared_commits.send(outgoing).await,
+        _ => {
+            crate::pipeline::metrics::count_send_commit(&endpoint.counters);
+            endpoint.transport.send(&outgoing).await
+        }
+    }
 }

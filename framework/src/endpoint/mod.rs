@@ -5,4 +5,5 @@ pub(crate) mod background;
 pub(crate) mod builder;
 pub(crate) mod bus;
 pub(crate) mod settings;
+pub(crate) mod shared_commits;
 pub(crate) mod transactional;

@@ -39,6 +39,8 @@ pub struct BusSettings {
     pub auto_create_schema: Option<bool>,
     /// Let sends create the queues they name.
     pub create_queues_on_send: Option<bool>,
+    /// Write the application's concurrent sends in shared commits.
+    pub shared_commits: Option<bool>,
     /// How long an idle receiver waits before looking again.
     #[serde(with = "humantime_serde")]
     pub peek_delay: Option<Duration>,
@@ -156,6 +158,9 @@ impl BusBuilder {
         }
         if let Some(on) = s.create_queues_on_send {
             self = self.create_queues_on_send(on);
+        }
+        if let Some(on) = s.shared_commits {
+            self = self.shared_commits(on);
         }
         if let Some(delay) = s.peek_delay {
             self = self.peek_delay(delay);

@@ -41,6 +41,8 @@ pub(crate) struct EndpointConfig {
     pub request_timeout: Duration,
     /// Sends may create the queue they name.
     pub create_queues_on_send: bool,
+    /// The application's concurrent sends share commits.
+    pub shared_commits: bool,
     /// How long one database call may take.
     pub database_timeout: Duration,
     pub layout: StorageLayout,

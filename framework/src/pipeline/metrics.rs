@@ -25,6 +25,8 @@
 //! | `nimbus_leases_renewed_total` | counter | queue (renewals of leases while their handlers ran) |
 //! | `nimbus_leases_expired_total` | counter | queue (leases taken back after their holder stopped or stalled past them: the message is retried or dead-lettered) |
 //! | `nimbus_leases_lost_total` | counter | queue, message_type (handlers that finished after their lease was taken back: what they sent was discarded) |
+//! | `nimbus_sends_total` | counter | (the application's sends through the bus, each call once) |
+//! | `nimbus_send_commits_total` | counter | (the commits those sends took: fewer than the sends where they shared commits) |
 //! | `nimbus_queue_oldest_message_age_seconds` | gauge | queue (the first message's `NServiceBus.TimeSent`, the sender's clock, read at most every 5 s while the queue is not empty; 0 when a peek finds it empty) |
 
 use std::collections::BTreeMap;
@@ -52,6 +54,8 @@ pub(crate) fn describe() {
             ("nimbus_leases_renewed_total", "Lease renewals while handlers ran"),
             ("nimbus_leases_expired_total", "Leases taken back after their holder stopped or stalled past them"),
             ("nimbus_leases_lost_total", "Handlers that finished after their lease was taken back: their sends were discarded"),
+            ("nimbus_sends_total", "The application's sends through the bus"),
+            ("nimbus_send_commits_total", "Commits the application's sends took (shared commits make them fewer than the sends)"),
         ];
         for (name, help) in counters {
             describe_counter!(name, Unit::Count, help);
@@ -102,6 +106,8 @@ pub(crate) struct Counters {
     pub leases_renewed: AtomicU64,
     pub leases_expired: AtomicU64,
     pub leases_lost: AtomicU64,
+    pub sends: AtomicU64,
+    pub send_commits: AtomicU64,
     /// Each queue's depth estimate at its last peek.
     pub queue_depths: Mutex<BTreeMap<String, u64>>,
     /// Each queue's oldest message age, when last read.
@@ -157,6 +163,8 @@ impl Counters {
             leases_renewed: get(&self.leases_renewed),
             leases_expired: get(&self.leases_expired),
             leases_lost: get(&self.leases_lost),
+            sends: get(&self.sends),
+            send_commits: get(&self.send_commits),
             queue_depth: queue_depths.get(&self.input_queue).copied().unwrap_or(0),
             queue_depths,
             oldest_message_ages: self
@@ -208,6 +216,12 @@ pub struct Metrics {
     /// Handlers that finished after their lease had been taken back: what they sent was
     /// discarded, and the message was handled again (or dead-lettered) elsewhere.
     pub leases_lost: u64,
+    /// The application's sends through this bus (`send`, `publish`, `send_batch`, `send_with`,
+    /// `request`), each call once, whether it committed or not.
+    pub sends: u64,
+    /// The commits those sends took, attempted or done: fewer than [`sends`](Self::sends)
+    /// where concurrent sends shared commits ([`crate::BusBuilder::shared_commits`]).
+    pub send_commits: u64,
     /// The input queue's depth estimate at its last peek.
     pub queue_depth: u64,
     /// Every queue this endpoint receives from, with its own depth estimate at its last peek.
@@ -215,6 +229,18 @@ pub struct Metrics {
     /// Every queue this endpoint receives from, with how long its first message had waited
     /// when last read (by the sender's `NServiceBus.TimeSent`; zero for an empty queue).
     pub oldest_message_ages: BTreeMap<String, Duration>,
+}
+
+/// An application's send, counted here and through the `metrics` facade.
+pub(crate) fn count_send(counters: &Counters) {
+    Counters::add(&counters.sends, 1);
+    metrics::counter!("nimbus_sends_total").increment(1);
+}
+
+/// A commit of application sends (one or several), counted here and through the facade.
+pub(crate) fn count_send_commit(counters: &Counters) {
+    Counters::add(&counters.send_commits, 1);
+    metrics::counter!("nimbus_send_commits_total").increment(1);
 }
 
 /// A vacuum of `queue`'s table, counted here and through the `metrics` facade.

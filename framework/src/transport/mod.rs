@@ -230,7 +230,7 @@ pub(crate) trait Transport: Send + Sync + 'static {
     ) -> Result<Option<(ReceivedMessage, Box<dyn ReceiveTransaction>)>>;
 
     /// Writes `messages` in one transaction: all of them or none.
-    async fn send(&self, messages: Vec<OutgoingMessage>) -> Result<()>;
+    async fn send(&self, messages: &[OutgoingMessage]) -> Result<()>;
 
     /// Writes (or refreshes) the subscription of `queue` to `topic`.
     async fn subscribe(&self, topic: &str, queue: &QueueName) -> Result<()>;

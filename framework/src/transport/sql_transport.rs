@@ -781,9 +781,9 @@ impl<D: Driver> Transport for SqlTransport<D> {
         }
     }
 
-    async fn send(&self, messages: Vec<OutgoingMessage>) -> Result<()> {
+    async fn send(&self, messages: &[OutgoingMessage]) -> Result<()> {
         let s = &self.inner;
-        if let [message] = messages.as_slice() {
+        if let [message] = messages {
             if let Destination::Queue(queue) = &message.destination {
                 if s.storage.writes_in_one_statement(queue, message) {
                     // One autocommitted INSERT is as atomic as a transaction around it, at a
@@ -809,7 +809,7 @@ impl<D: Driver> Transport for SqlTransport<D> {
             }
         }
         let mut c = s.transaction("sending").await?;
-        let written = s.write(&mut c, &messages, Creation::Required).await?;
+        let written = s.write(&mut c, messages, Creation::Required).await?;
         s.commit_written(c, &written, "a send").await
     }
 
