@@ -13,14 +13,13 @@ use crate::error::Result;
 use crate::names::QueueName;
 use crate::transport::Transport;
 
-/// The headers every bare message carries: the least a receiver needs.
-const BARE_HEADERS: &str = r#"{"NServiceBus.EnclosedMessageTypes":"Bench.Bare"}"#;
-
 /// Bare statements over a started bus's backend: the dialect's `INSERT` and its
 /// skip-locked `DELETE … RETURNING`, each in its own transaction, as the framework runs them.
 #[derive(Clone)]
 pub struct BareSql {
     transport: Arc<dyn Transport>,
+    /// The headers of every bare row: what the framework writes for the same message.
+    headers_json: Arc<str>,
 }
 
 impl std::fmt::Debug for BareSql {
@@ -32,8 +31,16 @@ impl std::fmt::Debug for BareSql {
 }
 
 impl BareSql {
-    pub(crate) fn new(transport: Arc<dyn Transport>) -> Self {
-        BareSql { transport }
+    pub(crate) fn new(transport: Arc<dyn Transport>, headers_json: String) -> Self {
+        BareSql {
+            transport,
+            headers_json: headers_json.into(),
+        }
+    }
+
+    /// The bytes of the headers every bare row carries.
+    pub fn headers_len(&self) -> usize {
+        self.headers_json.len()
     }
 
     /// Inserts `bodies` into `queue`, all in one transaction, as the framework writes a batch
@@ -45,7 +52,7 @@ impl BareSql {
             .map(|body| OutgoingMessage {
                 destination: Destination::Queue(queue.clone()),
                 id: Uuid::new_v4(),
-                headers_json: BARE_HEADERS.to_string(),
+                headers_json: self.headers_json.to_string(),
                 body,
                 correlation_id: None,
                 reply_to_address: None,

@@ -259,20 +259,35 @@ async fn throughput(
             .err()
             .unwrap_or_else(|| "the benchmark's sending bus did not start".into()));
     };
+    // The bare rows carry the headers the framework writes for the benchmark's message, so
+    // both sides write the same bytes.
+    let sample = message::ping(settings.body_size);
+    let bare_receivers = match bare_receivers
+        .into_iter()
+        .map(|bus| bus.bare_sql(&sample).map(|bare| (bus, bare)))
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(bare_receivers) => bare_receivers,
+        Err(e) => {
+            stop_all(std::iter::once(sender).chain(e2e_sender)).await;
+            return Err(e.into());
+        }
+    };
+    let bare = match sender.bare_sql(&sample) {
+        Ok(bare) => bare,
+        Err(e) => {
+            stop_all(std::iter::once(sender).chain(e2e_sender)).await;
+            return Err(e.into());
+        }
+    };
     let rig = Rig {
         cpu,
         target,
         settings,
-        bare: sender.bare_sql(),
+        bare,
         sender,
         e2e_sender,
-        bare_receivers: bare_receivers
-            .into_iter()
-            .map(|bus| {
-                let bare = bus.bare_sql();
-                (bus, bare)
-            })
-            .collect(),
+        bare_receivers,
         queues,
         statements,
     };

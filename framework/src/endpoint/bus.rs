@@ -487,10 +487,23 @@ impl Bus {
     }
 
     /// The framework's own SQL, driven bare over this bus's pool, for the benchmark (the `bench`
-    /// feature; not for applications).
+    /// feature; not for applications). Its rows carry the headers this bus would write for
+    /// `sample` (serialized once), so both sides of a comparison write the same bytes.
     #[cfg(feature = "bench")]
-    pub fn bare_sql(&self) -> crate::bench::BareSql {
-        crate::bench::BareSql::new(self.inner.endpoint.transport.clone())
+    pub fn bare_sql<M: Message>(&self, sample: &M) -> Result<crate::bench::BareSql> {
+        let endpoint = &self.inner.endpoint;
+        let destination = Destination::Queue(endpoint.config.identity.input_queue.clone());
+        let row = build_outgoing(
+            sample,
+            Intent::Send,
+            destination,
+            &endpoint.config.identity,
+            None,
+        )?;
+        Ok(crate::bench::BareSql::new(
+            endpoint.transport.clone(),
+            row.headers_json,
+        ))
     }
 
     /// The endpoint's counters: handled, failed, retried, dead-lettered, expired, queue depth.

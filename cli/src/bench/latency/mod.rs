@@ -169,11 +169,18 @@ pub async fn run(target: Target, settings: Settings, rate: f64, json: bool) -> R
         .build()?
         .start()
         .await?;
+    let bare = match bus.bare_sql(&crate::bench::message::ping(settings.body_size)) {
+        Ok(bare) => bare,
+        Err(e) => {
+            let _ = bus.stop().await;
+            return Err(e.into());
+        }
+    };
     let rig = Rig {
         target,
         settings,
         rate,
-        bare: bus.bare_sql(),
+        bare,
         bus,
         queues,
     };
