@@ -399,7 +399,7 @@ async fn bench_latency(url: &str, schema: Option<&str>) {
     let wakeup = if url.starts_with("postgres") {
         "listen_notify"
     } else {
-        "peek_delay"
+        "data_version_watch"
     };
     assert_eq!(latency["cross_process_wakeup"], wakeup, "{out}");
     let series = latency["latency_ms"].as_object().expect("latency_ms");
