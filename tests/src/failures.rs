@@ -818,14 +818,8 @@ pub async fn an_unrecoverable_failure_is_dead_lettered_at_once(kind: Setup) {
 pub async fn a_caller_can_set_the_message_id(kind: Setup) {
     let db = TestDatabase::new(kind).await;
     let handler = Decliner::default();
-    let bus = db
-        .builder("Orders", "orders-1")
-        .handler(handler.clone())
-        .build()
-        .unwrap()
-        .start()
-        .await
-        .unwrap();
+    // Both copies are sent before anything receives: a receive that took the first copy
+    // would free its id in the shared table before the second arrived.
     let sender = sender(&db, "Orders").await;
     let id = uuid::Uuid::new_v4();
     let options = SendOptions::new().message_id(id);
@@ -842,6 +836,14 @@ pub async fn a_caller_can_set_the_message_id(kind: Setup) {
         again.expect("table-per-queue keeps both copies; the receiver sees the same id");
         2
     };
+    let bus = db
+        .builder("Orders", "orders-1")
+        .handler(handler.clone())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
     wait_until("the copies are handled", || async {
         handler.attempts.load(Ordering::SeqCst) == expected
     })

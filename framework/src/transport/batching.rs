@@ -3,12 +3,51 @@
 //! batch of sends costs one statement instead of one per message. Rows keep the order they were
 //! planned in, which is the order their queue receives them.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
 use super::storage::PlannedInsert;
 use crate::driver::Statement;
 use crate::sql::{multi_row_insert, Dialect};
 
+/// Multi-row statements made so far, by single-row statement and row count: writing them is
+/// text work per send (about 3% of a send's instructions under shared commits, whose groups
+/// vary in size), and the same few come back again and again.
+type Made = HashMap<(&'static str, String, usize, usize), Option<Arc<str>>>;
+
+/// At most this many multi-row statements are kept; past it the cache starts over.
+const MADE_AT_MOST: usize = 512;
+
+fn made() -> &'static Mutex<Made> {
+    static MADE: OnceLock<Mutex<Made>> = OnceLock::new();
+    MADE.get_or_init(Default::default)
+}
+
+/// [`multi_row_insert`], remembered.
+fn multi_row_insert_cached(
+    dialect: &'static Dialect,
+    insert: &str,
+    per_row: usize,
+    rows: usize,
+) -> Option<String> {
+    let key = (dialect.name, insert.to_string(), per_row, rows);
+    if let Some(sql) = made().lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+        return sql.as_deref().map(str::to_string);
+    }
+    let sql: Option<Arc<str>> = multi_row_insert(dialect, insert, per_row, rows).map(Into::into);
+    let mut made = made().lock().unwrap_or_else(|p| p.into_inner());
+    if made.len() >= MADE_AT_MOST {
+        made.clear();
+    }
+    made.insert(key, sql.clone());
+    sql.as_deref().map(str::to_string)
+}
+
 /// `planned`, with every run of identical statements merged into multi-row inserts.
-pub(crate) fn combine(planned: Vec<PlannedInsert>, dialect: &Dialect) -> Vec<PlannedInsert> {
+pub(crate) fn combine(
+    planned: Vec<PlannedInsert>,
+    dialect: &'static Dialect,
+) -> Vec<PlannedInsert> {
     if dialect.rows_per_insert <= 1 || planned.len() < 2 {
         return planned;
     }
@@ -29,13 +68,14 @@ pub(crate) fn combine(planned: Vec<PlannedInsert>, dialect: &Dialect) -> Vec<Pla
 
 /// Moves `run` onto `out`: one insert when it has one row or cannot be merged, else one
 /// multi-row insert.
-fn flush(run: &mut Vec<PlannedInsert>, out: &mut Vec<PlannedInsert>, dialect: &Dialect) {
+fn flush(run: &mut Vec<PlannedInsert>, out: &mut Vec<PlannedInsert>, dialect: &'static Dialect) {
     if run.len() < 2 {
         out.append(run);
         return;
     }
     let per_row = run[0].statement.params.len();
-    let Some(sql) = multi_row_insert(dialect, &run[0].statement.sql, per_row, run.len()) else {
+    let Some(sql) = multi_row_insert_cached(dialect, &run[0].statement.sql, per_row, run.len())
+    else {
         out.append(run);
         return;
     };
