@@ -110,12 +110,36 @@ pub(crate) fn record_sent(span: &Span, messages: &[OutgoingMessage]) {
     let Some(first) = messages.first() else {
         return;
     };
+    if span.is_disabled() {
+        return;
+    }
     if messages.len() == 1 {
         span.record("messaging.message.id", tracing::field::display(first.id));
     }
-    if let Ok(headers) = serde_json::from_str::<Headers>(&first.headers_json) {
-        record_ids(span, &headers);
+    // Only the two ids, without building the whole header map again.
+    if let Ok(ids) = serde_json::from_str::<SentIds<'_>>(&first.headers_json) {
+        if let Some(conversation) = ids.conversation {
+            span.record(
+                "messaging.message.conversation_id",
+                tracing::field::display(conversation),
+            );
+        }
+        if let Some(correlation) = ids.correlation {
+            span.record(
+                "nimbus.message.correlation_id",
+                tracing::field::display(correlation),
+            );
+        }
     }
+}
+
+/// The ids a send span records, read from the headers just written.
+#[derive(serde::Deserialize)]
+struct SentIds<'a> {
+    #[serde(rename = "NServiceBus.ConversationId", borrow)]
+    conversation: Option<std::borrow::Cow<'a, str>>,
+    #[serde(rename = "NServiceBus.CorrelationId", borrow)]
+    correlation: Option<std::borrow::Cow<'a, str>>,
 }
 
 /// The consumer span of one attempt at the message `row_id` of `queue`; its parent is the trace
