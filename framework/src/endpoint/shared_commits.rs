@@ -107,16 +107,47 @@ async fn write_while_waiting(
     counters: Arc<Counters>,
     queue: Arc<Mutex<Queue>>,
 ) {
+    let mut slot = WriterSlot {
+        queue: queue.clone(),
+        held: true,
+    };
     loop {
         let group = {
             let mut queue = queue.lock().unwrap_or_else(|p| p.into_inner());
             if queue.waiting.is_empty() {
+                // Given back under the lock that saw nothing waiting, so that a send arriving
+                // now starts a writer of its own.
                 queue.writing -= 1;
+                slot.held = false;
                 return;
             }
             take_group(&mut queue.waiting)
         };
         write_group(transport.as_ref(), &counters, group).await;
+    }
+}
+
+/// A writer's place among the [`WRITERS`]. A writer that ends without finishing (its runtime
+/// shut down, a panic in the driver) gives its place back when dropped: the callers of its
+/// group get an error (their reply is dropped), and the next send starts a writer that takes
+/// whatever still waits, instead of every later send waiting for a writer that is gone.
+struct WriterSlot {
+    queue: Arc<Mutex<Queue>>,
+    held: bool,
+}
+
+impl Drop for WriterSlot {
+    fn drop(&mut self) {
+        if self.held {
+            let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+            queue.writing = queue.writing.saturating_sub(1);
+            tracing::warn!(
+                waiting = queue.waiting.len(),
+                "a shared-commit writer ended before its sends were written (its runtime stopped \
+                 or it panicked): their callers get an error, and the next send writes what \
+                 still waits"
+            );
+        }
     }
 }
 
@@ -259,6 +290,20 @@ mod tests {
             [100, 1]
         );
         assert!(queue.is_empty());
+    }
+
+    #[test]
+    fn a_writer_that_is_dropped_gives_its_place_back() {
+        let queue: Arc<Mutex<Queue>> = Arc::default();
+        queue.lock().unwrap().writing = 1;
+        queue.lock().unwrap().waiting.push(waiting(1));
+        drop(WriterSlot {
+            queue: queue.clone(),
+            held: true,
+        });
+        let after = queue.lock().unwrap();
+        assert_eq!(after.writing, 0, "the next send starts a writer");
+        assert_eq!(after.waiting.len(), 1, "what waits is left for it");
     }
 
     #[test]
