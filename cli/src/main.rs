@@ -258,9 +258,41 @@ async fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
+            if let Some(nimbus::NimbusError::MissingSchema { .. }) = e.downcast_ref() {
+                eprintln!(
+                    "from this tool: `nimbus schema apply --queue NAME` (one --queue per queue) \
+                     creates what is missing"
+                );
+            }
             ExitCode::FAILURE
         }
     }
+}
+
+/// Fails with what to check when the schema holds none of the tables of `--layout`: a schema
+/// that does not exist, a wrong `--schema` or `--layout` would otherwise list nothing and
+/// succeed.
+async fn holds_nimbus_tables(cli: &Cli, db: &nimbus::admin::Database) -> Result<(), Failure> {
+    let table = match cli.layout {
+        Layout::Table => "NimbusDeadLetters",
+        Layout::Shared => "NimbusMessages",
+    };
+    if db.table_exists(table).await? {
+        return Ok(());
+    }
+    Err(format!(
+        "{} has no table {table}: it holds no Nimbus queues in the {} layout. Fix: check \
+         --schema{} and --layout, or create the tables with `nimbus schema apply`",
+        cli.schema.as_deref().map_or_else(
+            || "the default schema".to_string(),
+            |s| format!("schema {s:?}")
+        ),
+        cli.layout.name(),
+        cli.schema
+            .as_deref()
+            .map_or("", |_| " (does the schema exist?)"),
+    )
+    .into())
 }
 
 fn database_url(cli: &Cli) -> Result<&str, Failure> {
@@ -388,6 +420,9 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Queues => {
             let db = connect(&cli).await?;
             let queues = db.queues().await?;
+            if queues.is_empty() {
+                holds_nimbus_tables(&cli, &db).await?;
+            }
             let now = chrono::Utc::now();
             if cli.json {
                 let rows: Vec<_> = queues

@@ -47,6 +47,10 @@ async fn flow(url: &str, schema: Option<&str>) {
         err.contains("Fix:") && err.contains("CREATE TABLE"),
         "{err}"
     );
+    assert!(
+        err.contains("nimbus schema apply"),
+        "the fix names this tool's command: {err}"
+    );
 
     let (ok, out, err) = nimbus(url, schema, &["schema", "print", "--queue", "Sales"]);
     assert!(ok, "{err}");
@@ -88,6 +92,24 @@ async fn flow(url: &str, schema: Option<&str>) {
         1,
         "peek removes nothing"
     );
+    // A queue named in the wrong case is an unknown queue with a suggestion, not a raw
+    // database error.
+    let (ok, _, err) = nimbus(url, schema, &["peek", "sales"]);
+    assert!(!ok, "peeking a queue that does not exist fails");
+    assert!(
+        err.contains("did you mean \"Sales\"") && !err.contains("QueueName("),
+        "{err}"
+    );
+
+    // A schema without the framework's tables is an error that says what to check, not an
+    // empty list.
+    let (ok, _, err) = nimbus(url, Some("no_such_schema_here"), &["queues"]);
+    assert!(
+        !ok && err.contains("no_such_schema_here") && err.contains("--schema"),
+        "{err}"
+    );
+    let (ok, _, err) = nimbus(url, schema, &["--layout", "shared", "queues"]);
+    assert!(!ok && err.contains("NimbusMessages"), "{err}");
 
     let (ok, out, err) = nimbus(url, schema, &["--json", "queues"]);
     assert!(ok, "{err}");

@@ -325,12 +325,29 @@ impl Database {
         self.transport.peek(&self.queue(queue)?).await
     }
 
+    /// `queue`, when it exists; else [`NimbusError::UnknownQueue`] naming the closest queues
+    /// (a name in the wrong case, a typo).
+    async fn known_queue(&self, queue: &str) -> Result<QueueName> {
+        let target = self.queue(queue)?;
+        let known = self.transport.queues().await?;
+        if !known
+            .iter()
+            .any(|q| self.transport.same_queue_name(q, queue))
+        {
+            return Err(NimbusError::UnknownQueue {
+                queue: queue.to_string(),
+                closest: crate::names::closest(queue, known.iter().map(String::as_str)),
+            });
+        }
+        Ok(target)
+    }
+
     /// Up to `limit` messages of `queue` in the order they would be received, without removing
-    /// them.
+    /// them. A queue that does not exist is [`NimbusError::UnknownQueue`], naming the closest.
     pub async fn peek(&self, queue: &str, limit: i64) -> Result<Vec<QueuedMessage>> {
         Ok(self
             .transport
-            .browse(&self.queue(queue)?, limit)
+            .browse(&self.known_queue(queue).await?, limit)
             .await?
             .into_iter()
             .map(|row| QueuedMessage {
@@ -420,17 +437,7 @@ impl Database {
                 "name the type receivers dispatch on, e.g. Shop.Messages.PlaceOrder",
             ));
         }
-        let target = self.queue(queue)?;
-        let known = self.transport.queues().await?;
-        if !known
-            .iter()
-            .any(|q| self.transport.same_queue_name(q, queue))
-        {
-            return Err(NimbusError::UnknownQueue {
-                queue: queue.to_string(),
-                closest: crate::names::closest(queue, known.iter().map(String::as_str)),
-            });
-        }
+        let target = self.known_queue(queue).await?;
         let id = Uuid::now_v7();
         let id_text = id.to_string();
         let mut headers = crate::Headers::new();

@@ -14,8 +14,15 @@ pub const MAX_NAME_LEN: usize = 128;
 
 /// A queue name: 1 to 128 characters, no control characters, no leading or trailing spaces.
 /// Quotes, brackets, dots and spaces inside the name are allowed: every backend quotes names.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// Its `Debug` form is the quoted name (`"Sales"`), as error messages show it.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct QueueName(String);
+
+impl fmt::Debug for QueueName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
 
 /// A database schema name, with the same rules as [`QueueName`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -139,6 +146,13 @@ impl fmt::Display for SchemaName {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_queue_name_shows_as_the_quoted_name_in_messages() {
+        let queue = QueueName::new("orders").unwrap();
+        assert_eq!(format!("queue {queue:?}"), "queue \"orders\"");
+        assert_eq!(format!("queue {queue}"), "queue orders");
+    }
 
     #[test]
     fn constant_names_are_valid() {
