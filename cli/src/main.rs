@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use nimbus::admin::{ConnectOptions, Database, DeadLetterInfo};
+use nimbus::admin::{ConnectOptions, Database, DeadLetterInfo, DeadLetterQuery};
 use nimbus::StorageLayout;
 use serde_json::json;
 
@@ -163,31 +163,56 @@ struct Filter {
 }
 
 impl Filter {
-    fn matches(&self, letter: &DeadLetterInfo) -> bool {
+    /// The filters the database applies: the queue and the failure time window.
+    fn query(&self) -> DeadLetterQuery {
         let now = chrono::Utc::now().naive_utc();
-        let age = letter.failed_at.map(|t| now - t);
-        let within = |limit: &Option<Duration>, older: bool| match (limit, age) {
-            (None, _) => true,
-            (Some(_), None) => false,
-            (Some(limit), Some(age)) => {
-                let limit = chrono::Duration::from_std(*limit).unwrap_or(chrono::Duration::MAX);
-                if older {
-                    age >= limit
-                } else {
-                    age <= limit
-                }
-            }
+        let ago = |d: &Duration| {
+            chrono::Duration::from_std(*d)
+                .ok()
+                .and_then(|d| now.checked_sub_signed(d))
+                .unwrap_or(chrono::NaiveDateTime::MIN)
         };
-        self.queue
-            .as_ref()
-            .is_none_or(|q| letter.original_destination.as_ref() == Some(q))
-            && self
-                .message_type
-                .as_ref()
-                .is_none_or(|t| message_type(letter).as_deref() == Some(t.as_str()))
-            && within(&self.older_than, true)
-            && within(&self.newer_than, false)
+        DeadLetterQuery {
+            queue: self.queue.clone(),
+            failed_at_or_before: self.older_than.as_ref().map(ago),
+            failed_at_or_after: self.newer_than.as_ref().map(ago),
+        }
     }
+
+    /// The filter the database cannot apply: the message type, read from the envelope.
+    fn matches_type(&self, letter: &DeadLetterInfo) -> bool {
+        self.message_type
+            .as_ref()
+            .is_none_or(|t| message_type(letter).as_deref() == Some(t.as_str()))
+    }
+}
+
+/// Dead letters read per statement while listing, showing or collecting them.
+const DEAD_LETTER_PAGE: i64 = 500;
+
+/// Up to `limit` dead letters `filter` matches, oldest first, read page by page.
+async fn dead_letters_matching(
+    db: &Database,
+    filter: &Filter,
+    limit: usize,
+) -> Result<Vec<DeadLetterInfo>, Failure> {
+    let query = filter.query();
+    let mut found = Vec::new();
+    let mut after: Option<DeadLetterInfo> = None;
+    while found.len() < limit {
+        let page = db
+            .dead_letters_matching(&query, after.as_ref(), DEAD_LETTER_PAGE)
+            .await?;
+        let last = page.last().cloned();
+        let full = page.len() as i64 == DEAD_LETTER_PAGE;
+        found.extend(page.into_iter().filter(|d| filter.matches_type(d)));
+        match last {
+            Some(last) if full => after = Some(last),
+            _ => break,
+        }
+    }
+    found.truncate(limit);
+    Ok(found)
 }
 
 /// The message type of a dead letter, from the headers in its envelope.
@@ -488,12 +513,8 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::DeadLetters(DeadLetterCommand::List { limit, filter }) => {
             let db = connect(&cli).await?;
-            let letters: Vec<_> = db
-                .dead_letters(*limit)
-                .await?
-                .into_iter()
-                .filter(|d| filter.matches(d))
-                .collect();
+            let limit = usize::try_from(*limit).unwrap_or(0);
+            let letters = dead_letters_matching(&db, filter, limit).await?;
             if cli.json {
                 let rows: Vec<_> = letters
                     .iter()
@@ -520,11 +541,8 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::DeadLetters(DeadLetterCommand::Show { id }) => {
             let db = connect(&cli).await?;
             let wanted = id.to_string();
-            let letter = db
-                .dead_letters(i64::MAX)
+            let letter = find_dead_letter(&db, &wanted)
                 .await?
-                .into_iter()
-                .find(|d| d.message_id.eq_ignore_ascii_case(&wanted))
                 .ok_or_else(|| format!("no dead letter {id}"))?;
             let envelope: serde_json::Value = serde_json::from_slice(&letter.body)
                 .unwrap_or_else(|_| json!({"raw": text(&letter.body)}));
@@ -603,15 +621,31 @@ fn bench_target(cli: &Cli) -> Result<bench::Target, Failure> {
     })
 }
 
-/// The ids of every dead letter `filter` matches.
+/// The ids of every dead letter `filter` matches, read page by page.
 async fn matching(db: &Database, filter: &Filter) -> Result<Vec<uuid::Uuid>, Failure> {
-    Ok(db
-        .dead_letters(i64::MAX)
+    Ok(dead_letters_matching(db, filter, usize::MAX)
         .await?
         .iter()
-        .filter(|d| filter.matches(d))
         .filter_map(|d| uuid::Uuid::parse_str(&d.message_id).ok())
         .collect())
+}
+
+/// The dead letter `id`, looked for page by page.
+async fn find_dead_letter(db: &Database, id: &str) -> Result<Option<DeadLetterInfo>, Failure> {
+    let everything = DeadLetterQuery::default();
+    let mut after: Option<DeadLetterInfo> = None;
+    loop {
+        let page = db
+            .dead_letters_matching(&everything, after.as_ref(), DEAD_LETTER_PAGE)
+            .await?;
+        if let Some(found) = page.iter().find(|d| d.message_id.eq_ignore_ascii_case(id)) {
+            return Ok(Some(found.clone()));
+        }
+        if (page.len() as i64) < DEAD_LETTER_PAGE {
+            return Ok(None);
+        }
+        after = page.last().cloned();
+    }
 }
 
 /// Runs `one` for every id, one transaction each, with a progress bar (hidden with `--json`);

@@ -703,3 +703,107 @@ fn a_missing_database_is_a_clear_error() {
         "{err}"
     );
 }
+
+/// `dead-letters list --queue` finds the letters of its queue however many older letters of
+/// other queues there are (the filter is in the statement, and pages are read until enough
+/// match), and `show` finds a letter past the first page.
+async fn dead_letters_are_filtered_and_paged(url: &str, schema: Option<&str>) {
+    let (ok, _, err) = nimbus(url, schema, &["schema", "apply", "--queue", "Old"]);
+    assert!(ok, "{err}");
+    let mut options = ConnectOptions::new();
+    if let Some(schema) = schema {
+        options = options.schema(schema);
+    }
+    let db = Database::connect_with(url, options).await.expect("connect");
+    // 1,200 dead letters one second apart: the 1,190 oldest failed in Old, the 10 newest in New.
+    let insert = if url.starts_with("postgres") {
+        format!(
+            "INSERT INTO {}.\"NimbusDeadLetters\" \
+             (\"MessageId\", \"OriginalDestination\", \"Body\", \"DeliveryAttempts\", \"FailedAt\") \
+             SELECT ('00000000-0000-0000-0000-' || lpad(i::text, 12, '0'))::uuid, \
+                    CASE WHEN i <= 1190 THEN 'Old' ELSE 'New' END, '{{}}'::bytea, 1, \
+                    (now() AT TIME ZONE 'utc') - make_interval(secs => 2000 - i) \
+             FROM generate_series(1, 1200) AS i",
+            db.quote(schema.expect("a schema on PostgreSQL"))
+        )
+    } else {
+        "INSERT INTO \"NimbusDeadLetters\" \
+         (\"MessageId\", \"OriginalDestination\", \"Body\", \"DeliveryAttempts\", \"FailedAt\") \
+         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1200) \
+         SELECT printf('00000000-0000-0000-0000-%012d', i), \
+                CASE WHEN i <= 1190 THEN 'Old' ELSE 'New' END, CAST('{}' AS BLOB), 1, \
+                strftime('%Y-%m-%d %H:%M:%f', 'now', printf('-%d seconds', 2000 - i)) \
+         FROM n"
+            .to_string()
+    };
+    db.execute(&insert).await.expect("dead letters");
+
+    let (ok, out, err) = nimbus(
+        url,
+        schema,
+        &[
+            "--json",
+            "dead-letters",
+            "list",
+            "--queue",
+            "New",
+            "-n",
+            "5",
+        ],
+    );
+    assert!(ok, "{err}");
+    let listed: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let letters = listed["dead_letters"].as_array().expect("a list");
+    assert_eq!(letters.len(), 5, "{out}");
+    assert!(letters.iter().all(|d| d["queue"] == "New"), "{out}");
+    assert_eq!(
+        letters[0]["id"], "00000000-0000-0000-0000-000000001191",
+        "the oldest of New first: {out}"
+    );
+
+    let (ok, out, err) = nimbus(
+        url,
+        schema,
+        &["--json", "dead-letters", "list", "-n", "2000"],
+    );
+    assert!(ok, "{err}");
+    let listed: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let letters = listed["dead_letters"].as_array().expect("a list");
+    assert_eq!(letters.len(), 1200, "every page, each letter once");
+    let ids: std::collections::BTreeSet<&str> =
+        letters.iter().filter_map(|d| d["id"].as_str()).collect();
+    assert_eq!(ids.len(), 1200);
+
+    let (ok, out, err) = nimbus(
+        url,
+        schema,
+        &[
+            "dead-letters",
+            "show",
+            "00000000-0000-0000-0000-000000001199",
+        ],
+    );
+    assert!(ok && out.contains("\"New\""), "{err}{out}");
+}
+
+#[actix_rt::test]
+async fn dead_letters_are_filtered_and_paged_on_sqlite() {
+    let path = std::env::temp_dir().join(format!("nimbus-cli-{}.db", unique()));
+    let url = format!("sqlite://{}", path.display());
+    dead_letters_are_filtered_and_paged(&url, None).await;
+    let _ = std::fs::remove_file(&path);
+}
+
+#[actix_rt::test]
+async fn dead_letters_are_filtered_and_paged_on_postgres() {
+    let url = std::env::var("NIMBUS_POSTGRES")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into());
+    let schema = format!("nimbus cli {}", unique());
+    dead_letters_are_filtered_and_paged(&url, Some(&schema)).await;
+    let db = Database::connect(&url)
+        .await
+        .expect("PostgreSQL is reachable");
+    db.execute(&format!("DROP SCHEMA {} CASCADE", db.quote(&schema)))
+        .await
+        .expect("drop the test schema");
+}

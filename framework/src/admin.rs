@@ -126,6 +126,18 @@ pub struct DeadLetterInfo {
     pub failed_at: Option<NaiveDateTime>,
 }
 
+/// Which dead letters [`Database::dead_letters_matching`] returns; every field left `None`
+/// matches everything. The database applies the filters, so a page holds only matches.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeadLetterQuery {
+    /// Only those that failed in this queue (their `OriginalDestination`).
+    pub queue: Option<String>,
+    /// Only those that failed at or before this time (UTC).
+    pub failed_at_or_before: Option<NaiveDateTime>,
+    /// Only those that failed at or after this time (UTC).
+    pub failed_at_or_after: Option<NaiveDateTime>,
+}
+
 /// A subscription row.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -362,9 +374,49 @@ impl Database {
 
     /// Up to `limit` dead letters, oldest first.
     pub async fn dead_letters(&self, limit: i64) -> Result<Vec<DeadLetterInfo>> {
+        self.dead_letters_matching(&DeadLetterQuery::default(), None, limit)
+            .await
+    }
+
+    /// One page of the dead letters `query` matches, oldest first (by failure time, then id):
+    /// up to `limit` of them, starting after `after` (the last letter of the previous page;
+    /// `None` for the first). Filtered and paged by the database, so a console or a bulk
+    /// operation over many dead letters reads one page at a time, and a filter finds its
+    /// matches however many others there are.
+    pub async fn dead_letters_matching(
+        &self,
+        query: &DeadLetterQuery,
+        after: Option<&DeadLetterInfo>,
+        limit: i64,
+    ) -> Result<Vec<DeadLetterInfo>> {
+        let after = match after {
+            None => None,
+            Some(letter) => {
+                let id = Uuid::parse_str(&letter.message_id).map_err(|e| {
+                    NimbusError::config(
+                        format!("dead letter id {:?} is not a UUID: {e}", letter.message_id),
+                        "page after a dead letter this database listed",
+                    )
+                })?;
+                let failed_at = letter.failed_at.ok_or_else(|| {
+                    NimbusError::config(
+                        format!("dead letter {} has no failure time", letter.message_id),
+                        "page after a dead letter this database listed",
+                    )
+                })?;
+                Some((failed_at, id))
+            }
+        };
+        let page = crate::driver::statements::DeadLetterPage {
+            queue: query.queue.as_deref(),
+            failed_at_or_before: query.failed_at_or_before,
+            failed_at_or_after: query.failed_at_or_after,
+            after,
+            limit,
+        };
         Ok(self
             .transport
-            .dead_letters(limit)
+            .dead_letters(&page)
             .await?
             .into_iter()
             .map(|d| DeadLetterInfo {

@@ -316,7 +316,13 @@ async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
         .await
         .expect("duplicate dead letter"));
     let listed = c
-        .list_dead_letters(&s.dead_letter_list, 10)
+        .list_dead_letters(
+            &s.dead_letter_list,
+            &crate::driver::statements::DeadLetterPage {
+                limit: 10,
+                ..Default::default()
+            },
+        )
         .await
         .expect("list");
     assert_eq!(listed.len(), 1);

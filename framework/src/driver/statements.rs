@@ -235,6 +235,17 @@ pub(crate) struct SubscriptionRow {
     pub idle_seconds: Option<i64>,
 }
 
+/// Which page of dead letters `dead_letter_list.sql` returns: the filters, and where the page
+/// starts (after the (FailedAt, MessageId) of the previous page's last row).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct DeadLetterPage<'a> {
+    pub queue: Option<&'a str>,
+    pub failed_at_or_before: Option<NaiveDateTime>,
+    pub failed_at_or_after: Option<NaiveDateTime>,
+    pub after: Option<(NaiveDateTime, uuid::Uuid)>,
+    pub limit: i64,
+}
+
 /// A row of `NimbusDeadLetters`, as listed.
 #[derive(Debug, Clone)]
 pub(crate) struct ListedDeadLetter {
@@ -482,14 +493,26 @@ impl<D: Driver> Held<D> {
         Ok(Some((destination, body.unwrap_or_default())))
     }
 
-    /// `dead_letter_list.sql`: up to `limit` dead letters, oldest first. Rows that cannot be
+    /// `dead_letter_list.sql`: one page of dead letters, oldest first. Rows that cannot be
     /// read are skipped with a warning.
     pub async fn list_dead_letters(
         &mut self,
         sql: &str,
-        limit: i64,
+        page: &DeadLetterPage<'_>,
     ) -> DriverResult<Vec<ListedDeadLetter>> {
-        let rows = self.query(sql, &[Param::BigInt(Some(limit))]).await?;
+        let (after_time, after_id) = match page.after {
+            Some((time, id)) => (Some(time), id),
+            None => (None, uuid::Uuid::nil()),
+        };
+        let params = [
+            Param::Text(page.queue),
+            Param::Time(page.failed_at_or_before),
+            Param::Time(page.failed_at_or_after),
+            Param::Time(after_time),
+            Param::Uuid(after_id),
+            Param::BigInt(Some(page.limit)),
+        ];
+        let rows = self.query(sql, &params).await?;
         Ok(rows
             .iter()
             .filter_map(|row| {

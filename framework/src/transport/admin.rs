@@ -5,7 +5,9 @@
 use async_trait::async_trait;
 
 use super::{SqlTransport, Transport};
-use crate::driver::statements::{ListedDeadLetter, MessageRow, QueueRow, SubscriptionRow};
+use crate::driver::statements::{
+    DeadLetterPage, ListedDeadLetter, MessageRow, QueueRow, SubscriptionRow,
+};
 use crate::driver::{Driver, Param};
 use crate::error::Result;
 use crate::names::QueueName;
@@ -28,8 +30,8 @@ pub(crate) trait Admin: Transport {
     async fn count(&self, queue: &QueueName) -> Result<i64>;
     /// Up to `limit` messages of `queue` in receive order, left where they are.
     async fn browse(&self, queue: &QueueName, limit: i64) -> Result<Vec<MessageRow>>;
-    /// Up to `limit` dead letters, oldest first.
-    async fn dead_letters(&self, limit: i64) -> Result<Vec<ListedDeadLetter>>;
+    /// One page of dead letters, oldest first, filtered in the statement.
+    async fn dead_letters(&self, page: &DeadLetterPage<'_>) -> Result<Vec<ListedDeadLetter>>;
     /// Every subscription.
     async fn subscriptions(&self) -> Result<Vec<SubscriptionRow>>;
     /// The queues that exist (tables of the table-per-queue layout; recorded queues of the
@@ -73,11 +75,11 @@ impl<D: Driver> Admin for SqlTransport<D> {
         Ok(rows)
     }
 
-    async fn dead_letters(&self, limit: i64) -> Result<Vec<ListedDeadLetter>> {
+    async fn dead_letters(&self, page: &DeadLetterPage<'_>) -> Result<Vec<ListedDeadLetter>> {
         let s = self.inner();
         let mut c = s.connection("listing dead letters").await?;
         let rows = c
-            .list_dead_letters(&s.cx.sql.dead_letter_list, limit)
+            .list_dead_letters(&s.cx.sql.dead_letter_list, page)
             .await
             .map_err(s.cx.db("listing dead letters"))?;
         c.release();
