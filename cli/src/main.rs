@@ -380,20 +380,30 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     missing.push(json!({"queue": queue, "index": name, "statement": statement}));
                 }
             }
-            let summary = if missing.is_empty() {
-                "schema verified".to_string()
+            if missing.is_empty() {
+                report(
+                    &cli,
+                    json!({"verified": true, "missing_indexes": missing}),
+                    "schema verified",
+                );
             } else {
-                format!(
-                    "schema verified; {} index(es) missing: {:#}",
-                    missing.len(),
-                    serde_json::Value::Array(missing.clone())
+                // A deploy gate must fail: receives without these indexes scan their tables.
+                let count = missing.len();
+                let statements: Vec<String> = missing
+                    .iter()
+                    .filter_map(|m| m["statement"].as_str().map(str::to_string))
+                    .collect();
+                if cli.json {
+                    println!("{}", json!({"verified": false, "missing_indexes": missing}));
+                }
+                return Err(format!(
+                    "{count} index(es) missing: receives and expiry scan the whole table \
+                     without them. Fix: `nimbus schema apply` with the same --queue options, or \
+                     run:\n{}",
+                    statements.join("\n")
                 )
-            };
-            report(
-                &cli,
-                json!({"verified": true, "missing_indexes": missing}),
-                &summary,
-            );
+                .into());
+            }
         }
         Command::Send {
             queue,

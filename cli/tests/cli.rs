@@ -68,6 +68,46 @@ async fn flow(url: &str, schema: Option<&str>) {
     );
     assert!(ok, "{err}");
     assert!(out.contains("\"verified\":true"), "{out}");
+    // A missing index fails the check (a deploy gate), with the statement that makes it.
+    let index = if url.starts_with("postgres") {
+        format!(
+            "{}.{}",
+            Database::connect(url)
+                .await
+                .expect("connect")
+                .quote(schema.unwrap_or("public")),
+            "\"Sales_Index_RowVersion\""
+        )
+    } else {
+        "\"Sales_Index_RowVersion\"".to_string()
+    };
+    Database::connect_with(url, {
+        let mut o = ConnectOptions::new();
+        if let Some(schema) = schema {
+            o = o.schema(schema);
+        }
+        o
+    })
+    .await
+    .expect("connect")
+    .execute(&format!("DROP INDEX {index}"))
+    .await
+    .expect("drop an index");
+    let (ok, out, err) = nimbus(
+        url,
+        schema,
+        &["--json", "schema", "verify", "--queue", "Sales"],
+    );
+    assert!(!ok, "a missing index fails verify: {out}");
+    assert!(out.contains("\"verified\":false"), "{out}");
+    assert!(
+        err.contains("Sales_Index_RowVersion") && err.contains("nimbus schema apply"),
+        "{err}"
+    );
+    let (ok, _, err) = nimbus(url, schema, &["schema", "apply", "--queue", "Sales"]);
+    assert!(ok, "{err}");
+    let (ok, _, err) = nimbus(url, schema, &["schema", "verify", "--queue", "Sales"]);
+    assert!(ok, "apply made the index again: {err}");
 
     let mut options = ConnectOptions::new();
     if let Some(schema) = schema {
