@@ -348,6 +348,12 @@ async fn connect(cli: &Cli) -> Result<Database, Failure> {
     Ok(Database::connect_with(database_url(cli)?, options).await?)
 }
 
+/// Bytes that hold JSON as that JSON (an object, not a string that contains one), anything
+/// else as text.
+fn json_or_text(bytes: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(bytes).unwrap_or_else(|_| serde_json::Value::String(text(bytes)))
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -431,7 +437,8 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 let rows: Vec<_> = messages
                     .iter()
                     .map(|m| {
-                        json!({"id": m.id, "headers": m.headers, "body": text(&m.body),
+                        json!({"id": m.id, "headers": json_or_text(m.headers.as_bytes()),
+                               "body": json_or_text(&m.body),
                                "expires": m.expires.map(|t| t.to_string()),
                                "unreadable": m.unreadable})
                     })

@@ -126,7 +126,14 @@ async fn flow(url: &str, schema: Option<&str>) {
     let (ok, out, err) = nimbus(url, schema, &["--json", "peek", "Sales"]);
     assert!(ok, "{err}");
     let peeked: serde_json::Value = serde_json::from_str(&out).expect("JSON");
-    assert_eq!(peeked["messages"][0]["body"], r#"{"order":7}"#);
+    assert_eq!(
+        peeked["messages"][0]["body"]["order"], 7,
+        "a JSON body is JSON, not a string: {out}"
+    );
+    assert_eq!(
+        peeked["messages"][0]["headers"]["NServiceBus.EnclosedMessageTypes"], "Shop.PlaceOrder",
+        "{out}"
+    );
     assert_eq!(
         db.queue_depth("Sales").await.expect("depth"),
         1,
