@@ -113,6 +113,17 @@ enum Command {
     BenchReceiver(bench::latency::ReceiverArgs),
 }
 
+/// A database's SQL, for `schema print --dialect`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Dialect {
+    /// SQLite.
+    Sqlite,
+    /// PostgreSQL.
+    Postgres,
+    /// SQL Server (and Azure SQL).
+    Sqlserver,
+}
+
 #[derive(Debug, Subcommand)]
 enum SchemaCommand {
     /// Prints every statement auto-create would run (no connection needed).
@@ -120,6 +131,9 @@ enum SchemaCommand {
         /// Queue tables to include (table-per-queue layout).
         #[arg(long = "queue")]
         queues: Vec<String>,
+        /// The database's SQL to print, instead of the one `--database` names.
+        #[arg(long, value_enum)]
+        dialect: Option<Dialect>,
     },
     /// Creates what is missing (idempotent).
     Apply {
@@ -360,10 +374,19 @@ fn text(bytes: &[u8]) -> String {
 
 async fn run(cli: Cli) -> Result<(), Failure> {
     match &cli.command {
-        Command::Schema(SchemaCommand::Print { queues }) => {
+        Command::Schema(SchemaCommand::Print { queues, dialect }) => {
             let queues: Vec<&str> = queues.iter().map(String::as_str).collect();
+            let dialect = match dialect {
+                Some(Dialect::Sqlite) => "sqlite",
+                Some(Dialect::Postgres) => "postgres",
+                Some(Dialect::Sqlserver) => "sqlserver",
+                None => dialect_of(database_url(&cli).map_err(|_| {
+                    "no database given. Fix: pass --dialect sqlite|postgres|sqlserver, or \
+                     --database URL (or set DATABASE_URL)"
+                })?),
+            };
             let script = nimbus::admin::creation_script(
-                dialect_of(database_url(&cli)?),
+                dialect,
                 cli.schema.as_deref(),
                 cli.layout.into(),
                 &queues,

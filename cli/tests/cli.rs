@@ -854,3 +854,32 @@ async fn dead_letters_are_filtered_and_paged_on_postgres() {
         .await
         .expect("drop the test schema");
 }
+
+/// `schema print --dialect` needs no database, and prints what `--database` of that kind prints.
+#[test]
+fn schema_print_takes_a_dialect_instead_of_a_database() {
+    let print = |args: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_nimbus"))
+            .env_remove("DATABASE_URL")
+            .args(args)
+            .output()
+            .expect("run nimbus");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    for (dialect, url) in [
+        ("sqlite", "sqlite://never-opened.db"),
+        ("postgres", "postgres://nobody@127.0.0.1:1/none"),
+        ("sqlserver", "Server=tcp:127.0.0.1,1;Database=none"),
+    ] {
+        let by_dialect = print(&["schema", "print", "--dialect", dialect, "--queue", "Sales"]);
+        assert!(by_dialect.contains("Sales"), "{dialect}: {by_dialect}");
+        let by_url = print(&["--database", url, "schema", "print", "--queue", "Sales"]);
+        assert_eq!(by_dialect, by_url, "{dialect}");
+    }
+    assert!(!std::path::Path::new("never-opened.db").exists());
+}
