@@ -285,6 +285,17 @@ enum SubscriptionCommand {
         #[arg(long, value_parser = humantime::parse_duration, default_value = "4days")]
         idle: Duration,
     },
+    /// Deletes one subscription, so publishes of that event stop reaching the queue. An
+    /// endpoint that still runs with a handler for the event writes it again at its next
+    /// heartbeat: stop it, or remove the handler, first.
+    Remove {
+        /// The event type (the subscription's topic, as `list` shows it).
+        #[arg(long)]
+        topic: String,
+        /// The subscribed queue.
+        #[arg(long)]
+        queue: String,
+    },
 }
 
 /// A command's failure, printed as `error: …`.
@@ -632,6 +643,24 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::BenchReceiver(args) => {
             bench::latency::receive(bench_target(&cli)?, args.clone()).await?;
+        }
+        Command::Subscriptions(SubscriptionCommand::Remove { topic, queue }) => {
+            let db = connect(&cli).await?;
+            if !db.unsubscribe(topic, queue).await? {
+                return Err(format!(
+                    "no subscription of queue {queue:?} to {topic:?}. Fix: copy the topic and \
+                     queue from `nimbus subscriptions list`"
+                )
+                .into());
+            }
+            report(
+                &cli,
+                json!({"removed": {"topic": topic, "queue": queue}}),
+                &format!(
+                    "removed the subscription of {queue:?} to {topic:?} (a running subscriber \
+                     writes it again at its next heartbeat)"
+                ),
+            );
         }
         Command::Subscriptions(SubscriptionCommand::Sweep { idle }) => {
             let db = connect(&cli).await?;

@@ -260,6 +260,43 @@ async fn flow(url: &str, schema: Option<&str>) {
     let (ok, out, err) = nimbus(url, schema, &["subscriptions", "sweep", "--idle", "4days"]);
     assert!(ok, "{err}");
     assert!(out.contains("swept 0 subscription(s)"), "{out}");
+    // remove: an operator unsubscribes a queue from an event.
+    let table = match schema {
+        Some(schema) => format!("{}.\"NimbusSubscriptions\"", db.quote(schema)),
+        None => "\"NimbusSubscriptions\"".to_string(),
+    };
+    db.execute(&format!(
+        "INSERT INTO {table} (\"TopicName\", \"SubscriberQueue\") VALUES ('Shop.OrderPlaced', 'Sales')"
+    ))
+    .await
+    .expect("a subscription");
+    let (ok, out, err) = nimbus(
+        url,
+        schema,
+        &[
+            "subscriptions",
+            "remove",
+            "--topic",
+            "Shop.OrderPlaced",
+            "--queue",
+            "Sales",
+        ],
+    );
+    assert!(ok && out.contains("removed"), "{err}{out}");
+    assert!(db.subscriptions().await.expect("list").is_empty());
+    let (ok, _, err) = nimbus(
+        url,
+        schema,
+        &[
+            "subscriptions",
+            "remove",
+            "--topic",
+            "Shop.OrderPlaced",
+            "--queue",
+            "Sales",
+        ],
+    );
+    assert!(!ok && err.contains("no subscription"), "{err}");
 
     // send: a JSON message with the headers an endpoint writes, to a queue that exists.
     let (ok, out, err) = nimbus(

@@ -558,6 +558,14 @@ impl Database {
             .collect())
     }
 
+    /// Deletes the subscription of `queue` to the event type `topic`, so publishes stop
+    /// reaching it; `false` when there was none. An endpoint that still runs and handles that
+    /// event writes its subscription again at its next heartbeat (and at its next start): stop
+    /// it, or remove its handler, first.
+    pub async fn unsubscribe(&self, topic: &str, queue: &str) -> Result<bool> {
+        self.transport.unsubscribe(topic, queue).await
+    }
+
     /// Deletes the subscriptions not seen for `idle`, and the per-instance queues left without
     /// one.
     pub async fn sweep_subscriptions(&self, idle: std::time::Duration) -> Result<SweepReport> {

@@ -403,6 +403,18 @@ async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
             .expect("sweep"),
         vec![("Topic.A".to_string(), queue.as_str().to_string())]
     );
+    // An operator's unsubscribe: the row goes, and a second one finds nothing.
+    c.subscribe(&s.subscription_upsert, "Topic.C", queue.as_str(), 3600)
+        .await
+        .expect("subscribe");
+    assert!(c
+        .delete_subscription(&s.subscription_delete, "Topic.C", queue.as_str())
+        .await
+        .expect("unsubscribe"));
+    assert!(!c
+        .delete_subscription(&s.subscription_delete, "Topic.C", queue.as_str())
+        .await
+        .expect("unsubscribe again"));
 
     // Shared table: visible after the delay, FIFO, headers travel in the body.
     let shared = |id, delay| SharedRow {

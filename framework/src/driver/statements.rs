@@ -596,6 +596,19 @@ impl<D: Driver> Held<D> {
         Ok(refreshed > 0)
     }
 
+    /// `subscription_delete.sql`: `false` when there was no such subscription.
+    pub async fn delete_subscription(
+        &mut self,
+        sql: &str,
+        topic: &str,
+        queue: &str,
+    ) -> DriverResult<bool> {
+        let deleted = self
+            .execute(sql, &[Param::Text(Some(topic)), Param::Text(Some(queue))])
+            .await?;
+        Ok(deleted > 0)
+    }
+
     /// `subscription_list.sql`: the queues subscribed to `topic` seen within `idle_seconds`.
     /// Names that cannot be read are skipped with a warning.
     pub async fn subscribers(

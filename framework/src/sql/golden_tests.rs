@@ -69,6 +69,7 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
         ("subscription_upsert", s.subscription_upsert.clone()),
         ("subscription_list", s.subscription_list.clone()),
         ("subscription_refresh", s.subscription_refresh.clone()),
+        ("subscription_delete", s.subscription_delete.clone()),
         ("subscription_sweep", s.subscription_sweep.clone()),
         (
             "subscription_count_for_queue",

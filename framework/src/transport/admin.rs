@@ -34,6 +34,8 @@ pub(crate) trait Admin: Transport {
     async fn dead_letters(&self, page: &DeadLetterPage<'_>) -> Result<Vec<ListedDeadLetter>>;
     /// Every subscription.
     async fn subscriptions(&self) -> Result<Vec<SubscriptionRow>>;
+    /// Deletes the subscription of `queue` to `topic`; `false` when there was none.
+    async fn unsubscribe(&self, topic: &str, queue: &str) -> Result<bool>;
     /// The queues that exist (tables of the table-per-queue layout; recorded queues of the
     /// shared table).
     async fn queues(&self) -> Result<Vec<String>>;
@@ -84,6 +86,17 @@ impl<D: Driver> Admin for SqlTransport<D> {
             .map_err(s.cx.db("listing dead letters"))?;
         c.release();
         Ok(rows)
+    }
+
+    async fn unsubscribe(&self, topic: &str, queue: &str) -> Result<bool> {
+        let s = self.inner();
+        let mut c = s.connection("removing a subscription").await?;
+        let removed = c
+            .delete_subscription(&s.cx.sql.subscription_delete, topic, queue)
+            .await
+            .map_err(s.cx.db(format!("removing the subscription of {queue:?} to {topic}")))?;
+        c.release();
+        Ok(removed)
     }
 
     async fn subscriptions(&self) -> Result<Vec<SubscriptionRow>> {

@@ -1,0 +1,2 @@
+DELETE FROM "Zeb]ra ""x"" 'y'"."NimbusSubscriptions"
+WHERE "TopicName" = $1 AND "SubscriberQueue" = $2

@@ -1,0 +1,2 @@
+DELETE FROM "NimbusSubscriptions"
+WHERE "TopicName" = ?1 AND "SubscriberQueue" = ?2
