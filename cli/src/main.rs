@@ -197,7 +197,7 @@ impl Filter {
     fn matches_type(&self, letter: &DeadLetterInfo) -> bool {
         self.message_type
             .as_ref()
-            .is_none_or(|t| message_type(letter).as_deref() == Some(t.as_str()))
+            .is_none_or(|t| letter.message_type().as_deref() == Some(t.as_str()))
     }
 }
 
@@ -227,16 +227,6 @@ async fn dead_letters_matching(
     }
     found.truncate(limit);
     Ok(found)
-}
-
-/// The message type of a dead letter, from the headers in its envelope.
-fn message_type(letter: &DeadLetterInfo) -> Option<String> {
-    let envelope: serde_json::Value = serde_json::from_slice(&letter.body).ok()?;
-    let types = envelope["headers"]["NServiceBus.EnclosedMessageTypes"].as_str()?;
-    types
-        .split(';')
-        .next()
-        .map(|t| t.split(',').next().unwrap_or(t).trim().to_string())
 }
 
 #[derive(Debug, Subcommand)]
@@ -371,6 +361,17 @@ async fn connect(cli: &Cli) -> Result<Database, Failure> {
         options = options.schema(schema.clone());
     }
     Ok(Database::connect_with(database_url(cli)?, options).await?)
+}
+
+/// The first line of `text`, at most `max` characters (an ellipsis marks a cut).
+fn first_line(text: &str, max: usize) -> String {
+    let line = text.lines().next().unwrap_or_default();
+    if line.chars().count() <= max {
+        line.to_string()
+    } else {
+        let cut: String = line.chars().take(max.saturating_sub(1)).collect();
+        format!("{cut}…")
+    }
 }
 
 /// Bytes that hold JSON as that JSON (an object, not a string that contains one), anything
@@ -571,20 +572,26 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     .iter()
                     .map(|d| {
                         json!({"id": d.message_id, "queue": d.original_destination,
+                               "type": d.message_type(), "reason": d.reason(),
                                "attempts": d.delivery_attempts,
                                "failed_at": d.failed_at.map(|t| t.to_string())})
                     })
                     .collect();
                 println!("{}", json!({"dead_letters": rows}));
             } else {
-                println!("{:<38} {:<24} {:>8}  failed at", "id", "queue", "attempts");
+                println!(
+                    "{:<38} {:<20} {:<28} {:>8}  {:<23}  reason",
+                    "id", "queue", "type", "attempts", "failed at"
+                );
                 for d in &letters {
                     println!(
-                        "{:<38} {:<24} {:>8}  {}",
+                        "{:<38} {:<20} {:<28} {:>8}  {:<23}  {}",
                         d.message_id,
                         d.original_destination.as_deref().unwrap_or("-"),
+                        d.message_type().unwrap_or_else(|| "-".into()),
                         d.delivery_attempts,
-                        d.failed_at.map(|t| t.to_string()).unwrap_or_default()
+                        d.failed_at.map(|t| t.to_string()).unwrap_or_default(),
+                        first_line(&d.reason().unwrap_or_default(), 80)
                     );
                 }
             }

@@ -223,6 +223,27 @@ async fn flow(url: &str, schema: Option<&str>) {
         Some(1),
         "{out}"
     );
+    // Each dead letter says what it was and why it failed.
+    assert_eq!(
+        listed["dead_letters"][0]["type"], "Shop.PlaceOrder",
+        "{out}"
+    );
+    let reason = listed["dead_letters"][0]["reason"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        reason.contains("Shop.PlaceOrder"),
+        "the reason names the type: {out}"
+    );
+    let (ok, out, err) = nimbus(url, schema, &["dead-letters", "list"]);
+    assert!(ok, "{err}");
+    assert!(
+        out.lines()
+            .next()
+            .is_some_and(|h| h.contains("type") && h.contains("reason"))
+            && out.contains("Shop.Unknown"),
+        "{out}"
+    );
     let (ok, out, err) = nimbus(
         url,
         schema,

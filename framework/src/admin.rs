@@ -126,6 +126,30 @@ pub struct DeadLetterInfo {
     pub failed_at: Option<NaiveDateTime>,
 }
 
+impl DeadLetterInfo {
+    /// Why it failed for good (the envelope's `reason`: the last failure, or why it was moved
+    /// at once); `None` when the body is not a dead-letter envelope.
+    pub fn reason(&self) -> Option<String> {
+        self.envelope()?.get("reason")?.as_str().map(str::to_string)
+    }
+
+    /// The first of its message types (`NServiceBus.EnclosedMessageTypes`, without an assembly
+    /// name); `None` when its headers name none or the body is not a dead-letter envelope.
+    pub fn message_type(&self) -> Option<String> {
+        let envelope = self.envelope()?;
+        let types = envelope
+            .get("headers")?
+            .get(crate::headers::ENCLOSED_MESSAGE_TYPES)?
+            .as_str()?;
+        let first = types.split(';').next()?;
+        Some(first.split(',').next().unwrap_or(first).trim().to_string())
+    }
+
+    fn envelope(&self) -> Option<serde_json::Value> {
+        serde_json::from_slice(&self.body).ok()
+    }
+}
+
 /// Which dead letters [`Database::dead_letters_matching`] returns; every field left `None`
 /// matches everything. The database applies the filters, so a page holds only matches.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
