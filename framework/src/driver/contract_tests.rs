@@ -340,6 +340,70 @@ async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
         .expect("take")
         .is_none());
 
+    // Dead letters page by (FailedAt, MessageId) and filter by queue in the statement: three
+    // letters of this queue and one of another, read two at a time.
+    let other = format!("{}Other", queue.as_str());
+    let ids: Vec<Uuid> = (0..4).map(|_| Uuid::new_v4()).collect();
+    for (i, id) in ids.iter().enumerate() {
+        let destination = if i == 1 {
+            other.as_str()
+        } else {
+            queue.as_str()
+        };
+        c.insert_dead_letter(
+            &s.dead_letter_insert,
+            &DeadLetterRow {
+                message_id: *id,
+                original_destination: destination,
+                body: b"{}",
+                delivery_attempts: 1,
+            },
+        )
+        .await
+        .expect("dead letter");
+    }
+    let page =
+        |after: Option<(chrono::NaiveDateTime, Uuid)>| crate::driver::statements::DeadLetterPage {
+            queue: Some(queue.as_str()),
+            after,
+            limit: 2,
+            ..Default::default()
+        };
+    let first = c
+        .list_dead_letters(&s.dead_letter_list, &page(None))
+        .await
+        .expect("first page");
+    assert_eq!(first.len(), 2);
+    let last = first.last().expect("a last letter");
+    let after = (
+        last.failed_at.expect("a failure time"),
+        Uuid::parse_str(&last.message_id).expect("an id"),
+    );
+    let second = c
+        .list_dead_letters(&s.dead_letter_list, &page(Some(after)))
+        .await
+        .expect("second page");
+    let mut seen: Vec<String> = first
+        .iter()
+        .chain(&second)
+        .map(|d| d.message_id.to_lowercase())
+        .collect();
+    seen.sort();
+    let mut expected: Vec<String> = [ids[0], ids[2], ids[3]]
+        .iter()
+        .map(|id| id.to_string())
+        .collect();
+    expected.sort();
+    assert_eq!(
+        seen, expected,
+        "each letter of the queue once, none of the other"
+    );
+    for id in ids {
+        c.take_dead_letter(&s.dead_letter_take, id)
+            .await
+            .expect("take");
+    }
+
     // Subscriptions: upsert twice, list live ones, refresh, sweep with a negative idle period.
     for _ in 0..2 {
         c.subscribe(&s.subscription_upsert, "Topic.A", queue.as_str(), 3600)
