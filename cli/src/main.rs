@@ -363,6 +363,26 @@ async fn connect(cli: &Cli) -> Result<Database, Failure> {
     Ok(Database::connect_with(database_url(cli)?, options).await?)
 }
 
+/// Prints a table for people: a header, then `rows`, columns as wide as their widest cell
+/// (wide characters counted as they show), the columns in `right` aligned right, no borders
+/// (scripts use `--json`).
+fn print_table(header: &[&str], right: &[usize], rows: impl Iterator<Item = Vec<String>>) {
+    let mut table = comfy_table::Table::new();
+    table
+        .load_preset(comfy_table::presets::NOTHING)
+        .set_content_arrangement(comfy_table::ContentArrangement::Disabled)
+        .set_header(header.iter().copied());
+    for row in rows {
+        table.add_row(row);
+    }
+    for &index in right {
+        if let Some(column) = table.column_mut(index) {
+            column.set_cell_alignment(comfy_table::CellAlignment::Right);
+        }
+    }
+    println!("{table}");
+}
+
 /// The first line of `text`, at most `max` characters (an ellipsis marks a cut).
 fn first_line(text: &str, max: usize) -> String {
     let line = text.lines().next().unwrap_or_default();
@@ -512,11 +532,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     .collect();
                 println!("{}", json!({"queues": rows}));
             } else {
-                println!(
-                    "{:<40} {:>10}  oldest message (age, sender's clock)",
-                    "queue", "depth"
-                );
-                for q in &queues {
+                let rows = queues.iter().map(|q| {
                     let age = q
                         .oldest_sent_at
                         .and_then(|t| (now - t).to_std().ok())
@@ -524,8 +540,13 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                             humantime::format_duration(Duration::from_secs(d.as_secs())).to_string()
                         })
                         .unwrap_or_else(|| "-".into());
-                    println!("{:<40} {:>10}  {age}", q.name, q.depth);
-                }
+                    vec![q.name.clone(), q.depth.to_string(), age]
+                });
+                print_table(
+                    &["queue", "depth", "oldest message (age, sender's clock)"],
+                    &[1],
+                    rows,
+                );
             }
         }
         Command::DeadLetters(DeadLetterCommand::ReplayAll { filter }) => {
@@ -579,21 +600,21 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     .collect();
                 println!("{}", json!({"dead_letters": rows}));
             } else {
-                println!(
-                    "{:<38} {:<20} {:<28} {:>8}  {:<23}  reason",
-                    "id", "queue", "type", "attempts", "failed at"
-                );
-                for d in &letters {
-                    println!(
-                        "{:<38} {:<20} {:<28} {:>8}  {:<23}  {}",
-                        d.message_id,
-                        d.original_destination.as_deref().unwrap_or("-"),
+                let rows = letters.iter().map(|d| {
+                    vec![
+                        d.message_id.clone(),
+                        d.original_destination.clone().unwrap_or_else(|| "-".into()),
                         d.message_type().unwrap_or_else(|| "-".into()),
-                        d.delivery_attempts,
+                        d.delivery_attempts.to_string(),
                         d.failed_at.map(|t| t.to_string()).unwrap_or_default(),
-                        first_line(&d.reason().unwrap_or_default(), 80)
-                    );
-                }
+                        first_line(&d.reason().unwrap_or_default(), 80),
+                    ]
+                });
+                print_table(
+                    &["id", "queue", "type", "attempts", "failed at", "reason"],
+                    &[3],
+                    rows,
+                );
             }
         }
         Command::DeadLetters(DeadLetterCommand::Show { id }) => {
@@ -633,15 +654,14 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     .collect();
                 println!("{}", json!({"subscriptions": rows}));
             } else {
-                println!("{:<40} {:<30} last seen", "topic", "queue");
-                for s in &subscriptions {
-                    println!(
-                        "{:<40} {:<30} {}",
-                        s.topic,
-                        s.queue,
-                        s.last_seen_at.map(|t| t.to_string()).unwrap_or_default()
-                    );
-                }
+                let rows = subscriptions.iter().map(|s| {
+                    vec![
+                        s.topic.clone(),
+                        s.queue.clone(),
+                        s.last_seen_at.map(|t| t.to_string()).unwrap_or_default(),
+                    ]
+                });
+                print_table(&["topic", "queue", "last seen"], &[], rows);
             }
         }
         Command::Bench(settings) => {
