@@ -1,7 +1,10 @@
-//! Batched writes: consecutive planned inserts with the same statement (the same queue, the
-//! same kind of row) become one multi-row INSERT, up to the dialect's rows per statement, so a
-//! batch of sends costs one statement instead of one per message. Rows keep the order they were
-//! planned in, which is the order their queue receives them.
+//! Batched writes: planned inserts with the same statement (the same queue, the same kind of
+//! row) become one multi-row INSERT, up to the dialect's rows per statement, so a batch of sends
+//! costs one statement instead of one per message. Inserts are grouped by statement in the
+//! order each statement first appears: rows of one statement (one table) keep the order they
+//! were planned in, which is the order their queue receives them; rows of different tables may
+//! be written in another order, which no queue can see (each table has its own `RowVersion`
+//! order). So sends to several queues that share a commit still cost one statement per queue.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -51,18 +54,28 @@ pub(crate) fn combine(
     if dialect.rows_per_insert <= 1 || planned.len() < 2 {
         return planned;
     }
-    let mut out = Vec::with_capacity(planned.len());
-    let mut run: Vec<PlannedInsert> = Vec::new();
+    // One group per statement, in the order each first appears; each group in planned order.
+    let mut groups: Vec<Vec<PlannedInsert>> = Vec::new();
     for insert in planned {
-        let joins = run.first().is_some_and(|first| {
-            first.statement.sql == insert.statement.sql && run.len() < dialect.rows_per_insert
-        });
-        if !joins {
-            flush(&mut run, &mut out, dialect);
+        match groups
+            .iter_mut()
+            .find(|g| g[0].statement.sql == insert.statement.sql)
+        {
+            Some(group) => group.push(insert),
+            None => groups.push(vec![insert]),
         }
-        run.push(insert);
     }
-    flush(&mut run, &mut out, dialect);
+    let mut out = Vec::new();
+    for group in groups {
+        let mut run: Vec<PlannedInsert> = Vec::new();
+        for insert in group {
+            if run.len() == dialect.rows_per_insert {
+                flush(&mut run, &mut out, dialect);
+            }
+            run.push(insert);
+        }
+        flush(&mut run, &mut out, dialect);
+    }
     out
 }
 
@@ -126,18 +139,26 @@ mod tests {
             .iter()
             .map(|p| (p.statement.sql.as_str(), p.statement.params()))
             .collect();
-        assert_eq!(texts.len(), 3, "a's first three rows, then b, then a again");
-        assert_eq!(texts[0].0, "INSERT INTO a (x) VALUES\n($1),\n($2),\n($3)");
+        assert_eq!(texts.len(), 2, "every row of a in one insert, then b");
+        assert_eq!(
+            texts[0].0,
+            "INSERT INTO a (x) VALUES\n($1),\n($2),\n($3),\n($4)"
+        );
         let ids: Vec<String> = texts[0].1.iter().map(|p| format!("{p:?}")).collect();
         assert_eq!(
             ids,
-            ["BigInt(Some(1))", "BigInt(Some(2))", "BigInt(Some(3))"]
+            [
+                "BigInt(Some(1))",
+                "BigInt(Some(2))",
+                "BigInt(Some(3))",
+                "BigInt(Some(5))"
+            ],
+            "a's rows in the order they were planned"
         );
         assert_eq!(texts[1].0, b);
-        assert_eq!(texts[2].0, a);
         assert!(combined[0]
             .operation
-            .contains("3 messages in one statement"));
+            .contains("4 messages in one statement"));
     }
 
     #[test]
