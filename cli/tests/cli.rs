@@ -19,6 +19,22 @@ impl Handler<Ping> for Nobody {
     }
 }
 
+/// The PostgreSQL server of the tests: `NIMBUS_POSTGRES`, else the local one.
+fn postgres_url() -> String {
+    std::env::var("NIMBUS_POSTGRES")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+}
+
+/// Drops a test's PostgreSQL schema with everything in it.
+async fn drop_schema(url: &str, schema: &str) {
+    let db = Database::connect(url)
+        .await
+        .expect("PostgreSQL is reachable");
+    db.execute(&format!("DROP SCHEMA {} CASCADE", db.quote(schema)))
+        .await
+        .expect("drop the test schema");
+}
+
 fn unique() -> String {
     uuid::Uuid::new_v4().simple().to_string()[..12].to_string()
 }
@@ -552,16 +568,10 @@ async fn bench_latency_runs_on_sqlite() {
 
 #[actix_rt::test]
 async fn bench_latency_runs_on_postgres() {
-    let url = std::env::var("NIMBUS_POSTGRES")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into());
+    let url = postgres_url();
     let schema = format!("nimbus latency {}", unique());
     bench_latency(&url, Some(&schema)).await;
-    let db = Database::connect(&url)
-        .await
-        .expect("PostgreSQL is reachable");
-    db.execute(&format!("DROP SCHEMA {} CASCADE", db.quote(&schema)))
-        .await
-        .expect("drop the test schema");
+    drop_schema(&url, &schema).await;
 }
 
 #[actix_rt::test]
@@ -576,16 +586,10 @@ async fn bench_runs_on_sqlite_in_both_layouts() {
 
 #[actix_rt::test]
 async fn bench_runs_on_postgres() {
-    let url = std::env::var("NIMBUS_POSTGRES")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into());
+    let url = postgres_url();
     let schema = format!("nimbus bench {}", unique());
     bench(&url, Some(&schema), "table").await;
-    let db = Database::connect(&url)
-        .await
-        .expect("PostgreSQL is reachable");
-    db.execute(&format!("DROP SCHEMA {} CASCADE", db.quote(&schema)))
-        .await
-        .expect("drop the test schema");
+    drop_schema(&url, &schema).await;
 }
 
 /// `nimbus bench --json` with tiny sizes and `extra` options; returns the report's `bench`
@@ -725,8 +729,7 @@ async fn bench_e2e_send_batch_and_statements_on_sqlite() {
 
 #[actix_rt::test]
 async fn bench_e2e_send_batch_and_statements_on_postgres() {
-    let url = std::env::var("NIMBUS_POSTGRES")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into());
+    let url = postgres_url();
     let schema = format!("nimbus bench {}", unique());
     let (bench, out) = bench_json(
         &url,
@@ -764,12 +767,7 @@ async fn bench_e2e_send_batch_and_statements_on_postgres() {
         );
     }
     no_queue_left(&url, Some(&schema)).await;
-    let db = Database::connect(&url)
-        .await
-        .expect("PostgreSQL is reachable");
-    db.execute(&format!("DROP SCHEMA {} CASCADE", db.quote(&schema)))
-        .await
-        .expect("drop the test schema");
+    drop_schema(&url, &schema).await;
 }
 
 #[actix_rt::test]
@@ -782,16 +780,10 @@ async fn every_command_works_on_sqlite() {
 
 #[actix_rt::test]
 async fn every_command_works_on_postgres() {
-    let url = std::env::var("NIMBUS_POSTGRES")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into());
+    let url = postgres_url();
     let schema = format!("nimbus cli {}", unique());
     flow(&url, Some(&schema)).await;
-    let db = Database::connect(&url)
-        .await
-        .expect("PostgreSQL is reachable");
-    db.execute(&format!("DROP SCHEMA {} CASCADE", db.quote(&schema)))
-        .await
-        .expect("drop the test schema");
+    drop_schema(&url, &schema).await;
 }
 
 #[test]
@@ -901,16 +893,10 @@ async fn dead_letters_are_filtered_and_paged_on_sqlite() {
 
 #[actix_rt::test]
 async fn dead_letters_are_filtered_and_paged_on_postgres() {
-    let url = std::env::var("NIMBUS_POSTGRES")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into());
+    let url = postgres_url();
     let schema = format!("nimbus cli {}", unique());
     dead_letters_are_filtered_and_paged(&url, Some(&schema)).await;
-    let db = Database::connect(&url)
-        .await
-        .expect("PostgreSQL is reachable");
-    db.execute(&format!("DROP SCHEMA {} CASCADE", db.quote(&schema)))
-        .await
-        .expect("drop the test schema");
+    drop_schema(&url, &schema).await;
 }
 
 /// `schema print --dialect` needs no database, and prints what `--database` of that kind prints.

@@ -84,8 +84,9 @@ pub(crate) fn decide(
     if stats.dead_rows >= DEAD_ROWS_CEILING {
         return Decision::TooManyDeadRows;
     }
-    let late =
-        over_since.is_some_and(|since| now.duration_since(since) >= stats.autovacuum_naptime * 2);
+    let late = over_since.is_some_and(|since| {
+        now.duration_since(since) >= stats.autovacuum_naptime.saturating_mul(2)
+    });
     if late {
         Decision::AutovacuumBehind
     } else {

@@ -417,11 +417,11 @@ async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
         vec![queue.as_str().to_string()]
     );
     assert!(c
-        .refresh_subscription(&s.subscription_refresh, "Topic.A", queue.as_str())
+        .on_subscription(&s.subscription_refresh, "Topic.A", queue.as_str())
         .await
         .expect("refresh"));
     assert!(!c
-        .refresh_subscription(&s.subscription_refresh, "Topic.B", queue.as_str())
+        .on_subscription(&s.subscription_refresh, "Topic.B", queue.as_str())
         .await
         .expect("refresh of nothing"));
     assert_eq!(
@@ -472,11 +472,11 @@ async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
         .await
         .expect("subscribe");
     assert!(c
-        .delete_subscription(&s.subscription_delete, "Topic.C", queue.as_str())
+        .on_subscription(&s.subscription_delete, "Topic.C", queue.as_str())
         .await
         .expect("unsubscribe"));
     assert!(!c
-        .delete_subscription(&s.subscription_delete, "Topic.C", queue.as_str())
+        .on_subscription(&s.subscription_delete, "Topic.C", queue.as_str())
         .await
         .expect("unsubscribe again"));
 

@@ -583,30 +583,18 @@ impl<D: Driver> Held<D> {
         .map(drop)
     }
 
-    /// `subscription_refresh.sql`: `false` when the subscription is gone.
-    pub async fn refresh_subscription(
+    /// A statement on the one subscription of `queue` to `topic` (`subscription_refresh.sql`,
+    /// `subscription_delete.sql`): `false` when it affected no row, the subscription being gone.
+    pub async fn on_subscription(
         &mut self,
         sql: &str,
         topic: &str,
         queue: &str,
     ) -> DriverResult<bool> {
-        let refreshed = self
+        let affected = self
             .execute(sql, &[Param::Text(Some(topic)), Param::Text(Some(queue))])
             .await?;
-        Ok(refreshed > 0)
-    }
-
-    /// `subscription_delete.sql`: `false` when there was no such subscription.
-    pub async fn delete_subscription(
-        &mut self,
-        sql: &str,
-        topic: &str,
-        queue: &str,
-    ) -> DriverResult<bool> {
-        let deleted = self
-            .execute(sql, &[Param::Text(Some(topic)), Param::Text(Some(queue))])
-            .await?;
-        Ok(deleted > 0)
+        Ok(affected > 0)
     }
 
     /// `subscription_list.sql`: the queues subscribed to `topic` seen within `idle_seconds`.

@@ -92,7 +92,7 @@ impl<D: Driver> Admin for SqlTransport<D> {
         let s = self.inner();
         let mut c = s.connection("removing a subscription").await?;
         let removed = c
-            .delete_subscription(&s.cx.sql.subscription_delete, topic, queue)
+            .on_subscription(&s.cx.sql.subscription_delete, topic, queue)
             .await
             .map_err(s.cx.db(format!("removing the subscription of {queue:?} to {topic}")))?;
         c.release();

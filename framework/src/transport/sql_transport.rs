@@ -834,7 +834,7 @@ impl<D: Driver> Transport for SqlTransport<D> {
         let mut missing = Vec::new();
         for (i, (topic, queue)) in subscriptions.iter().enumerate() {
             let refreshed = c
-                .refresh_subscription(&s.cx.sql.subscription_refresh, topic, queue.as_str())
+                .on_subscription(&s.cx.sql.subscription_refresh, topic, queue.as_str())
                 .await
                 .map_err(s.cx.db("heartbeating subscriptions"))?;
             if !refreshed {
