@@ -1,7 +1,7 @@
 //! A bus in any Rust service: started from a plain tokio runtime with `start_in_background`,
 //! used from tokio tasks, stopped; and a process that stops gracefully on SIGTERM.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -93,9 +93,11 @@ fn sigterm_stops_the_bus_gracefully() {
     let path = std::env::temp_dir().join(format!("nimbus-signal-{}.db", unique()));
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_signal_worker"))
         .arg(&path)
+        .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("start the worker");
+    let mut stdin = child.stdin.take().expect("stdin");
     let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
     let first = lines.next().and_then(|l| l.ok());
     assert_eq!(first.as_deref(), Some("started"));
@@ -104,6 +106,10 @@ fn sigterm_stops_the_bus_gracefully() {
         .status()
         .expect("run kill");
     assert!(killed.success());
+    // The signal is now pending in (or handled by) the worker, before it polls the future
+    // that waits for it: it must still stop gracefully.
+    let _ = writeln!(stdin, "go"); // fails only if the worker died of the signal: see below
+    drop(stdin);
     let deadline = Instant::now() + Duration::from_secs(30);
     let status = loop {
         if let Some(status) = child.try_wait().expect("wait") {

@@ -102,39 +102,73 @@ impl Bus {
     /// Waits for SIGTERM or Ctrl-C (SIGINT), then stops the bus gracefully: receivers stop
     /// taking messages, handlers in flight finish and commit, timer actors stop.
     ///
+    /// It listens from the moment it is called, not from the first poll of the future it
+    /// returns: a signal that arrives in between (while the application prints "ready" or
+    /// registers with a load balancer) still stops the bus gracefully instead of killing the
+    /// process. Call it inside the runtime the bus runs on.
+    ///
     /// ```no_run
     /// # async fn demo(bus: nimbus::Bus) -> nimbus::Result<()> {
-    /// bus.stop_on_signal().await?; // returns once stopped
+    /// let stopped = bus.stop_on_signal(); // SIGTERM from here on stops the bus gracefully
+    /// println!("ready");
+    /// stopped.await?; // returns once stopped
     /// # Ok(()) }
     /// ```
-    pub async fn stop_on_signal(&self) -> Result<()> {
-        wait_for_signal().await?;
-        tracing::info!("stop signal received; stopping the bus");
-        self.stop().await
+    pub fn stop_on_signal(&self) -> impl std::future::Future<Output = Result<()>> + '_ {
+        let signals = StopSignals::listen();
+        async move {
+            signals?.next().await;
+            tracing::info!("stop signal received; stopping the bus");
+            self.stop().await
+        }
     }
+}
+
+/// The process's stop signals, listened for from the moment [`StopSignals::listen`] returns.
+#[cfg(unix)]
+struct StopSignals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
 }
 
 #[cfg(unix)]
-async fn wait_for_signal() -> Result<()> {
-    use tokio::signal::unix::{signal, SignalKind};
-    let listen = |kind: SignalKind| {
-        signal(kind)
-            .map_err(|e| NimbusError::NotRunning(format!("cannot listen for stop signals: {e}")))
-    };
-    let (mut term, mut int) = (
-        listen(SignalKind::terminate())?,
-        listen(SignalKind::interrupt())?,
-    );
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
+impl StopSignals {
+    fn listen() -> Result<Self> {
+        use tokio::signal::unix::{signal, SignalKind};
+        let listen = |kind: SignalKind| {
+            signal(kind).map_err(|e| {
+                NimbusError::NotRunning(format!("cannot listen for stop signals: {e}"))
+            })
+        };
+        Ok(StopSignals {
+            term: listen(SignalKind::terminate())?,
+            int: listen(SignalKind::interrupt())?,
+        })
     }
-    Ok(())
+
+    async fn next(&mut self) {
+        tokio::select! {
+            _ = self.term.recv() => {}
+            _ = self.int.recv() => {}
+        }
+    }
 }
 
-#[cfg(not(unix))]
-async fn wait_for_signal() -> Result<()> {
-    tokio::signal::ctrl_c()
-        .await
-        .map_err(|e| NimbusError::NotRunning(format!("cannot listen for Ctrl-C: {e}")))
+/// Ctrl-C, listened for from the moment [`StopSignals::listen`] returns.
+#[cfg(windows)]
+struct StopSignals {
+    ctrl_c: tokio::signal::windows::CtrlC,
+}
+
+#[cfg(windows)]
+impl StopSignals {
+    fn listen() -> Result<Self> {
+        let ctrl_c = tokio::signal::windows::ctrl_c()
+            .map_err(|e| NimbusError::NotRunning(format!("cannot listen for Ctrl-C: {e}")))?;
+        Ok(StopSignals { ctrl_c })
+    }
+
+    async fn next(&mut self) {
+        self.ctrl_c.recv().await;
+    }
 }

@@ -1,5 +1,6 @@
 //! A worker process for the graceful-stop test: starts a bus on the SQLite file it is given,
-//! prints `started`, stops on SIGTERM or Ctrl-C, prints `stopped` and exits 0.
+//! prints `started`, waits for a line on stdin, stops on SIGTERM or Ctrl-C (also one that came
+//! while it waited), prints `stopped` and exits 0.
 //!
 //! Usage: `signal_worker <sqlite-file>`
 
@@ -28,9 +29,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build()?
         .start()
         .await?;
+    // Listen before saying "started": the test sends SIGTERM as soon as it reads it, and only
+    // then lets the worker go on (a line on stdin), so the signal arrives before the future
+    // that waits for it is first polled — as it does in an application busy starting up.
+    let stopped = bus.stop_on_signal();
     println!("started");
     std::io::stdout().flush()?;
-    bus.stop_on_signal().await?;
+    let mut go = String::new();
+    std::io::stdin().read_line(&mut go)?;
+    stopped.await?;
     println!("stopped");
     Ok(())
 }
