@@ -71,6 +71,21 @@ enum Command {
     /// Every queue: its exact depth and the age of its oldest message (from its
     /// NServiceBus.TimeSent header, the sender's clock).
     Queues,
+    /// Pauses a queue: its endpoints, in every process, stop taking its messages within one
+    /// peek delay (handlers already running finish); sends still go in. Kept in the database
+    /// until `nimbus resume`.
+    Pause {
+        /// The queue.
+        queue: String,
+        /// Who pauses it, shown to other operators (default: $USER on this host).
+        #[arg(long)]
+        by: Option<String>,
+    },
+    /// Resumes a paused queue: its endpoints take its messages again within one peek delay.
+    Resume {
+        /// The queue.
+        queue: String,
+    },
     /// The first messages of a queue, without removing them.
     Peek {
         /// The queue.
@@ -526,6 +541,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     .iter()
                     .map(|q| {
                         json!({"queue": q.name, "depth": q.depth, "depth_is": "exact",
+                               "paused": q.paused,
                                "oldest_sent_at": q.oldest_sent_at.map(|t| t.to_rfc3339()),
                                "oldest_age_seconds": q.oldest_sent_at.map(|t| (now - t).num_seconds())})
                     })
@@ -540,14 +556,49 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                             humantime::format_duration(Duration::from_secs(d.as_secs())).to_string()
                         })
                         .unwrap_or_else(|| "-".into());
-                    vec![q.name.clone(), q.depth.to_string(), age]
+                    let state = if q.paused { "paused" } else { "" };
+                    vec![q.name.clone(), q.depth.to_string(), age, state.to_string()]
                 });
                 print_table(
-                    &["queue", "depth", "oldest message (age, sender's clock)"],
+                    &[
+                        "queue",
+                        "depth",
+                        "oldest message (age, sender's clock)",
+                        "state",
+                    ],
                     &[1],
                     rows,
                 );
             }
+        }
+        Command::Pause { queue, by } => {
+            let db = connect(&cli).await?;
+            let by = by.clone().unwrap_or_else(operator);
+            let newly = db.pause_queue(queue, &by).await?;
+            report(
+                &cli,
+                json!({"paused": queue, "already_paused": !newly}),
+                &if newly {
+                    format!(
+                        "paused {queue:?}: its endpoints stop taking messages within one peek                          delay (sends still go in); `nimbus resume {queue}` undoes it"
+                    )
+                } else {
+                    format!("{queue:?} was paused already")
+                },
+            );
+        }
+        Command::Resume { queue } => {
+            let db = connect(&cli).await?;
+            let resumed = db.resume_queue(queue).await?;
+            report(
+                &cli,
+                json!({"resumed": queue, "was_paused": resumed}),
+                &if resumed {
+                    format!("resumed {queue:?}: its endpoints receive again within one peek delay")
+                } else {
+                    format!("{queue:?} was not paused")
+                },
+            );
         }
         Command::DeadLetters(DeadLetterCommand::ReplayAll { filter }) => {
             let db = connect(&cli).await?;
@@ -773,6 +824,17 @@ where
 }
 
 /// Prints a command's result: `value` with `--json`, `summary` otherwise.
+/// Who runs this command, for the record a pause keeps: `$USER@host` where known.
+fn operator() -> String {
+    let user = std::env::var("USER")
+        .or_else(|_| std::env::var("USERNAME"))
+        .unwrap_or_else(|_| "someone".into());
+    match std::env::var("HOSTNAME") {
+        Ok(host) if !host.is_empty() => format!("{user}@{host} (nimbus pause)"),
+        _ => format!("{user} (nimbus pause)"),
+    }
+}
+
 fn report(cli: &Cli, value: serde_json::Value, summary: &str) {
     if cli.json {
         println!("{value}");

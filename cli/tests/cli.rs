@@ -927,3 +927,115 @@ fn schema_print_takes_a_dialect_instead_of_a_database() {
     }
     assert!(!std::path::Path::new("never-opened.db").exists());
 }
+
+/// Counts the pings it handles.
+#[derive(Clone, Default)]
+struct CountingPings(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl Handler<Ping> for CountingPings {
+    async fn handle(&self, _m: Ping, _ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+/// Waits until `done` holds, for at most a minute (a loaded machine is slow, never this slow).
+async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting until {what}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// Two processes: this one runs an endpoint, the `nimbus` tool pauses its queue, sends to it,
+/// lists it as paused and resumes it; the endpoint takes nothing while it is paused and
+/// everything once it is resumed.
+async fn pause_and_resume(url: &str, schema: Option<&str>) {
+    let handled = CountingPings::default();
+    let mut builder = nimbus::Bus::builder()
+        .names("Pausable", "pausable-1")
+        .database_url(url)
+        .peek_delay(std::time::Duration::from_millis(100))
+        .handler(handled.clone());
+    if let Some(schema) = schema {
+        builder = builder.schema(schema);
+    }
+    let bus = builder.build().unwrap().start().await.unwrap();
+    let count = || handled.0.load(std::sync::atomic::Ordering::SeqCst);
+
+    let (ok, out, err) = nimbus(url, schema, &["pause", "Pausable", "--by", "on-call"]);
+    assert!(ok && out.contains("paused \"Pausable\""), "{out}{err}");
+    let (ok, out, _) = nimbus(url, schema, &["pause", "Pausable"]);
+    assert!(ok && out.contains("was paused already"), "{out}");
+    let (ok, _, err) = nimbus(url, schema, &["pause", "Pausabel"]);
+    assert!(
+        !ok && err.contains("Pausable"),
+        "a typo names the queue: {err}"
+    );
+    wait_until("the endpoint sees the pause", || {
+        bus.metrics().paused_queues.contains("Pausable")
+    })
+    .await;
+
+    for _ in 0..3 {
+        let (ok, _, err) = nimbus(
+            url,
+            schema,
+            &["send", "Pausable", "--type", "Cli.Ping", "--body", "null"],
+        );
+        assert!(ok, "sends to a paused queue go in: {err}");
+    }
+    let peeks = bus.metrics().peeks;
+    wait_until(
+        "the paused queue is peeked twice with its messages in it",
+        || {
+            let m = bus.metrics();
+            m.peeks >= peeks + 2 && m.queue_depths.get("Pausable").copied().unwrap_or(0) >= 3
+        },
+    )
+    .await;
+    assert_eq!(count(), 0, "nothing is received while paused");
+    let (ok, out, err) = nimbus(url, schema, &["--json", "queues"]);
+    assert!(ok, "{err}");
+    let listed: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let row = listed["queues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["queue"] == "Pausable")
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        (row["paused"].as_bool(), row["depth"].as_i64()),
+        (Some(true), Some(3)),
+        "{out}"
+    );
+    let (ok, out, _) = nimbus(url, schema, &["queues"]);
+    assert!(ok && out.contains("paused"), "{out}");
+
+    let (ok, out, err) = nimbus(url, schema, &["resume", "Pausable"]);
+    assert!(ok && out.contains("resumed"), "{out}{err}");
+    wait_until("every message is handled after the resume", || count() == 3).await;
+    let (ok, out, _) = nimbus(url, schema, &["resume", "Pausable"]);
+    assert!(ok && out.contains("was not paused"), "{out}");
+    bus.stop().await.unwrap();
+}
+
+#[actix_rt::test]
+async fn pause_and_resume_reach_a_running_endpoint_on_sqlite() {
+    let path = std::env::temp_dir().join(format!("nimbus-cli-pause-{}.db", unique()));
+    pause_and_resume(&format!("sqlite://{}", path.display()), None).await;
+    let _ = std::fs::remove_file(&path);
+}
+
+#[actix_rt::test]
+async fn pause_and_resume_reach_a_running_endpoint_on_postgres() {
+    let url = postgres_url();
+    let schema = format!("nimbus cli pause {}", unique());
+    pause_and_resume(&url, Some(&schema)).await;
+    drop_schema(&url, &schema).await;
+}

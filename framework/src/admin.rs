@@ -107,6 +107,20 @@ pub struct QueueInfo {
     /// When its oldest message was sent, by the sender's clock (`NServiceBus.TimeSent`);
     /// `None` when it is empty or the header is missing.
     pub oldest_sent_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// Whether an operator paused it ([`Database::pause_queue`]).
+    pub paused: bool,
+}
+
+/// A paused queue, as [`Database::paused_queues`] lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PausedQueue {
+    /// The queue.
+    pub name: String,
+    /// When it was paused (database time, UTC).
+    pub paused_at: Option<NaiveDateTime>,
+    /// Who paused it, as the pausing tool wrote it.
+    pub paused_by: String,
 }
 
 /// A dead letter, as [`Database::dead_letters`] lists it.
@@ -461,10 +475,15 @@ impl Database {
             .await
     }
 
-    /// Every queue with its exact depth and the send time of its oldest message.
+    /// Every queue with its exact depth, the send time of its oldest message and whether it is
+    /// paused.
     pub async fn queues(&self) -> Result<Vec<QueueInfo>> {
+        let paused = self.transport.paused_queues().await?.unwrap_or_default();
         let mut out = Vec::new();
         for name in self.transport.queues().await? {
+            let is_paused = paused
+                .iter()
+                .any(|p| self.transport.same_queue_name(&p.queue, &name));
             let queue = self.queue(&name)?;
             let depth = self.transport.count(&queue).await?;
             let oldest_sent_at = self
@@ -481,6 +500,7 @@ impl Database {
                 name,
                 depth,
                 oldest_sent_at,
+                paused: is_paused,
             });
         }
         Ok(out)
@@ -588,6 +608,40 @@ impl Database {
     /// it, or remove its handler, first.
     pub async fn unsubscribe(&self, topic: &str, queue: &str) -> Result<bool> {
         self.transport.unsubscribe(topic, queue).await
+    }
+
+    /// Pauses `queue`: every endpoint receiving from it, in every process, stops taking its
+    /// messages within one peek delay (handlers already running finish); sends to it still go
+    /// in. The pause is kept in the database (`NimbusPausedQueues`), so it survives restarts,
+    /// until [`Database::resume_queue`]. `by` says who paused it, for other operators. `false`
+    /// when it was paused already. A queue that does not exist is
+    /// [`NimbusError::UnknownQueue`], naming the closest.
+    pub async fn pause_queue(&self, queue: &str, by: &str) -> Result<bool> {
+        let queue = self.known_queue(queue).await?;
+        self.transport.pause(queue.as_str(), by).await
+    }
+
+    /// Resumes a paused `queue`: its endpoints take its messages again within one peek delay.
+    /// `false` when it was not paused.
+    pub async fn resume_queue(&self, queue: &str) -> Result<bool> {
+        let queue = self.queue(queue)?;
+        self.transport.resume(queue.as_str()).await
+    }
+
+    /// The paused queues (none where `NimbusPausedQueues` does not exist yet).
+    pub async fn paused_queues(&self) -> Result<Vec<PausedQueue>> {
+        Ok(self
+            .transport
+            .paused_queues()
+            .await?
+            .unwrap_or_default()
+            .into_iter()
+            .map(|row| PausedQueue {
+                name: row.queue,
+                paused_at: row.paused_at,
+                paused_by: row.paused_by,
+            })
+            .collect())
     }
 
     /// Deletes the subscriptions not seen for `idle`, and the per-instance queues left without

@@ -10,6 +10,7 @@ pub mod batch;
 pub mod db;
 mod failures;
 mod leases;
+mod pause;
 pub mod proxy;
 mod pubsub;
 pub mod suite;
@@ -157,6 +158,7 @@ macro_rules! conformance_suite {
             a_wrongly_defined_index_is_reported_with_its_fix,
             a_handler_under_a_lease_holds_nothing_and_outlives_its_lease,
             stop_hands_a_leased_message_back_without_counting_an_attempt,
+            a_paused_queue_stops_receiving_until_resumed,
         }
     };
     (@tests $attrs:tt $setup:expr; $($name:ident),* $(,)?) => {

@@ -14,6 +14,7 @@ use crate::db::{Kind, Setup, TestDatabase};
 
 pub use crate::failures::*;
 pub use crate::leases::*;
+pub use crate::pause::*;
 pub use crate::pubsub::*;
 
 /// How long a test waits for something that should happen within a second or two.

@@ -193,6 +193,10 @@ async fn labelled_metrics(kind: Kind) {
         !series("nimbus_queue_depth", &[("queue", queue.as_str())]).is_empty(),
         "a depth gauge for the queue"
     );
+    assert!(
+        !series("nimbus_queue_paused", &[("queue", queue.as_str())]).is_empty(),
+        "a paused gauge for the queue, at 0 from the start"
+    );
     // Bus::metrics() reports each of the endpoint's queues on its own: the input queue and the
     // instance queue for replies.
     let instance_queue = format!("{queue}.metered-1");

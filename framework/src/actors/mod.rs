@@ -3,8 +3,8 @@
 //! Per received queue: a [`QueueSupervisor`] that starts one peeker, up to the concurrency limit
 //! of receivers (restarted by actix `Supervisor` when they fail) and an expiry purger. Per
 //! endpoint: a [`DeadLetterer`], and timer-driven actors (`periodic::Periodic`) for delayed
-//! delivery, the heartbeat of its subscriptions, the idle sweep of lapsed ones and the
-//! maintenance of its queue tables (PostgreSQL's VACUUM). The peek and receive modes follow
+//! delivery, the heartbeat of its subscriptions, the idle sweep of lapsed ones, the check for
+//! queues an operator paused and the maintenance of its queue tables (PostgreSQL's VACUUM). The peek and receive modes follow
 //! seed 000:
 //!
 //! * **peek**: the peeker estimates the depth as `max(RowVersion) - min(RowVersion) + 1`; if it is
@@ -28,6 +28,7 @@ mod expiry_purger;
 mod heartbeat;
 mod idle_sweep;
 mod lease_reclaimer;
+mod pause_watch;
 mod peeker;
 mod periodic;
 mod receiver;
@@ -39,6 +40,7 @@ pub(crate) use delayed_delivery::delayed_delivery;
 pub(crate) use heartbeat::beat;
 pub(crate) use heartbeat::heartbeat;
 pub(crate) use idle_sweep::idle_sweep;
+pub(crate) use pause_watch::{pause_watch, read_pauses};
 pub(crate) use supervisor::{Drain, QueueSupervisor};
 pub(crate) use table_maintenance::table_maintenance;
 

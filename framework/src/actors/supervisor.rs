@@ -137,7 +137,8 @@ impl QueueSupervisor {
     /// supervisor nothing it can act on (and under a steady stream of sends from this process
     /// it peeked once per send): the next receive that ends looks again instead.
     fn on_wake(&mut self, ctx: &mut Context<Self>) {
-        if self.stopping {
+        // A paused queue's peeks keep their timer: sends into it wake nobody.
+        if self.stopping || self.paused() {
             return;
         }
         if self.peeking {
@@ -232,6 +233,13 @@ impl QueueSupervisor {
             Ok(Ok(estimate)) => {
                 self.database_ok();
                 self.set_depth(estimate);
+                if self.paused() {
+                    // Its depth stays current; its messages wait until it is resumed (which
+                    // wakes this supervisor).
+                    self.remaining = 0;
+                    self.peek_later(self.endpoint.config.peek_delay, ctx);
+                    return;
+                }
                 let waiting = self.waiting(estimate);
                 if waiting > 0 {
                     self.remaining = waiting;
@@ -272,6 +280,11 @@ impl QueueSupervisor {
         estimate.saturating_sub(in_flight.saturating_mul(self.batch()))
     }
 
+    /// Whether an operator paused this queue (as last read, at most a peek delay ago).
+    fn paused(&self) -> bool {
+        self.endpoint.counters.is_paused(self.queue.as_str())
+    }
+
     /// How many messages one receive takes.
     fn batch(&self) -> i64 {
         i64::try_from(self.endpoint.config.receive_batch.max(1)).unwrap_or(1)
@@ -286,6 +299,10 @@ impl QueueSupervisor {
     /// Hands out receives to idle receivers while the estimate lasts and the endpoint has free
     /// slots; when the slots run out, waits for one.
     fn dispatch(&mut self, ctx: &mut Context<Self>) {
+        if self.paused() {
+            self.remaining = 0;
+            return;
+        }
         while self.remaining > 0 && !self.stopping && !self.idle.is_empty() {
             match self.endpoint.slots.clone().try_acquire_owned() {
                 Ok(slot) => self.hand_out(slot, ctx),

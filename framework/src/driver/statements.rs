@@ -235,6 +235,14 @@ pub(crate) struct SubscriptionRow {
     pub idle_seconds: Option<i64>,
 }
 
+/// One row of `paused_list.sql`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PausedRow {
+    pub queue: String,
+    pub paused_at: Option<NaiveDateTime>,
+    pub paused_by: String,
+}
+
 /// Which page of dead letters `dead_letter_list.sql` returns: the filters, and where the page
 /// starts (after the (FailedAt, MessageId) of the previous page's last row).
 #[derive(Debug, Clone, Default)]
@@ -532,6 +540,38 @@ impl<D: Driver> Held<D> {
                     .ok()
             })
             .collect())
+    }
+
+    /// `queue_pause.sql`: pauses `queue`; `true` when it was not paused before.
+    pub async fn pause_queue(&mut self, sql: &str, queue: &str, by: &str) -> DriverResult<bool> {
+        let affected = self
+            .execute(sql, &[Param::Text(Some(queue)), Param::Text(Some(by))])
+            .await?;
+        Ok(affected > 0)
+    }
+
+    /// `queue_resume.sql`: resumes `queue`; `true` when it was paused.
+    pub async fn resume_queue(&mut self, sql: &str, queue: &str) -> DriverResult<bool> {
+        let affected = self.execute(sql, &[Param::Text(Some(queue))]).await?;
+        Ok(affected > 0)
+    }
+
+    /// `paused_list.sql`: the paused queues. A row that cannot be read is an error: skipping it
+    /// would resume a queue an operator paused.
+    pub async fn paused_queues(&mut self, sql: &str) -> DriverResult<Vec<PausedRow>> {
+        let rows = self.query(sql, &[]).await?;
+        rows.iter()
+            .map(|row| {
+                let read = || -> Result<PausedRow, String> {
+                    Ok(PausedRow {
+                        queue: row.text(0)?.ok_or("a paused queue without a name")?,
+                        paused_at: row.time(1)?,
+                        paused_by: row.text(2)?.unwrap_or_default(),
+                    })
+                };
+                read().map_err(|e| DriverError::other(FailureKind::Permanent, e))
+            })
+            .collect()
     }
 
     /// `queue_browse.sql`: up to `limit` rows in receive order, left in place.

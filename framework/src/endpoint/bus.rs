@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 use actix::prelude::*;
 
 use crate::actors::{
-    delayed_delivery, heartbeat, idle_sweep, table_maintenance, DeadLetterer, Drain,
-    QueueSupervisor, Shutdown,
+    delayed_delivery, heartbeat, idle_sweep, pause_watch, read_pauses, table_maintenance,
+    DeadLetterer, Drain, QueueSupervisor, Shutdown,
 };
 use crate::endpoint::builder::BusBuilder;
 use crate::endpoint::shared_commits::SharedCommits;
@@ -164,6 +164,15 @@ impl Endpoint {
         });
         let mut maintenance: Vec<Recipient<Shutdown>> = Vec::new();
         if receiving {
+            // A queue paused before this instance started is not received from at all.
+            if !read_pauses(&endpoint, &queues).await? {
+                tracing::warn!(schema = %endpoint.config.schema.as_str(), "NimbusPausedQueues does not exist (a schema made before pausing, with auto-create off): this endpoint's queues cannot be paused until it is created (nimbus schema apply)");
+            }
+            maintenance.push(
+                pause_watch(endpoint.clone(), queues.clone())
+                    .start()
+                    .recipient(),
+            );
             maintenance.push(delayed_delivery(endpoint.clone()).start().recipient());
             maintenance.push(idle_sweep(endpoint.clone()).start().recipient());
             if !endpoint.config.table_maintenance_interval.is_zero() {

@@ -29,7 +29,7 @@
 //! | `nimbus_send_commits_total` | counter | (the commits those sends took: fewer than the sends where they shared commits) |
 //! | `nimbus_queue_oldest_message_age_seconds` | gauge | queue (the first message's `NServiceBus.TimeSent`, the sender's clock, read at most every 5 s while the queue is not empty; 0 when a peek finds it empty) |
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -112,6 +112,8 @@ pub(crate) struct Counters {
     pub queue_depths: Mutex<BTreeMap<String, u64>>,
     /// Each queue's oldest message age, when last read.
     pub oldest_message_ages: Mutex<BTreeMap<String, Duration>>,
+    /// The queues this endpoint receives from that an operator paused, as last read.
+    pub paused_queues: Mutex<BTreeSet<String>>,
     /// The input queue, whose depth `Metrics::queue_depth` reports.
     pub input_queue: String,
 }
@@ -138,6 +140,31 @@ impl Counters {
         ages.insert(queue.to_string(), age);
         metrics::gauge!("nimbus_queue_oldest_message_age_seconds", "queue" => queue.to_string())
             .set(age.as_secs_f64());
+    }
+
+    /// Marks `queue` paused or not, also as the `nimbus_queue_paused` gauge (1 or 0). Returns
+    /// whether that changed anything.
+    pub fn set_paused(&self, queue: &str, paused: bool) -> bool {
+        let mut set = self.paused_queues.lock().unwrap_or_else(|p| p.into_inner());
+        let changed = if paused {
+            set.insert(queue.to_string())
+        } else {
+            set.remove(queue)
+        };
+        metrics::gauge!("nimbus_queue_paused", "queue" => queue.to_string()).set(if paused {
+            1.0
+        } else {
+            0.0
+        });
+        changed
+    }
+
+    /// Whether an operator paused `queue`, as last read.
+    pub fn is_paused(&self, queue: &str) -> bool {
+        self.paused_queues
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(queue)
     }
 
     pub fn snapshot(&self) -> Metrics {
@@ -169,6 +196,11 @@ impl Counters {
             queue_depths,
             oldest_message_ages: self
                 .oldest_message_ages
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone(),
+            paused_queues: self
+                .paused_queues
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .clone(),
@@ -229,6 +261,9 @@ pub struct Metrics {
     /// Every queue this endpoint receives from, with how long its first message had waited
     /// when last read (by the sender's `NServiceBus.TimeSent`; zero for an empty queue).
     pub oldest_message_ages: BTreeMap<String, Duration>,
+    /// The queues this endpoint receives from that an operator paused (`nimbus pause`), as
+    /// read at most one peek delay ago: none of the endpoint's receivers takes their messages.
+    pub paused_queues: BTreeSet<String>,
 }
 
 /// An application's send, counted here and through the `metrics` facade.

@@ -73,6 +73,10 @@ pub(crate) struct Files {
     pub lease_end: &'static str,
     pub lease_take_expired: &'static str,
     pub handler_statement_timeout: &'static str,
+    pub paused_queues: &'static str,
+    pub queue_pause: &'static str,
+    pub queue_resume: &'static str,
+    pub paused_list: &'static str,
 }
 
 /// Builds a [`Files`] from `schema/<dir>/`, one `include_str!` per field, so a missing file is a
@@ -105,7 +109,7 @@ macro_rules! all_files {
             queue_receive_batch, messages_receive_batch, wake_listen, wake_announce,
             wake_announce_one, catalog_index_definitions,
             index_drop, leases, lease_insert, lease_renew, lease_end, lease_take_expired,
-            handler_statement_timeout,
+            handler_statement_timeout, paused_queues, queue_pause, queue_resume, paused_list,
         )
     };
 }

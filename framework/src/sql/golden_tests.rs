@@ -34,6 +34,10 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
         ("lease_renew", s.lease_renew.clone()),
         ("lease_end", s.lease_end.clone()),
         ("lease_take_expired", s.lease_take_expired.clone()),
+        ("paused_queues", s.paused_queues.clone()),
+        ("queue_pause", s.queue_pause.clone()),
+        ("queue_resume", s.queue_resume.clone()),
+        ("paused_list", s.paused_list.clone()),
         (
             "handler_statement_timeout",
             s.handler_statement_timeout.clone().unwrap_or_default(),

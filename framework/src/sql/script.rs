@@ -57,6 +57,7 @@ pub(crate) fn creation_script(
     // Only endpoints with leases use it; an empty table costs nothing, and a DBA who creates
     // the schema once need not know which endpoints will.
     parts.push((s.leases.clone(), vec![name]));
+    parts.push((s.paused_queues.clone(), vec![name]));
     let rendered_queues: Vec<_> = queues
         .iter()
         .map(|q| (q, dialect.queue_sql(schema, q)))

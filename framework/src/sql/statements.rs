@@ -158,6 +158,14 @@ pub(crate) struct SchemaSql {
     pub lease_take_expired: String,
     /// Bounds a handler's own statements by the server's clock (PostgreSQL).
     pub handler_statement_timeout: Script,
+    /// Creates `NimbusPausedQueues`, the queues an operator paused.
+    pub paused_queues: String,
+    /// Pauses a queue.
+    pub queue_pause: String,
+    /// Resumes a queue.
+    pub queue_resume: String,
+    /// Lists the paused queues.
+    pub paused_list: String,
 }
 
 /// The statements of one queue table. Rendered once per queue and reused for every message.
@@ -277,6 +285,10 @@ impl Dialect {
             lease_end: r(f.lease_end),
             lease_take_expired: r(f.lease_take_expired),
             handler_statement_timeout: script(r(f.handler_statement_timeout)),
+            paused_queues: r(f.paused_queues),
+            queue_pause: r(f.queue_pause),
+            queue_resume: r(f.queue_resume),
+            paused_list: r(f.paused_list),
             messages_table,
         }
     }

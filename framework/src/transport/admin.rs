@@ -9,7 +9,7 @@ use crate::driver::statements::{
     DeadLetterPage, ListedDeadLetter, MessageRow, QueueRow, SubscriptionRow,
 };
 use crate::driver::{Driver, Param};
-use crate::error::Result;
+use crate::error::{NimbusError, Result};
 use crate::names::QueueName;
 
 /// A message row written exactly as given, bypassing serialization: for operators moving rows by
@@ -53,10 +53,34 @@ pub(crate) trait Admin: Transport {
     /// Writes `row` into `queue` as it is (table-per-queue: the queue's table; shared table:
     /// `NimbusMessages`, headers wrapped into the body's envelope).
     async fn insert_raw(&self, queue: &QueueName, row: &RawRow) -> Result<()>;
+    /// Pauses `queue` (`by`: who, for operators); `true` when it was not paused before. The
+    /// error names `nimbus schema apply` where `NimbusPausedQueues` is missing.
+    async fn pause(&self, queue: &str, by: &str) -> Result<bool>;
+    /// Resumes `queue`; `true` when it was paused.
+    async fn resume(&self, queue: &str) -> Result<bool>;
     /// The quoted, schema-qualified name of `table`, for SQL text.
     fn qualified(&self, table: &str) -> String;
     /// The database's quoting of `identifier`.
     fn quote(&self, identifier: &str) -> String;
+}
+
+impl<D: Driver> SqlTransport<D> {
+    /// An error naming the statement to run when `NimbusPausedQueues` is missing.
+    async fn require_pause_table(&self) -> Result<()> {
+        if self.pause_table_exists().await? {
+            return Ok(());
+        }
+        let cx = &self.inner().cx;
+        Err(NimbusError::MissingSchema {
+            backend: cx.name,
+            object: format!(
+                "table NimbusPausedQueues in schema {:?} of {} (where paused queues are kept)",
+                cx.schema.as_str(),
+                cx.target
+            ),
+            statement: cx.sql.paused_queues.clone(),
+        })
+    }
 }
 
 #[async_trait]
@@ -127,6 +151,30 @@ impl<D: Driver> Admin for SqlTransport<D> {
             .map_err(s.cx.db(format!("purging dead letter {id}")))?;
         c.release();
         Ok(taken.is_some())
+    }
+
+    async fn pause(&self, queue: &str, by: &str) -> Result<bool> {
+        self.require_pause_table().await?;
+        let s = self.inner();
+        let mut c = s.connection("pausing a queue").await?;
+        let paused = c
+            .pause_queue(&s.cx.sql.queue_pause, queue, by)
+            .await
+            .map_err(s.cx.db(format!("pausing {queue:?}")))?;
+        c.release();
+        Ok(paused)
+    }
+
+    async fn resume(&self, queue: &str) -> Result<bool> {
+        self.require_pause_table().await?;
+        let s = self.inner();
+        let mut c = s.connection("resuming a queue").await?;
+        let resumed = c
+            .resume_queue(&s.cx.sql.queue_resume, queue)
+            .await
+            .map_err(s.cx.db(format!("resuming {queue:?}")))?;
+        c.release();
+        Ok(resumed)
     }
 
     async fn table_exists(&self, table: &str) -> Result<bool> {

@@ -24,6 +24,7 @@ use async_trait::async_trait;
 use uuid::Uuid;
 
 use crate::dead_letter::DeadLetter;
+pub(crate) use crate::driver::statements::PausedRow;
 pub(crate) use crate::driver::Statement;
 use crate::envelope::{MessageIds, OutgoingMessage, ReceivedMessage};
 use crate::error::{NimbusError, Result};
@@ -260,6 +261,11 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// Moves at most `batch` due delayed messages into their queues, in one transaction, skipping
     /// rows another mover holds. Returns how many it moved.
     async fn deliver_due(&self, batch: i64) -> Result<u64>;
+
+    /// The queues an operator paused, read from `NimbusPausedQueues`; `None` when that table
+    /// does not exist (a schema made before pausing, with auto-create off): nothing can be
+    /// paused there.
+    async fn paused_queues(&self) -> Result<Option<Vec<PausedRow>>>;
 
     /// Moves the dead letter `id` back to its queue in one transaction, rebuilt by `rebuild`
     /// from its original destination and body. `false` when there is no such dead letter.

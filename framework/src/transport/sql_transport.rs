@@ -16,7 +16,7 @@ use super::{
     TransportSettings,
 };
 use crate::dead_letter::DeadLetter;
-use crate::driver::statements::{DeadLetterRow, LeaseRow, MessageRow};
+use crate::driver::statements::{DeadLetterRow, LeaseRow, MessageRow, PausedRow};
 use crate::driver::{Announcement, Driver, DriverError, FailureKind, Held, Param, Statement};
 use crate::envelope::{Delivery, Destination, OutgoingMessage, ReceivedMessage};
 use crate::error::{NimbusError, Result};
@@ -41,6 +41,8 @@ pub(super) struct Inner<D: Driver> {
     pub storage: Box<dyn Storage<D>>,
     /// Where to announce written queues to other processes, once a bus started wake-ups.
     pub announce: std::sync::OnceLock<tokio::sync::mpsc::UnboundedSender<Announcement>>,
+    /// `NimbusPausedQueues` was seen to exist: its catalog check is not repeated.
+    pub pause_table_seen: std::sync::atomic::AtomicBool,
 }
 
 impl<D: Driver> SqlTransport<D> {
@@ -69,6 +71,7 @@ impl<D: Driver> SqlTransport<D> {
             storage: storage::for_layout(settings.layout, cx.clone()),
             cx,
             announce: std::sync::OnceLock::new(),
+            pause_table_seen: std::sync::atomic::AtomicBool::new(false),
         });
         inner.connection("connecting").await?.release();
         Ok(Arc::new(SqlTransport { inner }))
@@ -76,6 +79,22 @@ impl<D: Driver> SqlTransport<D> {
 
     pub(super) fn inner(&self) -> &Arc<Inner<D>> {
         &self.inner
+    }
+
+    /// Whether `NimbusPausedQueues` exists; once it was seen, without asking the catalog again.
+    pub(super) async fn pause_table_exists(&self) -> Result<bool> {
+        use std::sync::atomic::Ordering;
+        let s = &self.inner;
+        if s.pause_table_seen.load(Ordering::Relaxed) {
+            return Ok(true);
+        }
+        let mut c = s.connection("checking the schema").await?;
+        let exists = s.cx.table_exists(&mut c, "NimbusPausedQueues").await?;
+        c.release();
+        if exists {
+            s.pause_table_seen.store(true, Ordering::Relaxed);
+        }
+        Ok(exists)
     }
 
     /// Whether every table, column and index auto-create would make for `queues` exists,
@@ -89,6 +108,11 @@ impl<D: Driver> SqlTransport<D> {
                 .iter()
                 .any(|q| cx.catalog.queue(q).sql.body_string.is_some())
         {
+            return Ok(false);
+        }
+        // Not required by verify_schema (an endpoint runs without it, unpausable), but made by
+        // auto-create, also in a schema made before it existed.
+        if !self.pause_table_exists().await? {
             return Ok(false);
         }
         match self.verify_schema(queues).await {
@@ -483,6 +507,13 @@ impl<D: Driver> Transport for SqlTransport<D> {
             cx.create(&mut c, "NimbusLeases", &cx.sql.leases, &[schema])
                 .await?;
         }
+        cx.create(
+            &mut c,
+            "NimbusPausedQueues",
+            &cx.sql.paused_queues,
+            &[schema],
+        )
+        .await?;
         if !s.has_last_seen_at(&mut c).await? {
             tracing::warn!(schema = %cx.schema, "upgrading NimbusSubscriptions: adding LastSeenAt");
             cx.create(
@@ -936,6 +967,20 @@ impl<D: Driver> Transport for SqlTransport<D> {
         let written = s.write(&mut c, &messages, Creation::IfMissing).await?;
         s.commit_written(c, &written, "delayed deliveries").await?;
         Ok(count)
+    }
+
+    async fn paused_queues(&self) -> Result<Option<Vec<PausedRow>>> {
+        if !self.pause_table_exists().await? {
+            return Ok(None);
+        }
+        let s = &self.inner;
+        let mut c = s.connection("reading the paused queues").await?;
+        let rows = c
+            .paused_queues(&s.cx.sql.paused_list)
+            .await
+            .map_err(s.cx.db("reading the paused queues"))?;
+        c.release();
+        Ok(Some(rows))
     }
 
     async fn replay_dead_letter(&self, id: Uuid, rebuild: RebuildDeadLetter) -> Result<bool> {

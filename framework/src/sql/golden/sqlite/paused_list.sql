@@ -1,0 +1,3 @@
+SELECT "Queue", "PausedAt", "PausedBy"
+FROM "NimbusPausedQueues"
+ORDER BY "Queue"

@@ -1,0 +1,2 @@
+DELETE FROM "NimbusPausedQueues"
+WHERE "Queue" = ?1

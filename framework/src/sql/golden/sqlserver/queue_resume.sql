@@ -1,0 +1,2 @@
+DELETE FROM [Zeb]]ra "x" 'y'].[NimbusPausedQueues]
+WHERE [Queue] = @P1;
