@@ -670,8 +670,8 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::DeadLetters(DeadLetterCommand::Show { id }) => {
             let db = connect(&cli).await?;
-            let wanted = id.to_string();
-            let letter = find_dead_letter(&db, &wanted)
+            let letter = db
+                .dead_letter(*id)
                 .await?
                 .ok_or_else(|| format!("no dead letter {id}"))?;
             let envelope: serde_json::Value = serde_json::from_slice(&letter.body)
@@ -775,24 +775,6 @@ async fn matching(db: &Database, filter: &Filter) -> Result<Vec<uuid::Uuid>, Fai
         .iter()
         .filter_map(|d| uuid::Uuid::parse_str(&d.message_id).ok())
         .collect())
-}
-
-/// The dead letter `id`, looked for page by page.
-async fn find_dead_letter(db: &Database, id: &str) -> Result<Option<DeadLetterInfo>, Failure> {
-    let everything = DeadLetterQuery::default();
-    let mut after: Option<DeadLetterInfo> = None;
-    loop {
-        let page = db
-            .dead_letters_matching(&everything, after.as_ref(), DEAD_LETTER_PAGE)
-            .await?;
-        if let Some(found) = page.iter().find(|d| d.message_id.eq_ignore_ascii_case(id)) {
-            return Ok(Some(found.clone()));
-        }
-        if (page.len() as i64) < DEAD_LETTER_PAGE {
-            return Ok(None);
-        }
-        after = page.last().cloned();
-    }
 }
 
 /// Runs `one` for every id, one transaction each, with a progress bar (hidden with `--json`);

@@ -140,6 +140,18 @@ pub struct DeadLetterInfo {
     pub failed_at: Option<NaiveDateTime>,
 }
 
+impl From<crate::driver::statements::ListedDeadLetter> for DeadLetterInfo {
+    fn from(d: crate::driver::statements::ListedDeadLetter) -> Self {
+        DeadLetterInfo {
+            message_id: d.message_id,
+            original_destination: d.original_destination,
+            body: d.body,
+            delivery_attempts: d.delivery_attempts,
+            failed_at: d.failed_at,
+        }
+    }
+}
+
 impl DeadLetterInfo {
     /// Why it failed for good (the envelope's `reason`: the last failure, or why it was moved
     /// at once); `None` when the body is not a dead-letter envelope.
@@ -457,14 +469,17 @@ impl Database {
             .dead_letters(&page)
             .await?
             .into_iter()
-            .map(|d| DeadLetterInfo {
-                message_id: d.message_id,
-                original_destination: d.original_destination,
-                body: d.body,
-                delivery_attempts: d.delivery_attempts,
-                failed_at: d.failed_at,
-            })
+            .map(DeadLetterInfo::from)
             .collect())
+    }
+
+    /// The dead letter `id`, left in place; `None` when there is none (replayed or purged).
+    pub async fn dead_letter(&self, id: Uuid) -> Result<Option<DeadLetterInfo>> {
+        Ok(self
+            .transport
+            .dead_letter(id)
+            .await?
+            .map(DeadLetterInfo::from))
     }
 
     /// Moves the dead letter `id` back to its queue, with the failure headers removed so it gets

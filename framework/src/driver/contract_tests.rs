@@ -55,6 +55,8 @@ async fn create<D: Driver>(
         &s.leases,
         // Twice: creating what exists must do nothing.
         &s.leases,
+        &s.paused_queues,
+        &s.paused_queues,
     ] {
         c.run_script(script, &[schema]).await.expect("common table");
     }
@@ -327,6 +329,20 @@ async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
         .expect("list");
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].delivery_attempts, 3);
+    let got = c
+        .dead_letter(&s.dead_letter_get, letter_id)
+        .await
+        .expect("get a dead letter")
+        .expect("the dead letter, by id");
+    assert_eq!(
+        (got.message_id.to_lowercase(), got.body.as_slice()),
+        (letter_id.to_string(), &b"{\"reason\":\"x\"}"[..])
+    );
+    assert!(c
+        .dead_letter(&s.dead_letter_get, Uuid::new_v4())
+        .await
+        .expect("get a dead letter")
+        .is_none());
     let (destination, body) = c
         .take_dead_letter(&s.dead_letter_take, letter_id)
         .await
@@ -537,6 +553,37 @@ async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
             expected
         );
     }
+
+    // Pausing: a second pause and a resume of what is not paused change nothing.
+    let paused = queue.as_str();
+    assert!(c
+        .pause_queue(&s.queue_pause, paused, "contract")
+        .await
+        .expect("pause"));
+    assert!(!c
+        .pause_queue(&s.queue_pause, paused, "again")
+        .await
+        .expect("pause again"));
+    let listed = c.paused_queues(&s.paused_list).await.expect("list paused");
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        (listed[0].queue.as_str(), listed[0].paused_by.as_str()),
+        (paused, "contract")
+    );
+    assert!(listed[0].paused_at.is_some());
+    assert!(c
+        .resume_queue(&s.queue_resume, paused)
+        .await
+        .expect("resume"));
+    assert!(!c
+        .resume_queue(&s.queue_resume, paused)
+        .await
+        .expect("resume again"));
+    assert!(c
+        .paused_queues(&s.paused_list)
+        .await
+        .expect("list paused")
+        .is_empty());
 
     // Dropping a queue twice is fine.
     for _ in 0..2 {

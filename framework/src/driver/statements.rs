@@ -235,6 +235,17 @@ pub(crate) struct SubscriptionRow {
     pub idle_seconds: Option<i64>,
 }
 
+/// A row of `dead_letter_list.sql` or `dead_letter_get.sql`.
+fn listed_dead_letter(row: &Row) -> Result<ListedDeadLetter, String> {
+    Ok(ListedDeadLetter {
+        message_id: row.text(0)?.unwrap_or_default(),
+        original_destination: row.text(1)?,
+        body: row.bytes(2)?.unwrap_or_default(),
+        delivery_attempts: row.int(3)?.unwrap_or(0),
+        failed_at: row.time(4)?,
+    })
+}
+
 /// One row of `paused_list.sql`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct PausedRow {
@@ -524,22 +535,27 @@ impl<D: Driver> Held<D> {
         Ok(rows
             .iter()
             .filter_map(|row| {
-                let read = || -> Result<ListedDeadLetter, String> {
-                    Ok(ListedDeadLetter {
-                        message_id: row.text(0)?.unwrap_or_default(),
-                        original_destination: row.text(1)?,
-                        body: row.bytes(2)?.unwrap_or_default(),
-                        delivery_attempts: row.int(3)?.unwrap_or(0),
-                        failed_at: row.time(4)?,
-                    })
-                };
-                read()
+                listed_dead_letter(row)
                     .inspect_err(
                         |e| tracing::warn!(problem = %e, "skipping an unreadable dead letter"),
                     )
                     .ok()
             })
             .collect())
+    }
+
+    /// `dead_letter_get.sql`: the dead letter `id`, left in place; `None` when there is none.
+    pub async fn dead_letter(
+        &mut self,
+        sql: &str,
+        id: Uuid,
+    ) -> DriverResult<Option<ListedDeadLetter>> {
+        let rows = self.query(sql, &[Param::Uuid(id)]).await?;
+        rows.first()
+            .map(|row| {
+                listed_dead_letter(row).map_err(|e| DriverError::other(FailureKind::Permanent, e))
+            })
+            .transpose()
     }
 
     /// `queue_pause.sql`: pauses `queue`; `true` when it was not paused before.

@@ -77,6 +77,7 @@ pub(crate) struct Files {
     pub queue_pause: &'static str,
     pub queue_resume: &'static str,
     pub paused_list: &'static str,
+    pub dead_letter_get: &'static str,
 }
 
 /// Builds a [`Files`] from `schema/<dir>/`, one `include_str!` per field, so a missing file is a
@@ -110,6 +111,7 @@ macro_rules! all_files {
             wake_announce_one, catalog_index_definitions,
             index_drop, leases, lease_insert, lease_renew, lease_end, lease_take_expired,
             handler_statement_timeout, paused_queues, queue_pause, queue_resume, paused_list,
+            dead_letter_get,
         )
     };
 }

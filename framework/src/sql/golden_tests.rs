@@ -38,6 +38,7 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
         ("queue_pause", s.queue_pause.clone()),
         ("queue_resume", s.queue_resume.clone()),
         ("paused_list", s.paused_list.clone()),
+        ("dead_letter_get", s.dead_letter_get.clone()),
         (
             "handler_statement_timeout",
             s.handler_statement_timeout.clone().unwrap_or_default(),

@@ -166,6 +166,8 @@ pub(crate) struct SchemaSql {
     pub queue_resume: String,
     /// Lists the paused queues.
     pub paused_list: String,
+    /// Reads one dead letter.
+    pub dead_letter_get: String,
 }
 
 /// The statements of one queue table. Rendered once per queue and reused for every message.
@@ -289,6 +291,7 @@ impl Dialect {
             queue_pause: r(f.queue_pause),
             queue_resume: r(f.queue_resume),
             paused_list: r(f.paused_list),
+            dead_letter_get: r(f.dead_letter_get),
             messages_table,
         }
     }

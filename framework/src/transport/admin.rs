@@ -53,6 +53,8 @@ pub(crate) trait Admin: Transport {
     /// Writes `row` into `queue` as it is (table-per-queue: the queue's table; shared table:
     /// `NimbusMessages`, headers wrapped into the body's envelope).
     async fn insert_raw(&self, queue: &QueueName, row: &RawRow) -> Result<()>;
+    /// The dead letter `id`, left in place; `None` when there is none.
+    async fn dead_letter(&self, id: uuid::Uuid) -> Result<Option<ListedDeadLetter>>;
     /// Pauses `queue` (`by`: who, for operators); `true` when it was not paused before. The
     /// error names `nimbus schema apply` where `NimbusPausedQueues` is missing.
     async fn pause(&self, queue: &str, by: &str) -> Result<bool>;
@@ -151,6 +153,17 @@ impl<D: Driver> Admin for SqlTransport<D> {
             .map_err(s.cx.db(format!("purging dead letter {id}")))?;
         c.release();
         Ok(taken.is_some())
+    }
+
+    async fn dead_letter(&self, id: uuid::Uuid) -> Result<Option<ListedDeadLetter>> {
+        let s = self.inner();
+        let mut c = s.connection("reading a dead letter").await?;
+        let letter = c
+            .dead_letter(&s.cx.sql.dead_letter_get, id)
+            .await
+            .map_err(s.cx.db(format!("reading dead letter {id}")))?;
+        c.release();
+        Ok(letter)
     }
 
     async fn pause(&self, queue: &str, by: &str) -> Result<bool> {

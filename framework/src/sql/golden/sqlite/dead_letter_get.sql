@@ -1,0 +1,3 @@
+SELECT "MessageId", "OriginalDestination", "Body", "DeliveryAttempts", "FailedAt"
+FROM "NimbusDeadLetters"
+WHERE "MessageId" = ?1
