@@ -5,6 +5,7 @@
 //! (`--json`) for scripts, and fails with the library's errors (what went wrong, what to do).
 
 mod bench;
+mod console;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -123,6 +124,11 @@ enum Command {
     /// (`Bench…`), empties them between rounds and drops them at the end. With `--latency RATE`,
     /// measures latency instead: throttled senders, idle receivers, in one process and two.
     Bench(bench::Settings),
+    /// Serves a web console for operators: queues (depth, chart, pause and resume), failed
+    /// messages grouped by queue, type and reason (replay, delete), subscriptions and
+    /// instances. Listens on 127.0.0.1:8080 by default; any other address needs the
+    /// NIMBUS_CONSOLE_TOKEN environment variable.
+    Console(console::Settings),
     /// The receiving process of `bench --latency` (started by it, not by people).
     #[command(hide = true, name = "bench-receiver")]
     BenchReceiver(bench::latency::ReceiverArgs),
@@ -718,6 +724,10 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Bench(settings) => {
             let db = connect(&cli).await?;
             bench::run(bench_target(&cli)?, db, settings.clone(), cli.json).await?;
+        }
+        Command::Console(settings) => {
+            let db = connect(&cli).await?;
+            console::run(db, settings.clone()).await?;
         }
         Command::BenchReceiver(args) => {
             bench::latency::receive(bench_target(&cli)?, args.clone()).await?;

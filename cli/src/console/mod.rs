@@ -1,0 +1,228 @@
+//! `nimbus console`: a web console over `nimbus::admin` for operators — every queue with its
+//! depth, chart and pause state, the failed messages grouped by queue, type and reason with
+//! replay and delete, the subscriptions and the live instances. Built on axum (the HTTP server)
+//! and maud (HTML escaped by construction); the pages render from what background readers
+//! last read, so a database with many queues and dead letters does not slow them down.
+
+mod actions;
+mod pages;
+mod security;
+mod state;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Path, Query, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use maud::Markup;
+use nimbus::admin::Database;
+use serde::Deserialize;
+
+pub use security::TOKEN_VARIABLE;
+use state::Console;
+
+/// How `nimbus console` serves.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Settings {
+    /// Where to listen. An address other than loopback needs the NIMBUS_CONSOLE_TOKEN
+    /// environment variable (operators then log in with it as the password); port 0 picks a
+    /// free port.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub bind: SocketAddr,
+    /// Serve the pages without any action (no pause, replay, delete or sweep).
+    #[arg(long)]
+    pub read_only: bool,
+    /// Never show message bodies (for databases holding personal data).
+    #[arg(long)]
+    pub hide_bodies: bool,
+    /// How often the numbers are read again and open pages update, e.g. "5s".
+    #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
+    pub refresh: Duration,
+}
+
+/// Serves the console until the process is stopped.
+pub async fn run(db: Database, settings: Settings) -> Result<(), Box<dyn std::error::Error>> {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
+    let token = std::env::var(TOKEN_VARIABLE)
+        .ok()
+        .filter(|t| !t.trim().is_empty());
+    if !settings.bind.ip().is_loopback() && token.is_none() {
+        return Err(format!(
+            "refusing to serve the console on {} without authentication. Fix: set \
+             {TOKEN_VARIABLE} in the environment (operators log in with it as the password), or \
+             bind to 127.0.0.1 and reach it through an SSH tunnel or a reverse proxy",
+            settings.bind
+        )
+        .into());
+    }
+    if settings.refresh.is_zero() {
+        return Err("--refresh must be longer than 0. Fix: e.g. --refresh 5s".into());
+    }
+    let listener = tokio::net::TcpListener::bind(settings.bind)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", settings.bind))?;
+    let address = listener.local_addr()?;
+    let console = Arc::new(Console::new(db, settings, token));
+    console.read_snapshot().await;
+    console.start();
+    let mode = match (&console.token, console.settings.read_only) {
+        (Some(_), true) => "token required, read-only",
+        (Some(_), false) => "token required",
+        (None, true) => "read-only",
+        (None, false) => "loopback only",
+    };
+    println!("nimbus console on http://{address}/ ({mode})");
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    tracing::info!(%address, mode, "console serving");
+    axum::serve(
+        listener,
+        router(console).into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .await?;
+    Ok(())
+}
+
+fn router(console: Arc<Console>) -> Router {
+    Router::new()
+        .route("/", get(overview))
+        .route("/queues/{queue}", get(queue))
+        .route("/queues/{queue}/pause", post(actions::pause))
+        .route("/queues/{queue}/resume", post(actions::resume))
+        .route("/failed", get(failed))
+        .route("/failed/{group}", get(group))
+        .route("/failed/{group}/replay", post(actions::replay_group))
+        .route("/failed/{group}/delete", post(actions::delete_group))
+        .route("/letters/{id}", get(letter))
+        .route("/letters/{id}/replay", post(actions::replay_letter))
+        .route("/letters/{id}/delete", post(actions::delete_letter))
+        .route("/subscriptions", get(subscriptions))
+        .route("/subscriptions/sweep", post(actions::sweep))
+        .route("/instances", get(instances))
+        .route("/console.js", get(script))
+        .route("/console.css", get(style))
+        .layer(axum::middleware::from_fn_with_state(
+            console.clone(),
+            security::guard,
+        ))
+        .with_state(console)
+}
+
+/// The query every page takes: a note to show (after an action), and how many messages a
+/// queue page lists.
+#[derive(Debug, Default, Deserialize)]
+struct PageQuery {
+    note: Option<String>,
+    limit: Option<i64>,
+}
+
+/// An HTML response.
+fn page(markup: Markup) -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        markup.into_string(),
+    )
+        .into_response()
+}
+
+async fn overview(State(console): State<Arc<Console>>, Query(q): Query<PageQuery>) -> Response {
+    page(pages::overview(&console, q.note.as_deref()))
+}
+
+async fn queue(
+    State(console): State<Arc<Console>>,
+    Path(name): Path<String>,
+    Query(q): Query<PageQuery>,
+) -> Response {
+    let limit = q.limit.unwrap_or(20).clamp(1, 1000);
+    match console.db.peek(&name, limit).await {
+        Ok(messages) => page(pages::queue(
+            &console,
+            &name,
+            &messages,
+            limit,
+            q.note.as_deref(),
+        )),
+        Err(e) => page(pages::not_found(&console, &e.to_string())),
+    }
+}
+
+async fn failed(State(console): State<Arc<Console>>, Query(q): Query<PageQuery>) -> Response {
+    page(pages::failed(&console, q.note.as_deref()))
+}
+
+async fn group(
+    State(console): State<Arc<Console>>,
+    Path(id): Path<String>,
+    Query(q): Query<PageQuery>,
+) -> Response {
+    let found = {
+        let index = console.failed.read().unwrap_or_else(|p| p.into_inner());
+        index.group(&id).map(|(k, g)| (k.clone(), g.clone()))
+    };
+    match found {
+        Some((key, group)) => page(pages::group(&console, &key, &group, q.note.as_deref())),
+        None => page(pages::not_found(
+            &console,
+            "No such group: its messages were replayed or deleted.",
+        )),
+    }
+}
+
+async fn letter(
+    State(console): State<Arc<Console>>,
+    Path(id): Path<String>,
+    Query(q): Query<PageQuery>,
+) -> Response {
+    let Ok(uuid) = uuid::Uuid::parse_str(&id) else {
+        return page(pages::not_found(
+            &console,
+            "That is not a dead letter's id.",
+        ));
+    };
+    match console.db.dead_letter(uuid).await {
+        Ok(Some(letter)) => page(pages::letter(&console, &letter, q.note.as_deref())),
+        Ok(None) => page(pages::not_found(
+            &console,
+            "No such failed message: it was replayed or deleted.",
+        )),
+        Err(e) => page(pages::not_found(&console, &e.to_string())),
+    }
+}
+
+async fn subscriptions(
+    State(console): State<Arc<Console>>,
+    Query(q): Query<PageQuery>,
+) -> Response {
+    page(pages::subscriptions(&console, q.note.as_deref()))
+}
+
+async fn instances(State(console): State<Arc<Console>>, Query(q): Query<PageQuery>) -> Response {
+    page(pages::instances(&console, q.note.as_deref()))
+}
+
+async fn script() -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+        pages::SCRIPT,
+    )
+        .into_response()
+}
+
+async fn style() -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/css; charset=utf-8")],
+        pages::STYLE,
+    )
+        .into_response()
+}

@@ -1,0 +1,374 @@
+//! What the console shows, read in the background so that a page renders from memory however
+//! large the database: a snapshot of the queues and subscriptions (with each queue's recent
+//! depths, for its chart), an index of the dead letters by failure group, and the bulk actions
+//! running now with their progress.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, NaiveDateTime, Utc};
+use nimbus::admin::{Database, DeadLetterInfo, DeadLetterQuery, QueueInfo, SubscriptionInfo};
+
+use super::Settings;
+
+/// How many depth samples a queue's chart keeps (at the default 5 s refresh: 30 minutes).
+const HISTORY: usize = 360;
+/// Dead letters read per statement while indexing.
+const PAGE: i64 = 500;
+/// How often the dead-letter index is rebuilt from scratch (letters others replayed or purged
+/// disappear then); in between, only new letters are read.
+const FULL_SCAN_EVERY: Duration = Duration::from_secs(60);
+/// The longest failure reason kept for grouping (its first line).
+const REASON_CHARS: usize = 300;
+
+/// The console's state, shared by every request.
+pub struct Console {
+    pub db: Database,
+    pub settings: Settings,
+    /// The secret operators must present, where one is set.
+    pub token: Option<String>,
+    /// The secret every form carries, so another site cannot post one.
+    pub csrf: String,
+    pub snapshot: RwLock<Snapshot>,
+    pub failed: RwLock<FailedIndex>,
+    pub jobs: Mutex<Vec<Arc<Job>>>,
+    next_job: AtomicU64,
+    /// Asks the dead-letter indexer for a full scan now (after an action changed the letters).
+    pub rescan: tokio::sync::Notify,
+}
+
+/// The queues and subscriptions, as last read.
+#[derive(Default)]
+pub struct Snapshot {
+    pub queues: Vec<QueueInfo>,
+    pub subscriptions: Vec<SubscriptionInfo>,
+    /// Each queue's depth at the last reads, oldest first.
+    pub history: BTreeMap<String, VecDeque<i64>>,
+    pub read_at: Option<DateTime<Utc>>,
+    /// Why the last read failed, if it did (shown on every page).
+    pub error: Option<String>,
+}
+
+/// What groups failed messages: where they failed, what they were and why (the first line of
+/// the reason), as ServicePulse groups them.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct GroupKey {
+    pub queue: String,
+    pub message_type: String,
+    pub reason: String,
+}
+
+impl GroupKey {
+    fn of(letter: &DeadLetterInfo) -> GroupKey {
+        let reason = letter
+            .reason()
+            .unwrap_or_else(|| "(no reason recorded)".into());
+        let first_line = reason.lines().next().unwrap_or_default();
+        GroupKey {
+            queue: letter
+                .original_destination
+                .clone()
+                .unwrap_or_else(|| "(unknown)".into()),
+            message_type: letter.message_type().unwrap_or_else(|| "(unknown)".into()),
+            reason: first_line.chars().take(REASON_CHARS).collect(),
+        }
+    }
+
+    /// A short name for the group in links, the same for the same group while the console runs.
+    pub fn id(&self) -> String {
+        let mut hasher = std::hash::DefaultHasher::new();
+        self.hash(&mut hasher);
+        format!("{:016x}", hasher.finish())
+    }
+}
+
+/// One dead letter, as the index keeps it (its body stays in the database).
+#[derive(Clone, Debug)]
+pub struct LetterRef {
+    pub id: String,
+    pub failed_at: Option<NaiveDateTime>,
+    pub attempts: i64,
+}
+
+/// The dead letters of one group.
+#[derive(Clone, Debug, Default)]
+pub struct Group {
+    pub letters: Vec<LetterRef>,
+    pub first: Option<NaiveDateTime>,
+    pub last: Option<NaiveDateTime>,
+}
+
+/// Every dead letter by group, read in pages in the background.
+#[derive(Default)]
+pub struct FailedIndex {
+    pub groups: BTreeMap<GroupKey, Group>,
+    pub total: usize,
+    /// The last letter read, where the next incremental read starts.
+    last: Option<DeadLetterInfo>,
+    pub scanned_at: Option<DateTime<Utc>>,
+    /// The first full scan has finished.
+    pub complete: bool,
+    pub error: Option<String>,
+}
+
+impl FailedIndex {
+    fn add(&mut self, page: &[DeadLetterInfo]) {
+        for letter in page {
+            let group = self.groups.entry(GroupKey::of(letter)).or_default();
+            let at = letter.failed_at;
+            group.first = match (group.first, at) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            group.last = group.last.max(at);
+            group.letters.push(LetterRef {
+                id: letter.message_id.clone(),
+                failed_at: at,
+                attempts: letter.delivery_attempts,
+            });
+            self.total += 1;
+        }
+        if let Some(last) = page.last() {
+            // Only its id and time are needed to page on.
+            let mut last = last.clone();
+            last.body.clear();
+            self.last = Some(last);
+        }
+    }
+
+    /// The group whose [`GroupKey::id`] is `id`.
+    pub fn group(&self, id: &str) -> Option<(&GroupKey, &Group)> {
+        self.groups.iter().find(|(key, _)| key.id() == id)
+    }
+
+    /// Forgets the letter `id` (replayed or deleted from this console).
+    pub fn forget(&mut self, id: &str) {
+        for group in self.groups.values_mut() {
+            let before = group.letters.len();
+            group.letters.retain(|l| !l.id.eq_ignore_ascii_case(id));
+            self.total -= before - group.letters.len();
+        }
+        self.groups.retain(|_, g| !g.letters.is_empty());
+    }
+
+    /// How many letters failed in the last `window`, by the database's failure times.
+    pub fn failed_within(&self, window: Duration, now: NaiveDateTime) -> usize {
+        let since = now - chrono::Duration::from_std(window).unwrap_or(chrono::Duration::zero());
+        self.groups
+            .values()
+            .flat_map(|g| &g.letters)
+            .filter(|l| l.failed_at.is_some_and(|t| t >= since))
+            .count()
+    }
+
+    /// How many letters failed in `queue`.
+    pub fn in_queue(&self, queue: &str) -> usize {
+        self.groups
+            .iter()
+            .filter(|(key, _)| key.queue == queue)
+            .map(|(_, g)| g.letters.len())
+            .sum()
+    }
+}
+
+/// A bulk action running in the background (a group's replay or deletion), with its progress.
+pub struct Job {
+    pub id: u64,
+    pub what: String,
+    pub total: usize,
+    pub done: AtomicUsize,
+    pub failed: AtomicUsize,
+    pub started: Instant,
+    pub took: Mutex<Option<Duration>>,
+    pub error: Mutex<Option<String>>,
+}
+
+impl Job {
+    pub fn finished(&self) -> Option<Duration> {
+        *self.took.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Console {
+    pub fn new(db: Database, settings: Settings, token: Option<String>) -> Console {
+        Console {
+            db,
+            settings,
+            token,
+            csrf: uuid::Uuid::new_v4().simple().to_string(),
+            snapshot: RwLock::default(),
+            failed: RwLock::default(),
+            jobs: Mutex::default(),
+            next_job: AtomicU64::new(1),
+            rescan: tokio::sync::Notify::new(),
+        }
+    }
+
+    /// Starts the background readers: the queues every refresh, the dead letters every refresh
+    /// (new ones) and every minute (all of them).
+    pub fn start(self: &Arc<Self>) {
+        let console = self.clone();
+        tokio::spawn(async move {
+            loop {
+                console.read_snapshot().await;
+                tokio::time::sleep(console.settings.refresh).await;
+            }
+        });
+        let console = self.clone();
+        tokio::spawn(async move {
+            let mut full_at: Option<Instant> = None;
+            loop {
+                let full = full_at.is_none_or(|at| at.elapsed() >= FULL_SCAN_EVERY);
+                if full {
+                    full_at = Some(Instant::now());
+                }
+                console.index_dead_letters(full).await;
+                tokio::select! {
+                    _ = tokio::time::sleep(console.settings.refresh) => {}
+                    _ = console.rescan.notified() => full_at = None,
+                }
+            }
+        });
+    }
+
+    /// Reads every queue and subscription once.
+    pub async fn read_snapshot(&self) {
+        let read = async {
+            let queues = self.db.queues().await?;
+            let subscriptions = self.db.subscriptions().await?;
+            Ok::<_, nimbus::NimbusError>((queues, subscriptions))
+        };
+        let result = read.await;
+        let mut snapshot = self.snapshot.write().unwrap_or_else(|p| p.into_inner());
+        match result {
+            Ok((queues, subscriptions)) => {
+                for queue in &queues {
+                    let samples = snapshot.history.entry(queue.name.clone()).or_default();
+                    samples.push_back(queue.depth);
+                    while samples.len() > HISTORY {
+                        samples.pop_front();
+                    }
+                }
+                snapshot
+                    .history
+                    .retain(|name, _| queues.iter().any(|q| &q.name == name));
+                snapshot.queues = queues;
+                snapshot.subscriptions = subscriptions;
+                snapshot.read_at = Some(Utc::now());
+                snapshot.error = None;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "the console could not read the queues");
+                snapshot.error = Some(e.to_string());
+            }
+        }
+    }
+
+    /// Reads the dead letters: all of them into a new index (`full`), or those after the last
+    /// one read.
+    async fn index_dead_letters(&self, full: bool) {
+        let everything = DeadLetterQuery::default();
+        let mut index = if full {
+            FailedIndex::default()
+        } else {
+            let current = self.failed.read().unwrap_or_else(|p| p.into_inner());
+            if !current.complete {
+                return;
+            }
+            FailedIndex {
+                groups: current.groups.clone(),
+                total: current.total,
+                last: current.last.clone(),
+                ..FailedIndex::default()
+            }
+        };
+        loop {
+            let page = match self
+                .db
+                .dead_letters_matching(&everything, index.last.as_ref(), PAGE)
+                .await
+            {
+                Ok(page) => page,
+                Err(e) => {
+                    tracing::warn!(error = %e, "the console could not read the dead letters");
+                    let mut current = self.failed.write().unwrap_or_else(|p| p.into_inner());
+                    current.error = Some(e.to_string());
+                    return;
+                }
+            };
+            index.add(&page);
+            if (page.len() as i64) < PAGE {
+                break;
+            }
+        }
+        index.scanned_at = Some(Utc::now());
+        index.complete = true;
+        *self.failed.write().unwrap_or_else(|p| p.into_inner()) = index;
+    }
+
+    /// Starts a bulk action over `ids` in the background, 8 at a time; returns its job.
+    pub fn run_job<F, Fut>(self: &Arc<Self>, what: String, ids: Vec<String>, one: F) -> Arc<Job>
+    where
+        F: Fn(Database, uuid::Uuid) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = nimbus::Result<bool>> + Send + 'static,
+    {
+        use futures::StreamExt;
+        let job = Arc::new(Job {
+            id: self.next_job.fetch_add(1, Ordering::Relaxed),
+            what,
+            total: ids.len(),
+            done: AtomicUsize::new(0),
+            failed: AtomicUsize::new(0),
+            started: Instant::now(),
+            took: Mutex::new(None),
+            error: Mutex::new(None),
+        });
+        self.jobs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(job.clone());
+        let (console, running) = (self.clone(), job.clone());
+        tokio::spawn(async move {
+            let one = &one;
+            let db = console.db.clone();
+            let mut results = futures::stream::iter(ids)
+                .map(|id| {
+                    let db = db.clone();
+                    async move {
+                        match uuid::Uuid::parse_str(&id) {
+                            Ok(uuid) => one(db, uuid).await.map_err(|e| e.to_string()),
+                            Err(e) => Err(format!("dead letter id {id:?} is not a UUID: {e}")),
+                        }
+                    }
+                })
+                .buffer_unordered(8);
+            while let Some(result) = results.next().await {
+                match result {
+                    Ok(_) => running.done.fetch_add(1, Ordering::Relaxed),
+                    Err(e) => {
+                        let mut error = running.error.lock().unwrap_or_else(|p| p.into_inner());
+                        if error.is_none() {
+                            tracing::warn!(job = %running.what, error = %e, "a console action failed for a letter");
+                            *error = Some(e.to_string());
+                        }
+                        running.failed.fetch_add(1, Ordering::Relaxed)
+                    }
+                };
+            }
+            let took = running.started.elapsed();
+            *running.took.lock().unwrap_or_else(|p| p.into_inner()) = Some(took);
+            tracing::info!(
+                job = %running.what,
+                done = running.done.load(Ordering::Relaxed),
+                failed = running.failed.load(Ordering::Relaxed),
+                took = ?took,
+                "console action finished"
+            );
+            console.rescan.notify_one();
+        });
+        job
+    }
+}
