@@ -159,6 +159,20 @@ impl DeadLetterInfo {
         self.envelope()?.get("reason")?.as_str().map(str::to_string)
     }
 
+    /// The reason without the failed message's own id and type in front (the framework writes
+    /// `message <id> (<type>): …`), so that letters that failed the same way read the same:
+    /// what the console groups them by. `None` as for [`DeadLetterInfo::reason`].
+    pub fn reason_without_message(&self) -> Option<String> {
+        let reason = self.reason()?;
+        let stripped = reason
+            .strip_prefix("message ")
+            .and_then(|rest| rest.split_once(" ("))
+            .filter(|(id, _)| !id.is_empty() && !id.contains(' '))
+            .and_then(|(_, rest)| rest.split_once("): "))
+            .map(|(_, after)| after.to_string());
+        Some(stripped.unwrap_or(reason))
+    }
+
     /// The first of its message types (`NServiceBus.EnclosedMessageTypes`, without an assembly
     /// name); `None` when its headers name none or the body is not a dead-letter envelope.
     pub fn message_type(&self) -> Option<String> {
@@ -718,5 +732,37 @@ impl Database {
     /// `identifier` quoted in this database's dialect.
     pub fn quote(&self, identifier: &str) -> String {
         self.transport.quote(identifier)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn letter(reason: &str) -> DeadLetterInfo {
+        DeadLetterInfo {
+            message_id: "01a2".into(),
+            original_destination: Some("Sales".into()),
+            body: serde_json::to_vec(&serde_json::json!({ "reason": reason })).unwrap_or_default(),
+            delivery_attempts: 1,
+            failed_at: None,
+        }
+    }
+
+    #[test]
+    fn letters_that_failed_the_same_way_read_the_same_without_their_ids() {
+        let a = letter("message 01a2 (Shop.Order): the handler failed: boom");
+        let b = letter("message 9f3c-77 (Shop.Order): the handler failed: boom");
+        assert_eq!(
+            a.reason_without_message().as_deref(),
+            Some("the handler failed: boom")
+        );
+        assert_eq!(a.reason_without_message(), b.reason_without_message());
+        let other = letter("the body is not JSON (line 1): oops");
+        assert_eq!(
+            other.reason_without_message().as_deref(),
+            Some("the body is not JSON (line 1): oops"),
+            "a reason without the prefix stays whole"
+        );
     }
 }

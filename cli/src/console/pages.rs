@@ -80,9 +80,9 @@ pub fn overview(console: &Console, note: Option<&str>) -> Markup {
     let utc_now = now.naive_utc();
     let content = html! {
         p.summary {
-            (snapshot.queues.len()) " queues, "
-            (snapshot.queues.iter().map(|q| q.depth).sum::<i64>()) " messages waiting, "
-            (failed.total) " failed messages ("
+            (plural(snapshot.queues.len(), "queue")) ", "
+            (plural(snapshot.queues.iter().map(|q| q.depth).sum::<i64>().max(0) as usize, "message")) " waiting, "
+            (plural(failed.total, "failed message")) " ("
             (failed.failed_within(Duration::from_secs(60), utc_now)) " in the last minute, "
             (failed.failed_within(Duration::from_secs(3600), utc_now)) " in the last hour)."
         }
@@ -231,7 +231,7 @@ pub fn failed(console: &Console, note: Option<&str>) -> Markup {
     let content = html! {
         (jobs_list(&jobs))
         @if !failed.complete { p.note { "Reading the dead letters…" } }
-        p.summary { (failed.total) " failed messages in " (failed.groups.len()) " groups, by queue, message type and the first line of the reason." }
+        p.summary { (plural(failed.total, "failed message")) " in " (plural(failed.groups.len(), "group")) ", by queue, message type and the first line of the reason." }
         table #groups {
             thead { tr {
                 th { "Queue" } th { "Message type" } th { "Reason" } th.num { "Count" }
@@ -245,8 +245,8 @@ pub fn failed(console: &Console, note: Option<&str>) -> Markup {
                         td { (key.message_type) }
                         td.reason { a href=(link) { (key.reason) } }
                         td.num.count { (group.letters.len()) }
-                        td { (time(group.first)) }
-                        td { (time(group.last)) }
+                        td.time { (time(group.first)) }
+                        td.time { (time(group.last)) }
                         td.actions {
                             (action(console, &format!("{link}/replay"), "Replay all",
                                 &format!("Replay {} messages of this group to {}?", group.letters.len(), key.queue), "/failed"))
@@ -308,7 +308,7 @@ pub fn group(console: &Console, key: &GroupKey, group: &Group, note: Option<&str
                     @let path = format!("/letters/{}", encode(&letter.id));
                     tr {
                         td { a href=(path) { code { (letter.id) } } }
-                        td { (time(letter.failed_at)) }
+                        td.time { (time(letter.failed_at)) }
                         td.num { (letter.attempts) }
                         td.actions {
                             (action(console, &format!("{path}/replay"), "Replay", "Replay this message?", &link))
@@ -436,6 +436,15 @@ pub fn not_found(console: &Console, what: &str) -> Markup {
     )
 }
 
+/// `n thing` or `n things`.
+fn plural(n: usize, thing: &str) -> String {
+    if n == 1 {
+        format!("1 {thing}")
+    } else {
+        format!("{n} {thing}s")
+    }
+}
+
 fn time(at: Option<NaiveDateTime>) -> String {
     at.map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
         .unwrap_or_else(|| "-".into())
@@ -495,6 +504,7 @@ th, td { text-align: left; padding: .35em .6em; border-bottom: 1px solid #e3e6ea
 th { background: #eef1f4; font-weight: 600; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.reason { max-width: 38em; overflow-wrap: anywhere; }
+td.time { white-space: nowrap; }
 pre { background: #fff; border: 1px solid #e3e6ea; padding: .6em; overflow: auto; max-height: 28em; white-space: pre-wrap; overflow-wrap: anywhere; }
 form.action { display: inline; margin-right: .4em; }
 button { font: inherit; padding: .15em .7em; border: 1px solid #8a99a8; border-radius: 4px; background: #fff; cursor: pointer; }

@@ -64,7 +64,7 @@ pub struct GroupKey {
 impl GroupKey {
     fn of(letter: &DeadLetterInfo) -> GroupKey {
         let reason = letter
-            .reason()
+            .reason_without_message()
             .unwrap_or_else(|| "(no reason recorded)".into());
         let first_line = reason.lines().next().unwrap_or_default();
         GroupKey {

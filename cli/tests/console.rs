@@ -1,0 +1,467 @@
+//! `nimbus console` in a real browser: headless Chromium, driven through chromedriver, against a
+//! running endpoint on a fresh SQLite file and a fresh PostgreSQL schema. The overview shows the
+//! depths, hostile content is shown as text and never runs, a failed-message group replays and
+//! the endpoint then handles it, pause stops the endpoint's receiving and resume restarts it, a
+//! forged post is refused, and a console bound beyond loopback refuses to start without a token
+//! and refuses requests without it. Screenshots of every page go to a temporary directory
+//! (printed), for people to look at.
+//!
+//! Needs Debian's `chromium` and `chromium-driver` (`.ci/run` installs them): without them
+//! these tests fail, saying what to install.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use nimbus::admin::{Database, RawMessage};
+use nimbus::{Handler, HandlerContext, HandlerError, Unrecoverable};
+
+/// An order the test endpoint handles.
+#[derive(serde::Serialize, serde::Deserialize, nimbus::Command)]
+#[nimbus(type_name = "Console.Order")]
+struct Order {
+    id: u32,
+}
+
+/// Declines orders while `declining` is set (they go to the dead letters at once), and counts
+/// those it handles.
+#[derive(Clone, Default)]
+struct Orders {
+    declining: Arc<AtomicBool>,
+    handled: Arc<AtomicUsize>,
+}
+
+impl Handler<Order> for Orders {
+    async fn handle(&self, _m: Order, _ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        if self.declining.load(Ordering::SeqCst) {
+            return Err(Unrecoverable::new("the card was declined").into());
+        }
+        self.handled.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+fn unique() -> String {
+    uuid::Uuid::new_v4().simple().to_string()[..12].to_string()
+}
+
+fn postgres_url() -> String {
+    std::env::var("NIMBUS_POSTGRES")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+}
+
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// Waits until `done` resolves to true, checking every 50 ms; fails after a minute.
+async fn wait_until<F, Fut>(what: &str, mut done: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + PATIENCE;
+    while !done().await {
+        assert!(Instant::now() < deadline, "timed out waiting until {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A free port on 127.0.0.1.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// A child process killed when the test ends, however it ends.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Headless Chromium through chromedriver.
+async fn browser() -> (Killed, Client) {
+    let chromedriver = std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "chromedriver".into());
+    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    let port = free_port();
+    let driver = Command::new(&chromedriver)
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot start {chromedriver} ({e}): the console's browser tests need Chromium \
+                 and chromedriver — apt-get install chromium chromium-driver (.ci/run does)"
+            )
+        });
+    let driver = Killed(driver);
+    let deadline = Instant::now() + PATIENCE;
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "chromedriver did not start listening"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mut capabilities = serde_json::Map::new();
+    capabilities.insert(
+        "goog:chromeOptions".into(),
+        serde_json::json!({
+            "binary": chromium,
+            "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--disable-background-networking", "--disable-component-update",
+                     "--window-size=1280,800"],
+        }),
+    );
+    let client = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+        .capabilities(capabilities)
+        .connect(&format!("http://127.0.0.1:{port}"))
+        .await
+        .expect("a Chromium session through chromedriver");
+    (driver, client)
+}
+
+/// `nimbus console` on a free port; returns the process and its address.
+fn console(
+    url: &str,
+    schema: Option<&str>,
+    extra: &[&str],
+    token: Option<&str>,
+) -> (Killed, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_nimbus"));
+    command.arg("--database").arg(url);
+    if let Some(schema) = schema {
+        command.arg("--schema").arg(schema);
+    }
+    command
+        .args(["console", "--refresh", "1s"])
+        .args(extra)
+        .env_remove("NIMBUS_CONSOLE_TOKEN")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    if let Some(token) = token {
+        command.env("NIMBUS_CONSOLE_TOKEN", token);
+    }
+    let mut child = command.spawn().expect("start nimbus console");
+    let stdout = child.stdout.take().expect("its stdout");
+    let mut first = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut first)
+        .expect("the console's first line");
+    let address = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("the console says where it listens: {first:?}"))
+        .trim_end_matches('/')
+        .to_string();
+    (Killed(child), address)
+}
+
+/// Where this run's screenshots go.
+fn screenshot_dir() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("nimbus-console-screenshots-{}", unique()));
+    std::fs::create_dir_all(&dir).expect("a screenshot directory");
+    println!("screenshots of the console: {}", dir.display());
+    dir
+}
+
+async fn screenshot(client: &Client, dir: &std::path::Path, name: &str) {
+    let png = client.screenshot().await.expect("a screenshot");
+    std::fs::write(dir.join(format!("{name}.png")), png).expect("write the screenshot");
+}
+
+/// The text of the first element `css` finds.
+async fn text_of(client: &Client, css: &str) -> Option<String> {
+    match client.find(Locator::Css(css)).await {
+        Ok(element) => element.text().await.ok(),
+        Err(_) => None,
+    }
+}
+
+/// Clicks the button of the form whose action ends with `action_suffix`, and accepts the
+/// confirmation the page asks for.
+async fn click_action(client: &Client, action_suffix: &str) {
+    let button = client
+        .find(Locator::Css(&format!(
+            "form[action$='{action_suffix}'] button"
+        )))
+        .await
+        .unwrap_or_else(|e| panic!("a button for {action_suffix}: {e}"));
+    button.click().await.expect("click");
+    client
+        .accept_alert()
+        .await
+        .expect("the page asks for confirmation");
+}
+
+async fn hostile_messages(db: &Database) {
+    db.create_schema(&["Hostile"]).await.unwrap();
+    let mut script = RawMessage::new(
+        r#"{"NServiceBus.EnclosedMessageTypes":"<script>window.pwned=1</script>","X-Quote":"\"'><img src=x onerror=window.pwned=2>"}"#,
+        br#"{"note":"<script>window.pwned=3</script>"}"#.to_vec(),
+    );
+    script.id = uuid::Uuid::new_v4();
+    db.insert_raw("Hostile", &script).await.unwrap();
+    let mut big = b"\xff\xfe not UTF-8 ".to_vec();
+    big.resize(1024 * 1024, b'x');
+    let mut big = RawMessage::new("{}", big);
+    big.id = uuid::Uuid::new_v4();
+    db.insert_raw("Hostile", &big).await.unwrap();
+}
+
+async fn in_the_browser(url: &str, schema: Option<&str>) {
+    let db = match schema {
+        Some(schema) => {
+            Database::connect_with(url, nimbus::admin::ConnectOptions::new().schema(schema))
+                .await
+                .unwrap()
+        }
+        None => Database::connect(url).await.unwrap(),
+    };
+    let orders = Orders::default();
+    orders.declining.store(true, Ordering::SeqCst);
+    let mut builder = nimbus::Bus::builder()
+        .names("Shop", "shop-1")
+        .database_url(url)
+        .peek_delay(Duration::from_millis(100))
+        .route::<Order>("Shop")
+        // Its own queue for replies, which it heartbeats: the instances page lists it.
+        .enable_requests()
+        .handler(orders.clone());
+    if let Some(schema) = schema {
+        builder = builder.schema(schema);
+    }
+    let bus = builder.build().unwrap().start().await.unwrap();
+    for id in 0..3 {
+        bus.send(Order { id }).await.unwrap();
+    }
+    wait_until("three declined orders are dead letters", || async {
+        db.dead_letters(10).await.unwrap().len() == 3
+    })
+    .await;
+    hostile_messages(&db).await;
+
+    let (_console, address) = console(url, schema, &["--bind", "127.0.0.1:0"], None);
+    let (_driver, client) = browser().await;
+    let shots = screenshot_dir();
+
+    // The overview: every queue with its exact depth.
+    client.goto(&format!("{address}/")).await.unwrap();
+    wait_until("the overview shows the Hostile queue's depth", || async {
+        text_of(&client, "tr[data-queue='Hostile'] td.depth")
+            .await
+            .as_deref()
+            == Some("2")
+    })
+    .await;
+    assert_eq!(
+        text_of(&client, "tr[data-queue='Shop'] td.depth")
+            .await
+            .as_deref(),
+        Some("0")
+    );
+    screenshot(&client, &shots, "overview").await;
+
+    // Hostile headers and bodies are text: nothing they hold runs, a 1 MB body is cut.
+    client
+        .goto(&format!("{address}/queues/Hostile"))
+        .await
+        .unwrap();
+    let page = client.source().await.unwrap();
+    assert!(
+        page.contains("&lt;script&gt;window.pwned=3"),
+        "the body is escaped"
+    );
+    assert!(
+        page.contains("more bytes not shown"),
+        "the 1 MB body is cut"
+    );
+    let pwned = client
+        .execute("return typeof window.pwned", vec![])
+        .await
+        .unwrap();
+    assert_eq!(
+        pwned,
+        serde_json::json!("undefined"),
+        "no hostile script ran"
+    );
+    screenshot(&client, &shots, "queue").await;
+
+    // Failed messages: one group of three; replay it, and the endpoint handles them.
+    client.goto(&format!("{address}/failed")).await.unwrap();
+    wait_until("the failed-message group is listed", || async {
+        text_of(&client, "tr[data-group] td.count").await.as_deref() == Some("3")
+    })
+    .await;
+    let reason = text_of(&client, "tr[data-group] td.reason").await.unwrap();
+    assert!(reason.contains("the card was declined"), "{reason}");
+    screenshot(&client, &shots, "failed").await;
+    orders.declining.store(false, Ordering::SeqCst);
+    click_action(&client, "/replay").await;
+    wait_until("the replayed orders are handled", || async {
+        orders.handled.load(Ordering::SeqCst) == 3
+    })
+    .await;
+    wait_until(
+        "the page shows the finished replay and no group",
+        || async {
+            let text = text_of(&client, "main").await.unwrap_or_default();
+            text.contains("done in") && !text.contains("the card was declined")
+        },
+    )
+    .await;
+    screenshot(&client, &shots, "failed-replayed").await;
+
+    // Pause stops the running endpoint's receiving; resume restarts it.
+    client.goto(&format!("{address}/")).await.unwrap();
+    click_action(&client, "/queues/Shop/pause").await;
+    wait_until("the endpoint sees the pause", || async {
+        bus.metrics().paused_queues.contains("Shop")
+    })
+    .await;
+    wait_until("the overview shows Shop paused", || async {
+        text_of(&client, "tr[data-queue='Shop'] td.state")
+            .await
+            .as_deref()
+            == Some("paused")
+    })
+    .await;
+    for id in 10..12 {
+        bus.send(Order { id }).await.unwrap();
+    }
+    let peeks = bus.metrics().peeks;
+    wait_until(
+        "the paused queue is peeked twice with its messages in it",
+        || async {
+            let m = bus.metrics();
+            m.peeks >= peeks + 2 && m.queue_depths.get("Shop").copied().unwrap_or(0) >= 2
+        },
+    )
+    .await;
+    assert_eq!(
+        orders.handled.load(Ordering::SeqCst),
+        3,
+        "nothing taken while paused"
+    );
+    screenshot(&client, &shots, "overview-paused").await;
+    click_action(&client, "/queues/Shop/resume").await;
+    wait_until("the resumed queue's orders are handled", || async {
+        orders.handled.load(Ordering::SeqCst) == 5
+    })
+    .await;
+
+    // A post without the console's token (a forged form) is refused and changes nothing.
+    let status = client
+        .execute(
+            "return fetch('/queues/Shop/pause', {method: 'POST', headers: \
+             {'Content-Type': 'application/x-www-form-urlencoded'}, body: 'csrf=forged&back=/'})\
+             .then(r => r.status)",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, serde_json::json!(403));
+    assert!(
+        db.paused_queues().await.unwrap().is_empty(),
+        "the forged post paused nothing"
+    );
+
+    client
+        .goto(&format!("{address}/subscriptions"))
+        .await
+        .unwrap();
+    screenshot(&client, &shots, "subscriptions").await;
+    client.goto(&format!("{address}/instances")).await.unwrap();
+    wait_until("the instance's own queue is listed alive", || async {
+        text_of(&client, "#instances tbody")
+            .await
+            .unwrap_or_default()
+            .contains("alive")
+    })
+    .await;
+    screenshot(&client, &shots, "instances").await;
+
+    // Beyond loopback, with a token: the browser without it is refused.
+    let (_guarded, guarded_address) =
+        console(url, schema, &["--bind", "0.0.0.0:0"], Some("s3cret-token"));
+    let port = guarded_address.rsplit(':').next().unwrap().to_string();
+    client
+        .goto(&format!("http://127.0.0.1:{port}/"))
+        .await
+        .unwrap();
+    // (Headless Chromium cancels the login prompt of a 401 and shows an empty page.)
+    let refused = client.source().await.unwrap();
+    assert!(
+        !refused.contains("nimbus console") && !refused.contains("Shop"),
+        "a browser without the token sees nothing of the console: {refused}"
+    );
+    assert_eq!(http_status(&port, None), 401);
+    assert_eq!(http_status(&port, Some("Bearer s3cret-token")), 200);
+
+    client.close().await.unwrap();
+    bus.stop().await.unwrap();
+}
+
+/// The status of `GET /` on 127.0.0.1:`port`, with `authorization` if given.
+fn http_status(port: &str, authorization: Option<&str>) -> u16 {
+    let mut stream = std::net::TcpStream::connect(format!("127.0.0.1:{port}")).unwrap();
+    let auth = authorization
+        .map(|a| format!("Authorization: {a}\r\n"))
+        .unwrap_or_default();
+    write!(
+        stream,
+        "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+#[actix_rt::test]
+async fn the_console_works_in_a_browser_on_sqlite() {
+    let path = std::env::temp_dir().join(format!("nimbus-console-{}.db", unique()));
+    in_the_browser(&format!("sqlite://{}", path.display()), None).await;
+    let _ = std::fs::remove_file(&path);
+}
+
+#[actix_rt::test]
+async fn the_console_works_in_a_browser_on_postgres() {
+    let url = postgres_url();
+    let schema = format!("nimbus console {}", unique());
+    in_the_browser(&url, Some(&schema)).await;
+    let db = Database::connect(&url).await.unwrap();
+    db.execute(&format!("DROP SCHEMA {} CASCADE", db.quote(&schema)))
+        .await
+        .unwrap();
+}
+
+#[test]
+fn beyond_loopback_the_console_needs_a_token() {
+    let path = std::env::temp_dir().join(format!("nimbus-console-{}.db", unique()));
+    let output = Command::new(env!("CARGO_BIN_EXE_nimbus"))
+        .args(["--database", &format!("sqlite://{}", path.display())])
+        .args(["console", "--bind", "0.0.0.0:0"])
+        .env_remove("NIMBUS_CONSOLE_TOKEN")
+        .output()
+        .expect("run nimbus console");
+    let _ = std::fs::remove_file(&path);
+    assert!(!output.status.success(), "it refuses to start");
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        err.contains("NIMBUS_CONSOLE_TOKEN"),
+        "it says what to set: {err}"
+    );
+}
