@@ -103,7 +103,7 @@ pub fn overview(console: &Console, note: Option<&str>) -> Markup {
                             None => "-",
                         } }
                         td.num { (failed.in_queue(&queue.name)) }
-                        td.state { @if queue.paused { span.badge.paused { "paused" } } @else { "receiving" } }
+                        td.state { @if queue.paused { span.badge.paused title=(snapshot.paused_by(&queue.name).unwrap_or_default()) { "paused" } } @else { "receiving" } }
                         td {
                             @if queue.paused {
                                 (action(console, &format!("{link}/resume"), "Resume",
@@ -158,13 +158,14 @@ pub fn queue(
 ) -> Markup {
     let snapshot = console.snapshot.read().unwrap_or_else(|p| p.into_inner());
     let info = snapshot.queues.iter().find(|q| q.name == name).cloned();
+    let paused_by = snapshot.paused_by(name);
     drop(snapshot);
     let link = format!("/queues/{}", encode(name));
     let content = html! {
         @if let Some(info) = &info {
             p.summary {
                 (info.depth) " messages. "
-                @if info.paused { span.badge.paused { "paused" } " " (action(console, &format!("{link}/resume"), "Resume", &format!("Resume {name}?"), &link)) }
+                @if info.paused { span.badge.paused { "paused" } " " (paused_by.unwrap_or_default()) ". " (action(console, &format!("{link}/resume"), "Resume", &format!("Resume {name}?"), &link)) }
                 @else { (action(console, &format!("{link}/pause"), "Pause", &format!("Pause {name}? Its endpoints stop taking its messages."), &link)) }
             }
         }
@@ -379,7 +380,7 @@ pub fn subscriptions(console: &Console, note: Option<&str>) -> Markup {
             }
         }
         @if !console.settings.read_only {
-            form.action method="post" action="/subscriptions/sweep" data-confirm="Delete the subscriptions idle that long, and the instance queues left without one?" {
+            form.sweep method="post" action="/subscriptions/sweep" data-confirm="Delete the subscriptions idle that long, and the instance queues left without one?" {
                 input type="hidden" name="csrf" value=(console.csrf);
                 input type="hidden" name="back" value="/subscriptions";
                 label { "Sweep subscriptions idle for more than " input name="idle" value="4days" size="8"; }
@@ -507,6 +508,7 @@ td.reason { max-width: 38em; overflow-wrap: anywhere; }
 td.time { white-space: nowrap; }
 pre { background: #fff; border: 1px solid #e3e6ea; padding: .6em; overflow: auto; max-height: 28em; white-space: pre-wrap; overflow-wrap: anywhere; }
 form.action { display: inline; margin-right: .4em; }
+form.sweep { margin-top: .8em; }
 button { font: inherit; padding: .15em .7em; border: 1px solid #8a99a8; border-radius: 4px; background: #fff; cursor: pointer; }
 button:hover { background: #e8eef5; }
 .badge { display: inline-block; padding: 0 .5em; border-radius: 8px; background: #dde4ec; font-size: .85em; }

@@ -10,7 +10,9 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, NaiveDateTime, Utc};
-use nimbus::admin::{Database, DeadLetterInfo, DeadLetterQuery, QueueInfo, SubscriptionInfo};
+use nimbus::admin::{
+    Database, DeadLetterInfo, DeadLetterQuery, PausedQueue, QueueInfo, SubscriptionInfo,
+};
 
 use super::Settings;
 
@@ -45,6 +47,8 @@ pub struct Console {
 pub struct Snapshot {
     pub queues: Vec<QueueInfo>,
     pub subscriptions: Vec<SubscriptionInfo>,
+    /// Who paused which queue, and when.
+    pub paused: Vec<PausedQueue>,
     /// Each queue's depth at the last reads, oldest first.
     pub history: BTreeMap<String, VecDeque<i64>>,
     pub read_at: Option<DateTime<Utc>>,
@@ -192,6 +196,21 @@ impl Job {
     }
 }
 
+impl Snapshot {
+    /// Who paused `queue` and when, as a line for people; `None` when it is not paused.
+    pub fn paused_by(&self, queue: &str) -> Option<String> {
+        let p = self
+            .paused
+            .iter()
+            .find(|p| p.name.eq_ignore_ascii_case(queue))?;
+        let at = p
+            .paused_at
+            .map(|t| t.format(" at %Y-%m-%d %H:%M UTC").to_string())
+            .unwrap_or_default();
+        Some(format!("paused by {}{at}", p.paused_by))
+    }
+}
+
 impl Console {
     pub fn new(db: Database, settings: Settings, token: Option<String>) -> Console {
         Console {
@@ -239,12 +258,13 @@ impl Console {
         let read = async {
             let queues = self.db.queues().await?;
             let subscriptions = self.db.subscriptions().await?;
-            Ok::<_, nimbus::NimbusError>((queues, subscriptions))
+            let paused = self.db.paused_queues().await?;
+            Ok::<_, nimbus::NimbusError>((queues, subscriptions, paused))
         };
         let result = read.await;
         let mut snapshot = self.snapshot.write().unwrap_or_else(|p| p.into_inner());
         match result {
-            Ok((queues, subscriptions)) => {
+            Ok((queues, subscriptions, paused)) => {
                 for queue in &queues {
                     let samples = snapshot.history.entry(queue.name.clone()).or_default();
                     samples.push_back(queue.depth);
@@ -257,6 +277,7 @@ impl Console {
                     .retain(|name, _| queues.iter().any(|q| &q.name == name));
                 snapshot.queues = queues;
                 snapshot.subscriptions = subscriptions;
+                snapshot.paused = paused;
                 snapshot.read_at = Some(Utc::now());
                 snapshot.error = None;
             }
