@@ -812,28 +812,45 @@ async fn dead_letters_are_filtered_and_paged(url: &str, schema: Option<&str>) {
         options = options.schema(schema);
     }
     let db = Database::connect_with(url, options).await.expect("connect");
-    // 1,200 dead letters one second apart: the 1,190 oldest failed in Old, the 10 newest in New.
+    // 10,200 dead letters one second apart: the 10,190 oldest failed in Old, the 10 newest in New,
+    // beside a business table of the application in the same schema.
     let insert = if url.starts_with("postgres") {
         format!(
             "INSERT INTO {}.\"NimbusDeadLetters\" \
              (\"MessageId\", \"OriginalDestination\", \"Body\", \"DeliveryAttempts\", \"FailedAt\") \
              SELECT ('00000000-0000-0000-0000-' || lpad(i::text, 12, '0'))::uuid, \
-                    CASE WHEN i <= 1190 THEN 'Old' ELSE 'New' END, '{{}}'::bytea, 1, \
-                    (now() AT TIME ZONE 'utc') - make_interval(secs => 2000 - i) \
-             FROM generate_series(1, 1200) AS i",
+                    CASE WHEN i <= 10190 THEN 'Old' ELSE 'New' END, '{{}}'::bytea, 1, \
+                    (now() AT TIME ZONE 'utc') - make_interval(secs => 20000 - i) \
+             FROM generate_series(1, 10200) AS i",
             db.quote(schema.expect("a schema on PostgreSQL"))
         )
     } else {
         "INSERT INTO \"NimbusDeadLetters\" \
          (\"MessageId\", \"OriginalDestination\", \"Body\", \"DeliveryAttempts\", \"FailedAt\") \
-         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1200) \
+         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10200) \
          SELECT printf('00000000-0000-0000-0000-%012d', i), \
-                CASE WHEN i <= 1190 THEN 'Old' ELSE 'New' END, CAST('{}' AS BLOB), 1, \
-                strftime('%Y-%m-%d %H:%M:%f', 'now', printf('-%d seconds', 2000 - i)) \
+                CASE WHEN i <= 10190 THEN 'Old' ELSE 'New' END, CAST('{}' AS BLOB), 1, \
+                strftime('%Y-%m-%d %H:%M:%f', 'now', printf('-%d seconds', 20000 - i)) \
          FROM n"
             .to_string()
     };
     db.execute(&insert).await.expect("dead letters");
+    db.execute(&format!(
+        "CREATE TABLE {} (id integer PRIMARY KEY, total integer)",
+        db.qualified_table("shop_invoices")
+    ))
+    .await
+    .expect("a business table");
+    let (ok, out, err) = nimbus(url, schema, &["--json", "queues"]);
+    assert!(ok, "{err}");
+    let listed: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let names: Vec<&str> = listed["queues"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .filter_map(|q| q["queue"].as_str())
+        .collect();
+    assert_eq!(names, vec!["Old"], "a business table is no queue: {out}");
 
     let (ok, out, err) = nimbus(
         url,
@@ -854,22 +871,22 @@ async fn dead_letters_are_filtered_and_paged(url: &str, schema: Option<&str>) {
     assert_eq!(letters.len(), 5, "{out}");
     assert!(letters.iter().all(|d| d["queue"] == "New"), "{out}");
     assert_eq!(
-        letters[0]["id"], "00000000-0000-0000-0000-000000001191",
+        letters[0]["id"], "00000000-0000-0000-0000-000000010191",
         "the oldest of New first: {out}"
     );
 
     let (ok, out, err) = nimbus(
         url,
         schema,
-        &["--json", "dead-letters", "list", "-n", "2000"],
+        &["--json", "dead-letters", "list", "-n", "20000"],
     );
     assert!(ok, "{err}");
     let listed: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     let letters = listed["dead_letters"].as_array().expect("a list");
-    assert_eq!(letters.len(), 1200, "every page, each letter once");
+    assert_eq!(letters.len(), 10200, "every page, each letter once");
     let ids: std::collections::BTreeSet<&str> =
         letters.iter().filter_map(|d| d["id"].as_str()).collect();
-    assert_eq!(ids.len(), 1200);
+    assert_eq!(ids.len(), 10200);
 
     let (ok, out, err) = nimbus(
         url,
@@ -877,7 +894,7 @@ async fn dead_letters_are_filtered_and_paged(url: &str, schema: Option<&str>) {
         &[
             "dead-letters",
             "show",
-            "00000000-0000-0000-0000-000000001199",
+            "00000000-0000-0000-0000-000000010199",
         ],
     );
     assert!(ok && out.contains("\"New\""), "{err}{out}");
