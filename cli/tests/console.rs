@@ -202,8 +202,11 @@ async fn click_action(client: &Client, action_suffix: &str) {
         .expect("the page asks for confirmation");
 }
 
+/// A queue whose name is markup.
+const HOSTILE_NAME: &str = "<img src=x onerror=window.pwned=4>";
+
 async fn hostile_messages(db: &Database) {
-    db.create_schema(&["Hostile"]).await.unwrap();
+    db.create_schema(&["Hostile", HOSTILE_NAME]).await.unwrap();
     let mut script = RawMessage::new(
         r#"{"NServiceBus.EnclosedMessageTypes":"<script>window.pwned=1</script>","X-Quote":"\"'><img src=x onerror=window.pwned=2>"}"#,
         br#"{"note":"<script>window.pwned=3</script>"}"#.to_vec(),
