@@ -123,8 +123,9 @@ pub struct PausedQueue {
     pub paused_by: String,
 }
 
-/// A dead letter, as [`Database::dead_letters`] lists it.
-#[derive(Clone, Debug)]
+/// A dead letter, as [`Database::dead_letters`] lists it. `Default` makes one for tests of tools
+/// that read dead letters.
+#[derive(Clone, Debug, Default)]
 #[non_exhaustive]
 pub struct DeadLetterInfo {
     /// The dead letter's id (the failed message's id), to replay it.

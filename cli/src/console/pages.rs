@@ -9,6 +9,9 @@ use nimbus::admin::{DeadLetterInfo, QueuedMessage};
 
 use super::state::{Console, Group, GroupKey, Job};
 
+/// The most failed-message groups a page lists (the largest).
+const GROUPS_SHOWN: usize = 500;
+
 /// The most of a body or header text a page shows.
 const SHOWN_BYTES: usize = 64 * 1024;
 
@@ -229,6 +232,10 @@ pub fn failed(console: &Console, note: Option<&str>) -> Markup {
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .clone();
+    // The largest groups first, as many as a page can show.
+    let mut largest: Vec<(&GroupKey, &Group)> = failed.groups.iter().collect();
+    largest.sort_by(|a, b| b.1.letters.len().cmp(&a.1.letters.len()).then(a.0.cmp(b.0)));
+    largest.truncate(GROUPS_SHOWN);
     let content = html! {
         (jobs_list(&jobs))
         @if !failed.complete { p.note { "Reading the dead letters…" } }
@@ -239,7 +246,7 @@ pub fn failed(console: &Console, note: Option<&str>) -> Markup {
                 th { "First failed" } th { "Last failed" } th {}
             } }
             tbody {
-                @for (key, group) in &failed.groups {
+                @for (key, group) in &largest {
                     @let link = format!("/failed/{}", key.id());
                     tr data-group=(key.id()) {
                         td { (key.queue) }
@@ -258,6 +265,7 @@ pub fn failed(console: &Console, note: Option<&str>) -> Markup {
                 }
             }
         }
+        @if failed.groups.len() > GROUPS_SHOWN { p.hint { "The " (GROUPS_SHOWN) " largest of " (failed.groups.len()) " groups are listed." } }
         @if failed.groups.is_empty() && failed.complete { p { "No failed messages." } }
     };
     layout(console, "Failed messages", note, content)

@@ -23,6 +23,8 @@ const PAGE: i64 = 500;
 /// How often the dead-letter index is rebuilt from scratch (letters others replayed or purged
 /// disappear then); in between, only new letters are read.
 const FULL_SCAN_EVERY: Duration = Duration::from_secs(60);
+/// How many finished bulk actions the failed-messages page keeps showing.
+const KEPT_JOBS: usize = 10;
 /// The longest failure reason kept for grouping (its first line).
 const REASON_CHARS: usize = 300;
 
@@ -347,10 +349,20 @@ impl Console {
             took: Mutex::new(None),
             error: Mutex::new(None),
         });
-        self.jobs
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(job.clone());
+        {
+            let mut jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
+            // Finished jobs beyond the last few are forgotten.
+            let finished = jobs.iter().filter(|j| j.finished().is_some()).count();
+            let mut drop_finished = finished.saturating_sub(KEPT_JOBS);
+            jobs.retain(|j| {
+                let forget = drop_finished > 0 && j.finished().is_some();
+                if forget {
+                    drop_finished -= 1;
+                }
+                !forget
+            });
+            jobs.push(job.clone());
+        }
         let (console, running) = (self.clone(), job.clone());
         tokio::spawn(async move {
             let one = &one;
@@ -391,5 +403,58 @@ impl Console {
             console.rescan.notify_one();
         });
         job
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn letter(id: &str, queue: &str, reason: &str, minutes_ago: i64) -> DeadLetterInfo {
+        let envelope = serde_json::json!({
+            "reason": format!("message {id} (Shop.Order): {reason}"),
+            "headers": { "NServiceBus.EnclosedMessageTypes": "Shop.Order" },
+        });
+        let mut letter = DeadLetterInfo::default();
+        letter.message_id = id.into();
+        letter.original_destination = Some(queue.into());
+        letter.body = serde_json::to_vec(&envelope).unwrap();
+        letter.delivery_attempts = 3;
+        letter.failed_at = Some(Utc::now().naive_utc() - chrono::Duration::minutes(minutes_ago));
+        letter
+    }
+
+    #[test]
+    fn letters_that_failed_alike_share_a_group_whatever_their_ids() {
+        let mut index = FailedIndex::default();
+        index.add(&[
+            letter("a1", "Billing", "the handler failed: timeout", 0),
+            letter("a2", "Billing", "the handler failed: timeout", 5),
+            letter(
+                "b1",
+                "Billing",
+                "the handler failed: declined\nat line 2",
+                90,
+            ),
+            letter("c1", "Sales", "the handler failed: timeout", 0),
+        ]);
+        assert_eq!(index.total, 4);
+        assert_eq!(index.groups.len(), 3, "{:?}", index.groups.keys());
+        let timeout = GroupKey {
+            queue: "Billing".into(),
+            message_type: "Shop.Order".into(),
+            reason: "the handler failed: timeout".into(),
+        };
+        assert_eq!(index.groups[&timeout].letters.len(), 2);
+        assert_eq!(index.group(&timeout.id()).map(|(k, _)| k), Some(&timeout));
+        assert_eq!(index.in_queue("Billing"), 3);
+        let now = Utc::now().naive_utc();
+        assert_eq!(index.failed_within(Duration::from_secs(60), now), 2);
+        assert_eq!(index.failed_within(Duration::from_secs(3600), now), 3);
+
+        index.forget("A2");
+        index.forget("b1");
+        assert_eq!(index.total, 2);
+        assert_eq!(index.groups.len(), 2, "an emptied group goes");
     }
 }
