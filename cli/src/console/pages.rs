@@ -123,6 +123,9 @@ pub fn overview(console: &Console, note: Option<&str>) -> Markup {
         @if snapshot.queues.is_empty() { p { "No queues (yet)." } }
         p.hint { "Depth is exact (a count); the oldest message's age is by its sender's clock. Failed counts come from the dead letters' failure times." }
     };
+    // Released before the layout reads them again: a second read while a writer waits would
+    // deadlock.
+    drop((snapshot, failed));
     layout(console, "Queues", note, content)
 }
 
@@ -268,6 +271,7 @@ pub fn failed(console: &Console, note: Option<&str>) -> Markup {
         @if failed.groups.len() > GROUPS_SHOWN { p.hint { "The " (GROUPS_SHOWN) " largest of " (failed.groups.len()) " groups are listed." } }
         @if failed.groups.is_empty() && failed.complete { p { "No failed messages." } }
     };
+    drop(failed);
     layout(console, "Failed messages", note, content)
 }
 
@@ -397,6 +401,7 @@ pub fn subscriptions(console: &Console, note: Option<&str>) -> Markup {
         }
         p.hint { "A subscription lapses when its subscriber has not refreshed it for longer than the idle period it promised; publishers skip lapsed ones, and a sweep deletes them." }
     };
+    drop(snapshot);
     layout(console, "Subscriptions", note, content)
 }
 
@@ -419,6 +424,7 @@ pub fn instances(console: &Console, note: Option<&str>) -> Markup {
         }
         p.hint { "Instances that hold a queue of their own (for replies and multicast events) heartbeat it; an instance without one does not show here." }
     };
+    drop(snapshot);
     layout(console, "Instances", note, content)
 }
 
