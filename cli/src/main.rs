@@ -586,7 +586,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 json!({"paused": queue, "already_paused": !newly}),
                 &if newly {
                     format!(
-                        "paused {queue:?}: its endpoints stop taking messages within one peek                          delay (sends still go in); `nimbus resume {queue}` undoes it"
+                        "paused {queue:?}: its endpoints stop taking messages within one peek delay (sends still go in); `nimbus resume {queue}` undoes it"
                     )
                 } else {
                     format!("{queue:?} was paused already")

@@ -332,6 +332,7 @@ impl Database {
                 statement: crate::endpoint::builder::DEFAULT_DATABASE_TIMEOUT,
             },
             leases: false,
+            sagas: false,
         })
         .await?;
         Ok(Database { transport })

@@ -75,6 +75,7 @@ mod message;
 mod names;
 mod pipeline;
 pub mod recoverability;
+pub mod saga;
 pub mod shared_envelope;
 mod sql;
 pub mod subscriptions;
@@ -236,6 +237,8 @@ mod guide {
     mod business_data {}
     #[doc = include_str!("../../docs/guide/long-handlers.md")]
     mod long_handlers {}
+    #[doc = include_str!("../../docs/guide/sagas.md")]
+    mod sagas {}
     #[doc = include_str!("../../docs/guide/batches.md")]
     mod batches {}
     #[doc = include_str!("../../docs/guide/in-a-service.md")]

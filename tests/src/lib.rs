@@ -13,6 +13,7 @@ mod leases;
 mod pause;
 pub mod proxy;
 mod pubsub;
+mod sagas;
 pub mod suite;
 pub mod tls_proxy;
 
@@ -159,6 +160,7 @@ macro_rules! conformance_suite {
             a_handler_under_a_lease_holds_nothing_and_outlives_its_lease,
             stop_hands_a_leased_message_back_without_counting_an_attempt,
             a_paused_queue_stops_receiving_until_resumed,
+            a_saga_applies_each_message_once_under_concurrency,
         }
     };
     (@tests $attrs:tt $setup:expr; $($name:ident),* $(,)?) => {

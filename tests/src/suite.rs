@@ -16,6 +16,7 @@ pub use crate::failures::*;
 pub use crate::leases::*;
 pub use crate::pause::*;
 pub use crate::pubsub::*;
+pub use crate::sagas::*;
 
 /// How long a test waits for something that should happen within a second or two.
 pub(crate) const PATIENCE: Duration = Duration::from_secs(60);

@@ -57,6 +57,8 @@ async fn create<D: Driver>(
         &s.leases,
         &s.paused_queues,
         &s.paused_queues,
+        &s.sagas,
+        &s.sagas,
     ] {
         c.run_script(script, &[schema]).await.expect("common table");
     }
@@ -553,6 +555,69 @@ async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
             expected
         );
     }
+
+    // Sagas: read nothing, start, read, update at the version read (and not at another),
+    // refuse a second start with a unique-key error the transport recognises, delete.
+    let saga_id = Uuid::new_v4();
+    let correlation = format!("{}-order", queue.as_str());
+    assert!(c
+        .saga_get(&s.saga_get, "Contract.Saga", &correlation)
+        .await
+        .expect("get a saga")
+        .is_none());
+    c.saga_insert(
+        &s.saga_insert,
+        saga_id,
+        "Contract.Saga",
+        &correlation,
+        "{\"n\":1}",
+    )
+    .await
+    .expect("start a saga");
+    let row = c
+        .saga_get(&s.saga_get, "Contract.Saga", &correlation)
+        .await
+        .expect("get a saga")
+        .expect("the saga");
+    assert_eq!(
+        (row.id, row.state.as_str(), row.version),
+        (saga_id, "{\"n\":1}", 1)
+    );
+    assert!(!c
+        .saga_write(&s.saga_update, saga_id, 7, Some("{}"))
+        .await
+        .expect("update at a stale version"));
+    assert!(c
+        .saga_write(&s.saga_update, saga_id, 1, Some("{\"n\":2}"))
+        .await
+        .expect("update"));
+    let duplicate = c
+        .saga_insert(
+            &s.saga_insert,
+            Uuid::new_v4(),
+            "Contract.Saga",
+            &correlation,
+            "{}",
+        )
+        .await
+        .expect_err("a second start of the same saga");
+    assert!(
+        matches!(
+            duplicate.code(),
+            Some("23505" | "2067" | "1555" | "2627" | "2601")
+        ),
+        "a unique-key error the transport recognises: {:?} {duplicate}",
+        duplicate.code()
+    );
+    // PostgreSQL aborts the transaction at an error: this test runs without one.
+    assert!(!c
+        .saga_write(&s.saga_delete, saga_id, 1, None)
+        .await
+        .expect("delete at a stale version"));
+    assert!(c
+        .saga_write(&s.saga_delete, saga_id, 2, None)
+        .await
+        .expect("delete"));
 
     // Pausing: a second pause and a resume of what is not paused change nothing.
     let paused = queue.as_str();

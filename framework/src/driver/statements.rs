@@ -246,6 +246,14 @@ fn listed_dead_letter(row: &Row) -> Result<ListedDeadLetter, String> {
     })
 }
 
+/// A saga instance as `saga_get.sql` reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SagaRow {
+    pub id: Uuid,
+    pub state: String,
+    pub version: i64,
+}
+
 /// One row of `paused_list.sql`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct PausedRow {
@@ -556,6 +564,87 @@ impl<D: Driver> Held<D> {
                 listed_dead_letter(row).map_err(|e| DriverError::other(FailureKind::Permanent, e))
             })
             .transpose()
+    }
+
+    /// `saga_get.sql`: the instance of `saga_type` for `correlation`, locked until the
+    /// transaction ends; `None` when there is none.
+    pub async fn saga_get(
+        &mut self,
+        sql: &str,
+        saga_type: &str,
+        correlation: &str,
+    ) -> DriverResult<Option<SagaRow>> {
+        let rows = self
+            .query(
+                sql,
+                &[Param::Text(Some(saga_type)), Param::Text(Some(correlation))],
+            )
+            .await?;
+        let Some(row) = rows.first() else {
+            return Ok(None);
+        };
+        let read = || -> Result<SagaRow, String> {
+            let id = row.text(0)?.ok_or("a saga without an id")?;
+            Ok(SagaRow {
+                id: Uuid::parse_str(&id).map_err(|e| format!("saga id {id:?}: {e}"))?,
+                state: row.text(1)?.ok_or("a saga without a state")?,
+                version: row.int(2)?.ok_or("a saga without a version")?,
+            })
+        };
+        read()
+            .map(Some)
+            .map_err(|e| DriverError::other(FailureKind::Permanent, e))
+    }
+
+    /// `saga_insert.sql`: stores a new instance at version 1.
+    pub async fn saga_insert(
+        &mut self,
+        sql: &str,
+        id: Uuid,
+        saga_type: &str,
+        correlation: &str,
+        state: &str,
+    ) -> DriverResult<()> {
+        self.execute(
+            sql,
+            &[
+                Param::Uuid(id),
+                Param::Text(Some(saga_type)),
+                Param::Text(Some(correlation)),
+                Param::Text(Some(state)),
+            ],
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// `saga_update.sql` (with `state`) or `saga_delete.sql` (without): `true` when the
+    /// instance was still at `version`.
+    pub async fn saga_write(
+        &mut self,
+        sql: &str,
+        id: Uuid,
+        version: i64,
+        state: Option<&str>,
+    ) -> DriverResult<bool> {
+        let affected = match state {
+            Some(state) => {
+                self.execute(
+                    sql,
+                    &[
+                        Param::Uuid(id),
+                        Param::BigInt(Some(version)),
+                        Param::Text(Some(state)),
+                    ],
+                )
+                .await?
+            }
+            None => {
+                self.execute(sql, &[Param::Uuid(id), Param::BigInt(Some(version))])
+                    .await?
+            }
+        };
+        Ok(affected > 0)
     }
 
     /// `queue_pause.sql`: pauses `queue`; `true` when it was not paused before.

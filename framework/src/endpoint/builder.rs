@@ -89,6 +89,8 @@ pub struct BusBuilder {
     routes: Vec<(&'static str, String)>,
     handlers: HandlerRegistry,
     leases: Leases,
+    /// Some handlers are sagas.
+    sagas: bool,
     #[cfg(feature = "sqlserver")]
     sql_server_token: Option<crate::SqlServerToken>,
 }
@@ -128,6 +130,7 @@ impl Default for BusBuilder {
             routes: Vec::new(),
             handlers: HandlerRegistry::default(),
             leases: Leases::default(),
+            sagas: false,
             #[cfg(feature = "sqlserver")]
             sql_server_token: None,
         }
@@ -468,6 +471,58 @@ impl BusBuilder {
         self
     }
 
+    /// Handles messages of type `M` with the saga `saga` (see [`crate::saga`]): each message
+    /// is handled with the state of the saga instance its correlation value names, read and
+    /// written in the receive's transaction, so the state changes, the handler's sends and the
+    /// receive commit together or not at all. Register the saga once per message type it
+    /// handles (sagas are cheap to clone: keep what they share in an `Arc`).
+    ///
+    /// ```no_run
+    /// # use nimbus::saga::{Saga, SagaHandler, SagaInstance};
+    /// # #[derive(serde::Serialize, serde::Deserialize, nimbus::Command)]
+    /// # struct PlaceOrder { id: u32 }
+    /// # #[derive(serde::Serialize, serde::Deserialize, nimbus::Command)]
+    /// # struct PaymentReceived { order: u32 }
+    /// #[derive(Clone)]
+    /// struct Checkout;
+    /// #[derive(Default, serde::Serialize, serde::Deserialize)]
+    /// struct CheckoutState { paid: bool }
+    /// impl Saga for Checkout {
+    ///     type State = CheckoutState;
+    ///     const NAME: &'static str = "Shop.Checkout";
+    /// }
+    /// impl SagaHandler<PlaceOrder> for Checkout {
+    ///     const STARTS: bool = true;
+    ///     fn correlation(m: &PlaceOrder) -> String { m.id.to_string() }
+    ///     async fn handle(&self, _m: PlaceOrder, _saga: &mut SagaInstance<CheckoutState>,
+    ///         _ctx: &mut nimbus::HandlerContext) -> Result<(), nimbus::HandlerError> { Ok(()) }
+    /// }
+    /// impl SagaHandler<PaymentReceived> for Checkout {
+    ///     fn correlation(m: &PaymentReceived) -> String { m.order.to_string() }
+    ///     async fn handle(&self, _m: PaymentReceived, saga: &mut SagaInstance<CheckoutState>,
+    ///         _ctx: &mut nimbus::HandlerContext) -> Result<(), nimbus::HandlerError> {
+    ///         saga.state.paid = true;
+    ///         saga.mark_complete();
+    ///         Ok(())
+    ///     }
+    /// }
+    /// let endpoint = nimbus::Bus::builder()
+    ///     .names("Shop", "shop-1")
+    ///     .database_url("sqlite://shop.db")
+    ///     .saga_handler::<PlaceOrder, _>(Checkout)
+    ///     .saga_handler::<PaymentReceived, _>(Checkout)
+    ///     .build()?;
+    /// # Ok::<(), nimbus::NimbusError>(())
+    /// ```
+    pub fn saga_handler<M, S>(mut self, saga: S) -> Self
+    where
+        M: Message,
+        S: crate::saga::SagaHandler<M>,
+    {
+        self.sagas = true;
+        self.handler(crate::saga::SagaAdapter::<S, M>::new(saga))
+    }
+
     /// Sends commands of type `M` to `queue` when `send` is called.
     pub fn route<M: Command>(mut self, queue: impl Into<String>) -> Self {
         self.routes.push((M::TYPE_NAME, queue.into()));
@@ -735,6 +790,7 @@ impl BusBuilder {
             shared_commits: self.shared_commits,
             layout: self.layout,
             leases: self.leases,
+            sagas: self.sagas,
         }))
     }
 }

@@ -48,6 +48,8 @@ pub(crate) struct EndpointConfig {
     pub layout: StorageLayout,
     /// The message types handled under a lease.
     pub leases: crate::pipeline::lease::Leases,
+    /// Some handlers are sagas: `NimbusSagas` belongs to the schema.
+    pub sagas: bool,
 }
 
 /// Called once when the database has been failing for longer than
@@ -83,6 +85,7 @@ impl EndpointConfig {
                 statement: self.database_timeout,
             },
             leases: !self.leases.is_empty(),
+            sagas: self.sagas,
         }
     }
 }

@@ -203,6 +203,31 @@ impl HandlerContext {
         &self.outgoing
     }
 
+    /// The receive's open transaction, for a saga's state; the error says why there is none.
+    pub(crate) fn saga_transaction(&mut self) -> Result<&mut Box<dyn ReceiveTransaction>> {
+        match self.transaction.as_mut() {
+            Some(transaction) => Ok(transaction),
+            None if self.without_receive == Some(WithoutReceive::Test) => Err(NimbusError::config(
+                "a TestContext has no database, so a saga's state cannot be read or stored",
+                "test a saga end to end with nimbus::testing::TestBus (a temporary SQLite \
+                 database), or call its handler directly with a SagaInstance of your own",
+            )),
+            None if self.without_receive == Some(WithoutReceive::Lease) => {
+                Err(NimbusError::config(
+                    "a saga's message is handled under a lease: its state cannot commit with \
+                     the message, because no transaction is open while the handler runs",
+                    "handle the saga's message types without a lease (sagas under leases are \
+                     not supported yet)",
+                ))
+            }
+            None => Err(NimbusError::config(
+                "a saga's state is read and written in the receive's transaction, which a \
+                 BlockingHandler has no access to",
+                "register the saga with BusBuilder::saga_handler (it runs as an async handler)",
+            )),
+        }
+    }
+
     /// The receive's connection for the handler's own statements (a savepoint marks where they
     /// begin, the first time).
     async fn receive_connection(&mut self) -> Result<&mut (dyn std::any::Any + Send)> {

@@ -39,6 +39,11 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
         ("queue_resume", s.queue_resume.clone()),
         ("paused_list", s.paused_list.clone()),
         ("dead_letter_get", s.dead_letter_get.clone()),
+        ("sagas", s.sagas.clone()),
+        ("saga_get", s.saga_get.clone()),
+        ("saga_insert", s.saga_insert.clone()),
+        ("saga_update", s.saga_update.clone()),
+        ("saga_delete", s.saga_delete.clone()),
         (
             "handler_statement_timeout",
             s.handler_statement_timeout.clone().unwrap_or_default(),

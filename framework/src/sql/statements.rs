@@ -168,6 +168,16 @@ pub(crate) struct SchemaSql {
     pub paused_list: String,
     /// Reads one dead letter.
     pub dead_letter_get: String,
+    /// Creates `NimbusSagas`, where saga instances keep their state.
+    pub sagas: String,
+    /// Reads (and locks) a saga instance.
+    pub saga_get: String,
+    /// Stores a new saga instance.
+    pub saga_insert: String,
+    /// Writes a saga instance's new state at the version read.
+    pub saga_update: String,
+    /// Deletes a completed saga instance at the version read.
+    pub saga_delete: String,
 }
 
 /// The statements of one queue table. Rendered once per queue and reused for every message.
@@ -292,6 +302,11 @@ impl Dialect {
             queue_resume: r(f.queue_resume),
             paused_list: r(f.paused_list),
             dead_letter_get: r(f.dead_letter_get),
+            sagas: r(f.sagas),
+            saga_get: r(f.saga_get),
+            saga_insert: r(f.saga_insert),
+            saga_update: r(f.saga_update),
+            saga_delete: r(f.saga_delete),
             messages_table,
         }
     }

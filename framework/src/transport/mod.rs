@@ -24,7 +24,7 @@ use async_trait::async_trait;
 use uuid::Uuid;
 
 use crate::dead_letter::DeadLetter;
-pub(crate) use crate::driver::statements::PausedRow;
+pub(crate) use crate::driver::statements::{PausedRow, SagaRow};
 pub(crate) use crate::driver::Statement;
 use crate::envelope::{MessageIds, OutgoingMessage, ReceivedMessage};
 use crate::error::{NimbusError, Result};
@@ -133,6 +133,8 @@ pub(crate) struct TransportSettings {
     pub deadlines: crate::driver::Deadlines,
     /// Some messages are handled under a lease: `NimbusLeases` is created and verified too.
     pub leases: bool,
+    /// The endpoint has sagas: `NimbusSagas` is created and verified too.
+    pub sagas: bool,
 }
 
 /// A database that holds queues.
@@ -313,6 +315,17 @@ pub(crate) trait ReceiveTransaction: Send {
     /// be recorded in the transaction.
     async fn handler_connection(&mut self) -> Result<&mut (dyn std::any::Any + Send)>;
 
+    /// Reads the saga instance of `saga_type` for `correlation` in this transaction, locking
+    /// its row until the transaction ends where the database can (after the handler's savepoint,
+    /// so a failed attempt undoes what the saga wrote, as it undoes the handler's statements).
+    async fn saga_get(&mut self, saga_type: &str, correlation: &str) -> Result<Option<SagaRow>>;
+
+    /// Writes a saga instance's change in this transaction. Another message that started or
+    /// changed the same instance first is an error of kind
+    /// [`FailureKind::Transient`](crate::FailureKind): the receive rolls back and is tried
+    /// again without counting an attempt, and then reads what the other committed.
+    async fn saga_save(&mut self, change: SagaChange<'_>) -> Result<()>;
+
     /// Rolls back to the savepoint what the handler's own statements did; nothing if it never
     /// asked for the connection.
     async fn undo_handler_work(&mut self) -> Result<()>;
@@ -330,6 +343,26 @@ pub(crate) trait ReceiveTransaction: Send {
         message: &ReceivedMessage,
         terms: &LeaseTerms,
     ) -> Result<Arc<dyn HeldLease>>;
+}
+
+/// What a saga handler's run changed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum SagaChange<'a> {
+    /// A new instance.
+    Insert {
+        id: Uuid,
+        saga_type: &'a str,
+        correlation: &'a str,
+        state: &'a str,
+    },
+    /// A new state for the instance read at `version`.
+    Update {
+        id: Uuid,
+        version: i64,
+        state: &'a str,
+    },
+    /// The instance read at `version` completed.
+    Delete { id: Uuid, version: i64 },
 }
 
 /// How a message is held under a lease.

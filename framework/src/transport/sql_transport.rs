@@ -12,11 +12,11 @@ use super::index_check::ProblemKind;
 use super::storage::{self, Context, Creation, Storage};
 use super::{
     CommitFailure, HeldLease, IndexProblem, LeaseTerms, PlannedSends, RebuildDeadLetter,
-    ReceiveTransaction, ReceivedBatch, StopSignal, SweepReport, TableHealth, TableStats, Transport,
-    TransportSettings,
+    ReceiveTransaction, ReceivedBatch, SagaChange, StopSignal, SweepReport, TableHealth,
+    TableStats, Transport, TransportSettings,
 };
 use crate::dead_letter::DeadLetter;
-use crate::driver::statements::{DeadLetterRow, LeaseRow, MessageRow, PausedRow};
+use crate::driver::statements::{DeadLetterRow, LeaseRow, MessageRow, PausedRow, SagaRow};
 use crate::driver::{Announcement, Driver, DriverError, FailureKind, Held, Param, Statement};
 use crate::envelope::{Delivery, Destination, OutgoingMessage, ReceivedMessage};
 use crate::error::{NimbusError, Result};
@@ -65,6 +65,7 @@ impl<D: Driver> SqlTransport<D> {
             idle_seconds: settings.idle_seconds,
             deadlines: settings.deadlines,
             leases: settings.leases,
+            sagas: settings.sagas,
         });
         let inner = Arc::new(Inner {
             driver: Arc::new(driver),
@@ -507,6 +508,10 @@ impl<D: Driver> Transport for SqlTransport<D> {
             cx.create(&mut c, "NimbusLeases", &cx.sql.leases, &[schema])
                 .await?;
         }
+        if cx.sagas {
+            cx.create(&mut c, "NimbusSagas", &cx.sql.sagas, &[schema])
+                .await?;
+        }
         cx.create(
             &mut c,
             "NimbusPausedQueues",
@@ -552,6 +557,9 @@ impl<D: Driver> Transport for SqlTransport<D> {
         ];
         if cx.leases {
             tables.push(("NimbusLeases", &cx.sql.leases));
+        }
+        if cx.sagas {
+            tables.push(("NimbusSagas", &cx.sql.sagas));
         }
         for (table, statement) in tables {
             if !cx.table_exists(&mut c, table).await? {
@@ -1002,6 +1010,12 @@ impl<D: Driver> Transport for SqlTransport<D> {
     }
 }
 
+/// Whether `e` is a unique-key violation: PostgreSQL 23505, SQLite's UNIQUE and PRIMARY KEY
+/// constraints (2067, 1555), SQL Server 2627 and 2601.
+fn is_unique_violation(e: &DriverError) -> bool {
+    matches!(e.code(), Some("23505" | "2067" | "1555" | "2627" | "2601"))
+}
+
 /// The per-instance queues among the swept subscriptions: those registered under
 /// [`crate::subscriptions::INSTANCE_QUEUE_TOPIC`].
 fn instance_queues(report: &SweepReport) -> Vec<QueueName> {
@@ -1274,6 +1288,67 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
             None => Err(NimbusError::NotRunning(
                 "the receive's connection was already given back".into(),
             )),
+        }
+    }
+
+    async fn saga_get(&mut self, saga_type: &str, correlation: &str) -> Result<Option<SagaRow>> {
+        // The savepoint first: what the saga writes is undone with a failed attempt.
+        self.handler_connection().await?;
+        let cx = &self.inner.cx;
+        self.connection
+            .saga_get(&cx.sql.saga_get, saga_type, correlation)
+            .await
+            .map_err(cx.db(format!("reading saga {saga_type} {correlation:?}")))
+    }
+
+    async fn saga_save(&mut self, change: SagaChange<'_>) -> Result<()> {
+        self.handler_connection().await?;
+        let cx = &self.inner.cx;
+        let conflict =
+            |what: String| cx.db("saving a saga")(DriverError::other(FailureKind::Transient, what));
+        match change {
+            SagaChange::Insert {
+                id,
+                saga_type,
+                correlation,
+                state,
+            } => match self
+                .connection
+                .saga_insert(&cx.sql.saga_insert, id, saga_type, correlation, state)
+                .await
+            {
+                Ok(()) => Ok(()),
+                Err(e) if is_unique_violation(&e) => Err(conflict(format!(
+                    "another message started saga {saga_type} {correlation:?} at the same moment; this one is received again and finds it"
+                ))),
+                Err(e) => Err(cx.db(format!("starting saga {saga_type} {correlation:?}"))(e)),
+            },
+            SagaChange::Update { id, version, state } => {
+                let written = self
+                    .connection
+                    .saga_write(&cx.sql.saga_update, id, version, Some(state))
+                    .await
+                    .map_err(cx.db(format!("saving saga {id}")))?;
+                match written {
+                    true => Ok(()),
+                    false => Err(conflict(format!(
+                        "saga {id} changed (or completed) after this message read it at version {version}; this one is received again and reads it anew"
+                    ))),
+                }
+            }
+            SagaChange::Delete { id, version } => {
+                let deleted = self
+                    .connection
+                    .saga_write(&cx.sql.saga_delete, id, version, None)
+                    .await
+                    .map_err(cx.db(format!("completing saga {id}")))?;
+                match deleted {
+                    true => Ok(()),
+                    false => Err(conflict(format!(
+                        "saga {id} changed after this message read it at version {version}; this one is received again and reads it anew"
+                    ))),
+                }
+            }
         }
     }
 

@@ -44,6 +44,8 @@ pub(crate) struct Context {
     pub deadlines: crate::driver::Deadlines,
     /// Some messages are handled under a lease: `NimbusLeases` belongs to the schema.
     pub leases: bool,
+    /// `NimbusSagas` is made and checked too.
+    pub sagas: bool,
 }
 
 impl Context {

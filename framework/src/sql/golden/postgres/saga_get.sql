@@ -1,0 +1,4 @@
+SELECT "Id"::text AS "Id", "State", "Version"
+FROM "Zeb]ra ""x"" 'y'"."NimbusSagas"
+WHERE "SagaType" = $1 AND "CorrelationId" = $2
+FOR UPDATE

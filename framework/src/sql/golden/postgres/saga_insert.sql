@@ -1,0 +1,2 @@
+INSERT INTO "Zeb]ra ""x"" 'y'"."NimbusSagas" ("Id", "SagaType", "CorrelationId", "State", "Version", "StartedAt", "UpdatedAt")
+VALUES ($1, $2, $3, $4, 1, (now() AT TIME ZONE 'utc'), (now() AT TIME ZONE 'utc'))

@@ -1,0 +1,2 @@
+DELETE FROM "NimbusSagas"
+WHERE "Id" = ?1 AND "Version" = ?2

@@ -1,0 +1,3 @@
+SELECT "Id", "State", "Version"
+FROM "NimbusSagas"
+WHERE "SagaType" = ?1 AND "CorrelationId" = ?2

@@ -1,0 +1,2 @@
+INSERT INTO "NimbusSagas" ("Id", "SagaType", "CorrelationId", "State", "Version", "StartedAt", "UpdatedAt")
+VALUES (?1, ?2, ?3, ?4, 1, strftime('%Y-%m-%d %H:%M:%f', 'now'), strftime('%Y-%m-%d %H:%M:%f', 'now'))

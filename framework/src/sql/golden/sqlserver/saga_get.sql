@@ -1,0 +1,3 @@
+SELECT [Id], [State], [Version]
+FROM [Zeb]]ra "x" 'y'].[NimbusSagas] WITH (UPDLOCK, ROWLOCK, HOLDLOCK)
+WHERE [SagaType] = @P1 AND [CorrelationId] = @P2;

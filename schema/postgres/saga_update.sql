@@ -1,0 +1,6 @@
+-- Writes a saga instance's new state if it is still at the version it was read at, and moves
+-- it to the next version; affects no row when another change came first.
+-- Parameters: 1 Id (uuid), 2 Version read (bigint), 3 State (text: JSON)
+UPDATE {schema}."NimbusSagas"
+SET "State" = $3, "Version" = "Version" + 1, "UpdatedAt" = (now() AT TIME ZONE 'utc')
+WHERE "Id" = $1 AND "Version" = $2

@@ -1,0 +1,191 @@
+//! Sagas ([`nimbus::saga`]) in the conformance suite: many messages for one instance, handled
+//! at once by two instances of an endpoint, each change applied exactly once; concurrent starts
+//! make one instance; a failed attempt leaves the state as it was; completion deletes the
+//! instance and later messages for it are ignored. Part of [`crate::suite`].
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use nimbus::saga::{Saga, SagaHandler, SagaInstance};
+use nimbus::{HandlerContext, HandlerError};
+use serde::{Deserialize, Serialize};
+
+use crate::db::{Setup, TestDatabase};
+use crate::suite::wait_until;
+
+/// One number for the tally of `key`; starts the tally.
+#[derive(Debug, Clone, Serialize, Deserialize, nimbus::Command)]
+#[nimbus(type_name = "Conformance.Tally")]
+pub struct Tally {
+    pub key: String,
+    pub n: u32,
+}
+
+/// Ends the tally of `key`: it sends its summary and completes.
+#[derive(Debug, Clone, Serialize, Deserialize, nimbus::Command)]
+#[nimbus(type_name = "Conformance.CloseTally")]
+pub struct CloseTally {
+    pub key: String,
+}
+
+/// What a closed tally saw.
+#[derive(Debug, Clone, Serialize, Deserialize, nimbus::Command)]
+#[nimbus(type_name = "Conformance.TallySummary")]
+pub struct TallySummary {
+    pub seen: Vec<u32>,
+}
+
+#[derive(Default, Serialize, Deserialize)]
+struct TallyState {
+    seen: Vec<u32>,
+}
+
+/// Keeps every number of its key; fails the first attempt at 13 after changing its state.
+#[derive(Clone, Default)]
+struct Tallies {
+    failed_once: Arc<AtomicBool>,
+}
+
+impl Saga for Tallies {
+    type State = TallyState;
+    const NAME: &'static str = "Conformance.Tallies";
+}
+
+impl SagaHandler<Tally> for Tallies {
+    const STARTS: bool = true;
+
+    fn correlation(m: &Tally) -> String {
+        m.key.clone()
+    }
+
+    async fn handle(
+        &self,
+        m: Tally,
+        saga: &mut SagaInstance<TallyState>,
+        _ctx: &mut HandlerContext,
+    ) -> Result<(), HandlerError> {
+        saga.state.seen.push(m.n);
+        if m.n == 13 && !self.failed_once.swap(true, Ordering::SeqCst) {
+            return Err("13 fails once, after changing the state".into());
+        }
+        Ok(())
+    }
+}
+
+impl SagaHandler<CloseTally> for Tallies {
+    fn correlation(m: &CloseTally) -> String {
+        m.key.clone()
+    }
+
+    async fn handle(
+        &self,
+        _m: CloseTally,
+        saga: &mut SagaInstance<TallyState>,
+        ctx: &mut HandlerContext,
+    ) -> Result<(), HandlerError> {
+        ctx.send(TallySummary {
+            seen: std::mem::take(&mut saga.state.seen),
+        })?;
+        saga.mark_complete();
+        Ok(())
+    }
+}
+
+async fn tally_endpoint(db: &TestDatabase, saga: &Tallies, instance: &str) -> nimbus::Bus {
+    db.builder("Tallies", instance)
+        .concurrency(8)
+        .route::<TallySummary>("TallySummaries")
+        .create_queues_on_send(true)
+        .saga_handler::<Tally, _>(saga.clone())
+        .saga_handler::<CloseTally, _>(saga.clone())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap()
+}
+
+pub async fn a_saga_applies_each_message_once_under_concurrency(kind: Setup) {
+    let db = TestDatabase::new(kind).await;
+    let saga = Tallies::default();
+    // Two instances with 8 receivers each: 16 receives at once for one saga instance.
+    let first = tally_endpoint(&db, &saga, "tallies-1").await;
+    let second = tally_endpoint(&db, &saga, "tallies-2").await;
+    let sender = db
+        .builder("Sender", "sender-1")
+        .route::<Tally>("Tallies")
+        .route::<CloseTally>("Tallies")
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let numbers = 0..40u32;
+    futures::future::join_all(numbers.clone().map(|n| {
+        sender.send(Tally {
+            key: "order-7".into(),
+            n,
+        })
+    }))
+    .await
+    .into_iter()
+    .for_each(|sent| sent.unwrap());
+    wait_until("all 40 numbers are handled", || async {
+        first.metrics().handled + second.metrics().handled == 40
+    })
+    .await;
+    assert!(saga.failed_once.load(Ordering::SeqCst), "13 failed once");
+    let instances = db
+        .scalar(
+            &format!("SELECT COUNT(*) FROM {}", db.table("NimbusSagas")),
+            &[],
+        )
+        .await;
+    assert_eq!(instances, 1, "concurrent starts made one instance");
+
+    sender
+        .send(CloseTally {
+            key: "order-7".into(),
+        })
+        .await
+        .unwrap();
+    wait_until("the summary is sent", || async {
+        db.count("TallySummaries").await == 1
+    })
+    .await;
+    let summary: TallySummary =
+        serde_json::from_slice(&db.bodies("TallySummaries").await[0]).unwrap();
+    let mut seen = summary.seen.clone();
+    seen.sort_unstable();
+    assert_eq!(
+        seen,
+        numbers.collect::<Vec<_>>(),
+        "each number applied exactly once (13 too, after its failed attempt): {:?}",
+        summary.seen
+    );
+    let instances = db
+        .scalar(
+            &format!("SELECT COUNT(*) FROM {}", db.table("NimbusSagas")),
+            &[],
+        )
+        .await;
+    assert_eq!(instances, 0, "a completed saga is deleted");
+
+    // A message for a completed saga that does not start one is ignored.
+    let handled = first.metrics().handled + second.metrics().handled;
+    sender
+        .send(CloseTally {
+            key: "order-7".into(),
+        })
+        .await
+        .unwrap();
+    wait_until("the late close is consumed", || async {
+        first.metrics().handled + second.metrics().handled == handled + 1
+    })
+    .await;
+    assert_eq!(db.count("TallySummaries").await, 1, "nothing more was sent");
+    assert_eq!(db.dead_letters().await.len(), 0);
+    for bus in [first, second, sender] {
+        bus.stop().await.unwrap();
+    }
+}
