@@ -29,8 +29,15 @@
 //! * **Not found.** A message that finds no instance and may not start one is ignored with a
 //!   log line (as NServiceBus does), or fails, as [`SagaHandler::not_found`] says.
 //!
-//! Not supported yet: saga timeouts (`request_timeout`), `nimbus sagas` in the tool, sagas in
-//! batched receives or under a lease, and NServiceBus's saga headers on what a saga sends.
+//! * **Timeouts.** [`SagaInstance::request_timeout`] sends a message back to the instance after
+//!   a delay (by the database's clock, through delayed delivery to the endpoint's own queue),
+//!   handled by the saga's [`SagaTimeout`]; one that comes due after its instance completed is
+//!   dropped with a log line.
+//! * **Headers.** What a saga sends carries `NServiceBus.OriginatingSagaId` and
+//!   `NServiceBus.OriginatingSagaType`; its timeouts carry `NServiceBus.IsSagaTimeoutMessage`,
+//!   `NServiceBus.SagaId` and `NServiceBus.SagaType` (and Nimbus's own correlation header).
+//!
+//! Not supported yet: `nimbus sagas` in the tool, sagas in batched receives or under a lease.
 
 use std::future::Future;
 use std::marker::PhantomData;
@@ -78,6 +85,32 @@ pub trait SagaHandler<M: Message>: Saga {
     }
 }
 
+/// The header that marks a saga's timeout (NServiceBus's name), `True` on a timeout.
+pub const IS_SAGA_TIMEOUT: &str = "NServiceBus.IsSagaTimeoutMessage";
+/// The id of the saga instance a timeout is for (NServiceBus's name).
+pub const SAGA_ID: &str = "NServiceBus.SagaId";
+/// The saga type a timeout is for (NServiceBus's name; Nimbus writes [`Saga::NAME`]).
+pub const SAGA_TYPE: &str = "NServiceBus.SagaType";
+/// The correlation value of the instance a timeout is for (Nimbus's own header).
+pub const SAGA_CORRELATION: &str = "Nimbus.SagaCorrelationId";
+/// On every message a saga sends: the id of the instance that sent it (NServiceBus's name).
+pub const ORIGINATING_SAGA_ID: &str = "NServiceBus.OriginatingSagaId";
+/// On every message a saga sends: the saga type that sent it (NServiceBus's name).
+pub const ORIGINATING_SAGA_TYPE: &str = "NServiceBus.OriginatingSagaType";
+
+/// What a saga does when a timeout it asked for comes due (see
+/// [`SagaInstance::request_timeout`]); register it with
+/// [`BusBuilder::saga_timeout`](crate::BusBuilder::saga_timeout).
+pub trait SagaTimeout<T: Message>: Saga {
+    /// Handles the timeout `timeout` with the state of the instance that asked for it.
+    fn timeout(
+        &self,
+        timeout: T,
+        saga: &mut SagaInstance<Self::State>,
+        ctx: &mut HandlerContext,
+    ) -> impl Future<Output = Result<(), HandlerError>> + Send;
+}
+
 /// What happens to a message whose saga instance does not exist (it never started, or it
 /// completed).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,6 +127,7 @@ pub enum NotFound {
 pub struct SagaInstance<S> {
     /// The instance's state; what the handler leaves here is stored when the message commits.
     pub state: S,
+    saga_type: &'static str,
     id: Uuid,
     correlation: String,
     version: Option<i64>,
@@ -101,15 +135,46 @@ pub struct SagaInstance<S> {
 }
 
 impl<S> SagaInstance<S> {
-    /// A fresh instance with `state`, for a test that calls a saga's handler directly.
-    pub fn new(correlation: impl Into<String>, state: S) -> Self {
+    /// A fresh instance of the saga named `saga_type` with `state`, for a test that calls a
+    /// saga's handler directly.
+    pub fn new(saga_type: &'static str, correlation: impl Into<String>, state: S) -> Self {
         SagaInstance {
             state,
+            saga_type,
             id: Uuid::now_v7(),
             correlation: correlation.into(),
             version: None,
             complete: false,
         }
+    }
+
+    /// Asks for `timeout` to come back to this instance after `after` (by the database's
+    /// clock, through delayed delivery to the endpoint's own queue), to the saga's
+    /// [`SagaTimeout<T>`] handler. It is sent when the message commits, and not if it fails. A
+    /// timeout that comes due after the instance completed is dropped with a log line. The
+    /// endpoint must register the handler with
+    /// [`BusBuilder::saga_timeout`](crate::BusBuilder::saga_timeout).
+    pub fn request_timeout<T: Message>(
+        &self,
+        ctx: &mut HandlerContext,
+        after: std::time::Duration,
+        timeout: T,
+    ) -> crate::Result<()>
+    where
+        S: Send,
+    {
+        let from = ctx.outgoing_len();
+        ctx.send_to_self_after(timeout, after)?;
+        let id = self.id.to_string();
+        ctx.add_headers_from(
+            from,
+            &[
+                (IS_SAGA_TIMEOUT, "True"),
+                (SAGA_ID, &id),
+                (SAGA_TYPE, self.saga_type),
+                (SAGA_CORRELATION, &self.correlation),
+            ],
+        )
     }
 
     /// Ends the saga: the instance is deleted when the message commits.
@@ -157,87 +222,175 @@ impl<S, M> SagaAdapter<S, M> {
 impl<S: SagaHandler<M>, M: Message> Handler<M> for SagaAdapter<S, M> {
     async fn handle(&self, message: M, ctx: &mut HandlerContext) -> Result<(), HandlerError> {
         let correlation = S::correlation(&message);
-        let found = ctx
-            .saga_transaction()?
-            .saga_get(S::NAME, &correlation)
-            .await?;
-        let mut instance = match found {
-            Some(row) => {
-                let state: S::State = serde_json::from_str(&row.state).map_err(|e| {
-                    NimbusError::config(
-                        format!(
-                            "the stored state of saga {} {correlation:?} (version {}) does not \
-                             read as its State type: {e}",
-                            S::NAME,
-                            row.version
-                        ),
-                        "make the State type read what earlier versions stored (serde \
-                         defaults for new fields), or fix the row in NimbusSagas",
-                    )
-                })?;
-                SagaInstance {
-                    state,
-                    id: row.id,
-                    correlation,
-                    version: Some(row.version),
-                    complete: false,
+        let Some(mut instance) = load::<S>(ctx, correlation.clone(), S::STARTS).await? else {
+            return match S::not_found(&message) {
+                NotFound::Ignore => {
+                    tracing::info!(
+                        saga = S::NAME,
+                        correlation = %correlation,
+                        message_type = M::TYPE_NAME,
+                        message_id = ctx.message_id(),
+                        "no saga instance for this message, which does not start one: ignored"
+                    );
+                    Ok(())
                 }
-            }
-            None if S::STARTS => SagaInstance::new(correlation, S::State::default()),
-            None => {
-                return match S::not_found(&message) {
-                    NotFound::Ignore => {
-                        tracing::info!(
-                            saga = S::NAME,
-                            correlation = %correlation,
-                            message_type = M::TYPE_NAME,
-                            message_id = ctx.message_id(),
-                            "no saga instance for this message, which does not start one: \
-                             ignored"
-                        );
-                        Ok(())
-                    }
-                    NotFound::Fail => Err(format!(
-                        "no instance of saga {} for {correlation:?}, and {} does not start one",
-                        S::NAME,
-                        M::TYPE_NAME
-                    )
-                    .into()),
-                };
-            }
+                NotFound::Fail => Err(format!(
+                    "no instance of saga {} for {correlation:?}, and {} does not start one",
+                    S::NAME,
+                    M::TYPE_NAME
+                )
+                .into()),
+            };
         };
+        let from = ctx.outgoing_len();
         self.saga.handle(message, &mut instance, ctx).await?;
-        let state = serde_json::to_string(&instance.state).map_err(|e| {
-            NimbusError::config(
-                format!("the state of saga {} does not serialize: {e}", S::NAME),
-                "make every field of the State type serializable to JSON",
-            )
-        })?;
-        let change = match (instance.version, instance.complete) {
-            (None, true) => return Ok(()),
-            (None, false) => SagaChange::Insert {
-                id: instance.id,
-                saga_type: S::NAME,
-                correlation: &instance.correlation,
-                state: &state,
-            },
-            (Some(version), false) => SagaChange::Update {
-                id: instance.id,
-                version,
-                state: &state,
-            },
-            (Some(version), true) => SagaChange::Delete {
-                id: instance.id,
-                version,
-            },
-        };
-        let saved = ctx.saga_transaction()?.saga_save(change).await;
-        if let Err(e) = &saved {
-            if crate::driver::access::failure_kind_in(e) == Some(crate::FailureKind::Transient) {
-                metrics::counter!("nimbus_saga_conflicts_total", "saga" => S::NAME).increment(1);
-                tracing::info!(saga = S::NAME, error = %e, "saga conflict: the message is received again");
-            }
-        }
-        saved.map_err(Into::into)
+        save::<S>(ctx, instance, from).await
     }
+}
+
+/// Runs a [`SagaTimeout`] as the endpoint's handler of `T`: finds the instance the timeout's
+/// headers name, and drops the timeout with a log line when that instance is gone.
+pub(crate) struct TimeoutAdapter<S, T> {
+    saga: Arc<S>,
+    _message: PhantomData<fn(T)>,
+}
+
+impl<S, T> TimeoutAdapter<S, T> {
+    pub(crate) fn new(saga: S) -> Self {
+        TimeoutAdapter {
+            saga: Arc::new(saga),
+            _message: PhantomData,
+        }
+    }
+}
+
+impl<S: SagaTimeout<T>, T: Message> Handler<T> for TimeoutAdapter<S, T> {
+    async fn handle(&self, timeout: T, ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        let headers = ctx.headers();
+        let (Some(saga_type), Some(id), Some(correlation)) = (
+            headers.get(SAGA_TYPE).cloned(),
+            headers.get(SAGA_ID).cloned(),
+            headers.get(SAGA_CORRELATION).cloned(),
+        ) else {
+            return Err(format!(
+                "{} is handled as a timeout of saga {}, but this message carries no saga \
+                 headers ({SAGA_TYPE}, {SAGA_ID}, {SAGA_CORRELATION}): only \
+                 SagaInstance::request_timeout sends timeouts",
+                T::TYPE_NAME,
+                S::NAME
+            )
+            .into());
+        };
+        if saga_type != S::NAME {
+            return Err(format!(
+                "a timeout for saga {saga_type:?} reached saga {}: register each saga's \
+                 timeout types with its own saga",
+                S::NAME
+            )
+            .into());
+        }
+        let instance = load::<S>(ctx, correlation.clone(), false).await?;
+        let mut instance = match instance {
+            Some(instance) if instance.id.to_string() == id => instance,
+            _ => {
+                tracing::info!(
+                    saga = S::NAME,
+                    correlation = %correlation,
+                    saga_id = %id,
+                    timeout = T::TYPE_NAME,
+                    "a saga timeout came due after its instance completed: dropped"
+                );
+                return Ok(());
+            }
+        };
+        metrics::counter!("nimbus_saga_timeouts_total", "saga" => S::NAME).increment(1);
+        let from = ctx.outgoing_len();
+        self.saga.timeout(timeout, &mut instance, ctx).await?;
+        save::<S>(ctx, instance, from).await
+    }
+}
+
+/// Reads the instance of `S` for `correlation` in the receive's transaction: a new one when
+/// there is none and `starts`; `None` when there is none and it may not start.
+async fn load<S: Saga>(
+    ctx: &mut HandlerContext,
+    correlation: String,
+    starts: bool,
+) -> Result<Option<SagaInstance<S::State>>, HandlerError> {
+    let found = ctx
+        .saga_transaction()?
+        .saga_get(S::NAME, &correlation)
+        .await?;
+    Ok(match found {
+        Some(row) => {
+            let state: S::State = serde_json::from_str(&row.state).map_err(|e| {
+                NimbusError::config(
+                    format!(
+                        "the stored state of saga {} {correlation:?} (version {}) does not \
+                         read as its State type: {e}",
+                        S::NAME,
+                        row.version
+                    ),
+                    "make the State type read what earlier versions stored (serde defaults \
+                     for new fields), or fix the row in NimbusSagas",
+                )
+            })?;
+            Some(SagaInstance {
+                state,
+                saga_type: S::NAME,
+                id: row.id,
+                correlation,
+                version: Some(row.version),
+                complete: false,
+            })
+        }
+        None if starts => Some(SagaInstance::new(S::NAME, correlation, S::State::default())),
+        None => None,
+    })
+}
+
+/// Writes what the handler did to `instance` in the receive's transaction, and marks what it
+/// sent (from the `from`th message on) with the instance's id and type.
+async fn save<S: Saga>(
+    ctx: &mut HandlerContext,
+    instance: SagaInstance<S::State>,
+    from: usize,
+) -> Result<(), HandlerError> {
+    let id = instance.id.to_string();
+    ctx.add_headers_from(
+        from,
+        &[(ORIGINATING_SAGA_ID, &id), (ORIGINATING_SAGA_TYPE, S::NAME)],
+    )?;
+    let state = serde_json::to_string(&instance.state).map_err(|e| {
+        NimbusError::config(
+            format!("the state of saga {} does not serialize: {e}", S::NAME),
+            "make every field of the State type serializable to JSON",
+        )
+    })?;
+    let change = match (instance.version, instance.complete) {
+        (None, true) => return Ok(()),
+        (None, false) => SagaChange::Insert {
+            id: instance.id,
+            saga_type: S::NAME,
+            correlation: &instance.correlation,
+            state: &state,
+        },
+        (Some(version), false) => SagaChange::Update {
+            id: instance.id,
+            version,
+            state: &state,
+        },
+        (Some(version), true) => SagaChange::Delete {
+            id: instance.id,
+            version,
+        },
+    };
+    let saved = ctx.saga_transaction()?.saga_save(change).await;
+    if let Err(e) = &saved {
+        if crate::driver::access::failure_kind_in(e) == Some(crate::FailureKind::Transient) {
+            metrics::counter!("nimbus_saga_conflicts_total", "saga" => S::NAME).increment(1);
+            tracing::info!(saga = S::NAME, error = %e, "saga conflict: the message is received again");
+        }
+    }
+    saved.map_err(Into::into)
 }

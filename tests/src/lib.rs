@@ -161,6 +161,7 @@ macro_rules! conformance_suite {
             stop_hands_a_leased_message_back_without_counting_an_attempt,
             a_paused_queue_stops_receiving_until_resumed,
             a_saga_applies_each_message_once_under_concurrency,
+            a_saga_timeout_reaches_its_instance_or_is_dropped,
         }
     };
     (@tests $attrs:tt $setup:expr; $($name:ident),* $(,)?) => {

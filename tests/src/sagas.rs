@@ -189,3 +189,139 @@ pub async fn a_saga_applies_each_message_once_under_concurrency(kind: Setup) {
         bus.stop().await.unwrap();
     }
 }
+
+/// An order that must be paid before its timeout.
+#[derive(Debug, Clone, Serialize, Deserialize, nimbus::Command)]
+#[nimbus(type_name = "Conformance.OrderOpened")]
+pub struct OrderOpened {
+    pub id: u32,
+}
+
+/// The payment of an order.
+#[derive(Debug, Clone, Serialize, Deserialize, nimbus::Command)]
+#[nimbus(type_name = "Conformance.OrderPaid")]
+pub struct OrderPaid {
+    pub id: u32,
+}
+
+/// The timeout an order asks for when it opens.
+#[derive(Debug, Clone, Serialize, Deserialize, nimbus::Command)]
+#[nimbus(type_name = "Conformance.PaymentDue")]
+pub struct PaymentDue {
+    pub id: u32,
+}
+
+/// What an unpaid order becomes.
+#[derive(Debug, Clone, Serialize, Deserialize, nimbus::Command)]
+#[nimbus(type_name = "Conformance.OrderCancelled")]
+pub struct OrderCancelled {
+    pub id: u32,
+}
+
+#[derive(Clone)]
+struct Payments;
+
+impl Saga for Payments {
+    type State = u32;
+    const NAME: &'static str = "Conformance.Payments";
+}
+
+impl SagaHandler<OrderOpened> for Payments {
+    const STARTS: bool = true;
+    fn correlation(m: &OrderOpened) -> String {
+        m.id.to_string()
+    }
+    async fn handle(
+        &self,
+        m: OrderOpened,
+        saga: &mut SagaInstance<u32>,
+        ctx: &mut HandlerContext,
+    ) -> Result<(), HandlerError> {
+        saga.state = m.id;
+        saga.request_timeout(
+            ctx,
+            std::time::Duration::from_secs(2),
+            PaymentDue { id: m.id },
+        )?;
+        Ok(())
+    }
+}
+
+impl SagaHandler<OrderPaid> for Payments {
+    fn correlation(m: &OrderPaid) -> String {
+        m.id.to_string()
+    }
+    async fn handle(
+        &self,
+        _m: OrderPaid,
+        saga: &mut SagaInstance<u32>,
+        _ctx: &mut HandlerContext,
+    ) -> Result<(), HandlerError> {
+        saga.mark_complete();
+        Ok(())
+    }
+}
+
+impl nimbus::saga::SagaTimeout<PaymentDue> for Payments {
+    async fn timeout(
+        &self,
+        due: PaymentDue,
+        saga: &mut SagaInstance<u32>,
+        ctx: &mut HandlerContext,
+    ) -> Result<(), HandlerError> {
+        ctx.send(OrderCancelled { id: due.id })?;
+        saga.mark_complete();
+        Ok(())
+    }
+}
+
+pub async fn a_saga_timeout_reaches_its_instance_or_is_dropped(kind: Setup) {
+    let db = TestDatabase::new(kind).await;
+    // One receiver: the queue is handled in order, so the payment of order 1 (sent at once)
+    // is handled before its timeout, which becomes visible two seconds after order 1 opened.
+    let bus = db
+        .builder("Payments", "payments-1")
+        .concurrency(1)
+        .route::<OrderOpened>("Payments")
+        .route::<OrderPaid>("Payments")
+        .route::<OrderCancelled>("Cancellations")
+        .create_queues_on_send(true)
+        .saga_handler::<OrderOpened, _>(Payments)
+        .saga_handler::<OrderPaid, _>(Payments)
+        .saga_timeout::<PaymentDue, _>(Payments)
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    bus.send(OrderOpened { id: 1 }).await.unwrap();
+    bus.send(OrderOpened { id: 2 }).await.unwrap();
+    bus.send(OrderPaid { id: 1 }).await.unwrap();
+    // Two opened, one paid, and two timeouts: one cancels order 2, one finds order 1 gone.
+    wait_until("both timeouts came due", || async {
+        bus.metrics().handled == 5
+    })
+    .await;
+    let cancelled = db.admin().peek("Cancellations", 10).await.unwrap();
+    assert_eq!(cancelled.len(), 1, "only the unpaid order is cancelled");
+    let body: OrderCancelled = serde_json::from_slice(&cancelled[0].body).unwrap();
+    assert_eq!(body.id, 2);
+    let headers: nimbus::Headers = serde_json::from_str(&cancelled[0].headers).unwrap();
+    assert_eq!(
+        headers
+            .get(nimbus::saga::ORIGINATING_SAGA_TYPE)
+            .map(String::as_str),
+        Some("Conformance.Payments"),
+        "what a saga sends names it: {headers:?}"
+    );
+    assert!(headers.contains_key(nimbus::saga::ORIGINATING_SAGA_ID));
+    let instances = db
+        .scalar(
+            &format!("SELECT COUNT(*) FROM {}", db.table("NimbusSagas")),
+            &[],
+        )
+        .await;
+    assert_eq!(instances, 0, "both orders' sagas completed");
+    assert_eq!(db.dead_letters().await.len(), 0);
+    bus.stop().await.unwrap();
+}

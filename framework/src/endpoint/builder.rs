@@ -523,6 +523,20 @@ impl BusBuilder {
         self.handler(crate::saga::SagaAdapter::<S, M>::new(saga))
     }
 
+    /// Handles the saga timeouts of type `T` (sent by
+    /// [`SagaInstance::request_timeout`](crate::saga::SagaInstance::request_timeout)) with the
+    /// saga `saga`: each one comes back to the instance that asked for it, read and written in
+    /// the receive's transaction; one whose instance completed meanwhile is dropped with a log
+    /// line.
+    pub fn saga_timeout<T, S>(mut self, saga: S) -> Self
+    where
+        T: Message,
+        S: crate::saga::SagaTimeout<T>,
+    {
+        self.sagas = true;
+        self.handler(crate::saga::TimeoutAdapter::<S, T>::new(saga))
+    }
+
     /// Sends commands of type `M` to `queue` when `send` is called.
     pub fn route<M: Command>(mut self, queue: impl Into<String>) -> Self {
         self.routes.push((M::TYPE_NAME, queue.into()));

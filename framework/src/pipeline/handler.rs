@@ -468,6 +468,44 @@ impl HandlerContext {
         Ok(())
     }
 
+    /// How many messages the handler has sent so far (to mark where a saga's begin).
+    pub(crate) fn outgoing_len(&self) -> usize {
+        self.outgoing.len()
+    }
+
+    /// Adds `headers` to every message sent since the first `from` (a saga's, which carry its
+    /// id and type).
+    pub(crate) fn add_headers_from(&mut self, from: usize, headers: &[(&str, &str)]) -> Result<()> {
+        for out in self.outgoing.iter_mut().skip(from) {
+            let mut parsed: Headers = serde_json::from_str(&out.headers_json).map_err(|e| {
+                NimbusError::config(
+                    format!("the headers of a message being sent do not read back: {e}"),
+                    "report this: the framework wrote them",
+                )
+            })?;
+            for (name, value) in headers {
+                parsed.insert((*name).to_string(), (*value).to_string());
+            }
+            out.headers_json = serde_json::to_string(&parsed).map_err(|e| {
+                NimbusError::config(
+                    format!("headers do not serialize: {e}"),
+                    "report this: headers are strings",
+                )
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Sends `message` to this endpoint's own input queue after `delay` (a saga's timeout).
+    pub(crate) fn send_to_self_after<M: Message>(
+        &mut self,
+        message: M,
+        delay: std::time::Duration,
+    ) -> Result<()> {
+        let queue = self.origin.input_queue.as_str().to_string();
+        self.send_with(message, SendOptions::new().to(queue).delay(delay))
+    }
+
     /// Takes the receive's transaction out, while a blocking handler runs without it.
     pub(crate) fn take_transaction(&mut self) -> Option<Box<dyn ReceiveTransaction>> {
         self.transaction.take()
