@@ -116,6 +116,9 @@ enum Command {
     /// Who receives which events.
     #[command(subcommand)]
     Subscriptions(SubscriptionCommand),
+    /// Running saga instances.
+    #[command(subcommand)]
+    Sagas(SagaCommand),
     /// Benchmarks the framework against the bare SQL it runs, on this database.
     ///
     /// Interleaved rounds: in each, every workload runs through the framework and as bare SQL
@@ -132,6 +135,26 @@ enum Command {
     /// The receiving process of `bench --latency` (started by it, not by people).
     #[command(hide = true, name = "bench-receiver")]
     BenchReceiver(bench::latency::ReceiverArgs),
+}
+
+#[derive(Debug, Subcommand)]
+enum SagaCommand {
+    /// Running instances, oldest first: type, correlation value, version, age, state.
+    List {
+        /// Only instances of this saga (its NAME).
+        #[arg(long = "type")]
+        saga_type: Option<String>,
+        /// How many at most.
+        #[arg(short = 'n', long, default_value_t = 100)]
+        limit: i64,
+    },
+    /// One instance's state, as JSON.
+    Show {
+        /// The saga (its NAME).
+        saga_type: String,
+        /// The instance's correlation value.
+        correlation: String,
+    },
 }
 
 /// A database's SQL, for `schema print --dialect`.
@@ -724,6 +747,74 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Bench(settings) => {
             let db = connect(&cli).await?;
             bench::run(bench_target(&cli)?, db, settings.clone(), cli.json).await?;
+        }
+        Command::Sagas(SagaCommand::List { saga_type, limit }) => {
+            let db = connect(&cli).await?;
+            let sagas = db.sagas(saga_type.as_deref(), *limit).await?;
+            let now = chrono::Utc::now().naive_utc();
+            let age = |t: Option<chrono::NaiveDateTime>| {
+                t.and_then(|t| (now - t).to_std().ok())
+                    .map(|d| {
+                        humantime::format_duration(Duration::from_secs(d.as_secs())).to_string()
+                    })
+                    .unwrap_or_else(|| "-".into())
+            };
+            if cli.json {
+                let rows: Vec<_> = sagas
+                    .iter()
+                    .map(|s| {
+                        let state: serde_json::Value =
+                            serde_json::from_str(&s.state).unwrap_or_else(|_| json!(s.state));
+                        json!({"type": s.saga_type, "correlation": s.correlation,
+                               "version": s.version, "id": s.id, "state": state,
+                               "started_at": s.started_at.map(|t| t.to_string()),
+                               "updated_at": s.updated_at.map(|t| t.to_string())})
+                    })
+                    .collect();
+                println!("{}", json!({"sagas": rows}));
+            } else {
+                let rows = sagas.iter().map(|s| {
+                    vec![
+                        s.saga_type.clone(),
+                        s.correlation.clone(),
+                        s.version.to_string(),
+                        age(s.started_at),
+                        age(s.updated_at),
+                        s.state.chars().take(60).collect(),
+                    ]
+                });
+                print_table(
+                    &[
+                        "saga",
+                        "correlation",
+                        "version",
+                        "age",
+                        "last change",
+                        "state",
+                    ],
+                    &[2],
+                    rows,
+                );
+            }
+        }
+        Command::Sagas(SagaCommand::Show {
+            saga_type,
+            correlation,
+        }) => {
+            let db = connect(&cli).await?;
+            let saga = db.saga(saga_type, correlation).await?.ok_or_else(|| {
+                format!(
+                    "no instance of saga {saga_type:?} for {correlation:?} (it never started, \
+                     or it completed). Fix: copy both from `nimbus sagas list`"
+                )
+            })?;
+            let state: serde_json::Value =
+                serde_json::from_str(&saga.state).unwrap_or_else(|_| json!(saga.state));
+            println!(
+                "{:#}",
+                json!({"type": saga_type, "correlation": correlation, "id": saga.id,
+                       "version": saga.version, "state": state})
+            );
         }
         Command::Console(settings) => {
             let db = connect(&cli).await?;

@@ -1056,3 +1056,97 @@ async fn pause_and_resume_reach_a_running_endpoint_on_postgres() {
     pause_and_resume(&url, Some(&schema)).await;
     drop_schema(&url, &schema).await;
 }
+
+/// A visit that starts a guest book entry; a saga keyed by the guest's name.
+#[derive(serde::Serialize, serde::Deserialize, nimbus::Command)]
+#[nimbus(type_name = "Cli.Visit")]
+struct Visit {
+    guest: String,
+}
+
+#[derive(Clone)]
+struct GuestBook;
+
+impl nimbus::saga::Saga for GuestBook {
+    type State = u32;
+    const NAME: &'static str = "Cli.GuestBook";
+}
+
+impl nimbus::saga::SagaHandler<Visit> for GuestBook {
+    const STARTS: bool = true;
+    fn correlation(m: &Visit) -> String {
+        m.guest.clone()
+    }
+    async fn handle(
+        &self,
+        _m: Visit,
+        saga: &mut nimbus::saga::SagaInstance<u32>,
+        _ctx: &mut HandlerContext,
+    ) -> Result<(), HandlerError> {
+        saga.state += 1;
+        Ok(())
+    }
+}
+
+/// `nimbus sagas list|show` on what a running endpoint's saga stored.
+async fn sagas_are_listed(url: &str, schema: Option<&str>) {
+    let mut builder = nimbus::Bus::builder()
+        .names("Guests", "guests-1")
+        .database_url(url)
+        .peek_delay(std::time::Duration::from_millis(100))
+        .route::<Visit>("Guests")
+        .saga_handler::<Visit, _>(GuestBook);
+    if let Some(schema) = schema {
+        builder = builder.schema(schema);
+    }
+    let bus = builder.build().unwrap().start().await.unwrap();
+    for guest in ["ada", "ada", "grace"] {
+        bus.send(Visit {
+            guest: guest.into(),
+        })
+        .await
+        .unwrap();
+    }
+    wait_until("three visits are handled", || bus.metrics().handled == 3).await;
+    let (ok, out, err) = nimbus(url, schema, &["--json", "sagas", "list"]);
+    assert!(ok, "{err}");
+    let listed: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let mut rows: Vec<(String, i64)> = listed["sagas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["correlation"].as_str().unwrap_or_default().to_string(),
+                s["state"].as_i64().unwrap_or(-1),
+            )
+        })
+        .collect();
+    rows.sort();
+    assert_eq!(rows, vec![("ada".into(), 2), ("grace".into(), 1)], "{out}");
+    let (ok, out, err) = nimbus(url, schema, &["sagas", "show", "Cli.GuestBook", "ada"]);
+    assert!(
+        ok && out.contains("\"state\": 2") && out.contains("\"version\": 2"),
+        "{out}{err}"
+    );
+    let (ok, _, err) = nimbus(url, schema, &["sagas", "show", "Cli.GuestBook", "nobody"]);
+    assert!(!ok && err.contains("nimbus sagas list"), "{err}");
+    let (ok, out, _) = nimbus(url, schema, &["sagas", "list", "--type", "Cli.Other"]);
+    assert!(ok && !out.contains("ada"), "{out}");
+    bus.stop().await.unwrap();
+}
+
+#[actix_rt::test]
+async fn sagas_are_listed_on_sqlite() {
+    let path = std::env::temp_dir().join(format!("nimbus-cli-sagas-{}.db", unique()));
+    sagas_are_listed(&format!("sqlite://{}", path.display()), None).await;
+    let _ = std::fs::remove_file(&path);
+}
+
+#[actix_rt::test]
+async fn sagas_are_listed_on_postgres() {
+    let url = postgres_url();
+    let schema = format!("nimbus cli sagas {}", unique());
+    sagas_are_listed(&url, Some(&schema)).await;
+    drop_schema(&url, &schema).await;
+}

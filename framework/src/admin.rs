@@ -111,6 +111,38 @@ pub struct QueueInfo {
     pub paused: bool,
 }
 
+/// A saga instance, as [`Database::sagas`] lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SagaInfo {
+    /// The saga's name ([`crate::saga::Saga::NAME`]).
+    pub saga_type: String,
+    /// The instance's correlation value.
+    pub correlation: String,
+    /// Its state, as the JSON text stored.
+    pub state: String,
+    /// How many changes it has had (1 when it started).
+    pub version: i64,
+    /// When it started (UTC, database time).
+    pub started_at: Option<NaiveDateTime>,
+    /// When it last changed (UTC, database time).
+    pub updated_at: Option<NaiveDateTime>,
+    /// Its id (`NimbusSagas.Id`).
+    pub id: String,
+}
+
+/// One saga instance's state, as [`Database::saga`] reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SagaState {
+    /// Its id (`NimbusSagas.Id`).
+    pub id: Uuid,
+    /// Its state, as the JSON text stored.
+    pub state: String,
+    /// How many changes it has had (1 when it started).
+    pub version: i64,
+}
+
 /// A paused queue, as [`Database::paused_queues`] lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -657,6 +689,40 @@ impl Database {
     pub async fn resume_queue(&self, queue: &str) -> Result<bool> {
         let queue = self.queue(queue)?;
         self.transport.resume(queue.as_str()).await
+    }
+
+    /// Up to `limit` running saga instances of `saga_type` (or of every type), oldest first;
+    /// none where no endpoint with sagas has run yet.
+    pub async fn sagas(&self, saga_type: Option<&str>, limit: i64) -> Result<Vec<SagaInfo>> {
+        Ok(self
+            .transport
+            .sagas(saga_type, limit)
+            .await?
+            .into_iter()
+            .map(|s| SagaInfo {
+                saga_type: s.saga_type,
+                correlation: s.correlation,
+                state: s.state,
+                version: s.version,
+                started_at: s.started_at,
+                updated_at: s.updated_at,
+                id: s.id,
+            })
+            .collect())
+    }
+
+    /// The instance of the saga `saga_type` for `correlation`: its state (JSON text), version
+    /// and id; `None` when there is none (it never started, or it completed).
+    pub async fn saga(&self, saga_type: &str, correlation: &str) -> Result<Option<SagaState>> {
+        Ok(self
+            .transport
+            .saga(saga_type, correlation)
+            .await?
+            .map(|row| SagaState {
+                id: row.id,
+                state: row.state,
+                version: row.version,
+            }))
     }
 
     /// The paused queues (none where `NimbusPausedQueues` does not exist yet).

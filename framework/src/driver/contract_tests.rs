@@ -583,6 +583,21 @@ async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
         (row.id, row.state.as_str(), row.version),
         (saga_id, "{\"n\":1}", 1)
     );
+    let listed = c
+        .saga_list(&s.saga_list, Some("Contract.Saga"), 10)
+        .await
+        .expect("list sagas");
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        (listed[0].correlation.as_str(), listed[0].version),
+        (correlation.as_str(), 1)
+    );
+    assert!(listed[0].started_at.is_some());
+    assert!(c
+        .saga_list(&s.saga_list, Some("Contract.Other"), 10)
+        .await
+        .expect("list sagas")
+        .is_empty());
     assert!(!c
         .saga_write(&s.saga_update, saga_id, 7, Some("{}"))
         .await

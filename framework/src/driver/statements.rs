@@ -254,6 +254,18 @@ pub(crate) struct SagaRow {
     pub version: i64,
 }
 
+/// A saga instance as `saga_list.sql` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ListedSaga {
+    pub saga_type: String,
+    pub correlation: String,
+    pub state: String,
+    pub version: i64,
+    pub started_at: Option<NaiveDateTime>,
+    pub updated_at: Option<NaiveDateTime>,
+    pub id: String,
+}
+
 /// One row of `paused_list.sql`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct PausedRow {
@@ -594,6 +606,38 @@ impl<D: Driver> Held<D> {
         read()
             .map(Some)
             .map_err(|e| DriverError::other(FailureKind::Permanent, e))
+    }
+
+    /// `saga_list.sql`: up to `limit` instances of `saga_type` (or of every type), oldest
+    /// first. Rows that cannot be read are skipped with a warning.
+    pub async fn saga_list(
+        &mut self,
+        sql: &str,
+        saga_type: Option<&str>,
+        limit: i64,
+    ) -> DriverResult<Vec<ListedSaga>> {
+        let rows = self
+            .query(sql, &[Param::Text(saga_type), Param::BigInt(Some(limit))])
+            .await?;
+        Ok(rows
+            .iter()
+            .filter_map(|row| {
+                let read = || -> Result<ListedSaga, String> {
+                    Ok(ListedSaga {
+                        saga_type: row.text(0)?.unwrap_or_default(),
+                        correlation: row.text(1)?.unwrap_or_default(),
+                        state: row.text(2)?.unwrap_or_default(),
+                        version: row.int(3)?.unwrap_or(0),
+                        started_at: row.time(4)?,
+                        updated_at: row.time(5)?,
+                        id: row.text(6)?.unwrap_or_default(),
+                    })
+                };
+                read()
+                    .inspect_err(|e| tracing::warn!(problem = %e, "skipping an unreadable saga"))
+                    .ok()
+            })
+            .collect())
     }
 
     /// `saga_insert.sql`: stores a new instance at version 1.

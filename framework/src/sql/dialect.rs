@@ -83,6 +83,7 @@ pub(crate) struct Files {
     pub saga_insert: &'static str,
     pub saga_update: &'static str,
     pub saga_delete: &'static str,
+    pub saga_list: &'static str,
 }
 
 /// Builds a [`Files`] from `schema/<dir>/`, one `include_str!` per field, so a missing file is a
@@ -116,7 +117,7 @@ macro_rules! all_files {
             wake_announce_one, catalog_index_definitions,
             index_drop, leases, lease_insert, lease_renew, lease_end, lease_take_expired,
             handler_statement_timeout, paused_queues, queue_pause, queue_resume, paused_list,
-            dead_letter_get, sagas, saga_get, saga_insert, saga_update, saga_delete,
+            dead_letter_get, sagas, saga_get, saga_insert, saga_update, saga_delete, saga_list,
         )
     };
 }

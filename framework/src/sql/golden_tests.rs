@@ -44,6 +44,7 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
         ("saga_insert", s.saga_insert.clone()),
         ("saga_update", s.saga_update.clone()),
         ("saga_delete", s.saga_delete.clone()),
+        ("saga_list", s.saga_list.clone()),
         (
             "handler_statement_timeout",
             s.handler_statement_timeout.clone().unwrap_or_default(),

@@ -178,6 +178,8 @@ pub(crate) struct SchemaSql {
     pub saga_update: String,
     /// Deletes a completed saga instance at the version read.
     pub saga_delete: String,
+    /// Lists saga instances for operators.
+    pub saga_list: String,
 }
 
 /// The statements of one queue table. Rendered once per queue and reused for every message.
@@ -307,6 +309,7 @@ impl Dialect {
             saga_insert: r(f.saga_insert),
             saga_update: r(f.saga_update),
             saga_delete: r(f.saga_delete),
+            saga_list: r(f.saga_list),
             messages_table,
         }
     }

@@ -6,7 +6,7 @@ use async_trait::async_trait;
 
 use super::{SqlTransport, Transport};
 use crate::driver::statements::{
-    DeadLetterPage, ListedDeadLetter, MessageRow, QueueRow, SubscriptionRow,
+    DeadLetterPage, ListedDeadLetter, ListedSaga, MessageRow, QueueRow, SagaRow, SubscriptionRow,
 };
 use crate::driver::{Driver, Param};
 use crate::error::{NimbusError, Result};
@@ -55,6 +55,11 @@ pub(crate) trait Admin: Transport {
     async fn insert_raw(&self, queue: &QueueName, row: &RawRow) -> Result<()>;
     /// The dead letter `id`, left in place; `None` when there is none.
     async fn dead_letter(&self, id: uuid::Uuid) -> Result<Option<ListedDeadLetter>>;
+    /// Up to `limit` saga instances of `saga_type` (or of every type), oldest first; none where
+    /// `NimbusSagas` does not exist.
+    async fn sagas(&self, saga_type: Option<&str>, limit: i64) -> Result<Vec<ListedSaga>>;
+    /// The instance of `saga_type` for `correlation`; `None` when there is none.
+    async fn saga(&self, saga_type: &str, correlation: &str) -> Result<Option<SagaRow>>;
     /// Pauses `queue` (`by`: who, for operators); `true` when it was not paused before. The
     /// error names `nimbus schema apply` where `NimbusPausedQueues` is missing.
     async fn pause(&self, queue: &str, by: &str) -> Result<bool>;
@@ -164,6 +169,37 @@ impl<D: Driver> Admin for SqlTransport<D> {
             .map_err(s.cx.db(format!("reading dead letter {id}")))?;
         c.release();
         Ok(letter)
+    }
+
+    async fn sagas(&self, saga_type: Option<&str>, limit: i64) -> Result<Vec<ListedSaga>> {
+        let s = self.inner();
+        let mut c = s.connection("listing sagas").await?;
+        if !s.cx.table_exists(&mut c, "NimbusSagas").await? {
+            c.release();
+            return Ok(Vec::new());
+        }
+        let rows = c
+            .saga_list(&s.cx.sql.saga_list, saga_type, limit)
+            .await
+            .map_err(s.cx.db("listing sagas"))?;
+        c.release();
+        Ok(rows)
+    }
+
+    async fn saga(&self, saga_type: &str, correlation: &str) -> Result<Option<SagaRow>> {
+        let s = self.inner();
+        let mut c = s.connection("reading a saga").await?;
+        if !s.cx.table_exists(&mut c, "NimbusSagas").await? {
+            c.release();
+            return Ok(None);
+        }
+        // On its own (autocommit): the row lock of saga_get.sql ends with the statement.
+        let row = c
+            .saga_get(&s.cx.sql.saga_get, saga_type, correlation)
+            .await
+            .map_err(s.cx.db(format!("reading saga {saga_type} {correlation:?}")))?;
+        c.release();
+        Ok(row)
     }
 
     async fn pause(&self, queue: &str, by: &str) -> Result<bool> {

@@ -1,0 +1,5 @@
+SELECT "SagaType", "CorrelationId", "State", "Version", "StartedAt", "UpdatedAt", "Id"
+FROM "NimbusSagas"
+WHERE (?1 IS NULL OR "SagaType" = ?1)
+ORDER BY "StartedAt", "Id"
+LIMIT ?2
