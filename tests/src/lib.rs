@@ -200,6 +200,15 @@ macro_rules! conformance_suite {
             }),
         ));
         trials.push((
+            concat!($prefix, "::sigkill_keeps_saga_state_exactly_once"),
+            ::std::boxed::Box::new(move || {
+                $crate::suite::sigkill_keeps_saga_state_exactly_once(
+                    $setup,
+                    env!("CARGO_BIN_EXE_crash_worker"),
+                )
+            }),
+        ));
+        trials.push((
             concat!($prefix, "::sigkill_in_the_middle_loses_nothing"),
             ::std::boxed::Box::new(move || {
                 $crate::suite::sigkill_in_the_middle_loses_nothing(
@@ -231,6 +240,15 @@ macro_rules! conformance_suite {
         #[test]
         fn sigkill_under_a_lease_loses_nothing_and_repeats_only_what_was_in_flight() {
             $crate::suite::sigkill_under_a_lease_loses_nothing_and_repeats_only_what_was_in_flight(
+                $setup,
+                env!("CARGO_BIN_EXE_crash_worker"),
+            );
+        }
+
+        $(#[$attr])*
+        #[test]
+        fn sigkill_keeps_saga_state_exactly_once() {
+            $crate::suite::sigkill_keeps_saga_state_exactly_once(
                 $setup,
                 env!("CARGO_BIN_EXE_crash_worker"),
             );

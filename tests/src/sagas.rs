@@ -325,3 +325,98 @@ pub async fn a_saga_timeout_reaches_its_instance_or_is_dropped(kind: Setup) {
     assert_eq!(db.dead_letters().await.len(), 0);
     bus.stop().await.unwrap();
 }
+
+/// Workers handling 1,000 numbers with a saga (five instances, each counting and summing its
+/// numbers, and forwarding each to `Done`) are killed with SIGKILL at random moments; a last
+/// worker drains the queue. Every number was forwarded once, and the saga states count each
+/// number exactly once: a kill left each state as its last committed message left it.
+pub fn sigkill_keeps_saga_state_exactly_once(kind: Setup, worker: &str) {
+    const TOTAL: u32 = 1_000;
+    let system = actix_rt::System::new();
+    system.block_on(async {
+        let db = TestDatabase::new(kind).await;
+        let sender = crate::suite::sender(&db, "Worker").await;
+        for chunk in (0..TOTAL).collect::<Vec<_>>().chunks(500) {
+            sender
+                .send_batch(chunk.iter().map(|&n| crate::suite::Numbered { n }))
+                .await
+                .unwrap();
+        }
+        let spawn = || {
+            let mut cmd = std::process::Command::new(worker);
+            cmd.arg(db.url())
+                .arg(if db.shared_table() { "shared" } else { "table" })
+                .env("NIMBUS_SAGA", "1");
+            if let Some(schema) = db.schema() {
+                cmd.arg(schema);
+            }
+            crate::suite::Worker::new(
+                cmd.stdout(std::process::Stdio::null())
+                    .spawn()
+                    .expect("start the worker process"),
+            )
+        };
+        let moments: Vec<u64> = uuid::Uuid::new_v4()
+            .as_bytes()
+            .iter()
+            .take(4)
+            .map(|b| 20 + u64::from(*b) * 2)
+            .collect();
+        println!("killing the saga worker {moments:?} ms after it starts handling");
+        let mut progress = Vec::new();
+        for wait in &moments {
+            let before = db.count("Done").await;
+            let mut worker = spawn();
+            wait_until("the worker handles a message", || async {
+                db.count("Done").await > before
+            })
+            .await;
+            tokio::time::sleep(std::time::Duration::from_millis(*wait)).await;
+            worker.kill();
+            let done = db.count("Done").await;
+            progress.push(done);
+            if done >= i64::from(TOTAL) {
+                break;
+            }
+        }
+        println!("forwarded after each kill: {progress:?}");
+        assert!(
+            progress.iter().any(|&d| d > 0 && d < i64::from(TOTAL)),
+            "at least one worker was killed in the middle of the work: {progress:?}"
+        );
+        let mut last = spawn();
+        crate::suite::wait_while_progressing("the last worker drains the queue", || async {
+            let done = db.count("Done").await;
+            (
+                done,
+                db.count("Worker").await == 0 && done >= i64::from(TOTAL),
+            )
+        })
+        .await;
+        last.kill();
+        assert_eq!(
+            db.count("Done").await,
+            i64::from(TOTAL),
+            "each number forwarded once"
+        );
+        let sagas = db
+            .admin()
+            .sagas(Some("Conformance.CrashTally"), 10)
+            .await
+            .unwrap();
+        assert_eq!(sagas.len(), 5, "five tallies");
+        let (mut count, mut sum) = (0u64, 0u64);
+        for saga in &sagas {
+            let state: serde_json::Value = serde_json::from_str(&saga.state).unwrap();
+            count += state["count"].as_u64().unwrap();
+            sum += state["sum"].as_u64().unwrap();
+        }
+        assert_eq!(
+            (count, sum),
+            (u64::from(TOTAL), (0..u64::from(TOTAL)).sum()),
+            "each number counted exactly once in the saga states"
+        );
+        assert!(db.dead_letters().await.is_empty());
+        sender.stop().await.unwrap();
+    });
+}

@@ -5,7 +5,9 @@
 //! With `NIMBUS_LEASE_MS`, the messages are handled under a lease of that many milliseconds:
 //! the business row is then written through a connection of the worker's own, committed at
 //! once, as an application's handler under a lease would (at least once). `NIMBUS_HANDLER_MS`
-//! makes each handler take that long first. Runs until killed.
+//! makes each handler take that long first. With `NIMBUS_SAGA` set, the messages are handled by
+//! a saga instead (`Conformance.CrashTally`, five instances by `n % 5`, each counting and summing
+//! its numbers), which forwards each number to `Done` too. Runs until killed.
 //!
 //! Usage: `crash_worker <database-url> <table|shared> [schema]`
 
@@ -108,6 +110,39 @@ impl Handler<Numbered> for Forward {
     }
 }
 
+/// Five tallies, by `n % 5`: each counts its numbers and adds them up.
+#[derive(Clone)]
+struct CrashTally;
+
+#[derive(Default, serde::Serialize, serde::Deserialize)]
+struct TallyState {
+    count: u64,
+    sum: u64,
+}
+
+impl nimbus::saga::Saga for CrashTally {
+    type State = TallyState;
+    const NAME: &'static str = "Conformance.CrashTally";
+}
+
+impl nimbus::saga::SagaHandler<Numbered> for CrashTally {
+    const STARTS: bool = true;
+    fn correlation(m: &Numbered) -> String {
+        (m.n % 5).to_string()
+    }
+    async fn handle(
+        &self,
+        m: Numbered,
+        saga: &mut nimbus::saga::SagaInstance<TallyState>,
+        ctx: &mut HandlerContext,
+    ) -> Result<(), HandlerError> {
+        saga.state.count += 1;
+        saga.state.sum += u64::from(m.n);
+        ctx.send_to("Done", m)?;
+        Ok(())
+    }
+}
+
 #[actix_rt::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let usage = "usage: crash_worker <database-url> <table|shared> [schema]";
@@ -142,12 +177,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .peek_delay(std::time::Duration::from_millis(100))
         .concurrency(8)
         // Nobody receives from Done: the worker makes it.
-        .create_queues_on_send(true)
-        .handler(Forward {
+        .create_queues_on_send(true);
+    builder = if std::env::var_os("NIMBUS_SAGA").is_some() {
+        builder.saga_handler::<Numbered, _>(CrashTally)
+    } else {
+        builder.handler(Forward {
             business,
             own,
             work,
-        });
+        })
+    };
     if let Some(lease) = lease {
         builder = builder.lease::<Numbered>(nimbus::Lease::of(lease));
     }
