@@ -385,7 +385,15 @@ async fn save<S: Saga>(
             version,
         },
     };
+    let counted = match change {
+        SagaChange::Insert { .. } => Some("nimbus_sagas_started_total"),
+        SagaChange::Delete { .. } => Some("nimbus_sagas_completed_total"),
+        SagaChange::Update { .. } => None,
+    };
     let saved = ctx.saga_transaction()?.saga_save(change).await;
+    if let (Ok(()), Some(name)) = (&saved, counted) {
+        ctx.on_commit(move || metrics::counter!(name, "saga" => S::NAME).increment(1));
+    }
     if let Err(e) = &saved {
         if crate::driver::access::failure_kind_in(e) == Some(crate::FailureKind::Transient) {
             metrics::counter!("nimbus_saga_conflicts_total", "saga" => S::NAME).increment(1);

@@ -317,3 +317,68 @@ async fn the_oldest_message_age_is_reported_per_queue_on_sqlite() {
 async fn the_oldest_message_age_is_reported_per_queue_on_postgres() {
     oldest_message_age(Kind::Postgres).await;
 }
+
+/// A saga of one message type: number 0 (of each name) starts an instance, number 1 completes
+/// it. Each metered test names its saga type apart, as counters are process-wide.
+#[derive(Clone)]
+struct OpenClose;
+
+impl nimbus::saga::Saga for OpenClose {
+    type State = u32;
+    const NAME: &'static str = "Metrics.OpenClose";
+}
+
+impl nimbus::saga::SagaHandler<Numbered> for OpenClose {
+    const STARTS: bool = true;
+    fn correlation(m: &Numbered) -> String {
+        (m.n / 2).to_string()
+    }
+    async fn handle(
+        &self,
+        m: Numbered,
+        saga: &mut nimbus::saga::SagaInstance<u32>,
+        _ctx: &mut HandlerContext,
+    ) -> Result<(), HandlerError> {
+        if m.n % 2 == 1 {
+            saga.mark_complete();
+        }
+        Ok(())
+    }
+}
+
+/// Sagas started and completed are counted once their message committed.
+#[actix_rt::test]
+async fn sagas_started_and_completed_are_counted() {
+    snapshotter();
+    let db = TestDatabase::new(Setup {
+        kind: Kind::Sqlite,
+        layout: StorageLayout::TablePerQueue,
+    })
+    .await;
+    let bus = db
+        .builder("Sagas", "sagas-1")
+        .concurrency(1)
+        .route::<Numbered>("Sagas")
+        .saga_handler::<Numbered, _>(OpenClose)
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    // Two instances start (0, 2), one completes (1); in order, on one receiver.
+    for n in [0, 1, 2] {
+        bus.send(Numbered { n }).await.unwrap();
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while bus.metrics().handled < 3 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "three messages handled"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    bus.stop().await.unwrap();
+    let saga = [("saga", "Metrics.OpenClose")];
+    assert_eq!(counter("nimbus_sagas_started_total", &saga), 2);
+    assert_eq!(counter("nimbus_sagas_completed_total", &saga), 1);
+}

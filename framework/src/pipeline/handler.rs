@@ -136,6 +136,8 @@ pub struct HandlerContext {
     without_receive: Option<WithoutReceive>,
     /// The endpoint's database (`None` in a test context unless set).
     database: Option<crate::DatabaseKind>,
+    /// What to do once the message's transaction has committed (a saga's counts).
+    on_commit: Vec<Box<dyn FnOnce() + Send>>,
 }
 
 /// Why a context has no receive transaction at all.
@@ -172,6 +174,7 @@ impl HandlerContext {
             headers,
             causation,
             outgoing: Vec::new(),
+            on_commit: Vec::new(),
             without_receive: transaction.is_none().then_some(WithoutReceive::Lease),
             transaction,
             database: Some(database),
@@ -192,6 +195,7 @@ impl HandlerContext {
             headers,
             causation,
             outgoing: Vec::new(),
+            on_commit: Vec::new(),
             transaction: None,
             without_receive: Some(WithoutReceive::Test),
             database,
@@ -468,6 +472,16 @@ impl HandlerContext {
         Ok(())
     }
 
+    /// Runs `effect` once the message's transaction has committed (never if it rolls back).
+    pub(crate) fn on_commit(&mut self, effect: impl FnOnce() + Send + 'static) {
+        self.on_commit.push(Box::new(effect));
+    }
+
+    /// What [`HandlerContext::on_commit`] collected, for the receive that commits.
+    pub(crate) fn take_on_commit(&mut self) -> Vec<Box<dyn FnOnce() + Send>> {
+        std::mem::take(&mut self.on_commit)
+    }
+
     /// How many messages the handler has sent so far (to mark where a saga's begin).
     pub(crate) fn outgoing_len(&self) -> usize {
         self.outgoing.len()
@@ -526,6 +540,7 @@ impl HandlerContext {
             headers: self.headers.clone(),
             causation: self.causation.clone(),
             outgoing: Vec::new(),
+            on_commit: Vec::new(),
             transaction: None,
             without_receive: self.without_receive,
             database: self.database,

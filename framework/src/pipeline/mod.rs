@@ -504,6 +504,7 @@ async fn handle_received(
         return fail(endpoint, queue, tx, &row, Some(&incoming), failure).await;
     }
     row.body = take_back(body);
+    let committed_effects = ctx.take_on_commit();
     let (headers, outgoing, tx) = ctx.into_parts();
     let tx = match finishing_transaction(endpoint, queue, &type_name, tx, leased).await {
         Ok(tx) => tx,
@@ -520,6 +521,7 @@ async fn handle_received(
                 Counters::add(&counters.handled, 1);
                 metrics::count("nimbus_messages_handled_total", queue.as_str(), &type_name);
                 metrics::record_handled(queue.as_str(), &type_name, handling, sent_at);
+                committed_effects.into_iter().for_each(|effect| effect());
             });
             Outcome::Handled
         }
