@@ -184,6 +184,25 @@ pub async fn a_saga_applies_each_message_once_under_concurrency(kind: Setup) {
     })
     .await;
     assert_eq!(db.count("TallySummaries").await, 1, "nothing more was sent");
+
+    // What sagas cannot do yet is refused when the endpoint is built, saying so.
+    let refused =
+        |b: nimbus::BusBuilder| b.build().err().map(|e| e.to_string()).unwrap_or_default();
+    let batched = refused(
+        db.builder("Tallies", "tallies-3")
+            .saga_handler::<Tally, _>(saga.clone())
+            .receive_batch(10),
+    );
+    assert!(batched.contains("not supported yet"), "{batched}");
+    let leased = refused(
+        db.builder("Tallies", "tallies-3")
+            .saga_handler::<Tally, _>(saga.clone())
+            .lease::<Tally>(nimbus::Lease::of(std::time::Duration::from_secs(30))),
+    );
+    assert!(
+        leased.contains("not supported yet") && leased.contains("Conformance.Tally"),
+        "{leased}"
+    );
     assert_eq!(db.dead_letters().await.len(), 0);
     for bus in [first, second, sender] {
         bus.stop().await.unwrap();

@@ -91,6 +91,8 @@ pub struct BusBuilder {
     leases: Leases,
     /// Some handlers are sagas.
     sagas: bool,
+    /// The message types sagas handle (their timeouts included).
+    saga_types: Vec<&'static str>,
     #[cfg(feature = "sqlserver")]
     sql_server_token: Option<crate::SqlServerToken>,
 }
@@ -131,6 +133,7 @@ impl Default for BusBuilder {
             handlers: HandlerRegistry::default(),
             leases: Leases::default(),
             sagas: false,
+            saga_types: Vec::new(),
             #[cfg(feature = "sqlserver")]
             sql_server_token: None,
         }
@@ -520,6 +523,7 @@ impl BusBuilder {
         S: crate::saga::SagaHandler<M>,
     {
         self.sagas = true;
+        self.saga_types.push(M::TYPE_NAME);
         self.handler(crate::saga::SagaAdapter::<S, M>::new(saga))
     }
 
@@ -534,6 +538,7 @@ impl BusBuilder {
         S: crate::saga::SagaTimeout<T>,
     {
         self.sagas = true;
+        self.saga_types.push(T::TYPE_NAME);
         self.handler(crate::saga::TimeoutAdapter::<S, T>::new(saga))
     }
 
@@ -743,6 +748,31 @@ impl BusBuilder {
             if let Some(lease) = self.leases.get(type_name) {
                 lease.check(type_name)?;
             }
+        }
+        if self.sagas && self.receive_batch > 1 {
+            return Err(NimbusError::config(
+                format!(
+                    "receive_batch is {} and the endpoint has sagas: sagas in batched receives \
+                     are not supported yet",
+                    self.receive_batch
+                ),
+                "use .receive_batch(1) on this endpoint, or run the saga in an endpoint of its \
+                 own",
+            ));
+        }
+        if let Some(type_name) = self
+            .saga_types
+            .iter()
+            .find(|t| self.leases.get(t).is_some())
+        {
+            return Err(NimbusError::config(
+                format!(
+                    "{type_name} is handled by a saga and under a lease: a saga's state commits \
+                     with its message, which a lease does not hold open; sagas under a lease \
+                     are not supported yet"
+                ),
+                format!("remove .lease::<{type_name}>(..)"),
+            ));
         }
         if !self.leases.is_empty() && self.receive_batch > 1 {
             return Err(NimbusError::config(
