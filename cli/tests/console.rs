@@ -187,15 +187,27 @@ async fn text_of(client: &Client, css: &str) -> Option<String> {
 }
 
 /// Clicks the button of the form whose action ends with `action_suffix`, and accepts the
-/// confirmation the page asks for.
+/// confirmation the page asks for. The page replaces its content every second: a button found
+/// just before that is gone when clicked, so it is found again and clicked again.
 async fn click_action(client: &Client, action_suffix: &str) {
-    let button = client
-        .find(Locator::Css(&format!(
-            "form[action$='{action_suffix}'] button"
-        )))
-        .await
-        .unwrap_or_else(|e| panic!("a button for {action_suffix}: {e}"));
-    button.click().await.expect("click");
+    let css = format!("form[action$='{action_suffix}'] button");
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let clicked = match client.find(Locator::Css(&css)).await {
+            Ok(button) => button.click().await.map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        match clicked {
+            Ok(()) => break,
+            Err(e) => {
+                assert!(
+                    Instant::now() < deadline,
+                    "no button for {action_suffix}: {e}"
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
     client
         .accept_alert()
         .await
@@ -304,8 +316,17 @@ async fn in_the_browser(url: &str, schema: Option<&str>) {
         text_of(&client, "tr[data-group] td.count").await.as_deref() == Some("3")
     })
     .await;
-    let reason = text_of(&client, "tr[data-group] td.reason").await.unwrap();
-    assert!(reason.contains("the card was declined"), "{reason}");
+    wait_until(
+        "the group's reason is the handler's, without the message id",
+        || async {
+            text_of(&client, "tr[data-group] td.reason")
+                .await
+                .is_some_and(|reason| {
+                    reason == "the handler declared it unrecoverable: the card was declined"
+                })
+        },
+    )
+    .await;
     screenshot(&client, &shots, "failed").await;
     orders.declining.store(false, Ordering::SeqCst);
     click_action(&client, "/replay").await;

@@ -375,44 +375,7 @@ pub fn sigkill_keeps_saga_state_exactly_once(kind: Setup, worker: &str) {
                     .expect("start the worker process"),
             )
         };
-        let moments: Vec<u64> = uuid::Uuid::new_v4()
-            .as_bytes()
-            .iter()
-            .take(4)
-            .map(|b| 20 + u64::from(*b) * 2)
-            .collect();
-        println!("killing the saga worker {moments:?} ms after it starts handling");
-        let mut progress = Vec::new();
-        for wait in &moments {
-            let before = db.count("Done").await;
-            let mut worker = spawn();
-            wait_until("the worker handles a message", || async {
-                db.count("Done").await > before
-            })
-            .await;
-            tokio::time::sleep(std::time::Duration::from_millis(*wait)).await;
-            worker.kill();
-            let done = db.count("Done").await;
-            progress.push(done);
-            if done >= i64::from(TOTAL) {
-                break;
-            }
-        }
-        println!("forwarded after each kill: {progress:?}");
-        assert!(
-            progress.iter().any(|&d| d > 0 && d < i64::from(TOTAL)),
-            "at least one worker was killed in the middle of the work: {progress:?}"
-        );
-        let mut last = spawn();
-        crate::suite::wait_while_progressing("the last worker drains the queue", || async {
-            let done = db.count("Done").await;
-            (
-                done,
-                db.count("Worker").await == 0 && done >= i64::from(TOTAL),
-            )
-        })
-        .await;
-        last.kill();
+        crate::suite::kill_then_drain(&db, TOTAL, 4, spawn).await;
         assert_eq!(
             db.count("Done").await,
             i64::from(TOTAL),

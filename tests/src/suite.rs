@@ -1552,6 +1552,59 @@ impl Drop for Worker {
     }
 }
 
+/// Starts workers with `spawn` and kills each (SIGKILL) at a random moment after it forwarded
+/// its first message to `Done`, `kills` times at most (fewer once `total` are done), checks
+/// that one was killed in the middle of the work, then lets a last worker drain `Worker` until
+/// `total` are done, and kills it too. The moments and progress are printed, so that a failing
+/// run can be repeated.
+pub(crate) async fn kill_then_drain(
+    db: &TestDatabase,
+    total: u32,
+    kills: usize,
+    spawn: impl Fn() -> Worker,
+) {
+    // Random moments after each worker's first handled message (a worker's start takes
+    // what the server makes it take).
+    let moments: Vec<u64> = uuid::Uuid::new_v4()
+        .as_bytes()
+        .iter()
+        .take(kills)
+        .map(|b| 20 + u64::from(*b) * 2)
+        .collect();
+    println!("killing the worker {moments:?} ms after it starts handling");
+    let mut progress = Vec::new();
+    for wait in &moments {
+        let before = db.count("Done").await;
+        let mut worker = spawn();
+        wait_until("the worker handles a message", || async {
+            db.count("Done").await > before
+        })
+        .await;
+        tokio::time::sleep(std::time::Duration::from_millis(*wait)).await;
+        worker.kill(); // SIGKILL, wherever it was
+        let done = db.count("Done").await;
+        progress.push(done);
+        if done >= i64::from(total) {
+            break;
+        }
+    }
+    println!("forwarded after each kill: {progress:?}");
+    assert!(
+        progress.iter().any(|&d| d > 0 && d < i64::from(total)),
+        "at least one worker was killed in the middle of the work: {progress:?}"
+    );
+    let mut last = spawn();
+    wait_while_progressing("the last worker drains the queue", || async {
+        let done = db.count("Done").await;
+        (
+            done,
+            db.count("Worker").await == 0 && done >= i64::from(total),
+        )
+    })
+    .await;
+    last.kill();
+}
+
 /// Handlers insert into a business table keyed by message id, in the receive's transaction,
 /// while the worker process is killed (SIGKILL) at random moments: at the end every message has
 /// exactly one row and one forwarded copy, and none is lost.
@@ -1593,46 +1646,7 @@ pub fn sigkill_keeps_business_data_exactly_once_with(kind: Setup, worker: &str, 
                     .expect("start the worker process"),
             )
         };
-        // Random moments after each worker's first handled message (a worker's start takes
-        // what the server makes it take), printed so that a failing run can be repeated.
-        let moments: Vec<u64> = uuid::Uuid::new_v4()
-            .as_bytes()
-            .iter()
-            .take(6)
-            .map(|b| 20 + u64::from(*b) * 2)
-            .collect();
-        println!("killing the worker {moments:?} ms after it starts handling");
-        let mut progress = Vec::new();
-        for wait in &moments {
-            let before = db.count("Done").await;
-            let mut worker = spawn();
-            wait_until("the worker handles a message", || async {
-                db.count("Done").await > before
-            })
-            .await;
-            tokio::time::sleep(std::time::Duration::from_millis(*wait)).await;
-            worker.kill(); // SIGKILL, wherever it was
-            let done = db.count("Done").await;
-            progress.push(done);
-            if done >= i64::from(TOTAL) {
-                break;
-            }
-        }
-        println!("forwarded after each kill: {progress:?}");
-        assert!(
-            progress.iter().any(|&d| d > 0 && d < i64::from(TOTAL)),
-            "at least one worker was killed in the middle of the work: {progress:?}"
-        );
-        let mut last = spawn();
-        wait_while_progressing("the last worker drains the queue", || async {
-            let done = db.count("Done").await;
-            (
-                done,
-                db.count("Worker").await == 0 && done >= i64::from(TOTAL),
-            )
-        })
-        .await;
-        last.kill();
+        kill_then_drain(&db, TOTAL, 6, spawn).await;
         let (rows, distinct) = business_rows(&db, &table).await;
         assert_eq!(
             distinct,

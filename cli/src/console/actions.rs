@@ -66,79 +66,69 @@ fn failed(back: &str, what: &str, error: impl std::fmt::Display) -> Response {
     back_with(back, &format!("{what} failed: {error}"))
 }
 
-pub async fn pause(
-    State(console): State<Arc<Console>>,
-    Extension(who): Extension<Operator>,
-    Path(queue): Path<String>,
-    Form(form): Form<ActionForm>,
-) -> Response {
-    let back = match checked(&console, &form) {
-        Ok(back) => back,
-        Err(refused) => return refused.into_response(),
-    };
-    match console
-        .db
-        .pause_queue(&queue, &format!("{} (nimbus console)", who.0))
-        .await
-    {
-        Ok(newly) => {
-            tracing::info!(operator = %who.0, %queue, newly, "console: paused a queue");
-            console.read_snapshot().await;
-            back_with(
-                &back,
-                &if newly {
-                    format!(
-                        "Paused {queue}: its endpoints stop taking messages within one peek delay."
-                    )
-                } else {
-                    format!("{queue} was paused already.")
-                },
-            )
-        }
-        Err(e) => failed(&back, "Pausing", e),
-    }
+/// What an action does to a queue: the last segment of its path.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QueueAction {
+    Pause,
+    Resume,
 }
 
-pub async fn resume(
+/// Pauses or resumes a queue.
+pub async fn queue_action(
     State(console): State<Arc<Console>>,
     Extension(who): Extension<Operator>,
-    Path(queue): Path<String>,
+    Path((queue, action)): Path<(String, QueueAction)>,
     Form(form): Form<ActionForm>,
 ) -> Response {
     let back = match checked(&console, &form) {
         Ok(back) => back,
         Err(refused) => return refused.into_response(),
     };
-    match console.db.resume_queue(&queue).await {
-        Ok(was_paused) => {
-            tracing::info!(operator = %who.0, %queue, was_paused, "console: resumed a queue");
+    let (verb, result) = match action {
+        QueueAction::Pause => (
+            "paused",
+            console
+                .db
+                .pause_queue(&queue, &format!("{} (nimbus console)", who.0))
+                .await,
+        ),
+        QueueAction::Resume => ("resumed", console.db.resume_queue(&queue).await),
+    };
+    match result {
+        Ok(changed) => {
+            tracing::info!(operator = %who.0, %queue, changed, "console: {verb} a queue");
             console.read_snapshot().await;
-            back_with(
-                &back,
-                &if was_paused {
+            let note = match (action, changed) {
+                (QueueAction::Pause, true) => format!(
+                    "Paused {queue}: its endpoints stop taking messages within one peek delay."
+                ),
+                (QueueAction::Pause, false) => format!("{queue} was paused already."),
+                (QueueAction::Resume, true) => {
                     format!("Resumed {queue}: its endpoints receive again within one peek delay.")
-                } else {
-                    format!("{queue} was not paused.")
-                },
-            )
+                }
+                (QueueAction::Resume, false) => format!("{queue} was not paused."),
+            };
+            back_with(&back, &note)
         }
-        Err(e) => failed(&back, "Resuming", e),
+        Err(e) => failed(&back, verb, e),
     }
 }
 
-/// What a bulk action does to each letter.
-#[derive(Clone, Copy)]
-enum Bulk {
+/// What an action does to failed messages: the last segment of its path.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Bulk {
     Replay,
     Delete,
 }
 
-async fn group_action(
-    console: Arc<Console>,
-    who: Operator,
-    group: String,
-    form: ActionForm,
-    bulk: Bulk,
+/// Replays or deletes every message of a failed-message group, in the background.
+pub async fn group_action(
+    State(console): State<Arc<Console>>,
+    Extension(who): Extension<Operator>,
+    Path((group, bulk)): Path<(String, Bulk)>,
+    Form(form): Form<ActionForm>,
 ) -> Response {
     let back = match checked(&console, &form) {
         Ok(back) => back,
@@ -188,30 +178,12 @@ async fn group_action(
     )
 }
 
-pub async fn replay_group(
+/// Replays or deletes one failed message.
+pub async fn letter_action(
     State(console): State<Arc<Console>>,
     Extension(who): Extension<Operator>,
-    Path(group): Path<String>,
+    Path((id, bulk)): Path<(String, Bulk)>,
     Form(form): Form<ActionForm>,
-) -> Response {
-    group_action(console, who, group, form, Bulk::Replay).await
-}
-
-pub async fn delete_group(
-    State(console): State<Arc<Console>>,
-    Extension(who): Extension<Operator>,
-    Path(group): Path<String>,
-    Form(form): Form<ActionForm>,
-) -> Response {
-    group_action(console, who, group, form, Bulk::Delete).await
-}
-
-async fn letter_action(
-    console: Arc<Console>,
-    who: Operator,
-    id: String,
-    form: ActionForm,
-    bulk: Bulk,
 ) -> Response {
     let back = match checked(&console, &form) {
         Ok(back) => back,
@@ -244,24 +216,6 @@ async fn letter_action(
         }
         Err(e) => failed(&back, verb, e),
     }
-}
-
-pub async fn replay_letter(
-    State(console): State<Arc<Console>>,
-    Extension(who): Extension<Operator>,
-    Path(id): Path<String>,
-    Form(form): Form<ActionForm>,
-) -> Response {
-    letter_action(console, who, id, form, Bulk::Replay).await
-}
-
-pub async fn delete_letter(
-    State(console): State<Arc<Console>>,
-    Extension(who): Extension<Operator>,
-    Path(id): Path<String>,
-    Form(form): Form<ActionForm>,
-) -> Response {
-    letter_action(console, who, id, form, Bulk::Delete).await
 }
 
 pub async fn sweep(
