@@ -35,6 +35,21 @@ async fn drop_schema(url: &str, schema: &str) {
         .expect("drop the test schema");
 }
 
+/// Runs `test` on a fresh SQLite file (named after `what`), removed afterwards.
+async fn on_sqlite(what: &str, test: impl AsyncFnOnce(&str, Option<&str>)) {
+    let path = std::env::temp_dir().join(format!("nimbus-{what}-{}.db", unique()));
+    test(&format!("sqlite://{}", path.display()), None).await;
+    let _ = std::fs::remove_file(&path);
+}
+
+/// Runs `test` in a fresh PostgreSQL schema (named after `what`), dropped afterwards.
+async fn on_postgres(what: &str, test: impl AsyncFnOnce(&str, Option<&str>)) {
+    let url = postgres_url();
+    let schema = format!("nimbus {what} {}", unique());
+    test(&url, Some(&schema)).await;
+    drop_schema(&url, &schema).await;
+}
+
 fn unique() -> String {
     uuid::Uuid::new_v4().simple().to_string()[..12].to_string()
 }
@@ -560,18 +575,12 @@ async fn bench_latency(url: &str, schema: Option<&str>) {
 
 #[actix_rt::test]
 async fn bench_latency_runs_on_sqlite() {
-    let path = std::env::temp_dir().join(format!("nimbus-latency-{}.db", unique()));
-    let url = format!("sqlite://{}", path.display());
-    bench_latency(&url, None).await;
-    let _ = std::fs::remove_file(&path);
+    on_sqlite("latency", bench_latency).await;
 }
 
 #[actix_rt::test]
 async fn bench_latency_runs_on_postgres() {
-    let url = postgres_url();
-    let schema = format!("nimbus latency {}", unique());
-    bench_latency(&url, Some(&schema)).await;
-    drop_schema(&url, &schema).await;
+    on_postgres("latency", bench_latency).await;
 }
 
 #[actix_rt::test]
@@ -772,18 +781,12 @@ async fn bench_e2e_send_batch_and_statements_on_postgres() {
 
 #[actix_rt::test]
 async fn every_command_works_on_sqlite() {
-    let path = std::env::temp_dir().join(format!("nimbus-cli-{}.db", unique()));
-    let url = format!("sqlite://{}", path.display());
-    flow(&url, None).await;
-    let _ = std::fs::remove_file(&path);
+    on_sqlite("cli", flow).await;
 }
 
 #[actix_rt::test]
 async fn every_command_works_on_postgres() {
-    let url = postgres_url();
-    let schema = format!("nimbus cli {}", unique());
-    flow(&url, Some(&schema)).await;
-    drop_schema(&url, &schema).await;
+    on_postgres("cli", flow).await;
 }
 
 #[test]
@@ -902,18 +905,12 @@ async fn dead_letters_are_filtered_and_paged(url: &str, schema: Option<&str>) {
 
 #[actix_rt::test]
 async fn dead_letters_are_filtered_and_paged_on_sqlite() {
-    let path = std::env::temp_dir().join(format!("nimbus-cli-{}.db", unique()));
-    let url = format!("sqlite://{}", path.display());
-    dead_letters_are_filtered_and_paged(&url, None).await;
-    let _ = std::fs::remove_file(&path);
+    on_sqlite("cli", dead_letters_are_filtered_and_paged).await;
 }
 
 #[actix_rt::test]
 async fn dead_letters_are_filtered_and_paged_on_postgres() {
-    let url = postgres_url();
-    let schema = format!("nimbus cli {}", unique());
-    dead_letters_are_filtered_and_paged(&url, Some(&schema)).await;
-    drop_schema(&url, &schema).await;
+    on_postgres("cli", dead_letters_are_filtered_and_paged).await;
 }
 
 /// `schema print --dialect` needs no database, and prints what `--database` of that kind prints.
@@ -1044,17 +1041,12 @@ async fn pause_and_resume(url: &str, schema: Option<&str>) {
 
 #[actix_rt::test]
 async fn pause_and_resume_reach_a_running_endpoint_on_sqlite() {
-    let path = std::env::temp_dir().join(format!("nimbus-cli-pause-{}.db", unique()));
-    pause_and_resume(&format!("sqlite://{}", path.display()), None).await;
-    let _ = std::fs::remove_file(&path);
+    on_sqlite("cli-pause", pause_and_resume).await;
 }
 
 #[actix_rt::test]
 async fn pause_and_resume_reach_a_running_endpoint_on_postgres() {
-    let url = postgres_url();
-    let schema = format!("nimbus cli pause {}", unique());
-    pause_and_resume(&url, Some(&schema)).await;
-    drop_schema(&url, &schema).await;
+    on_postgres("cli pause", pause_and_resume).await;
 }
 
 /// A visit that starts a guest book entry; a saga keyed by the guest's name.
@@ -1138,15 +1130,10 @@ async fn sagas_are_listed(url: &str, schema: Option<&str>) {
 
 #[actix_rt::test]
 async fn sagas_are_listed_on_sqlite() {
-    let path = std::env::temp_dir().join(format!("nimbus-cli-sagas-{}.db", unique()));
-    sagas_are_listed(&format!("sqlite://{}", path.display()), None).await;
-    let _ = std::fs::remove_file(&path);
+    on_sqlite("cli-sagas", sagas_are_listed).await;
 }
 
 #[actix_rt::test]
 async fn sagas_are_listed_on_postgres() {
-    let url = postgres_url();
-    let schema = format!("nimbus cli sagas {}", unique());
-    sagas_are_listed(&url, Some(&schema)).await;
-    drop_schema(&url, &schema).await;
+    on_postgres("cli sagas", sagas_are_listed).await;
 }

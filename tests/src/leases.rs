@@ -10,7 +10,7 @@ use std::time::Duration;
 use nimbus::{Handler, HandlerContext, HandlerError, Lease};
 
 use crate::db::{Setup, TestDatabase};
-use crate::suite::{business_rows, sender, wait_until, wait_while_progressing, Numbered, Worker};
+use crate::suite::{business_rows, sender, wait_until, wait_while_progressing, Numbered};
 
 /// Forwards each number to `LeasedDone`; number 0 first waits until released. Records what the
 /// receive-connection accessor said under the lease.
@@ -224,19 +224,14 @@ pub fn sigkill_under_a_lease_loses_nothing_and_repeats_only_what_was_in_flight(
             .unwrap();
         let leases = db.table("NimbusLeases");
         let spawn = || {
-            let mut cmd = std::process::Command::new(worker);
-            cmd.arg(db.url())
-                .arg(if db.shared_table() { "shared" } else { "table" })
-                .env("NIMBUS_BUSINESS_TABLE", &table)
-                .env("NIMBUS_LEASE_MS", "2000")
-                .env("NIMBUS_HANDLER_MS", "20");
-            if let Some(schema) = db.schema() {
-                cmd.arg(schema);
-            }
-            Worker::new(
-                cmd.stdout(std::process::Stdio::null())
-                    .spawn()
-                    .expect("start the worker process"),
+            crate::suite::start_worker(
+                &db,
+                worker,
+                &[
+                    ("NIMBUS_BUSINESS_TABLE", table.as_str()),
+                    ("NIMBUS_LEASE_MS", "2000"),
+                    ("NIMBUS_HANDLER_MS", "20"),
+                ],
             )
         };
         let mut left_in_flight = 0;

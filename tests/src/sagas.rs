@@ -354,27 +354,8 @@ pub fn sigkill_keeps_saga_state_exactly_once(kind: Setup, worker: &str) {
     let system = actix_rt::System::new();
     system.block_on(async {
         let db = TestDatabase::new(kind).await;
-        let sender = crate::suite::sender(&db, "Worker").await;
-        for chunk in (0..TOTAL).collect::<Vec<_>>().chunks(500) {
-            sender
-                .send_batch(chunk.iter().map(|&n| crate::suite::Numbered { n }))
-                .await
-                .unwrap();
-        }
-        let spawn = || {
-            let mut cmd = std::process::Command::new(worker);
-            cmd.arg(db.url())
-                .arg(if db.shared_table() { "shared" } else { "table" })
-                .env("NIMBUS_SAGA", "1");
-            if let Some(schema) = db.schema() {
-                cmd.arg(schema);
-            }
-            crate::suite::Worker::new(
-                cmd.stdout(std::process::Stdio::null())
-                    .spawn()
-                    .expect("start the worker process"),
-            )
-        };
+        let sender = crate::suite::fill_worker_queue(&db, TOTAL).await;
+        let spawn = || crate::suite::start_worker(&db, worker, &[("NIMBUS_SAGA", "1")]);
         crate::suite::kill_then_drain(&db, TOTAL, 4, spawn).await;
         assert_eq!(
             db.count("Done").await,

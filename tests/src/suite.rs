@@ -1536,10 +1536,6 @@ pub(crate) async fn business_rows(db: &TestDatabase, table: &str) -> (i64, i64) 
 pub(crate) struct Worker(std::process::Child);
 
 impl Worker {
-    pub(crate) fn new(child: std::process::Child) -> Self {
-        Worker(child)
-    }
-
     pub(crate) fn kill(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
@@ -1550,6 +1546,36 @@ impl Drop for Worker {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// Sends the numbers `0..total` to the `Worker` queue, 500 per transaction, for the worker
+/// processes of the SIGKILL tests; returns the sending bus.
+pub(crate) async fn fill_worker_queue(db: &TestDatabase, total: u32) -> nimbus::Bus {
+    let sender = sender(db, "Worker").await;
+    for chunk in (0..total).collect::<Vec<_>>().chunks(500) {
+        sender
+            .send_batch(chunk.iter().map(|&n| Numbered { n }))
+            .await
+            .unwrap();
+    }
+    sender
+}
+
+/// Starts the worker process `worker` (the `crash_worker` binary) on `db`, in its layout and
+/// schema, with `env` set and its output discarded.
+pub(crate) fn start_worker(db: &TestDatabase, worker: &str, env: &[(&str, &str)]) -> Worker {
+    let mut cmd = std::process::Command::new(worker);
+    cmd.arg(db.url())
+        .arg(if db.shared_table() { "shared" } else { "table" })
+        .envs(env.iter().copied());
+    if let Some(schema) = db.schema() {
+        cmd.arg(schema);
+    }
+    Worker(
+        cmd.stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("start the worker process"),
+    )
 }
 
 /// Starts workers with `spawn` and kills each (SIGKILL) at a random moment after it forwarded
@@ -1624,26 +1650,16 @@ pub fn sigkill_keeps_business_data_exactly_once_with(kind: Setup, worker: &str, 
             "CREATE TABLE {table} (message_id varchar(64) NOT NULL)"
         ))
         .await;
-        let sender = sender(&db, "Worker").await;
-        for chunk in (0..TOTAL).collect::<Vec<_>>().chunks(500) {
-            sender
-                .send_batch(chunk.iter().map(|&n| Numbered { n }))
-                .await
-                .unwrap();
-        }
+        let _sender = fill_worker_queue(&db, TOTAL).await;
+        let batch = batch.to_string();
         let spawn = || {
-            let mut cmd = std::process::Command::new(worker);
-            cmd.arg(db.url())
-                .arg(if db.shared_table() { "shared" } else { "table" })
-                .env("NIMBUS_BUSINESS_TABLE", &table)
-                .env("NIMBUS_RECEIVE_BATCH", batch.to_string());
-            if let Some(schema) = db.schema() {
-                cmd.arg(schema);
-            }
-            Worker(
-                cmd.stdout(std::process::Stdio::null())
-                    .spawn()
-                    .expect("start the worker process"),
+            start_worker(
+                &db,
+                worker,
+                &[
+                    ("NIMBUS_BUSINESS_TABLE", table.as_str()),
+                    ("NIMBUS_RECEIVE_BATCH", batch.as_str()),
+                ],
             )
         };
         kill_then_drain(&db, TOTAL, 6, spawn).await;
@@ -1671,26 +1687,8 @@ pub fn sigkill_in_the_middle_loses_nothing(kind: Setup, worker: &str) {
     let system = actix_rt::System::new();
     system.block_on(async {
         let db = TestDatabase::new(kind).await;
-        let sender = sender(&db, "Worker").await;
-        for chunk in (0..TOTAL).collect::<Vec<_>>().chunks(500) {
-            sender
-                .send_batch(chunk.iter().map(|&n| Numbered { n }))
-                .await
-                .unwrap();
-        }
-        let spawn = || {
-            let mut cmd = std::process::Command::new(worker);
-            cmd.arg(db.url())
-                .arg(if db.shared_table() { "shared" } else { "table" });
-            if let Some(schema) = db.schema() {
-                cmd.arg(schema);
-            }
-            Worker(
-                cmd.stdout(std::process::Stdio::null())
-                    .spawn()
-                    .expect("start the worker process"),
-            )
-        };
+        let _sender = fill_worker_queue(&db, TOTAL).await;
+        let spawn = || start_worker(&db, worker, &[]);
         let mut first = spawn();
         wait_while_progressing("the first worker has handled 300 messages", || async {
             let done = db.count("Done").await;

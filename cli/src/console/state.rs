@@ -125,10 +125,7 @@ impl FailedIndex {
         for letter in page {
             let group = self.groups.entry(GroupKey::of(letter)).or_default();
             let at = letter.failed_at;
-            group.first = match (group.first, at) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
+            group.first = earliest(group.first, at);
             group.last = group.last.max(at);
             group.letters.push(LetterRef {
                 id: letter.message_id.clone(),
@@ -143,6 +140,22 @@ impl FailedIndex {
             last.body.clear();
             self.last = Some(last);
         }
+    }
+
+    /// Adds what an incremental read found after this index's last letter.
+    fn merge(&mut self, fresh: FailedIndex) {
+        for (key, group) in fresh.groups {
+            let into = self.groups.entry(key).or_default();
+            into.first = earliest(into.first, group.first);
+            into.last = into.last.max(group.last);
+            into.letters.extend(group.letters);
+        }
+        self.total += fresh.total;
+        if fresh.last.is_some() {
+            self.last = fresh.last;
+        }
+        self.scanned_at = fresh.scanned_at;
+        self.error = None;
     }
 
     /// The group whose [`GroupKey::id`] is `id`.
@@ -177,6 +190,23 @@ impl FailedIndex {
             .filter(|(key, _)| key.queue == queue)
             .map(|(_, g)| g.letters.len())
             .sum()
+    }
+}
+
+/// The earlier of two times, either of which may be unknown.
+fn earliest(a: Option<NaiveDateTime>, b: Option<NaiveDateTime>) -> Option<NaiveDateTime> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Whether `a` and `b` are the same letter (or both none).
+fn same_letter(a: Option<&DeadLetterInfo>, b: Option<&DeadLetterInfo>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a.message_id == b.message_id && a.failed_at == b.failed_at,
+        (None, None) => true,
+        _ => false,
     }
 }
 
@@ -293,25 +323,26 @@ impl Console {
     /// Reads the dead letters: all of them into a new index (`full`), or those after the last
     /// one read.
     async fn index_dead_letters(&self, full: bool) {
-        let everything = DeadLetterQuery::default();
-        let mut index = if full {
-            FailedIndex::default()
+        // An incremental read starts after the last letter indexed and reads only what came
+        // since, into an index of its own, merged in at the end: the index is never copied.
+        let start = if full {
+            None
         } else {
             let current = self.failed.read().unwrap_or_else(|p| p.into_inner());
             if !current.complete {
                 return;
             }
-            FailedIndex {
-                groups: current.groups.clone(),
-                total: current.total,
-                last: current.last.clone(),
-                ..FailedIndex::default()
-            }
+            current.last.clone()
         };
+        let mut fresh = FailedIndex {
+            last: start.clone(),
+            ..FailedIndex::default()
+        };
+        let everything = DeadLetterQuery::default();
         loop {
             let page = match self
                 .db
-                .dead_letters_matching(&everything, index.last.as_ref(), PAGE)
+                .dead_letters_matching(&everything, fresh.last.as_ref(), PAGE)
                 .await
             {
                 Ok(page) => page,
@@ -322,14 +353,20 @@ impl Console {
                     return;
                 }
             };
-            index.add(&page);
+            fresh.add(&page);
             if (page.len() as i64) < PAGE {
                 break;
             }
         }
-        index.scanned_at = Some(Utc::now());
-        index.complete = true;
-        *self.failed.write().unwrap_or_else(|p| p.into_inner()) = index;
+        fresh.scanned_at = Some(Utc::now());
+        fresh.complete = true;
+        let mut current = self.failed.write().unwrap_or_else(|p| p.into_inner());
+        if full {
+            *current = fresh;
+        } else if same_letter(current.last.as_ref(), start.as_ref()) {
+            // (Otherwise a full scan replaced the index meanwhile: it has these letters.)
+            current.merge(fresh);
+        }
     }
 
     /// Starts a bulk action over `ids` in the background, 8 at a time; returns its job.
@@ -451,6 +488,18 @@ mod tests {
         let now = Utc::now().naive_utc();
         assert_eq!(index.failed_within(Duration::from_secs(60), now), 2);
         assert_eq!(index.failed_within(Duration::from_secs(3600), now), 3);
+
+        // What an incremental read finds after the last letter joins its group.
+        let mut fresh = FailedIndex::default();
+        fresh.add(&[letter("a3", "Billing", "the handler failed: timeout", 0)]);
+        index.merge(fresh);
+        assert_eq!(index.groups[&timeout].letters.len(), 3);
+        assert_eq!(index.total, 5);
+        assert_eq!(
+            index.last.as_ref().map(|l| l.message_id.as_str()),
+            Some("a3")
+        );
+        index.forget("a3");
 
         index.forget("A2");
         index.forget("b1");

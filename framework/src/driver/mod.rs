@@ -110,6 +110,15 @@ impl DriverError {
         self.code.as_deref() == Some(TIMEOUT_CODE)
     }
 
+    /// Whether a unique key refused a row: PostgreSQL 23505, SQLite's UNIQUE and PRIMARY KEY
+    /// constraints (2067, 1555), SQL Server 2627 and 2601 (Babelfish answers with these too).
+    pub(crate) fn is_unique_violation(&self) -> bool {
+        matches!(
+            self.code.as_deref(),
+            Some("23505" | "2067" | "1555" | "2627" | "2601")
+        )
+    }
+
     /// The database's error code, when it gave one.
     pub fn code(&self) -> Option<&str> {
         self.code.as_deref()

@@ -1010,12 +1010,6 @@ impl<D: Driver> Transport for SqlTransport<D> {
     }
 }
 
-/// Whether `e` is a unique-key violation: PostgreSQL 23505, SQLite's UNIQUE and PRIMARY KEY
-/// constraints (2067, 1555), SQL Server 2627 and 2601.
-fn is_unique_violation(e: &DriverError) -> bool {
-    matches!(e.code(), Some("23505" | "2067" | "1555" | "2627" | "2601"))
-}
-
 /// The per-instance queues among the swept subscriptions: those registered under
 /// [`crate::subscriptions::INSTANCE_QUEUE_TOPIC`].
 fn instance_queues(report: &SweepReport) -> Vec<QueueName> {
@@ -1318,7 +1312,7 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
                 .await
             {
                 Ok(()) => Ok(()),
-                Err(e) if is_unique_violation(&e) => Err(conflict(format!(
+                Err(e) if e.is_unique_violation() => Err(conflict(format!(
                     "another message started saga {saga_type} {correlation:?} at the same moment; this one is received again and finds it"
                 ))),
                 Err(e) => Err(cx.db(format!("starting saga {saga_type} {correlation:?}"))(e)),
