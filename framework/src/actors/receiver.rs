@@ -1,4 +1,4 @@
-//! The receiver actor: receives and handles one message per request.
+//! The receiver actor: receives and handles messages, a run of them per request.
 
 use std::sync::Arc;
 
@@ -9,7 +9,8 @@ use crate::pipeline::{
     receive_and_handle, receive_and_handle_batch, EndpointState, Outcome, Taken,
 };
 
-/// Receives one message at a time from one queue. A handler panic is caught in the pipeline; the
+/// Receives one message (or batch) at a time from one queue, on a handler thread (the bus's with
+/// one handler thread). A handler panic is caught in the pipeline; the
 /// actor then stops so that its supervisor restarts it with fresh state.
 pub(crate) struct Receiver {
     endpoint: Arc<EndpointState>,
@@ -37,33 +38,57 @@ impl Supervised for Receiver {
     }
 }
 
-/// Receive and handle one message (or one batch); `taken` is told as soon as the receive has
-/// taken its message(s), before the handlers run.
+/// Receive and handle up to `credit` messages (or batches) one after the other, as long as each
+/// is handled and the queue is neither empty nor paused nor the endpoint stopping: a run, so
+/// that a receiver on a handler thread hears from its supervisor (on the bus's thread) once per
+/// run instead of once per message. `taken` is told as soon as the first receive has taken its
+/// message(s), before the handlers run.
 #[derive(Message)]
-#[rtype(result = "Outcome")]
-pub(crate) struct ReceiveOne {
+#[rtype(result = "Run")]
+pub(crate) struct ReceiveRun {
     pub taken: Taken,
+    pub credit: usize,
 }
 
-impl Handler<ReceiveOne> for Receiver {
-    type Result = ResponseActFuture<Self, Outcome>;
+/// How a run ended: the outcome of its last receive, and how many receives it made.
+pub(crate) struct Run {
+    pub last: Outcome,
+    pub receives: usize,
+}
 
-    fn handle(&mut self, msg: ReceiveOne, _ctx: &mut Self::Context) -> Self::Result {
+impl Handler<ReceiveRun> for Receiver {
+    type Result = ResponseActFuture<Self, Run>;
+
+    fn handle(&mut self, msg: ReceiveRun, _ctx: &mut Self::Context) -> Self::Result {
         let endpoint = self.endpoint.clone();
         let queue = self.queue.clone();
         Box::pin(
             async move {
-                match endpoint.config.receive_batch {
-                    0 | 1 => receive_and_handle(&endpoint, &queue, msg.taken).await,
-                    limit => receive_and_handle_batch(&endpoint, &queue, limit, msg.taken).await,
+                let mut taken = Some(msg.taken);
+                let mut receives = 0;
+                loop {
+                    let last = match endpoint.config.receive_batch {
+                        0 | 1 => receive_and_handle(&endpoint, &queue, taken.take()).await,
+                        limit => {
+                            receive_and_handle_batch(&endpoint, &queue, limit, taken.take()).await
+                        }
+                    };
+                    receives += 1;
+                    let go_on = matches!(last, Outcome::Handled | Outcome::Expired)
+                        && receives < msg.credit
+                        && !*endpoint.stopping.borrow()
+                        && !endpoint.counters.is_paused(queue.as_str());
+                    if !go_on {
+                        return Run { last, receives };
+                    }
                 }
             }
             .into_actor(self)
-            .map(|outcome, _act, ctx| {
-                if matches!(outcome, Outcome::Failed { panicked: true, .. }) {
+            .map(|run, _act, ctx| {
+                if matches!(run.last, Outcome::Failed { panicked: true, .. }) {
                     ctx.stop();
                 }
-                outcome
+                run
             }),
         )
     }

@@ -16,12 +16,17 @@ use super::expiry_purger::expiry_purger;
 use super::lease_reclaimer::lease_reclaimer;
 use super::peeker::{Peek, Peeker};
 use super::periodic::Periodic;
-use super::receiver::{ReceiveOne, Receiver};
+use super::receiver::{ReceiveRun, Receiver, Run};
 use super::Shutdown;
 use crate::error::NimbusError;
 use crate::names::QueueName;
 use crate::pipeline::{EndpointState, Outcome};
 use crate::recoverability::Recovery;
+
+/// The most receives one run of a receiver makes before it reports back (see [`ReceiveRun`]):
+/// enough that the hop between the bus's thread and a handler thread is paid once per many
+/// messages under load, few enough that the endpoint's other queues get their turn at its slots.
+const MAX_RUN: i64 = 32;
 
 /// The longest wait between attempts while the database is failing.
 const MAX_ERROR_BACKOFF: Duration = Duration::from_secs(30);
@@ -166,12 +171,16 @@ impl QueueSupervisor {
         );
     }
 
-    /// Starts receiver `index` under an actix supervisor (restarted when it stops itself), on
-    /// this thread: a receiver waits on the database and on its handler's actor, so it needs
-    /// no thread of its own.
+    /// Starts receiver `index` under an actix supervisor (restarted when it stops itself) on
+    /// its handler thread, where its connections and its handlers' actors live too (on this
+    /// thread with one handler thread).
     fn start_receiver(&self, index: usize) -> Addr<Receiver> {
         let (endpoint, queue) = (self.endpoint.clone(), self.queue.clone());
-        Supervisor::start(move |_| Receiver::new(endpoint, queue, index))
+        let make = move |_: &mut Context<Receiver>| Receiver::new(endpoint, queue, index);
+        match self.endpoint.dispatcher.receiver_home(index) {
+            Some((_, arbiter)) => Supervisor::start_in_arbiter(&arbiter, make),
+            None => Supervisor::start(make),
+        }
     }
 
     /// The database answered: the outage, if there was one, is over.
@@ -314,13 +323,33 @@ impl QueueSupervisor {
         }
     }
 
-    /// Hands one receive to an idle receiver; the slot is held until the receive ends.
+    /// Takes the idle receiver to hand the next run to: one on the handler thread with the
+    /// fewest runs in flight among those not held by blocking code (any, if all are held).
+    fn take_idle(&mut self) -> Option<usize> {
+        let dispatcher = &self.endpoint.dispatcher;
+        let home = |index: usize| dispatcher.receiver_home_index(index);
+        let position = self
+            .idle
+            .iter()
+            .enumerate()
+            .filter(|(_, &index)| home(index).is_none_or(|t| dispatcher.is_responsive(t)))
+            .min_by_key(|(_, &index)| home(index).map_or(0, |t| dispatcher.load(t)))
+            .map(|(position, _)| position)
+            .or_else(|| (!self.idle.is_empty()).then_some(self.idle.len() - 1))?;
+        Some(self.idle.swap_remove(position))
+    }
+
+    /// Hands a run of receives to an idle receiver; the slot is held until the run ends. The
+    /// run takes its share of the estimate among the idle receivers, at most [`MAX_RUN`].
     fn hand_out(&mut self, slot: OwnedSemaphorePermit, ctx: &mut Context<Self>) {
-        let Some(index) = self.idle.pop() else {
+        let sharing = i64::try_from(self.idle.len()).unwrap_or(i64::MAX).max(1);
+        let Some(index) = self.take_idle() else {
             return;
         };
-        // A receive takes up to a batch of messages.
-        self.remaining = self.remaining.saturating_sub(self.batch());
+        let batch = self.batch();
+        let receives = (self.remaining + batch - 1) / batch;
+        let credit = ((receives + sharing - 1) / sharing).clamp(1, MAX_RUN);
+        self.remaining = self.remaining.saturating_sub(credit.saturating_mul(batch));
         self.in_flight += 1;
         let (taken, on_taken) = oneshot::channel();
         ctx.spawn(on_taken.into_actor(self).map(|told, act, ctx| {
@@ -328,15 +357,24 @@ impl QueueSupervisor {
                 act.on_taken(ctx);
             }
         }));
-        ctx.spawn(
-            self.receivers[index]
-                .send(ReceiveOne { taken })
-                .into_actor(self)
-                .map(move |result, act, ctx| {
-                    drop(slot);
-                    act.on_received(index, result, ctx)
-                }),
-        );
+        let run = self.receivers[index].send(ReceiveRun {
+            taken,
+            credit: usize::try_from(credit).unwrap_or(1),
+        });
+        let endpoint = self.endpoint.clone();
+        let watched = async move {
+            match endpoint.dispatcher.receiver_home_index(index) {
+                Some(thread) => {
+                    let timeout = endpoint.config.handler_timeout;
+                    endpoint.dispatcher.watched(thread, timeout, run).await
+                }
+                None => run.await,
+            }
+        };
+        ctx.spawn(watched.into_actor(self).map(move |result, act, ctx| {
+            drop(slot);
+            act.on_received(index, credit, result, ctx)
+        }));
     }
 
     /// A receive has taken its message(s) and its handlers start. When the estimate is spent
@@ -375,11 +413,21 @@ impl QueueSupervisor {
     fn on_received(
         &mut self,
         index: usize,
-        result: Result<Outcome, MailboxError>,
+        credit: i64,
+        result: Result<Run, MailboxError>,
         ctx: &mut Context<Self>,
     ) {
         self.in_flight -= 1;
         self.idle.push(index);
+        // What the run did not use goes back to the estimate (an empty queue zeroes it below).
+        let result = result.map(|run| {
+            let receives = i64::try_from(run.receives).unwrap_or(i64::MAX);
+            let unused = credit.saturating_sub(receives).max(0);
+            self.remaining = self
+                .remaining
+                .saturating_add(unused.saturating_mul(self.batch()));
+            run.last
+        });
         let mut failed_infrastructure = false;
         let mut found_nothing = false;
         match result {

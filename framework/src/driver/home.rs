@@ -1,10 +1,11 @@
 //! The runtime a driver opens its connections on.
 //!
 //! A tokio socket belongs to the runtime it was opened on: that runtime's thread wakes whoever
-//! waits on it. Handlers run on threads of their own, and a handler that blocks its thread
-//! (which it should not, but may) would stall every connection opened there, whoever uses it
-//! later. So drivers open connections, and run PostgreSQL's connection tasks, on the runtime
-//! they were built on — the bus's own thread, which runs no handler code.
+//! waits on it. Drivers open connections, and run PostgreSQL's connection tasks, on the runtime
+//! they were built on — the bus's own thread, which runs no handler code — except for the
+//! connections taken on a handler thread (where the receivers run), which come from a pool of
+//! that thread's own ([`ShardedPools`]): used only there, so a handler that blocks its thread
+//! stalls only the connections of that thread.
 
 use std::future::Future;
 
@@ -33,5 +34,67 @@ impl Home {
             Some(home) => home.spawn(work),
             None => tokio::spawn(work),
         }
+    }
+}
+
+thread_local! {
+    /// The handler thread (shard) this thread is, if it is one; see [`enter_shard`].
+    static SHARD: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
+/// Marks the calling thread as handler thread `shard`: connections taken on it from then on
+/// come from a pool of its own, opened on its runtime, so that a message received, handled and
+/// committed there never waits on another thread (see [`ShardedPools`]).
+pub(crate) fn enter_shard(shard: usize) {
+    SHARD.with(|s| s.set(Some(shard)));
+}
+
+/// The handler thread the calling code runs on, if it runs on one.
+pub(crate) fn current_shard() -> Option<usize> {
+    SHARD.with(std::cell::Cell::get)
+}
+
+/// Opens one pool whose connections belong to a given runtime.
+type OpenPool<P> = dyn Fn(Home) -> super::DriverResult<P> + Send + Sync;
+
+/// A driver's pools: one whose connections live on the runtime the driver was built on (the
+/// bus's thread), for everything outside the handler threads, and one per handler thread,
+/// opened lazily on that thread's runtime for the receives that run there. A connection is
+/// always used on the thread whose runtime owns its socket: no hop to another thread per
+/// statement, and a handler thread held by blocking code holds only its own connections.
+pub(crate) struct ShardedPools<P> {
+    home: P,
+    shards: std::sync::Mutex<Vec<Option<P>>>,
+    open: Box<OpenPool<P>>,
+}
+
+impl<P: Clone> ShardedPools<P> {
+    /// Opens the home pool on the calling code's runtime; `open` makes the others.
+    pub fn new(
+        open: impl Fn(Home) -> super::DriverResult<P> + Send + Sync + 'static,
+    ) -> super::DriverResult<Self> {
+        let home = open(Home::here())?;
+        Ok(ShardedPools {
+            home,
+            shards: std::sync::Mutex::new(Vec::new()),
+            open: Box::new(open),
+        })
+    }
+
+    /// The pool for connections used on the calling thread.
+    pub fn here(&self) -> super::DriverResult<P> {
+        let Some(shard) = current_shard() else {
+            return Ok(self.home.clone());
+        };
+        let mut shards = self.shards.lock().unwrap_or_else(|p| p.into_inner());
+        if shards.len() <= shard {
+            shards.resize_with(shard + 1, || None);
+        }
+        if let Some(pool) = &shards[shard] {
+            return Ok(pool.clone());
+        }
+        let pool = (self.open)(Home::here())?;
+        shards[shard] = Some(pool.clone());
+        Ok(pool)
     }
 }

@@ -16,7 +16,7 @@ use crate::sql::{Dialect, POSTGRES};
 
 /// A PostgreSQL database.
 pub(crate) struct PostgresDriver {
-    pool: Pool,
+    pools: super::home::ShardedPools<Pool>,
     /// For the LISTEN connection, which lives outside the pool.
     config: tokio_postgres::Config,
     connector: MakeRustlsConnect,
@@ -165,22 +165,25 @@ impl PostgresDriver {
                 tokio_postgres::config::Host::Unix(path) => path.display().to_string(),
             })
             .unwrap_or_else(|| "localhost".into());
-        let manager = Manager::from_connect(
-            config.clone(),
-            ConnectAtHome {
-                connector: connector.clone(),
-                home: super::home::Home::here(),
-            },
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(pool_size)
-            .build()
-            .map_err(|e| DriverError::new(None, FailureKind::Transient, e))?;
+        let (pool_config, pool_connector) = (config.clone(), connector.clone());
+        let pools = super::home::ShardedPools::new(move |home| {
+            let manager = Manager::from_connect(
+                pool_config.clone(),
+                ConnectAtHome {
+                    connector: pool_connector.clone(),
+                    home,
+                },
+                ManagerConfig {
+                    recycling_method: RecyclingMethod::Fast,
+                },
+            );
+            Pool::builder(manager)
+                .max_size(pool_size)
+                .build()
+                .map_err(|e| DriverError::new(None, FailureKind::Transient, e))
+        })?;
         Ok(PostgresDriver {
-            pool,
+            pools,
             config,
             connector,
             target,
@@ -333,7 +336,8 @@ impl Driver for PostgresDriver {
     }
 
     async fn connection(&self) -> DriverResult<Object> {
-        self.pool.get().await.map_err(|e| match e {
+        let pool = self.pools.here()?;
+        pool.get().await.map_err(|e| match e {
             // A failed TLS handshake or a server without TLS: said in words, with what to do.
             PoolError::Backend(e) => match self.tls.diagnose(e, &self.host) {
                 Ok(failure) => DriverError::new(None, FailureKind::Transient, failure),

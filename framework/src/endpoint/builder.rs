@@ -239,11 +239,12 @@ impl BusBuilder {
         self
     }
 
-    /// How many threads run async handlers (default: the number of CPUs; on SQLite 1, since its
-    /// one writer runs handlers one at a time anyway and more threads would only add hand-offs).
-    /// Each handler has an actor on every one of them and each message goes to the least busy
-    /// thread, so a CPU-heavy handler holds one thread, not the whole endpoint; `1` runs every
-    /// handler on the bus's own thread. For blocking work, register a
+    /// How many threads receive messages and run their async handlers (default: the number of
+    /// CPUs; on SQLite 1, since its one writer runs handlers one at a time anyway). The
+    /// receivers are spread over them, each thread with its own handler actors and its own
+    /// connections, so a message is received, handled and committed on one thread; a
+    /// CPU-heavy handler holds one thread, not the whole endpoint (new work goes to the others);
+    /// `1` runs everything on the bus's own thread. For blocking work, register a
     /// [`BlockingHandler`] (see [`blocking_handler`](Self::blocking_handler)), or use
     /// `tokio::task::spawn_blocking` inside an async handler.
     pub fn handler_threads(mut self, threads: usize) -> Self {

@@ -1,9 +1,9 @@
 //! Handlers as actors: where a received message's handler code runs.
 //!
 //! Every async [`Handler`] gets one [`HandlerActor`] on each of the endpoint's handler threads
-//! (one actix `Arbiter` per thread; with one thread, the bus's own). A receiver lends the
-//! message's [`HandlerContext`], with the receive's open transaction in it, to the actor on the
-//! least busy thread and gets it back when the handler is done, so what the handler writes and
+//! (one actix `Arbiter` per thread; with one thread, the bus's own), where the receivers live
+//! too. A receiver lends the message's [`HandlerContext`], with the receive's open transaction
+//! in it, to the actor on its own thread and gets it back when the handler is done, so what the handler writes and
 //! sends still commits or rolls back with the message. Every [`BlockingHandler`] runs on one
 //! pool of plain threads (an actix `SyncArbiter`); the receive's transaction stays with the
 //! receiver meanwhile. Panics and timeouts are caught where the handler runs, so a failing
@@ -26,12 +26,6 @@ use crate::message::Message as NimbusMessage;
 use crate::pipeline::handler::{BlockingHandler, Handler, HandlerContext, InvokeError};
 use crate::pipeline::panic_output::{poll_quietly_if, run_quietly_if};
 use crate::pipeline::IN_HANDLER;
-
-tokio::task_local! {
-    /// The handler thread a batch of received messages is handled on: its handlers run there
-    /// too, without a hop to another thread per message.
-    static BATCH_THREAD: usize;
-}
 
 /// How one handler's run ended.
 pub(crate) enum Invoked {
@@ -314,6 +308,8 @@ impl Dispatcher {
             Arc::new(arbiters.iter().map(|_| AtomicU64::new(0)).collect());
         for (thread, arbiter) in arbiters.iter().enumerate() {
             let pulses = pulses.clone();
+            // Connections taken on this thread come from its own pool (see `driver::home`).
+            arbiter.spawn_fn(move || crate::driver::home::enter_shard(thread));
             // Ends when the arbiter stops.
             arbiter.spawn(async move {
                 loop {
@@ -375,9 +371,10 @@ impl Dispatcher {
         invoke: Invoke,
     ) -> Result<Invocation, NimbusError> {
         let timeout = invoke.timeout;
-        let thread = BATCH_THREAD
-            .try_with(|thread| *thread)
-            .unwrap_or_else(|_| self.least_busy());
+        // A receiver on a handler thread runs its handlers there: no hop per message.
+        let thread = crate::driver::home::current_shard()
+            .filter(|thread| *thread < self.in_flight.len())
+            .unwrap_or_else(|| self.least_busy());
         let _busy = Busy::on(&self.in_flight[thread]);
         self.started_last[thread].store(handler.id + 1, Ordering::Relaxed);
         let actor = self
@@ -452,87 +449,78 @@ impl Dispatcher {
         Ok(invocation)
     }
 
-    /// Runs `work` (a batch of received messages, handled one after the other) on the least
-    /// busy responsive handler thread, where its async handlers run too: one hop to that thread
-    /// and one back per batch instead of two per message. With one handler thread, or once the
-    /// threads are stopping, it runs here. While it runs, a handler thread it holds past
-    /// `handler_timeout` (blocking code in an async handler) is reported every 10 s, as
-    /// [`Dispatcher::invoke`] does for a single message. `Err` when the work ended without an
-    /// answer (its thread stopped, or code outside the handlers' guard panicked): whatever it
-    /// held was dropped, which rolled its transaction back.
-    pub async fn on_a_handler_thread<W, F>(
-        &self,
-        handler_timeout: Duration,
-        work: W,
-    ) -> Result<F::Output, NimbusError>
-    where
-        W: FnOnce() -> F + Send + 'static,
-        F: Future + 'static,
-        F::Output: Send + 'static,
-    {
-        let thread = self.least_busy();
-        let arbiter = self
-            .arbiters
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(thread)
-            .map(Arbiter::handle);
-        let Some(arbiter) = arbiter else {
-            return Ok(work().await);
-        };
-        let _busy = Busy::on(&self.in_flight[thread]);
-        let (done_tx, done) = tokio::sync::oneshot::channel();
-        let span = tracing::Span::current();
-        let spawned = arbiter.spawn_fn(move || {
-            actix::spawn(
-                BATCH_THREAD.scope(
-                    thread,
-                    async move {
-                        let _ = done_tx.send(work().await);
-                    }
-                    .instrument(span),
-                ),
-            );
-        });
-        if !spawned {
-            return Err(stopped("the handler threads have stopped"));
+    /// The handler thread receiver `index` of a queue lives on, and its arbiter: receivers are
+    /// spread over the handler threads in turn, so that each message is received, handled and
+    /// committed on one thread. `None` with one handler thread (the bus's own).
+    pub fn receiver_home(&self, index: usize) -> Option<(usize, ArbiterHandle)> {
+        let arbiters = self.arbiters.lock().unwrap_or_else(|p| p.into_inner());
+        if arbiters.is_empty() {
+            return None;
         }
-        tokio::pin!(done);
+        let thread = index % arbiters.len();
+        arbiters.get(thread).map(|a| (thread, a.handle()))
+    }
+
+    /// The handler thread receiver `index` lives on (see [`Dispatcher::receiver_home`]), without
+    /// its arbiter.
+    pub fn receiver_home_index(&self, index: usize) -> Option<usize> {
+        let threads = self.pulses.len();
+        (threads > 0).then(|| index % threads)
+    }
+
+    /// Whether handler thread `thread` showed its pulse lately (is not held by blocking code).
+    pub fn is_responsive(&self, thread: usize) -> bool {
+        self.held_for(thread) < HELD_AFTER
+    }
+
+    /// The runs in flight on handler thread `thread`.
+    pub fn load(&self, thread: usize) -> usize {
+        self.in_flight
+            .get(thread)
+            .map_or(0, |n| n.load(Ordering::Relaxed))
+    }
+
+    /// Awaits `run`, a receive running on handler thread `thread`, counted as in flight there.
+    /// Meanwhile, from the calling thread (the bus's, which runs no handler), a handler that
+    /// holds that thread past `handler_timeout` (blocking code in an async handler, which no
+    /// timer on its own thread can interrupt) is reported every 10 s.
+    pub async fn watched<F: Future>(
+        &self,
+        thread: usize,
+        handler_timeout: Duration,
+        run: F,
+    ) -> F::Output {
+        let _busy = self.in_flight.get(thread).map(Busy::on);
+        tokio::pin!(run);
         let started = Instant::now();
         let held_too_long = handler_timeout + handler_timeout.min(STALL_REPORT_EVERY);
         let mut reported_at: Option<Instant> = None;
         loop {
-            match tokio::time::timeout(PULSE_EVERY * 4, &mut done).await {
-                Ok(Ok(output)) => return Ok(output),
-                Ok(Err(_)) => {
-                    return Err(stopped(
-                        "a batch's handling ended without an answer (its handler thread stopped)",
-                    ))
+            let Ok(output) = tokio::time::timeout(PULSE_EVERY * 4, &mut run).await else {
+                let held = self.held_for(thread);
+                let due = reported_at.is_none_or(|at| at.elapsed() >= STALL_REPORT_EVERY);
+                if held >= held_too_long && due {
+                    reported_at = Some(Instant::now());
+                    let message_type = self.started_last[thread]
+                        .load(Ordering::Relaxed)
+                        .checked_sub(1)
+                        .and_then(|id| self.type_names.get(id))
+                        .copied()
+                        .unwrap_or("unknown");
+                    tracing::error!(
+                        message_type,
+                        thread,
+                        held_for = ?held,
+                        receive_running_for = ?started.elapsed(),
+                        ?handler_timeout,
+                        "a handler has held its thread past the handler timeout: it blocks \
+                         instead of awaiting; make it a BlockingHandler or move the blocking \
+                         work into tokio::task::spawn_blocking"
+                    );
                 }
-                Err(_) => {
-                    let held = self.held_for(thread);
-                    let due = reported_at.is_none_or(|at| at.elapsed() >= STALL_REPORT_EVERY);
-                    if held >= held_too_long && due {
-                        reported_at = Some(Instant::now());
-                        let message_type = self.started_last[thread]
-                            .load(Ordering::Relaxed)
-                            .checked_sub(1)
-                            .and_then(|id| self.type_names.get(id))
-                            .copied()
-                            .unwrap_or("unknown");
-                        tracing::error!(
-                            message_type,
-                            thread,
-                            held_for = ?held,
-                            batch_running_for = ?started.elapsed(),
-                            ?handler_timeout,
-                            "a handler of a batch has held its thread past the handler \
-                             timeout: it blocks instead of awaiting; make it a BlockingHandler \
-                             or move the blocking work into tokio::task::spawn_blocking"
-                        );
-                    }
-                }
-            }
+                continue;
+            };
+            return output;
         }
     }
 

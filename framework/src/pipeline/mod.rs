@@ -158,7 +158,7 @@ pub(crate) type Taken = tokio::sync::oneshot::Sender<()>;
 pub(crate) async fn receive_and_handle(
     endpoint: &EndpointState,
     queue: &QueueName,
-    taken: Taken,
+    taken: Option<Taken>,
 ) -> Outcome {
     let (row, tx) = match endpoint
         .transport
@@ -170,7 +170,9 @@ pub(crate) async fn receive_and_handle(
         Err(e) => return Outcome::Infrastructure(e),
     };
     // The supervisor is gone only when the endpoint stops: nobody to tell then.
-    let _ = taken.send(());
+    if let Some(taken) = taken {
+        let _ = taken.send(());
+    }
     process(endpoint, queue, row, tx).await
 }
 
@@ -179,14 +181,13 @@ pub(crate) async fn receive_and_handle(
 /// retry or dead letter stay with it, and the batch commits once. Any failure of the database
 /// rolls the whole batch back: its messages are in their queue again, unhandled.
 ///
-/// The receive and the commit run here (the bus's thread, where the connection lives); the
-/// messages are handled on one handler thread, one hop there and back for the whole batch.
-/// `taken` is told once the batch is taken.
+/// The receive, the handlers and the commit run here: on the receiver's handler thread, whose
+/// connections and handler actors live there too. `taken` is told once the batch is taken.
 pub(crate) async fn receive_and_handle_batch(
     endpoint: &Arc<EndpointState>,
     queue: &QueueName,
     limit: usize,
-    taken: Taken,
+    taken: Option<Taken>,
 ) -> Outcome {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let batch = match endpoint
@@ -198,20 +199,20 @@ pub(crate) async fn receive_and_handle_batch(
         Ok(Some(batch)) => batch,
         Err(e) => return Outcome::Infrastructure(e),
     };
-    let _ = taken.send(());
+    if let Some(taken) = taken {
+        let _ = taken.send(());
+    }
     let size = batch.len();
     let effects: Arc<std::sync::Mutex<Vec<Effect>>> = Arc::default();
-    let handled = {
-        let (state, queue, pending) = (endpoint.clone(), queue.clone(), effects.clone());
-        let handle = move || IN_BATCH.scope(pending, handle_batch(state, queue, batch));
-        endpoint
-            .dispatcher
-            .on_a_handler_thread(endpoint.config.handler_timeout, handle)
-            .await
-    };
+    let handled = IN_BATCH
+        .scope(
+            effects.clone(),
+            handle_batch(endpoint.clone(), queue.clone(), batch),
+        )
+        .await;
     let batch = match handled {
-        Ok(Ok(batch)) => batch,
-        Ok(Err(e)) | Err(e) => return batch_rolled_back(queue, size, e),
+        Ok(batch) => batch,
+        Err(e) => return batch_rolled_back(queue, size, e),
     };
     match batch.commit().await {
         Ok(()) => {

@@ -30,7 +30,7 @@ pub(crate) type Connection = Object<ConnectionManager>;
 
 /// A SQL Server database.
 pub(crate) struct SqlServerDriver {
-    pool: Pool<ConnectionManager>,
+    pools: super::home::ShardedPools<Pool<ConnectionManager>>,
     target: String,
     /// How connections log in, for advice when a login fails.
     login: Login,
@@ -148,17 +148,19 @@ impl SqlServerDriver {
         let target = settings.target.clone();
         let login = settings.login.clone();
         let timeout = settings.connect_timeout;
-        let pool = Pool::builder(ConnectionManager {
-            settings,
-            home: super::home::Home::here(),
-        })
-        .max_size(pool_size)
-        .runtime(deadpool::Runtime::Tokio1)
-        .create_timeout(Some(timeout))
-        .build()
-        .map_err(|e| DriverError::new(None, FailureKind::Transient, e))?;
+        let pools = super::home::ShardedPools::new(move |home| {
+            Pool::builder(ConnectionManager {
+                settings: settings.clone(),
+                home,
+            })
+            .max_size(pool_size)
+            .runtime(deadpool::Runtime::Tokio1)
+            .create_timeout(Some(timeout))
+            .build()
+            .map_err(|e| DriverError::new(None, FailureKind::Transient, e))
+        })?;
         Ok(SqlServerDriver {
-            pool,
+            pools,
             target,
             login,
             connect_timeout: timeout,
@@ -256,7 +258,8 @@ impl Driver for SqlServerDriver {
     }
 
     async fn connection(&self) -> DriverResult<Connection> {
-        self.pool.get().await.map_err(|e| match e {
+        let pool = self.pools.here()?;
+        pool.get().await.map_err(|e| match e {
             managed::PoolError::Backend(e) => open_error(e),
             // The same words as every other deadline: the server accepted TCP and then said
             // nothing (a frozen server or proxy), or the login took longer than Connect Timeout.
