@@ -36,14 +36,88 @@ pub const JSON_CONTENT_TYPE: &str = "application/json";
 
 /// NServiceBus's `DateTimeOffsetHelper` wire format, e.g. `2026-11-30 07:15:02:123456 Z`.
 pub fn format_time(time: chrono::DateTime<chrono::Utc>) -> String {
-    time.format("%Y-%m-%d %H:%M:%S:%6f Z").to_string()
+    use chrono::{Datelike, Timelike};
+    let year = time.year();
+    if !(0..=9999).contains(&year) {
+        return time.format("%Y-%m-%d %H:%M:%S:%6f Z").to_string();
+    }
+    // Every send writes one: digits by hand, not through a format string.
+    let mut out = [0u8; 28];
+    let mut put = |at: usize, width: usize, mut value: u32| {
+        for i in (at..at + width).rev() {
+            out[i] = b'0' + (value % 10) as u8;
+            value /= 10;
+        }
+    };
+    put(0, 4, year.unsigned_abs());
+    put(5, 2, time.month());
+    put(8, 2, time.day());
+    put(11, 2, time.hour());
+    put(14, 2, time.minute());
+    put(17, 2, time.second());
+    // A leap second's nanoseconds run past 1e9: chrono prints it as second 59 plus that much.
+    put(20, 6, (time.nanosecond() / 1_000).min(999_999));
+    for (at, separator) in [
+        (4, b'-'),
+        (7, b'-'),
+        (10, b' '),
+        (13, b':'),
+        (16, b':'),
+        (19, b':'),
+    ] {
+        out[at] = separator;
+    }
+    out[26] = b' ';
+    out[27] = b'Z';
+    out.iter().map(|&b| b as char).collect()
 }
 
 /// Reads a time written by [`format_time`] (NServiceBus's wire format).
 pub fn parse_time(text: &str) -> Option<chrono::DateTime<chrono::Utc>> {
-    chrono::NaiveDateTime::parse_from_str(text.trim_end_matches(" Z"), "%Y-%m-%d %H:%M:%S:%6f")
-        .ok()
-        .map(|t| t.and_utc())
+    let text = text.trim_end_matches(" Z");
+    parse_time_fast(text).or_else(|| {
+        chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S:%6f")
+            .ok()
+            .map(|t| t.and_utc())
+    })
+}
+
+/// `yyyy-MM-dd HH:mm:ss:ffffff` read digit by digit (every received message has one); `None`
+/// for any other shape, which the caller reads the slow way.
+fn parse_time_fast(text: &str) -> Option<chrono::DateTime<chrono::Utc>> {
+    let b = text.as_bytes();
+    if b.len() != 26 {
+        return None;
+    }
+    for (at, separator) in [
+        (4, b'-'),
+        (7, b'-'),
+        (10, b' '),
+        (13, b':'),
+        (16, b':'),
+        (19, b':'),
+    ] {
+        if b[at] != separator {
+            return None;
+        }
+    }
+    let number = |from: usize, to: usize| -> Option<u32> {
+        b[from..to].iter().try_fold(0u32, |n, &d| {
+            d.is_ascii_digit().then(|| n * 10 + u32::from(d - b'0'))
+        })
+    };
+    let date = chrono::NaiveDate::from_ymd_opt(
+        i32::try_from(number(0, 4)?).ok()?,
+        number(5, 7)?,
+        number(8, 10)?,
+    )?;
+    let time = chrono::NaiveTime::from_hms_micro_opt(
+        number(11, 13)?,
+        number(14, 16)?,
+        number(17, 19)?,
+        number(20, 26)?,
+    )?;
+    Some(date.and_time(time).and_utc())
 }
 
 /// The message type a receiver should dispatch on: the first entry of
@@ -59,6 +133,38 @@ pub fn enclosed_type(headers: &Headers) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times_read_back_as_written_and_as_chrono_writes_them() {
+        use chrono::TimeZone;
+        let times = [
+            chrono::Utc
+                .with_ymd_and_hms(2026, 11, 30, 7, 15, 2)
+                .unwrap()
+                + chrono::Duration::microseconds(123_456),
+            chrono::Utc.with_ymd_and_hms(1, 1, 1, 0, 0, 0).unwrap(),
+            chrono::Utc
+                .with_ymd_and_hms(9999, 12, 31, 23, 59, 59)
+                .unwrap()
+                + chrono::Duration::microseconds(999_999),
+        ];
+        for time in times {
+            let written = format_time(time);
+            assert_eq!(written, time.format("%Y-%m-%d %H:%M:%S:%6f Z").to_string());
+            assert_eq!(parse_time(&written), Some(time));
+        }
+        assert_eq!(format_time(times[0]), "2026-11-30 07:15:02:123456 Z");
+        // Other shapes still go through chrono's parser; nonsense is refused.
+        assert_eq!(parse_time("2026-11-30 07:15:02:123456"), Some(times[0]));
+        for bad in [
+            "",
+            "2026-13-30 07:15:02:123456 Z",
+            "2026-11-30T07:15:02:123456 Z",
+            "x",
+        ] {
+            assert_eq!(parse_time(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn enclosed_type_strips_assembly_and_takes_first() {

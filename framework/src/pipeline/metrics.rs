@@ -29,9 +29,9 @@
 //! | `nimbus_send_commits_total` | counter | (the commits those sends took: fewer than the sends where they shared commits) |
 //! | `nimbus_queue_oldest_message_age_seconds` | gauge | queue (the first message's `NServiceBus.TimeSent`, the sender's clock, read at most every 5 s while the queue is not empty; 0 when a peek finds it empty) |
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Gives every metric its unit and help text (Prometheus's `# HELP`) in the recorder installed
@@ -322,8 +322,42 @@ pub(crate) fn count(name: &'static str, queue: &str, message_type: &str) {
 }
 
 fn count_n(name: &'static str, queue: &str, message_type: &str, n: u64) {
-    metrics::counter!(name, "queue" => queue.to_string(), "message_type" => message_type.to_string())
-        .increment(n);
+    metrics::counter!(name, message_labels(queue, message_type).iter()).increment(n);
+}
+
+/// How many pairs of queue and message type keep their labels; past that (a run-away of names
+/// made at run time) each message's labels are made anew.
+const MESSAGE_LABELS_KEPT: usize = 10_000;
+
+/// The `queue` and `message_type` labels of a pair, made once and shared: every message counts
+/// and times itself under them several times, and copying both names for each was a fair part
+/// of what the framework did per message.
+fn message_labels(queue: &str, message_type: &str) -> Arc<[metrics::Label; 2]> {
+    type Kept = HashMap<String, HashMap<String, Arc<[metrics::Label; 2]>>>;
+    static KEPT: std::sync::OnceLock<Mutex<(Kept, usize)>> = std::sync::OnceLock::new();
+    let make = || {
+        Arc::new([
+            // Shared, not owned: a label cloned into each metric's key is then a count.
+            metrics::Label::new("queue", Arc::<str>::from(queue)),
+            metrics::Label::new("message_type", Arc::<str>::from(message_type)),
+        ])
+    };
+    let mut kept = KEPT
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    if let Some(labels) = kept.0.get(queue).and_then(|types| types.get(message_type)) {
+        return labels.clone();
+    }
+    let labels = make();
+    if kept.1 < MESSAGE_LABELS_KEPT {
+        kept.1 += 1;
+        kept.0
+            .entry(queue.to_string())
+            .or_default()
+            .insert(message_type.to_string(), labels.clone());
+    }
+    labels
 }
 
 /// A retry, labelled `immediate` or `delayed`.
@@ -359,13 +393,10 @@ pub(crate) fn record_handled(
     handling: std::time::Duration,
     sent: Option<chrono::DateTime<chrono::Utc>>,
 ) {
-    let labels = [
-        ("queue", queue.to_string()),
-        ("message_type", message_type.to_string()),
-    ];
-    metrics::histogram!("nimbus_handling_seconds", &labels).record(handling.as_secs_f64());
+    let labels = message_labels(queue, message_type);
+    metrics::histogram!("nimbus_handling_seconds", labels.iter()).record(handling.as_secs_f64());
     if let Some(sent) = sent {
         let since = (chrono::Utc::now() - sent).num_microseconds().unwrap_or(0) as f64 / 1e6;
-        metrics::histogram!("nimbus_send_to_handled_seconds", &labels).record(since.max(0.0));
+        metrics::histogram!("nimbus_send_to_handled_seconds", labels.iter()).record(since.max(0.0));
     }
 }

@@ -54,6 +54,9 @@ impl Catalog {
     pub fn queue(&self, queue: &QueueName) -> Arc<QueueEntry> {
         // A poisoned lock only means another thread panicked while inserting; the map is intact.
         let mut map = self.queues.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(entry) = map.get(queue) {
+            return entry.clone();
+        }
         map.entry(queue.clone())
             .or_insert_with(|| {
                 Arc::new(QueueEntry {
