@@ -601,6 +601,96 @@ async fn bench_runs_on_postgres() {
     drop_schema(&url, &schema).await;
 }
 
+/// `url` with its database replaced by `database` (its query string kept).
+fn with_database(url: &str, database: &str) -> String {
+    let (path, query) = url.split_once('?').map_or((url, ""), |(p, q)| (p, q));
+    let base = path.rsplit_once('/').map_or(path, |(base, _)| base);
+    match query {
+        "" => format!("{base}/{database}"),
+        query => format!("{base}/{database}?{query}"),
+    }
+}
+
+/// Where the server has pgmq, `nimbus bench` runs pgmq's own functions as a third side in a
+/// database that created the extension (every workload gets pgmq's rate and the ratio to it,
+/// each round starts with the next side, and pgmq's queues are dropped at the end); where it
+/// has not, the report says so (pgmq null) and the run goes on without it.
+#[actix_rt::test]
+async fn bench_compares_with_pgmq_where_the_database_has_it() {
+    let server = Database::connect(&postgres_url())
+        .await
+        .expect("PostgreSQL is reachable");
+    let name = format!("nimbus_pgmq_{}", unique());
+    server
+        .execute(&format!("CREATE DATABASE {name}"))
+        .await
+        .expect("create the test database");
+    let url = with_database(&postgres_url(), &name);
+    let db = Database::connect(&url).await.expect("the new database");
+    let available = db
+        .execute("CREATE EXTENSION pgmq")
+        .await
+        .map_err(|e| {
+            eprintln!("pgmq is not installed on this server ({e}): checking the run without it")
+        })
+        .is_ok();
+    let (ok, out, err) = nimbus(
+        &url,
+        None,
+        &[
+            "--json",
+            "bench",
+            "--messages",
+            "40",
+            "--rounds",
+            "3",
+            "--concurrency",
+            "2",
+            "--batch",
+            "5",
+        ],
+    );
+    assert!(ok, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let bench = &report["bench"];
+    let workloads = bench["workloads"].as_array().expect("workloads");
+    let positive = |v: &serde_json::Value| v.as_f64().is_some_and(|x| x > 0.0);
+    if available {
+        assert!(bench["pgmq"].as_str().is_some(), "its version: {out}");
+        for w in workloads {
+            for key in ["per_s", "ratio", "ratio_min", "ratio_max"] {
+                assert!(
+                    positive(&w["pgmq"][key]),
+                    "pgmq {key} of {}: {out}",
+                    w["name"]
+                );
+            }
+            let rounds = w["rounds"].as_array().expect("rounds");
+            let first: Vec<_> = rounds.iter().map(|r| r["first"].as_str()).collect();
+            assert_eq!(first, [Some("nimbus"), Some("bare"), Some("bare")], "{out}");
+            assert!(rounds.iter().all(|r| positive(&r["pgmq_per_s"])), "{out}");
+        }
+        assert!(positive(&bench["latency_ms"]["pgmq"]["max"]), "{out}");
+        let left = db
+            .query_scalar(
+                "SELECT count(*) FROM pgmq.list_queues() WHERE queue_name LIKE 'pgmq_bench%'",
+                &[],
+            )
+            .await
+            .expect("pgmq's queues listed");
+        assert_eq!(left, 0, "the benchmark drops pgmq's queues too");
+    } else {
+        assert!(bench["pgmq"].is_null(), "{out}");
+        assert!(workloads.iter().all(|w| w["pgmq"].is_null()), "{out}");
+        assert!(err.contains("pgmq is not installed"), "{err}");
+    }
+    drop(db);
+    server
+        .execute(&format!("DROP DATABASE {name} WITH (FORCE)"))
+        .await
+        .expect("drop the test database");
+}
+
 /// `nimbus bench --json` with tiny sizes and `extra` options; returns the report's `bench`
 /// object, with the output for messages.
 fn bench_json(url: &str, schema: Option<&str>, extra: &[&str]) -> (serde_json::Value, String) {

@@ -38,6 +38,12 @@ impl BareSql {
         }
     }
 
+    /// The headers every bare row carries (JSON): what the framework writes for the benchmark's
+    /// message.
+    pub fn headers_json(&self) -> &str {
+        &self.headers_json
+    }
+
     /// The bytes of the headers every bare row carries.
     pub fn headers_len(&self) -> usize {
         self.headers_json.len()

@@ -27,11 +27,13 @@ mod cpu;
 mod drive;
 pub mod latency;
 mod message;
+mod pgmq;
 mod report;
 mod statements;
 mod stats;
 mod workload;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -40,9 +42,10 @@ use nimbus::Bus;
 
 use self::cpu::CpuClock;
 use self::message::{ping, Ping};
+use self::pgmq::Pgmq;
 use self::report::memory_mib;
 use self::statements::{Breakdown, StatementStats};
-use self::stats::Round;
+use self::stats::{Peer, Round};
 use self::workload::{builder, Measured, Queues, Rig, Side, Workload};
 use crate::{Failure, Layout};
 
@@ -177,6 +180,8 @@ pub struct Results {
     pub nimbus_latencies_us: Vec<u64>,
     /// Every end-to-end latency through the bare SQL, in microseconds.
     pub bare_latencies_us: Vec<u64>,
+    /// Every end-to-end latency through pgmq, in microseconds (none without pgmq).
+    pub pgmq_latencies_us: Vec<u64>,
     /// Resident memory at each quarter of the last round's framework end to end, in MiB.
     pub rss_quarters: Vec<f64>,
     /// Resident memory after each round, in MiB.
@@ -199,7 +204,14 @@ impl Results {
     }
 
     /// Adds one round of `workload`.
-    fn add(&mut self, workload: Workload, round: Round, nimbus: Measured, bare: Measured) {
+    fn add(
+        &mut self,
+        workload: Workload,
+        round: Round,
+        nimbus: Measured,
+        bare: Measured,
+        pgmq: Option<Measured>,
+    ) {
         if let Some((_, rounds)) = self.rounds.iter_mut().find(|(w, _)| *w == workload) {
             rounds.push(round);
         }
@@ -209,6 +221,9 @@ impl Results {
         }
         self.nimbus_latencies_us.extend(nimbus.latencies_us);
         self.bare_latencies_us.extend(bare.latencies_us);
+        if let Some(pgmq) = pgmq {
+            self.pgmq_latencies_us.extend(pgmq.latencies_us);
+        }
         if !nimbus.rss_quarters.is_empty() {
             self.rss_quarters = nimbus.rss_quarters;
         }
@@ -280,6 +295,21 @@ async fn throughput(
             return Err(e.into());
         }
     };
+    // pgmq's side, where the database has the extension: the same headers as the other sides.
+    let pgmq = match target.backend {
+        "postgres" => {
+            let connections = settings.concurrency * settings.instances.max(1);
+            match Pgmq::connect(&target.url, connections, bare.headers_json()).await {
+                Ok(pgmq) => pgmq.map(Arc::new),
+                Err(e) => {
+                    let receivers = bare_receivers.into_iter().map(|(bus, _)| bus);
+                    stop_all(std::iter::once(sender).chain(e2e_sender).chain(receivers)).await;
+                    return Err(e);
+                }
+            }
+        }
+        _ => None,
+    };
     let rig = Rig {
         cpu,
         target,
@@ -290,6 +320,7 @@ async fn throughput(
         bare_receivers,
         queues,
         statements,
+        pgmq,
     };
     let measured = match started {
         Ok(()) => all_rounds(&rig, &admin, json).await,
@@ -360,35 +391,47 @@ async fn stop_all(buses: impl IntoIterator<Item = Bus>) {
 
 /// Makes the queues, then runs every round; a progress bar on stderr unless `json`.
 async fn all_rounds(rig: &Rig, admin: &Database, json: bool) -> Result<Results, Failure> {
-    let steps = rig.settings.rounds * rig.settings.selected_workloads().len() * 2;
+    let steps = rig.settings.rounds * rig.settings.selected_workloads().len() * sides(rig).len();
     let bar = progress_bar(steps as u64, json)?;
     let results = rounds(rig, admin, &bar).await;
     bar.finish_and_clear();
     results
 }
 
-/// Runs every round, showing each step on `bar`. Round 1 runs the framework first, round 2 the
-/// bare SQL, and so on.
+/// The sides a run compares: the framework and the bare SQL, and pgmq where it is installed.
+fn sides(rig: &Rig) -> Vec<Side> {
+    let mut sides = vec![Side::Nimbus, Side::Bare];
+    if rig.pgmq.is_some() {
+        sides.push(Side::Pgmq);
+    }
+    sides
+}
+
+/// Runs every round, showing each step on `bar`. Each round starts with the next side in turn
+/// (round 1 the framework, round 2 the bare SQL, round 3 pgmq where it runs, …), so that no side
+/// always finds the caches warm.
 async fn rounds(rig: &Rig, admin: &Database, bar: &ProgressBar) -> Result<Results, Failure> {
     prepare_queues(rig).await?;
     let workloads = rig.settings.selected_workloads();
     let mut results = Results::new(&workloads);
+    let sides = sides(rig);
     for round in 0..rig.settings.rounds {
-        let order = if round % 2 == 0 {
-            [Side::Nimbus, Side::Bare]
-        } else {
-            [Side::Bare, Side::Nimbus]
-        };
+        let mut order = sides.clone();
+        order.rotate_left(round % sides.len());
         for &workload in &workloads {
-            let (nimbus, bare) = pair(rig, workload, order, round, bar).await?;
+            let (nimbus, bare, pgmq) = sides_of(rig, workload, &order, round, bar).await?;
             let round = Round {
                 nimbus: nimbus.rate,
                 bare: bare.rate,
                 nimbus_first: order[0] == Side::Nimbus,
                 nimbus_cpu: nimbus.cpu,
                 bare_cpu: bare.cpu,
+                pgmq: pgmq.as_ref().map(|p| Peer {
+                    rate: p.rate,
+                    cpu: p.cpu,
+                }),
             };
-            results.add(workload, round, nimbus, bare);
+            results.add(workload, round, nimbus, bare, pgmq);
         }
         empty_queues(rig, admin).await?;
         results.rss_rounds.push(memory_mib().0);
@@ -410,16 +453,16 @@ fn progress_bar(steps: u64, json: bool) -> Result<ProgressBar, Failure> {
     Ok(bar)
 }
 
-/// Runs `workload` on both sides in `order`; returns (framework, bare).
-async fn pair(
+/// Runs `workload` on every side in `order`; returns (framework, bare, pgmq).
+async fn sides_of(
     rig: &Rig,
     workload: Workload,
-    order: [Side; 2],
+    order: &[Side],
     round: usize,
     bar: &ProgressBar,
-) -> Result<(Measured, Measured), Failure> {
-    let (mut nimbus, mut bare) = (Measured::default(), Measured::default());
-    for side in order {
+) -> Result<(Measured, Measured, Option<Measured>), Failure> {
+    let (mut nimbus, mut bare, mut pgmq) = (Measured::default(), Measured::default(), None);
+    for &side in order {
         bar.set_message(format!(
             "round {}/{}: {} ({})",
             round + 1,
@@ -431,10 +474,11 @@ async fn pair(
         match side {
             Side::Nimbus => nimbus = measured,
             Side::Bare => bare = measured,
+            Side::Pgmq => pgmq = Some(measured),
         }
         bar.inc(1);
     }
-    Ok((nimbus, bare))
+    Ok((nimbus, bare, pgmq))
 }
 
 /// Creates every queue before anything is timed (auto-create runs on first use), lets every
@@ -447,6 +491,16 @@ async fn prepare_queues(rig: &Rig) -> Result<(), Failure> {
     }
     if let Some(bus) = &rig.e2e_sender {
         bus.send_batch([ping(0)]).await?;
+    }
+    if let Some(pgmq) = &rig.pgmq {
+        for queue in [
+            &rig.queues.bare_send,
+            &rig.queues.bare_batch,
+            &rig.queues.bare_e2e,
+        ] {
+            pgmq.create(queue).await?;
+            pgmq.purge(queue).await?;
+        }
     }
     for queue in rig.queues.measured() {
         while rig.bare.receive(queue).await?.is_some() {}
@@ -483,6 +537,15 @@ async fn empty_queues(rig: &Rig, admin: &Database) -> Result<(), Failure> {
             Layout::Shared => admin.drop_queue(queue).await?,
         }
     }
+    if let Some(pgmq) = &rig.pgmq {
+        for queue in [
+            &rig.queues.bare_send,
+            &rig.queues.bare_batch,
+            &rig.queues.bare_e2e,
+        ] {
+            pgmq.purge(queue).await?;
+        }
+    }
     Ok(())
 }
 
@@ -493,8 +556,20 @@ async fn clean_up(rig: &Rig) -> Result<(), Failure> {
     let mut first_error = None;
     for queue in rig.queues.all() {
         if let Err(e) = rig.bare.drop_queue(queue).await {
-            left.push(queue);
-            first_error.get_or_insert(e);
+            left.push(queue.to_string());
+            first_error.get_or_insert(e.to_string());
+        }
+    }
+    if let Some(pgmq) = &rig.pgmq {
+        for queue in [
+            &rig.queues.bare_send,
+            &rig.queues.bare_batch,
+            &rig.queues.bare_e2e,
+        ] {
+            if let Err(e) = pgmq.drop_queue(queue).await {
+                left.push(pgmq::queue_name(queue));
+                first_error.get_or_insert(e.to_string());
+            }
         }
     }
     let mut stopped = rig.sender.stop().await;

@@ -67,6 +67,7 @@ fn rounds_json(rounds: &[Round]) -> Vec<Value> {
                 "nimbus_per_s": r.nimbus.round(),
                 "bare_per_s": r.bare.round(),
                 "ratio": thousandth(r.ratio()),
+                "pgmq_per_s": r.pgmq.map(|p| p.rate.round()),
                 "process_cpu_us_per_msg": process,
                 "db_cpu_us_per_msg": db,
             })
@@ -124,6 +125,17 @@ fn to_json(rig: &Rig, results: &Results) -> Result<Value, Failure> {
                 .map_or(Value::Null, |(_, nimbus, bare)| {
                     json!({"nimbus": breakdown_json(nimbus), "bare": breakdown_json(bare)})
                 });
+            let pgmq = sum.pgmq.map_or(Value::Null, |p| {
+                let us = |v: Option<f64>| v.map(tenth);
+                json!({
+                    "per_s": p.rate.round(),
+                    "ratio": thousandth(p.ratio),
+                    "ratio_min": thousandth(p.ratio_min),
+                    "ratio_max": thousandth(p.ratio_max),
+                    "process_cpu_us_per_msg": us(p.cpu.process_us),
+                    "db_cpu_us_per_msg": us(p.cpu.db_us),
+                })
+            });
             json!({
                 "name": workload.key(),
                 "nimbus_per_s": sum.nimbus.round(),
@@ -134,6 +146,7 @@ fn to_json(rig: &Rig, results: &Results) -> Result<Value, Failure> {
                 "process_cpu_us_per_msg": process,
                 "db_cpu_us_per_msg": db,
                 "statements": statements,
+                "pgmq": pgmq,
                 "rounds": rounds_json(rounds),
             })
         })
@@ -155,12 +168,15 @@ fn to_json(rig: &Rig, results: &Results) -> Result<Value, Failure> {
                 "{} endpoint instance(s) competing on one queue, concurrency {} each",
                 s.instances, s.concurrency
             ),
+            "pgmq": rig.pgmq.as_ref().map(|p| p.version.clone()),
             "db_cpu": rig.cpu.db.key(),
             "db_cpu_note": rig.cpu.note(),
             "workloads": workloads,
             "latency_ms": {
                 "nimbus": latency_json(&results.nimbus_latencies_us),
                 "bare": latency_json(&results.bare_latencies_us),
+                "pgmq": (!results.pgmq_latencies_us.is_empty())
+                    .then(|| latency_json(&results.pgmq_latencies_us)),
             },
             "rss_mib_quarters": results.rss_quarters.iter().copied().map(tenth).collect::<Vec<_>>(),
             "rss_mib_rounds": results.rss_rounds.iter().copied().map(tenth).collect::<Vec<_>>(),
@@ -199,6 +215,40 @@ fn print_cpu(rig: &Rig, results: &Results) {
         "(medians over the rounds, each side's whole run including endpoint start and stop; \
          process = this benchmark process; {})",
         rig.cpu.note()
+    );
+}
+
+/// The framework against pgmq, workload by workload.
+fn print_pgmq(version: &str, results: &Results) {
+    println!();
+    println!(
+        "{:<16} {:>14} {:>14} {:>8} {:>15} {:>12} {:>12}",
+        format!("pgmq {version}"),
+        "nimbus msg/s",
+        "pgmq msg/s",
+        "ratio",
+        "ratio min-max",
+        "process us",
+        "db us"
+    );
+    for (workload, rounds) in &results.rounds {
+        let sum = Summary::of(rounds);
+        let Some(p) = sum.pgmq else { continue };
+        println!(
+            "{:<16} {:>14.0} {:>14.0} {:>7.0}% {:>14} {} {}",
+            workload.label(),
+            sum.nimbus,
+            p.rate,
+            100.0 * p.ratio,
+            format!("{:.0}-{:.0}%", 100.0 * p.ratio_min, 100.0 * p.ratio_max),
+            cpu_cell(p.cpu.process_us, 12),
+            cpu_cell(p.cpu.db_us, 12),
+        );
+    }
+    let [p50, p99, max] = percentiles_ms(&results.pgmq_latencies_us);
+    println!(
+        "(ratio = nimbus / pgmq; pgmq's CPU per message beside it; its end-to-end latency p50 \
+         {p50:.1} ms, p99 {p99:.1} ms, max {max:.1} ms)"
     );
 }
 
@@ -261,7 +311,10 @@ fn print_table(rig: &Rig, results: &Results) -> Result<(), Failure> {
         s.concurrency,
         s.instances * s.concurrency
     );
-    println!("interleaved: the framework runs first in odd rounds, the bare SQL in even rounds");
+    println!(
+        "interleaved: each round starts with the next side in turn (nimbus, bare{})",
+        if rig.pgmq.is_some() { ", pgmq" } else { "" }
+    );
     println!();
     println!(
         "{:<16} {:>14} {:>14} {:>8} {:>15}",
@@ -279,6 +332,9 @@ fn print_table(rig: &Rig, results: &Results) -> Result<(), Failure> {
         );
     }
     println!("(medians over the rounds; ratio = nimbus / bare, the median of the rounds' ratios)");
+    if let Some(pgmq) = &rig.pgmq {
+        print_pgmq(&pgmq.version, results);
+    }
     print_cpu(rig, results);
     if s.statements {
         print_statements(rig, results);

@@ -40,9 +40,42 @@ pub struct Round {
     pub nimbus_cpu: CpuPerMessage,
     /// CPU per message through the bare SQL.
     pub bare_cpu: CpuPerMessage,
+    /// pgmq's side, where the database has pgmq.
+    pub pgmq: Option<Peer>,
+}
+
+/// A peer's side (pgmq) of one round.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Peer {
+    /// Messages per second.
+    pub rate: f64,
+    /// CPU per message.
+    pub cpu: CpuPerMessage,
+}
+
+/// A peer's side over every round that ran it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PeerSummary {
+    /// The median of its rates.
+    pub rate: f64,
+    /// The median of the rounds' ratios of the framework's rate to the peer's.
+    pub ratio: f64,
+    /// The lowest of those ratios.
+    pub ratio_min: f64,
+    /// The highest of those ratios.
+    pub ratio_max: f64,
+    /// The medians of its CPU per message.
+    pub cpu: CpuPerMessage,
 }
 
 impl Round {
+    /// The framework's rate over pgmq's (1.0: as fast), where pgmq ran.
+    pub fn ratio_to_pgmq(&self) -> Option<f64> {
+        self.pgmq
+            .filter(|p| p.rate > 0.0)
+            .map(|p| self.nimbus / p.rate)
+    }
+
     /// The framework's rate over the bare SQL's (1.0: as fast).
     pub fn ratio(&self) -> f64 {
         if self.bare > 0.0 {
@@ -70,6 +103,8 @@ pub struct Summary {
     pub nimbus_cpu: CpuPerMessage,
     /// The medians of the bare SQL's CPU per message.
     pub bare_cpu: CpuPerMessage,
+    /// pgmq's side, over the rounds that ran it (none: pgmq is not installed).
+    pub pgmq: Option<PeerSummary>,
 }
 
 impl Summary {
@@ -85,8 +120,25 @@ impl Summary {
             ratio_max: ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max),
             nimbus_cpu: cpu_medians(rounds.iter().map(|r| r.nimbus_cpu)),
             bare_cpu: cpu_medians(rounds.iter().map(|r| r.bare_cpu)),
+            pgmq: pgmq_summary(rounds),
         }
     }
+}
+
+/// pgmq's medians and the spread of the framework's ratios to it, over the rounds that ran it.
+fn pgmq_summary(rounds: &[Round]) -> Option<PeerSummary> {
+    let ratios: Vec<f64> = rounds.iter().filter_map(Round::ratio_to_pgmq).collect();
+    let peers: Vec<Peer> = rounds.iter().filter_map(|r| r.pgmq).collect();
+    if ratios.is_empty() {
+        return None;
+    }
+    Some(PeerSummary {
+        rate: median(&peers.iter().map(|p| p.rate).collect::<Vec<_>>()),
+        ratio: median(&ratios),
+        ratio_min: ratios.iter().copied().fold(f64::INFINITY, f64::min),
+        ratio_max: ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        cpu: cpu_medians(peers.iter().map(|p| p.cpu)),
+    })
 }
 
 /// The median process and database CPU per message of one side over its rounds.
@@ -130,6 +182,7 @@ mod tests {
                 db_us: None,
             },
             bare_cpu: CpuPerMessage::default(),
+            pgmq: None,
         };
         let s = Summary::of(&[round(90.0, 100.0), round(50.0, 100.0), round(300.0, 200.0)]);
         assert_eq!(s.nimbus, 90.0);
@@ -138,6 +191,35 @@ mod tests {
         assert_eq!((s.ratio_min, s.ratio_max), (0.5, 1.5));
         assert_eq!(s.nimbus_cpu.process_us, Some(9.0));
         assert_eq!((s.nimbus_cpu.db_us, s.bare_cpu.process_us), (None, None));
+        assert_eq!(s.pgmq, None, "no round ran pgmq");
+    }
+
+    #[test]
+    fn pgmq_is_summarised_over_the_rounds_that_ran_it() {
+        let round = |nimbus: f64, pgmq: Option<f64>| Round {
+            nimbus,
+            bare: 100.0,
+            nimbus_first: true,
+            nimbus_cpu: CpuPerMessage::default(),
+            bare_cpu: CpuPerMessage::default(),
+            pgmq: pgmq.map(|rate| Peer {
+                rate,
+                cpu: CpuPerMessage {
+                    process_us: Some(rate / 100.0),
+                    db_us: None,
+                },
+            }),
+        };
+        let s = Summary::of(&[
+            round(120.0, Some(100.0)),
+            round(90.0, None),
+            round(300.0, Some(200.0)),
+        ]);
+        let pgmq = s.pgmq.expect("two rounds ran pgmq");
+        assert_eq!(pgmq.rate, 150.0);
+        assert_eq!((pgmq.ratio_min, pgmq.ratio_max), (1.2, 1.5));
+        assert_eq!(pgmq.ratio, 1.35);
+        assert_eq!(pgmq.cpu.process_us, Some(1.5));
     }
 
     #[test]

@@ -21,6 +21,7 @@ use nimbus::{Bus, BusBuilder};
 use super::cpu::{CpuClock, CpuPerMessage};
 use super::drive::{join_all, run_tasks, wait_for};
 use super::message::{ping, ping_body, Empty, Tally};
+use super::pgmq::Pgmq;
 use super::report::memory_mib;
 use super::statements::{Statement, StatementStats};
 use super::stats::per_second;
@@ -84,6 +85,8 @@ pub enum Side {
     Nimbus,
     /// The same statements with no framework around them (`Bus::bare_sql`).
     Bare,
+    /// pgmq's functions (where the database has pgmq), on the queues of the bare side.
+    Pgmq,
 }
 
 impl Side {
@@ -92,6 +95,7 @@ impl Side {
         match self {
             Side::Nimbus => "nimbus",
             Side::Bare => "bare",
+            Side::Pgmq => "pgmq",
         }
     }
 }
@@ -212,6 +216,9 @@ pub struct Rig {
     pub cpu: CpuClock,
     /// Resets and reads `pg_stat_statements` around each side (`--statements`).
     pub statements: Option<StatementStats>,
+    /// pgmq's connections, where the database has pgmq (its queues are named after the bare
+    /// side's).
+    pub pgmq: Option<Arc<Pgmq>>,
 }
 
 impl Rig {
@@ -244,7 +251,117 @@ impl Rig {
             (Workload::Receive, Side::Bare) => self.receive_bare().await,
             (Workload::EndToEnd, Side::Nimbus) => self.end_to_end_nimbus().await,
             (Workload::EndToEnd, Side::Bare) => self.end_to_end_bare().await,
+            (_, Side::Pgmq) => match &self.pgmq {
+                Some(pgmq) => self.run_pgmq(pgmq, workload).await,
+                None => Err("pgmq is not installed in this database".into()),
+            },
         }
+    }
+
+    /// Runs `workload` through pgmq: the same messages, senders and receive loops as the bare
+    /// side, each statement one of pgmq's functions.
+    async fn run_pgmq(&self, pgmq: &Arc<Pgmq>, workload: Workload) -> Result<Measured, Failure> {
+        let q = &self.queues;
+        match workload {
+            Workload::SendOne => {
+                let (elapsed, total) = self.sending_pgmq(pgmq, &q.bare_send, 1).await?;
+                Ok(Self::rate(total, elapsed))
+            }
+            Workload::SendBatch => {
+                let batch = self.settings.batch;
+                let (elapsed, total) = self.sending_pgmq(pgmq, &q.bare_batch, batch).await?;
+                Ok(Self::rate(total, elapsed))
+            }
+            Workload::Receive => {
+                let tally = Tally::default();
+                let started = Instant::now();
+                let limit = self.settings.receive_batch;
+                let loops = (0..self.settings.concurrency * self.settings.instances)
+                    .map(|_| {
+                        let (pgmq, queue, tally) =
+                            (pgmq.clone(), q.bare_send.clone(), tally.clone());
+                        actix_rt::spawn(async move {
+                            loop {
+                                let bodies = pgmq.receive(&queue, limit).await?;
+                                if bodies.is_empty() {
+                                    return Ok(());
+                                }
+                                bodies.iter().for_each(|b| tally.record_body(b));
+                            }
+                        })
+                    })
+                    .collect();
+                join_all(loops).await?;
+                Ok(Measured {
+                    messages: self.messages(),
+                    rate: tally.rate_after_first(started),
+                    ..Measured::default()
+                })
+            }
+            Workload::EndToEnd => {
+                let tally = Tally::default();
+                let stop = Arc::new(AtomicBool::new(false));
+                let limit = self.settings.receive_batch;
+                let loops: Vec<_> = (0..self.settings.concurrency * self.settings.instances)
+                    .map(|_| {
+                        let (pgmq, queue) = (pgmq.clone(), q.bare_e2e.clone());
+                        let (tally, stop) = (tally.clone(), stop.clone());
+                        actix_rt::spawn(async move {
+                            while !stop.load(Ordering::Relaxed) {
+                                let bodies = pgmq.receive(&queue, limit).await?;
+                                if bodies.is_empty() {
+                                    actix_rt::time::sleep(BARE_IDLE).await;
+                                }
+                                bodies.iter().for_each(|b| tally.record_body(b));
+                            }
+                            Ok(())
+                        })
+                    })
+                    .collect();
+                let started = Instant::now();
+                let messages = self.e2e_messages();
+                let sent = self
+                    .sending_pgmq(pgmq, &q.bare_e2e, self.settings.e2e_send_batch)
+                    .await;
+                let handled = match sent {
+                    Ok(_) => wait_for(&tally, messages, "the pgmq receive loops").await,
+                    Err(e) => Err(e),
+                };
+                stop.store(true, Ordering::Relaxed);
+                let joined = join_all(loops).await;
+                handled?;
+                joined?;
+                Ok(Measured {
+                    messages,
+                    rate: per_second(messages, Self::until_last(&tally, started)),
+                    latencies_us: tally.latencies_us(),
+                    ..Measured::default()
+                })
+            }
+        }
+    }
+
+    /// About `--messages` pgmq sends to `queue`, `batch` per transaction, over `--concurrency`
+    /// tasks; returns the elapsed time and how many messages that was.
+    async fn sending_pgmq(
+        &self,
+        pgmq: &Arc<Pgmq>,
+        queue: &str,
+        batch: usize,
+    ) -> Result<(Duration, usize), Failure> {
+        let (batches, total) = self.batches(batch);
+        let (pgmq, queue, size) = (pgmq.clone(), queue.to_string(), self.settings.body_size);
+        let elapsed = run_tasks(batches, self.settings.concurrency, move || {
+            let (pgmq, queue) = (pgmq.clone(), queue.clone());
+            async move {
+                let bodies = (0..batch)
+                    .map(|_| ping_body(size))
+                    .collect::<serde_json::Result<Vec<_>>>()?;
+                pgmq.send(&queue, bodies).await
+            }
+        })
+        .await?;
+        Ok((elapsed, total))
     }
 
     /// Messages per round and side.
