@@ -556,8 +556,10 @@ async fn bench_latency(url: &str, schema: Option<&str>) {
     assert_eq!(latency["peek_delay_ms"].as_u64(), Some(1000), "{out}");
     let wakeup = if url.starts_with("postgres") {
         "listen_notify"
-    } else {
+    } else if url.starts_with("sqlite") {
         "data_version_watch"
+    } else {
+        "idle_poll"
     };
     assert_eq!(latency["cross_process_wakeup"], wakeup, "{out}");
     let series = latency["latency_ms"].as_object().expect("latency_ms");

@@ -88,8 +88,8 @@ pub use driver::sqlserver::SqlServerToken;
 pub use driver::{DriverError, FailureKind};
 pub use endpoint::background::BackgroundBus;
 pub use endpoint::builder::{
-    BusBuilder, DEFAULT_DATABASE_URL, DEFAULT_PEEK_DELAY, MAX_RECOMMENDED_PEEK_DELAY,
-    MIN_PEEK_DELAY,
+    BusBuilder, DEFAULT_DATABASE_URL, DEFAULT_IDLE_POLL, DEFAULT_PEEK_DELAY,
+    MAX_RECOMMENDED_PEEK_DELAY, MIN_PEEK_DELAY,
 };
 pub use endpoint::bus::{Bus, Endpoint};
 pub use endpoint::settings::BusSettings;

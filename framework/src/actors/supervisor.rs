@@ -261,7 +261,7 @@ impl QueueSupervisor {
                 } else {
                     // Nothing new: peek again after the delay, or sooner when a receive ends
                     // or a send wakes the queue.
-                    self.peek_later(self.endpoint.config.peek_delay, ctx);
+                    self.peek_later(self.idle_delay(), ctx);
                 }
             }
             Ok(Err(e)) => {
@@ -287,6 +287,18 @@ impl QueueSupervisor {
         }
         let in_flight = i64::try_from(self.in_flight).unwrap_or(i64::MAX);
         estimate.saturating_sub(in_flight.saturating_mul(self.batch()))
+    }
+
+    /// How long an idle queue waits before it looks again: the peek delay where another
+    /// process's send wakes it (PostgreSQL, SQLite), else the idle poll (SQL Server), so that
+    /// other processes' messages wait milliseconds, not up to the peek delay.
+    fn idle_delay(&self) -> Duration {
+        let config = &self.endpoint.config;
+        if config.idle_poll.is_zero() || self.endpoint.transport.hears_other_processes() {
+            config.peek_delay
+        } else {
+            config.idle_poll.min(config.peek_delay)
+        }
     }
 
     /// Whether an operator paused this queue (as last read, at most a peek delay ago).
@@ -493,7 +505,7 @@ impl QueueSupervisor {
             self.peek_later(self.error_backoff(), ctx);
         } else if found_nothing && !self.woken_while_busy {
             // Another receiver (here or elsewhere) got there first: the queue may be empty.
-            self.peek_later(self.endpoint.config.peek_delay, ctx);
+            self.peek_later(self.idle_delay(), ctx);
         } else {
             // The estimate ran out while messages kept coming: look again, without waiting
             // for the slow handlers still running.

@@ -24,6 +24,10 @@ pub const DEFAULT_DATABASE_URL: &str = "sqlite://nimbus.db";
 pub const DEFAULT_PEEK_DELAY: Duration = Duration::from_secs(1);
 /// The shortest peek delay accepted: less puts needless load on the database.
 pub const MIN_PEEK_DELAY: Duration = Duration::from_millis(100);
+
+/// How often, by default, an idle receiver looks for other processes' messages on a database
+/// that cannot announce them (see [`BusBuilder::idle_poll`]).
+pub const DEFAULT_IDLE_POLL: Duration = Duration::from_millis(10);
 /// Peek delays above this are accepted with a warning: messages may back up.
 pub const MAX_RECOMMENDED_PEEK_DELAY: Duration = Duration::from_secs(10);
 /// How long a handler may run before the attempt counts as failed, unless configured.
@@ -64,6 +68,7 @@ pub struct BusBuilder {
     schema: Option<String>,
     auto_create_schema: bool,
     peek_delay: Duration,
+    idle_poll: Duration,
     concurrency: usize,
     /// `None`: the default for the database (see [`BusBuilder::handler_threads`]).
     handler_threads: Option<usize>,
@@ -106,6 +111,7 @@ impl Default for BusBuilder {
             schema: None,
             auto_create_schema: true,
             peek_delay: DEFAULT_PEEK_DELAY,
+            idle_poll: DEFAULT_IDLE_POLL,
             concurrency: std::thread::available_parallelism()
                 .map(|n| n.get())
                 .unwrap_or(2)
@@ -151,6 +157,7 @@ impl std::fmt::Debug for BusBuilder {
             .field("handler_threads", &self.handler_threads)
             .field("blocking_threads", &self.blocking_threads)
             .field("peek_delay", &self.peek_delay)
+            .field("idle_poll", &self.idle_poll)
             .field("routes", &self.routes)
             .finish_non_exhaustive()
     }
@@ -203,6 +210,19 @@ impl BusBuilder {
     /// configuration error; over 10 s is accepted with a warning.
     pub fn peek_delay(mut self, delay: Duration) -> Self {
         self.peek_delay = delay;
+        self
+    }
+
+    /// On a database that cannot tell this process that another one sent a message (SQL Server
+    /// and Azure SQL; PostgreSQL announces sends with LISTEN/NOTIFY and SQLite's file shows
+    /// every commit), how often an idle receiver looks at its queue for what other processes
+    /// sent (default 10 ms, so such a message waits milliseconds, not up to the peek delay). Each
+    /// look is the queue's peek: one statement of two index seeks per queue and endpoint
+    /// instance, 100 a second at the default while idle. `Duration::ZERO` leaves idle queues to
+    /// the peek delay; a value above the peek delay is the peek delay. Sends from this process
+    /// wake its receivers at once whatever this says.
+    pub fn idle_poll(mut self, every: Duration) -> Self {
+        self.idle_poll = every;
         self
     }
 
@@ -814,6 +834,7 @@ impl BusBuilder {
             schema,
             auto_create_schema: self.auto_create_schema,
             peek_delay: self.peek_delay,
+            idle_poll: self.idle_poll,
             concurrency: self.concurrency,
             handler_threads,
             blocking_threads,

@@ -44,6 +44,9 @@ pub struct BusSettings {
     /// How long an idle receiver waits before looking again.
     #[serde(with = "humantime_serde")]
     pub peek_delay: Option<Duration>,
+    /// [`BusBuilder::idle_poll`].
+    #[serde(default, with = "humantime_serde")]
+    pub idle_poll: Option<Duration>,
     /// Handlers at once.
     pub concurrency: Option<usize>,
     /// [`BusBuilder::handler_threads`].
@@ -165,6 +168,9 @@ impl BusBuilder {
         if let Some(delay) = s.peek_delay {
             self = self.peek_delay(delay);
         }
+        if let Some(every) = s.idle_poll {
+            self = self.idle_poll(every);
+        }
         if let Some(limit) = s.concurrency {
             self = self.concurrency(limit);
         }
@@ -254,6 +260,7 @@ mod tests {
             ("NIMBUS_BUS_INSTANCE", "sales-1"),
             ("NIMBUS_BUS_DATABASE_URL", compiled_url()),
             ("NIMBUS_BUS_PEEK_DELAY", "250ms"),
+            ("NIMBUS_BUS_IDLE_POLL", "20ms"),
             ("NIMBUS_BUS_CONCURRENCY", "8"),
             ("NIMBUS_BUS_CREATE_QUEUES_ON_SEND", "true"),
             ("NIMBUS_BUS_STORAGE_LAYOUT", "shared_table"),
@@ -264,6 +271,7 @@ mod tests {
         .map(|(k, v)| (k.to_string(), v.to_string()));
         let settings = BusSettings::from_vars(vars, ENV_PREFIX).expect("valid settings");
         assert_eq!(settings.peek_delay, Some(Duration::from_millis(250)));
+        assert_eq!(settings.idle_poll, Some(Duration::from_millis(20)));
         assert_eq!(settings.concurrency, Some(8));
         assert_eq!(settings.storage_layout, Some(StorageLayout::SharedTable));
         assert_eq!(settings.receive_batch, Some(1));

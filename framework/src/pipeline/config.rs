@@ -18,6 +18,8 @@ pub(crate) struct EndpointConfig {
     pub schema: SchemaName,
     pub auto_create_schema: bool,
     pub peek_delay: Duration,
+    /// [`BusBuilder::idle_poll`](crate::BusBuilder::idle_poll).
+    pub idle_poll: Duration,
     pub concurrency: usize,
     /// Threads that run handlers (1: the bus's own).
     pub handler_threads: usize,

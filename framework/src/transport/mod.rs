@@ -151,6 +151,10 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// process waits for the first.
     fn single_writer(&self) -> bool;
 
+    /// Whether this process hears that another one wrote to a queue (PostgreSQL's LISTEN/NOTIFY,
+    /// SQLite's watcher of the file); where it does not (SQL Server), idle receivers poll.
+    fn hears_other_processes(&self) -> bool;
+
     /// Whether [`Transport::peek`] counts the rows that receives in progress hold (SQLite);
     /// where it does not, its estimate is what waits for a receiver.
     fn peek_counts_held_rows(&self) -> bool;

@@ -407,6 +407,10 @@ impl<D: Driver> Transport for SqlTransport<D> {
         self.inner.driver.single_writer()
     }
 
+    fn hears_other_processes(&self) -> bool {
+        self.inner.announce.get().is_some()
+    }
+
     fn peek_counts_held_rows(&self) -> bool {
         !self.inner.driver.dialect().peek_skips_held_rows
     }

@@ -17,9 +17,9 @@ fn cross_process_wakeup(backend: &str) -> (&'static str, &'static str) {
             "a watcher of the file's data_version wakes it (looks every 10 ms)",
         ),
         _ => (
-            "peek_delay",
-            "nothing wakes it on this database: it finds a message at its next peek (up to the \
-             peek delay)",
+            "idle_poll",
+            "nothing announces a send on this database: an idle receiver looks every idle_poll \
+             (10 ms by default)",
         ),
     }
 }
