@@ -34,6 +34,16 @@ pub const ORIGINATING_MACHINE: &str = "NServiceBus.OriginatingMachine";
 /// The content type of every body this framework writes.
 pub const JSON_CONTENT_TYPE: &str = "application/json";
 
+/// Where the wire format of times puts its separators: `yyyy-MM-dd HH:mm:ss:ffffff`.
+const TIME_SEPARATORS: [(usize, u8); 6] = [
+    (4, b'-'),
+    (7, b'-'),
+    (10, b' '),
+    (13, b':'),
+    (16, b':'),
+    (19, b':'),
+];
+
 /// NServiceBus's `DateTimeOffsetHelper` wire format, e.g. `2026-11-30 07:15:02:123456 Z`.
 pub fn format_time(time: chrono::DateTime<chrono::Utc>) -> String {
     use chrono::{Datelike, Timelike};
@@ -57,14 +67,7 @@ pub fn format_time(time: chrono::DateTime<chrono::Utc>) -> String {
     put(17, 2, time.second());
     // A leap second's nanoseconds run past 1e9: chrono prints it as second 59 plus that much.
     put(20, 6, (time.nanosecond() / 1_000).min(999_999));
-    for (at, separator) in [
-        (4, b'-'),
-        (7, b'-'),
-        (10, b' '),
-        (13, b':'),
-        (16, b':'),
-        (19, b':'),
-    ] {
+    for (at, separator) in TIME_SEPARATORS {
         out[at] = separator;
     }
     out[26] = b' ';
@@ -89,17 +92,11 @@ fn parse_time_fast(text: &str) -> Option<chrono::DateTime<chrono::Utc>> {
     if b.len() != 26 {
         return None;
     }
-    for (at, separator) in [
-        (4, b'-'),
-        (7, b'-'),
-        (10, b' '),
-        (13, b':'),
-        (16, b':'),
-        (19, b':'),
-    ] {
-        if b[at] != separator {
-            return None;
-        }
+    if TIME_SEPARATORS
+        .iter()
+        .any(|&(at, separator)| b[at] != separator)
+    {
+        return None;
     }
     let number = |from: usize, to: usize| -> Option<u32> {
         b[from..to].iter().try_fold(0u32, |n, &d| {

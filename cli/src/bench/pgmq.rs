@@ -136,33 +136,24 @@ impl Pgmq {
 
     /// Creates `queue` (a no-op when it exists).
     pub async fn create(&self, queue: &str) -> Result<(), Failure> {
-        let name = queue_name(queue);
-        self.with_client(async |c| {
-            c.client.execute("SELECT pgmq.create($1)", &[&name]).await?;
-            Ok(())
-        })
-        .await
+        self.queue_call("SELECT pgmq.create($1)", queue).await
     }
 
     /// Deletes every message of `queue`.
     pub async fn purge(&self, queue: &str) -> Result<(), Failure> {
-        let name = queue_name(queue);
-        self.with_client(async |c| {
-            c.client
-                .execute("SELECT pgmq.purge_queue($1)", &[&name])
-                .await?;
-            Ok(())
-        })
-        .await
+        self.queue_call("SELECT pgmq.purge_queue($1)", queue).await
     }
 
     /// Drops `queue`.
     pub async fn drop_queue(&self, queue: &str) -> Result<(), Failure> {
+        self.queue_call("SELECT pgmq.drop_queue($1)", queue).await
+    }
+
+    /// Runs `sql`, one of pgmq's functions of a queue name, for `queue`.
+    async fn queue_call(&self, sql: &'static str, queue: &str) -> Result<(), Failure> {
         let name = queue_name(queue);
         self.with_client(async |c| {
-            c.client
-                .execute("SELECT pgmq.drop_queue($1)", &[&name])
-                .await?;
+            c.client.execute(sql, &[&name]).await?;
             Ok(())
         })
         .await

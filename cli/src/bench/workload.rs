@@ -318,25 +318,9 @@ impl Rig {
                         })
                     })
                     .collect();
-                let started = Instant::now();
-                let messages = self.e2e_messages();
-                let sent = self
-                    .sending_pgmq(pgmq, &q.bare_e2e, self.settings.e2e_send_batch)
-                    .await;
-                let handled = match sent {
-                    Ok(_) => wait_for(&tally, messages, "the pgmq receive loops").await,
-                    Err(e) => Err(e),
-                };
-                stop.store(true, Ordering::Relaxed);
-                let joined = join_all(loops).await;
-                handled?;
-                joined?;
-                Ok(Measured {
-                    messages,
-                    rate: per_second(messages, Self::until_last(&tally, started)),
-                    latencies_us: tally.latencies_us(),
-                    ..Measured::default()
-                })
+                let sending = self.sending_pgmq(pgmq, &q.bare_e2e, self.settings.e2e_send_batch);
+                self.loops_end_to_end(&tally, &stop, loops, sending, "the pgmq receive loops")
+                    .await
             }
         }
     }
@@ -603,13 +587,26 @@ impl Rig {
         let tally = Tally::default();
         let stop = Arc::new(AtomicBool::new(false));
         let loops = self.bare_receive_loops(&tally, &stop);
+        let sending = self.sending_bare(&self.queues.bare_e2e, self.settings.e2e_send_batch);
+        self.loops_end_to_end(&tally, &stop, loops, sending, "the bare receive loops")
+            .await
+    }
+
+    /// An end to end whose receive `loops` (the bare SQL's or pgmq's) run until `stop`: times
+    /// `sending` and the loops from the first send to the last message `tally` counted, then
+    /// stops the loops (`who` names them if they fall short).
+    async fn loops_end_to_end(
+        &self,
+        tally: &Tally,
+        stop: &AtomicBool,
+        loops: Vec<actix_rt::task::JoinHandle<Result<(), Failure>>>,
+        sending: impl std::future::Future<Output = Result<(Duration, usize), Failure>>,
+        who: &str,
+    ) -> Result<Measured, Failure> {
         let started = Instant::now();
         let messages = self.e2e_messages();
-        let sent = self
-            .sending_bare(&self.queues.bare_e2e, self.settings.e2e_send_batch)
-            .await;
-        let handled = match sent {
-            Ok(_) => wait_for(&tally, messages, "the bare receive loops").await,
+        let handled = match sending.await {
+            Ok(_) => wait_for(tally, messages, who).await,
             Err(e) => Err(e),
         };
         stop.store(true, Ordering::Relaxed);
@@ -618,7 +615,7 @@ impl Rig {
         joined?;
         Ok(Measured {
             messages,
-            rate: per_second(messages, Self::until_last(&tally, started)),
+            rate: per_second(messages, Self::until_last(tally, started)),
             latencies_us: tally.latencies_us(),
             ..Measured::default()
         })
