@@ -52,6 +52,7 @@ pub const GAPS: &[Gap] = &[
             "shared_table::a_slow_handler_does_not_hide_other_processes_messages",
             "table_per_queue::peeks_do_not_count_rows_other_instances_hold",
             "shared_table::peeks_do_not_count_rows_other_instances_hold",
+            "shared_table::a_paused_queue_stops_receiving_until_resumed",
         ],
         symptoms: &[
             "receivers ran in parallel",
@@ -59,6 +60,7 @@ pub const GAPS: &[Gap] = &[
             "while instance A holds every message",
             "instance A holds all four messages",
             "peeks counted rows A holds",
+            "nothing received while paused",
         ],
         statement: "the receive: DELETE ... WHERE [RowVersion] = (SELECT TOP (1) [RowVersion] \
                     FROM queue WITH (UPDLOCK, READPAST, ROWLOCK) ORDER BY [RowVersion]) \
@@ -67,7 +69,9 @@ pub const GAPS: &[Gap] = &[
                     first one holds and then finds it gone, so the receivers of a queue take \
                     turns instead of running side by side (no message is received twice, \
                     throughput is one receive at a time); the peek counts held rows too, so a \
-                    slow handler holds back the messages behind it",
+                    slow handler holds back the messages behind it; and a receive that started \
+                    before its queue was paused can wait in its statement past the pause, then \
+                    take a message sent after it (seen on the shared table)",
         sql_server: "Table Hints (Transact-SQL): READPAST makes the Database Engine skip rows \
                      other transactions have locked, and UPDLOCK with ROWLOCK locks the row the \
                      receive takes; NServiceBus's SQL Server transport receives WITH (UPDLOCK, \

@@ -8,6 +8,7 @@ use crate::names::QueueName;
 use crate::pipeline::{
     receive_and_handle, receive_and_handle_batch, EndpointState, Outcome, Taken,
 };
+use crate::transport::StopSignal;
 
 /// Receives one message (or batch) at a time from one queue, on a handler thread (the bus's with
 /// one handler thread). A handler panic is caught in the pipeline; the
@@ -16,20 +17,43 @@ pub(crate) struct Receiver {
     endpoint: Arc<EndpointState>,
     queue: QueueName,
     index: usize,
+    /// Set when the endpoint stops or the queue is paused: a receive that waited for its
+    /// connection meanwhile takes nothing.
+    stop: StopSignal,
 }
 
 impl Receiver {
     pub fn new(endpoint: Arc<EndpointState>, queue: QueueName, index: usize) -> Self {
+        let (counters, name) = (endpoint.counters.clone(), queue.as_str().to_string());
+        let stop = endpoint
+            .stop_signal
+            .or_when(move || counters.is_paused(&name));
         Receiver {
             endpoint,
             queue,
             index,
+            stop,
         }
     }
 }
 
 impl Actor for Receiver {
     type Context = Context<Self>;
+
+    /// Opens this thread's connection before the first receive (which waits for it): a login
+    /// can take a second on a loaded server, and a receive that waited that long could start
+    /// its statement after its queue was paused. A failure here is the first receive's to report.
+    fn started(&mut self, ctx: &mut Self::Context) {
+        let transport = self.endpoint.transport.clone();
+        ctx.wait(
+            async move {
+                if let Err(e) = transport.warm_up().await {
+                    tracing::debug!(error = %e, "a receiver could not open its connection yet");
+                }
+            }
+            .into_actor(self),
+        );
+    }
 }
 
 impl Supervised for Receiver {
@@ -62,22 +86,23 @@ impl Handler<ReceiveRun> for Receiver {
     fn handle(&mut self, msg: ReceiveRun, _ctx: &mut Self::Context) -> Self::Result {
         let endpoint = self.endpoint.clone();
         let queue = self.queue.clone();
+        let stop = self.stop.clone();
         Box::pin(
             async move {
                 let mut taken = Some(msg.taken);
                 let mut receives = 0;
                 loop {
                     let last = match endpoint.config.receive_batch {
-                        0 | 1 => receive_and_handle(&endpoint, &queue, taken.take()).await,
+                        0 | 1 => receive_and_handle(&endpoint, &queue, &stop, taken.take()).await,
                         limit => {
-                            receive_and_handle_batch(&endpoint, &queue, limit, taken.take()).await
+                            let taken = taken.take();
+                            receive_and_handle_batch(&endpoint, &queue, limit, &stop, taken).await
                         }
                     };
                     receives += 1;
                     let go_on = matches!(last, Outcome::Handled | Outcome::Expired)
                         && receives < msg.credit
-                        && !*endpoint.stopping.borrow()
-                        && !endpoint.counters.is_paused(queue.as_str());
+                        && !stop.is_set();
                     if !go_on {
                         return Run { last, receives };
                     }

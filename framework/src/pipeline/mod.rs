@@ -32,6 +32,7 @@ use crate::pipeline::metrics::Counters;
 use crate::pipeline::requests::{PendingRequests, Reply};
 use crate::recoverability::{failures_so_far, Recovery, DELAYED_RETRIES, FAILED_ATTEMPTS};
 use crate::telemetry;
+use crate::transport::StopSignal;
 use crate::transport::{CommitFailure, ReceiveTransaction, ReceivedBatch, Transport};
 
 /// What an endpoint's actors share.
@@ -158,13 +159,10 @@ pub(crate) type Taken = tokio::sync::oneshot::Sender<()>;
 pub(crate) async fn receive_and_handle(
     endpoint: &EndpointState,
     queue: &QueueName,
+    stop: &StopSignal,
     taken: Option<Taken>,
 ) -> Outcome {
-    let (row, tx) = match endpoint
-        .transport
-        .receive(queue, &endpoint.stop_signal)
-        .await
-    {
+    let (row, tx) = match endpoint.transport.receive(queue, stop).await {
         Ok(None) => return Outcome::Empty,
         Ok(Some(received)) => received,
         Err(e) => return Outcome::Infrastructure(e),
@@ -187,14 +185,11 @@ pub(crate) async fn receive_and_handle_batch(
     endpoint: &Arc<EndpointState>,
     queue: &QueueName,
     limit: usize,
+    stop: &StopSignal,
     taken: Option<Taken>,
 ) -> Outcome {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-    let batch = match endpoint
-        .transport
-        .receive_batch(queue, limit, &endpoint.stop_signal)
-        .await
-    {
+    let batch = match endpoint.transport.receive_batch(queue, limit, stop).await {
         Ok(None) => return Outcome::Empty,
         Ok(Some(batch)) => batch,
         Err(e) => return Outcome::Infrastructure(e),

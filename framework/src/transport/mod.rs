@@ -53,15 +53,35 @@ pub enum StorageLayout {
 
 /// Set once an endpoint stops: a receive still waiting for a connection (on SQLite, for the one
 /// writer) gives up instead of taking a message after `stop()` was called. A receive whose
-/// statement has started finishes as every receive in flight does.
-#[derive(Clone, Debug)]
-pub(crate) struct StopSignal(tokio::sync::watch::Receiver<bool>);
+/// statement has started finishes as every receive in flight does. A receiver's own signal
+/// ([`StopSignal::or_when`]) is also set while its queue is paused, so that a receive that waited
+/// for a connection across a pause takes nothing.
+#[derive(Clone)]
+pub(crate) struct StopSignal {
+    stopping: tokio::sync::watch::Receiver<bool>,
+    /// Also set while this says so (a receiver's queue is paused).
+    also: Option<Arc<dyn Fn() -> bool + Send + Sync>>,
+}
+
+impl std::fmt::Debug for StopSignal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StopSignal")
+            .field("set", &self.is_set())
+            .finish()
+    }
+}
 
 impl StopSignal {
     /// A signal, and the sender that sets it.
     pub fn new() -> (tokio::sync::watch::Sender<bool>, StopSignal) {
-        let (tx, rx) = tokio::sync::watch::channel(false);
-        (tx, StopSignal(rx))
+        let (tx, stopping) = tokio::sync::watch::channel(false);
+        (
+            tx,
+            StopSignal {
+                stopping,
+                also: None,
+            },
+        )
     }
 
     /// A signal that is never set (benchmarks, one-off receives).
@@ -73,14 +93,23 @@ impl StopSignal {
         signal
     }
 
-    /// Whether the endpoint is stopping.
+    /// This signal, also set whenever `condition` holds (read when a receive has its connection,
+    /// just before it takes anything).
+    pub fn or_when(&self, condition: impl Fn() -> bool + Send + Sync + 'static) -> StopSignal {
+        StopSignal {
+            stopping: self.stopping.clone(),
+            also: Some(Arc::new(condition)),
+        }
+    }
+
+    /// Whether the endpoint is stopping (or the extra condition holds).
     pub fn is_set(&self) -> bool {
-        *self.0.borrow()
+        *self.stopping.borrow() || self.also.as_ref().is_some_and(|also| also())
     }
 
     /// Resolves once the endpoint is stopping (never, if it cannot be any more).
     pub async fn set(&self) {
-        let mut rx = self.0.clone();
+        let mut rx = self.stopping.clone();
         if rx.wait_for(|stopping| *stopping).await.is_err() {
             std::future::pending::<()>().await;
         }
@@ -190,6 +219,11 @@ pub(crate) trait Transport: Send + Sync + 'static {
 
     /// Estimates how many messages wait in `queue`.
     async fn peek(&self, queue: &QueueName) -> Result<i64>;
+
+    /// Opens a connection for the calling thread's pool, if it has none idle, and gives it
+    /// back: a receiver on a handler thread does this when it starts, so that its first receive
+    /// does not wait for a login.
+    async fn warm_up(&self) -> Result<()>;
 
     /// Takes up to `limit` messages of `queue` in one transaction (a batched receive); `None`
     /// when there is nothing to take, or when `stop` is set while it waits for a connection.

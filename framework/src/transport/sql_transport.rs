@@ -739,6 +739,14 @@ impl<D: Driver> Transport for SqlTransport<D> {
         Ok(rows.into_iter().next().map(|row| row.headers))
     }
 
+    async fn warm_up(&self) -> Result<()> {
+        self.inner
+            .connection("opening a receiver's connection")
+            .await?
+            .release();
+        Ok(())
+    }
+
     async fn receive(
         &self,
         queue: &QueueName,
