@@ -37,23 +37,6 @@ impl Home {
     }
 }
 
-thread_local! {
-    /// The handler thread (shard) this thread is, if it is one; see [`enter_shard`].
-    static SHARD: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
-}
-
-/// Marks the calling thread as handler thread `shard`: connections taken on it from then on
-/// come from a pool of its own, opened on its runtime, so that a message received, handled and
-/// committed there never waits on another thread (see [`ShardedPools`]).
-pub(crate) fn enter_shard(shard: usize) {
-    SHARD.with(|s| s.set(Some(shard)));
-}
-
-/// The handler thread the calling code runs on, if it runs on one.
-pub(crate) fn current_shard() -> Option<usize> {
-    SHARD.with(std::cell::Cell::get)
-}
-
 /// Opens one pool whose connections belong to a given runtime.
 type OpenPool<P> = dyn Fn(Home) -> super::DriverResult<P> + Send + Sync;
 
@@ -83,7 +66,7 @@ impl<P: Clone> ShardedPools<P> {
 
     /// The pool for connections used on the calling thread.
     pub fn here(&self) -> super::DriverResult<P> {
-        let Some(shard) = current_shard() else {
+        let Some(shard) = super::shard::current_shard() else {
             return Ok(self.home.clone());
         };
         let mut shards = self.shards.lock().unwrap_or_else(|p| p.into_inner());

@@ -309,7 +309,7 @@ impl Dispatcher {
         for (thread, arbiter) in arbiters.iter().enumerate() {
             let pulses = pulses.clone();
             // Connections taken on this thread come from its own pool (see `driver::home`).
-            arbiter.spawn_fn(move || crate::driver::home::enter_shard(thread));
+            arbiter.spawn_fn(move || crate::driver::shard::enter_shard(thread));
             // Ends when the arbiter stops.
             arbiter.spawn(async move {
                 loop {
@@ -372,7 +372,7 @@ impl Dispatcher {
     ) -> Result<Invocation, NimbusError> {
         let timeout = invoke.timeout;
         // A receiver on a handler thread runs its handlers there: no hop per message.
-        let thread = crate::driver::home::current_shard()
+        let thread = crate::driver::shard::current_shard()
             .filter(|thread| *thread < self.in_flight.len())
             .unwrap_or_else(|| self.least_busy());
         let _busy = Busy::on(&self.in_flight[thread]);
