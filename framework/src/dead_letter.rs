@@ -188,7 +188,7 @@ pub(crate) fn replay_message(original_destination: &str, body: &[u8]) -> Result<
         &envelope.destination
     };
     Ok(OutgoingMessage {
-        destination: Destination::Queue(QueueName::new(destination)?),
+        destination: Destination::Queue(QueueName::parse(destination)?),
         id: Uuid::parse_str(&envelope.id).unwrap_or_else(|_| Uuid::new_v4()),
         headers_json,
         body,

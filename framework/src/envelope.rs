@@ -94,6 +94,17 @@ pub(crate) struct EndpointIdentity {
     pub fill_v1_columns: bool,
     /// How message ids are made.
     pub message_ids: MessageIds,
+    /// The bus's schema, and how its database writes the addresses of its queues.
+    pub schema: crate::names::SchemaName,
+    pub address_form: crate::names::AddressForm,
+}
+
+impl EndpointIdentity {
+    /// The address of `queue` (one of this bus's) as a reply to it must name it: with the
+    /// schema, on databases that have schemas, as NServiceBus writes its `ReplyToAddress`.
+    pub fn address_of(&self, queue: &QueueName) -> String {
+        self.address_form.address_of(&self.schema, queue)
+    }
 }
 
 /// How message ids are made. They are time-ordered, so that in the shared-table layout, where
@@ -200,7 +211,9 @@ impl SendOptions {
         self
     }
 
-    /// Send to `queue` instead of the queue routed for the message's type.
+    /// Send to `queue` instead of the queue routed for the message's type: a queue of the bus's
+    /// schema, or an address of a queue in another schema (`Invoices@[billing]`; see
+    /// [`QueueName::parse`](crate::QueueName::parse)).
     pub fn to(mut self, queue: impl Into<String>) -> Self {
         self.destination = Some(queue.into());
         self
@@ -316,7 +329,7 @@ pub(crate) fn build_request<M: Message>(
             }
             h.insert(
                 headers::REPLY_TO_ADDRESS.into(),
-                reply_to.as_str().to_string(),
+                origin.address_of(reply_to),
             );
             if let Some(ttl) = options.time_to_be_received {
                 h.insert(headers::TIME_TO_BE_RECEIVED.into(), format_time_span(ttl));
@@ -385,7 +398,7 @@ fn build_outgoing_inner<M: Message>(
     h.insert(headers::ORIGINATING_MACHINE.into(), origin.instance.clone());
     h.insert(
         headers::REPLY_TO_ADDRESS.into(),
-        origin.input_queue.as_str().to_string(),
+        origin.address_of(&origin.input_queue),
     );
     h.insert(headers::CORRELATION_ID.into(), correlation_id);
     h.insert(headers::CONVERSATION_ID.into(), conversation_id);
@@ -564,6 +577,8 @@ mod tests {
                 instance_queue: None,
                 fill_v1_columns: false,
                 message_ids: MessageIds::TimeOrdered,
+                schema: crate::names::SchemaName::new("main").unwrap(),
+                address_form: crate::names::AddressForm::OwnSchemaOnly,
             }),
             None,
         )

@@ -16,7 +16,7 @@ pub enum NimbusError {
     },
 
     /// A queue, schema or topic name cannot be used.
-    #[error("invalid {kind} name {name:?}: {reason}. Fix: choose a name of 1 to {max_len} characters without control characters")]
+    #[error("invalid {kind} name {name:?}: {reason}. Fix: choose a name of 1 to {max_len} characters without control characters (and, for a queue, without '@', which joins a queue to its schema in an address)")]
     InvalidName {
         /// Which kind of name ("queue", "schema", ...).
         kind: &'static str,

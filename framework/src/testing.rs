@@ -151,6 +151,8 @@ impl TestContext {
             instance_queue: None,
             fill_v1_columns: false,
             message_ids: MessageIds::TimeOrdered,
+            schema: crate::names::SchemaName::constant("main"),
+            address_form: crate::names::AddressForm::OwnSchemaOnly,
         });
         let causation = Causation {
             conversation_id: headers.get(headers::CONVERSATION_ID).cloned(),
@@ -208,7 +210,7 @@ impl TestContext {
     /// `ctx.send`. An invalid queue name is ignored here, so the handler's send fails as it
     /// would without the route.
     pub fn route<M: Command>(self, queue: &str) -> Self {
-        match QueueName::new(queue) {
+        match QueueName::parse(queue) {
             Ok(queue) => self.with(move |r, _| r.push((M::TYPE_NAME, queue))),
             Err(_) => self,
         }

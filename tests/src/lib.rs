@@ -5,6 +5,7 @@
 //! file, or a fresh PostgreSQL schema whose name is full of quotes, brackets and spaces) and drops
 //! it at the end, because CI reuses the same server.
 
+mod addressing;
 pub mod babelfish;
 pub mod batch;
 pub mod db;
@@ -162,6 +163,7 @@ macro_rules! conformance_suite {
             a_paused_queue_stops_receiving_until_resumed,
             a_saga_applies_each_message_once_under_concurrency,
             a_saga_timeout_reaches_its_instance_or_is_dropped,
+            queues_in_another_schema_are_reached_by_address,
         }
     };
     (@tests $attrs:tt $setup:expr; $($name:ident),* $(,)?) => {

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::db::{Kind, Setup, TestDatabase};
 
+pub use crate::addressing::*;
 pub use crate::failures::*;
 pub use crate::leases::*;
 pub use crate::pause::*;

@@ -563,7 +563,10 @@ impl BusBuilder {
         self.handler(crate::saga::TimeoutAdapter::<S, T>::new(saga))
     }
 
-    /// Sends commands of type `M` to `queue` when `send` is called.
+    /// Sends commands of type `M` to `queue` when `send` is called: a queue of the bus's schema,
+    /// or an address of a queue in another schema (`Invoices@[billing]`, and on SQL Server
+    /// `Invoices@[billing]@[Accounts]` for another database; see
+    /// [`QueueName::parse`](crate::QueueName::parse)), checked by `build`.
     pub fn route<M: Command>(mut self, queue: impl Into<String>) -> Self {
         self.routes.push((M::TYPE_NAME, queue.into()));
         self
@@ -754,8 +757,9 @@ impl BusBuilder {
         }
         let mut routes = HashMap::new();
         for (type_name, queue) in self.routes {
-            let queue = QueueName::new(queue)?;
+            let queue = QueueName::parse(&queue)?;
             queue.check_len(max_queue)?;
+            let queue = crate::transport::resolve_address(dialect, &schema, self.layout, &queue)?;
             routes.insert(type_name, queue);
         }
         self.handlers.check()?;
@@ -826,6 +830,8 @@ impl BusBuilder {
             instance_queue,
             fill_v1_columns: self.fill_v1_columns,
             message_ids,
+            schema: schema.clone(),
+            address_form: dialect.address_form,
         });
         tracing::debug!(database = dialect.name, queue = %identity.input_queue, "endpoint configured");
         Ok(crate::endpoint::bus::Endpoint::new(EndpointConfig {

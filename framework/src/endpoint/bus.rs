@@ -357,7 +357,7 @@ impl Bus {
         self.ensure_running()?;
         let endpoint = &self.inner.endpoint;
         let queue = match options.destination() {
-            Some(queue) => QueueName::new(queue)?,
+            Some(queue) => QueueName::parse(queue)?,
             None => endpoint.config.routes.queue_for_name(M::TYPE_NAME)?,
         };
         let destination = Destination::Queue(queue);
@@ -424,7 +424,7 @@ impl Bus {
             ));
         };
         let queue = match options.destination() {
-            Some(queue) => QueueName::new(queue)?,
+            Some(queue) => QueueName::parse(queue)?,
             None => endpoint.config.routes.queue_for_name(R::TYPE_NAME)?,
         };
         let destination = Destination::Queue(queue);
@@ -520,9 +520,11 @@ impl Bus {
         self.inner.endpoint.counters.snapshot()
     }
 
-    /// Sends a message to `queue`. Returns once the message is committed to the database.
+    /// Sends a message to `queue`: a queue of the bus's schema, or an address of a queue in
+    /// another schema (`Invoices@[billing]`, see [`QueueName::parse`](crate::QueueName::parse)),
+    /// which must exist. Returns once the message is committed to the database.
     pub async fn send_to<M: Message>(&self, queue: &str, message: M) -> Result<()> {
-        let queue = QueueName::new(queue)?;
+        let queue = QueueName::parse(queue)?;
         self.write(&message, Intent::Send, Destination::Queue(queue))
             .await
     }

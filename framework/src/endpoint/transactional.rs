@@ -64,14 +64,14 @@ impl<'b> TransactionalSends<'b> {
 
     /// Adds a message for `queue`.
     pub fn send_to<M: Message>(&mut self, queue: &str, message: M) -> Result<&mut Self> {
-        let queue = QueueName::new(queue)?;
+        let queue = QueueName::parse(queue)?;
         self.push(&message, Intent::Send, Destination::Queue(queue))
     }
 
     /// Adds a message with options (a delay or due time, a time to be received, a destination).
     pub fn send_with<M: Message>(&mut self, message: M, options: SendOptions) -> Result<&mut Self> {
         let queue = match options.destination() {
-            Some(queue) => QueueName::new(queue)?,
+            Some(queue) => QueueName::parse(queue)?,
             None => self.endpoint.config.routes.queue_for_name(M::TYPE_NAME)?,
         };
         let out = telemetry::build_traced(

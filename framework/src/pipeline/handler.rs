@@ -394,9 +394,11 @@ impl HandlerContext {
         self.push(&message, Intent::Send, Destination::Queue(queue))
     }
 
-    /// Sends a message to `queue`; written when the handler succeeds.
+    /// Sends a message to `queue` (a queue of the bus's schema, or an address of a queue in
+    /// another schema: see [`QueueName::parse`](crate::QueueName::parse)); written when the
+    /// handler succeeds, in the same transaction as the receive.
     pub fn send_to<M: Message>(&mut self, queue: &str, message: M) -> Result<()> {
-        let queue = QueueName::new(queue)?;
+        let queue = QueueName::parse(queue)?;
         self.push(&message, Intent::Send, Destination::Queue(queue))
     }
 
@@ -404,7 +406,7 @@ impl HandlerContext {
     /// written when the handler succeeds.
     pub fn send_with<M: Message>(&mut self, message: M, options: SendOptions) -> Result<()> {
         let queue = match options.destination() {
-            Some(queue) => QueueName::new(queue)?,
+            Some(queue) => QueueName::parse(queue)?,
             None => self.routes.queue_for_name(M::TYPE_NAME)?,
         };
         let out = telemetry::build_traced(
@@ -444,7 +446,7 @@ impl HandlerContext {
                     "reply only to messages sent with a reply address (Bus::request does so)",
                 )
             })?;
-        let queue = QueueName::new(address)?;
+        let queue = QueueName::parse(&address)?;
         self.push(&message, Intent::Reply, Destination::Queue(queue))
     }
 

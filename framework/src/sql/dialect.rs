@@ -187,6 +187,8 @@ pub(crate) struct Dialect {
     /// The most rows one statement that deletes or moves many (the expiry purge, dropping a
     /// queue of the shared table) may touch; larger batches run as several statements.
     pub max_rows_per_statement: i64,
+    /// Which places its addresses can name, and how it writes its own.
+    pub address_form: crate::names::AddressForm,
     open_quote: char,
     close_quote: char,
 }
@@ -208,6 +210,7 @@ pub(crate) static SQLITE: Dialect = Dialect {
     names_ignore_case: false,
     peek_skips_held_rows: false,
     max_rows_per_statement: i64::MAX,
+    address_form: crate::names::AddressForm::OwnSchemaOnly,
     open_quote: '"',
     close_quote: '"',
 };
@@ -232,6 +235,7 @@ pub(crate) static POSTGRES: Dialect = Dialect {
     names_ignore_case: false,
     peek_skips_held_rows: true,
     max_rows_per_statement: i64::MAX,
+    address_form: crate::names::AddressForm::Schemas,
     open_quote: '"',
     close_quote: '"',
 };
@@ -263,6 +267,7 @@ pub(crate) static SQLSERVER: Dialect = Dialect {
     names_ignore_case: true,
     peek_skips_held_rows: true,
     max_rows_per_statement: SQLSERVER_ROWS_PER_STATEMENT,
+    address_form: crate::names::AddressForm::SchemasAndCatalogs,
     open_quote: '[',
     close_quote: ']',
 };
@@ -290,16 +295,21 @@ impl Dialect {
         std::iter::repeat_n(cap, full).chain((rest > 0).then_some(rest))
     }
 
-    /// The quoted name of `queue`'s table.
+    /// The quoted name of `queue`'s table: in `schema`, unless the queue's address names another
+    /// schema (and database).
     pub fn table(&self, schema: &SchemaName, queue: &QueueName) -> String {
-        if self.qualified_tables {
-            format!(
-                "{}.{}",
-                self.quote(schema.as_str()),
-                self.quote(queue.as_str())
-            )
-        } else {
+        if !self.qualified_tables {
+            return self.quote(queue.as_str());
+        }
+        let schema = queue.schema().unwrap_or(schema);
+        let table = format!(
+            "{}.{}",
+            self.quote(schema.as_str()),
             self.quote(queue.as_str())
+        );
+        match queue.catalog() {
+            Some(catalog) => format!("{}.{table}", self.quote(catalog.as_str())),
+            None => table,
         }
     }
 

@@ -9,6 +9,7 @@
 //! [`DatabaseUrl`] parse its URLs and [`connect`] build it. The conformance suite in `tests/` then
 //! runs unchanged against it.
 
+mod addressing;
 mod admin;
 mod batching;
 mod catalog;
@@ -30,6 +31,7 @@ use crate::envelope::{MessageIds, OutgoingMessage, ReceivedMessage};
 use crate::error::{NimbusError, Result};
 use crate::names::{QueueName, SchemaName};
 
+pub(crate) use addressing::resolve as resolve_address;
 pub(crate) use admin::{Admin, RawRow};
 pub(crate) use database_url::DatabaseUrl;
 pub use database_url::{DatabaseKind, DEFAULT_CONNECT_TIMEOUT};

@@ -57,6 +57,7 @@ impl<D: Driver> SqlTransport<D> {
             sql: dialect.schema_sql(&settings.schema),
             catalog: Catalog::new(dialect, settings.schema.clone()),
             schema: settings.schema,
+            layout: settings.layout,
             auto_create: settings.auto_create,
             create_on_send: settings.create_on_send,
             names_ignore_case: dialect.names_ignore_case,
@@ -186,11 +187,15 @@ impl<D: Driver> Inner<D> {
     /// where the database can.
     fn wake(&self, queues: &[QueueName]) {
         for queue in queues {
+            if queue.catalog().is_some() {
+                // Another database's receivers listen elsewhere: they find it when they look.
+                continue;
+            }
             super::wakeups::wake(&self.wake_key(queue));
             if let Some(announce) = self.announce.get() {
                 // The announcer is gone only when the transport is: nothing to wake then.
                 let _ = announce.send(Announcement::Queue(super::wakeups::payload(
-                    self.cx.schema.as_str(),
+                    queue.schema().unwrap_or(&self.cx.schema).as_str(),
                     queue.as_str(),
                 )));
             }
@@ -198,7 +203,8 @@ impl<D: Driver> Inner<D> {
     }
 
     fn wake_key(&self, queue: &QueueName) -> String {
-        super::wakeups::key(&self.cx.target, self.cx.schema.as_str(), queue.as_str())
+        let schema = queue.schema().unwrap_or(&self.cx.schema);
+        super::wakeups::key(&self.cx.target, schema.as_str(), queue.as_str())
     }
 
     /// Commits `c`'s transaction, then marks the queues it created as existing.
@@ -223,8 +229,11 @@ impl<D: Driver> Inner<D> {
                 // Names chosen at run time (send_to, replies) meet the limit the builder holds
                 // configured names to: past it PostgreSQL would truncate the name, and two
                 // queues would share one table.
-                queue.check_len(self.driver.dialect().max_queue_name)?;
-                Ok(vec![queue.clone()])
+                let dialect = self.driver.dialect();
+                queue.check_len(dialect.max_queue_name)?;
+                let queue =
+                    super::resolve_address(dialect, &self.cx.schema, self.cx.layout, queue)?;
+                Ok(vec![queue])
             }
             Destination::Topic(topic) => {
                 let names = c
@@ -350,7 +359,7 @@ impl<D: Driver> Inner<D> {
         row: MessageRow,
     ) -> std::result::Result<OutgoingMessage, DeadLetter> {
         let destination = row.destination.clone().unwrap_or_default();
-        let problem = match (&row.undecodable, QueueName::new(destination.clone())) {
+        let problem = match (&row.undecodable, QueueName::parse(&destination)) {
             (Some(why), _) => why.clone(),
             (None, Err(e)) => format!("its destination cannot be used: {e}"),
             (None, Ok(queue)) => {

@@ -30,6 +30,8 @@ pub(crate) struct Context {
     /// Where the database is, for messages.
     pub target: String,
     pub schema: SchemaName,
+    /// How queues are stored.
+    pub layout: super::StorageLayout,
     pub sql: SchemaSql,
     pub catalog: Catalog,
     pub auto_create: bool,
@@ -452,6 +454,10 @@ async fn ensure_exists<D: Driver, S: Storage<D> + ?Sized>(
     created: &mut Vec<Arc<QueueEntry>>,
 ) -> Result<Arc<QueueEntry>> {
     let entry = cx.catalog.queue(queue);
+    if (queue.schema().is_some() || queue.catalog().is_some()) && !entry.is_known_to_exist() {
+        check_elsewhere(cx, c, queue, &entry).await?;
+        return Ok(entry);
+    }
     let made_here = created.iter().any(|e| Arc::ptr_eq(e, &entry));
     if !entry.is_known_to_exist() && !made_here {
         let known = storage.known_queues(c).await?;
@@ -468,6 +474,46 @@ async fn ensure_exists<D: Driver, S: Storage<D> + ?Sized>(
         }
     }
     Ok(entry)
+}
+
+/// Makes sure a write can go to `queue` of another schema: its table must exist (sends never
+/// create tables outside the bus's own schema; the endpoint that receives from it does). In
+/// another database (SQL Server) the catalog is not read: the insert itself says when the table
+/// is missing.
+async fn check_elsewhere<D: Driver>(
+    cx: &Context,
+    c: &mut Held<D>,
+    queue: &QueueName,
+    entry: &QueueEntry,
+) -> Result<()> {
+    if queue.catalog().is_some() {
+        return Ok(());
+    }
+    let schema = queue.schema().unwrap_or(&cx.schema);
+    let exists = c
+        .exists(
+            &cx.sql.catalog_table_exists,
+            &[
+                Param::Text(Some(schema.as_str())),
+                Param::Text(Some(queue.as_str())),
+            ],
+        )
+        .await
+        .map_err(cx.db(format!("looking for queue {queue}")))?;
+    if !exists {
+        return Err(NimbusError::config(
+            format!(
+                "queue {queue} does not exist: no table {:?} in schema {:?} of {}",
+                queue.as_str(),
+                schema.as_str(),
+                cx.target
+            ),
+            "check the address, and start the endpoint that receives from that queue first \
+             (sends never create queues in other schemas)",
+        ));
+    }
+    entry.mark_exists();
+    Ok(())
 }
 
 /// The tables of the common schema and of the layouts, which are not queues.
@@ -565,11 +611,13 @@ impl<D: Driver> Storage<D> for TablePerQueue {
         };
         if message.delivery != Delivery::Immediate {
             let (delay_ms, due_at) = message.delivery.delay_and_due();
+            // The address, so that the mover finds a queue of another schema again.
+            let destination = queue.to_string();
             let statement = delayed_row_statement(
                 &cx.sql.delayed_insert,
                 &DelayedRow {
                     message: row,
-                    destination: queue.as_str(),
+                    destination: &destination,
                     delay_ms,
                     due_at,
                 },
