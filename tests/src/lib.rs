@@ -11,6 +11,7 @@ pub mod batch;
 pub mod db;
 mod failures;
 mod leases;
+mod nservicebus;
 mod pause;
 pub mod proxy;
 mod pubsub;
@@ -164,6 +165,7 @@ macro_rules! conformance_suite {
             a_saga_applies_each_message_once_under_concurrency,
             a_saga_timeout_reaches_its_instance_or_is_dropped,
             queues_in_another_schema_are_reached_by_address,
+            rows_as_nservicebus_writes_them_are_handled_and_answered,
         }
     };
     (@tests $attrs:tt $setup:expr; $($name:ident),* $(,)?) => {

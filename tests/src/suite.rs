@@ -15,6 +15,7 @@ use crate::db::{Kind, Setup, TestDatabase};
 pub use crate::addressing::*;
 pub use crate::failures::*;
 pub use crate::leases::*;
+pub use crate::nservicebus::*;
 pub use crate::pause::*;
 pub use crate::pubsub::*;
 pub use crate::sagas::*;

@@ -1,0 +1,262 @@
+//! Rows exactly as NServiceBus 9 writes them, handled by a Nimbus endpoint, and the reply it
+//! writes checked field by field as NServiceBus's receive path reads it. Part of
+//! [`crate::suite`].
+//!
+//! Sources (Particular's repositories):
+//! * header names: `src/NServiceBus.Core/Headers.cs` (Particular/NServiceBus);
+//! * the row: `MessageRow.From` and `PrepareSendCommand` in
+//!   `src/NServiceBus.Transport.Sql.Shared/Queuing/MessageRow.cs` (Particular/NServiceBus.SqlServer):
+//!   `Id` a new GUID of its own (not the message id), `Headers` the JSON of a
+//!   `Dictionary<string, string>`, `Body` the serializer's bytes;
+//! * the header JSON: `DictionarySerializer.Serialize` in
+//!   `src/NServiceBus.Transport.Sql.Shared/Queuing/DictionarySerializer.cs`: System.Text.Json
+//!   with relaxed escaping, then every `/` written `\/` (DataContract compatibility);
+//! * `NServiceBus.ReplyToAddress`: the transport's canonical address,
+//!   `CanonicalQueueAddress` in `src/NServiceBus.Transport.SqlServer/Addressing/` (`table@[schema]@[catalog]`)
+//!   and `src/NServiceBus.Transport.PostgreSql/Addressing/` (`"schema"."table"`);
+//! * the receive: `MessageRow.ReadRow` reads `Id` as a `Guid`, `Expired` as an `int`, `Headers`
+//!   as text deserialized into `Dictionary<string, string>` (`Message.InitializeHeaders`), and
+//!   `Body` as bytes.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use nimbus::{Command, Handler, HandlerContext, HandlerError, Message};
+use serde::{Deserialize, Serialize};
+
+use crate::db::{Kind, Setup, TestDatabase};
+use crate::suite::wait_until;
+
+/// NServiceBus's `PlaceOrder`, serialized by its System.Text.Json serializer (property names as
+/// declared in C#).
+#[derive(Debug, Clone, Serialize, Deserialize, Command)]
+#[nimbus(type_name = "Shop.Messages.PlaceOrder")]
+#[serde(rename_all = "PascalCase")]
+struct PlaceOrder {
+    order_id: String,
+    quantity: u32,
+}
+
+/// The reply an NServiceBus client waits for.
+#[derive(Debug, Clone, Serialize, Deserialize, Message)]
+#[nimbus(type_name = "Shop.Messages.OrderAccepted")]
+#[serde(rename_all = "PascalCase")]
+struct OrderAccepted {
+    order_id: String,
+}
+
+/// What the handler saw of each message: the message id, the attempt and the headers.
+type Seen = Arc<Mutex<Vec<(String, PlaceOrder, nimbus::Headers)>>>;
+
+#[derive(Clone, Default)]
+struct TakeOrder {
+    seen: Seen,
+}
+
+#[nimbus::handler]
+impl Handler<PlaceOrder> for TakeOrder {
+    async fn handle(&self, m: PlaceOrder, ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        self.seen.lock().unwrap().push((
+            ctx.message_id().to_string(),
+            m.clone(),
+            ctx.headers().clone(),
+        ));
+        ctx.reply(OrderAccepted {
+            order_id: m.order_id,
+        })?;
+        Ok(())
+    }
+}
+
+const MESSAGE_ID: &str = "4a8f1c2e-9b3d-4e5f-a6b7-0c1d2e3f4a5b";
+const CONVERSATION_ID: &str = "7e6d5c4b-3a29-4180-9f8e-7d6c5b4a3f2e";
+
+/// The headers NServiceBus 9 sets on a command sent from an endpoint `Shop.Web` whose input
+/// queue is at `reply_to`, as its transport writes them into the `Headers` column.
+fn nservicebus_headers(reply_to: &str, retried: bool) -> String {
+    let mut pairs = vec![
+        ("NServiceBus.MessageId", MESSAGE_ID.to_string()),
+        ("NServiceBus.MessageIntent", "Send".into()),
+        ("NServiceBus.ConversationId", CONVERSATION_ID.into()),
+        ("NServiceBus.CorrelationId", MESSAGE_ID.into()),
+        ("NServiceBus.ReplyToAddress", reply_to.into()),
+        ("NServiceBus.OriginatingMachine", "WEB01".into()),
+        ("NServiceBus.OriginatingEndpoint", "Shop.Web".into()),
+        (
+            "$.diagnostics.originating.hostid",
+            "8f14e45fceea167a5a36dedd4bea2543".into(),
+        ),
+        ("NServiceBus.ContentType", "application/json".into()),
+        (
+            "NServiceBus.EnclosedMessageTypes",
+            "Shop.Messages.PlaceOrder, Shop.Messages, Version=1.0.0.0, Culture=neutral, \
+             PublicKeyToken=null"
+                .into(),
+        ),
+        ("NServiceBus.Version", "9.2.3".into()),
+        (
+            "NServiceBus.TimeSent",
+            "2026-12-02 18:30:15:123456 Z".into(),
+        ),
+        (
+            "traceparent",
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".into(),
+        ),
+    ];
+    if retried {
+        // A delayed retry: NServiceBus's recoverability adds these when it sends the message
+        // back through its delayed delivery.
+        pairs.push(("NServiceBus.Retries", "1".into()));
+        pairs.push((
+            "NServiceBus.Retries.Timestamp",
+            "2026-12-02 18:30:25:654321 Z".into(),
+        ));
+        pairs.push(("NServiceBus.ProcessingEndpoint", "Shop.Sales".into()));
+    }
+    // System.Text.Json's order is the dictionary's insertion order; then `/` becomes `\/`.
+    let body = pairs
+        .iter()
+        .map(|(k, v)| format!("{}:{}", json_string(k), json_string(v)))
+        .collect::<Vec<_>>()
+        .join(",");
+    format!("{{{body}}}").replace('/', "\\/")
+}
+
+fn json_string(text: &str) -> String {
+    serde_json::to_string(text).unwrap()
+}
+
+/// `queue` in `db`'s schema as NServiceBus's transport for that database writes an address.
+fn nservicebus_address(queue: &str, db: &TestDatabase) -> String {
+    match db.kind {
+        Kind::SqlServer => {
+            let catalog = crate::db::sqlserver_connection_string()
+                .and_then(|c| {
+                    c.split(';')
+                        .filter_map(|kv| kv.split_once('='))
+                        .find(|(k, _)| {
+                            let k = k.trim().to_ascii_lowercase();
+                            k == "database" || k == "initial catalog"
+                        })
+                        .map(|(_, v)| v.trim().to_string())
+                })
+                .unwrap_or_else(|| "master".into());
+            format!(
+                "{queue}@[{}]@[{catalog}]",
+                db.schema().unwrap_or("dbo").replace(']', "]]")
+            )
+        }
+        Kind::Postgres => format!(
+            "\"{}\".\"{queue}\"",
+            db.schema().unwrap_or("public").replace('"', "\"\"")
+        ),
+        Kind::Sqlite => queue.to_string(),
+    }
+}
+
+pub async fn rows_as_nservicebus_writes_them_are_handled_and_answered(kind: Setup) {
+    let db = TestDatabase::new(kind).await;
+    if db.shared_table() {
+        // NServiceBus has no shared table: its endpoints share the table-per-queue layout.
+        return;
+    }
+    db.admin()
+        .create_schema(&["Shop.Sales", "Shop.Web"])
+        .await
+        .unwrap();
+    let reply_to = nservicebus_address("Shop.Web", &db);
+    let body = br#"{"OrderId":"order-17","Quantity":3}"#;
+    db.insert_raw(
+        "Shop.Sales",
+        &nservicebus_headers(&reply_to, false),
+        body,
+        false,
+    )
+    .await;
+
+    let handler = TakeOrder::default();
+    let sales = db
+        .builder("Shop.Sales", "sales-1")
+        .handler(handler.clone())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    wait_until("the NServiceBus command is handled", || async {
+        handler.seen.lock().unwrap().len() == 1
+    })
+    .await;
+    // A delayed retry of the same message arrives too: handled again, with the same id.
+    db.insert_raw(
+        "Shop.Sales",
+        &nservicebus_headers(&reply_to, true),
+        body,
+        false,
+    )
+    .await;
+    wait_until("the delayed retry is handled", || async {
+        handler.seen.lock().unwrap().len() == 2
+    })
+    .await;
+    sales.stop().await.unwrap();
+
+    let seen = handler.seen.lock().unwrap().clone();
+    for (message_id, order, headers) in &seen {
+        // The message id is NServiceBus's header, not the row's own Id.
+        assert_eq!(message_id, MESSAGE_ID);
+        assert_eq!((order.order_id.as_str(), order.quantity), ("order-17", 3));
+        assert_eq!(headers["NServiceBus.ContentType"], "application/json");
+        assert_eq!(headers["NServiceBus.Version"], "9.2.3");
+    }
+    assert_eq!(seen[1].2["NServiceBus.Retries"], "1");
+
+    // The replies, read as NServiceBus's receive reads a row.
+    let replies = db.admin().peek("Shop.Web", 10).await.unwrap();
+    assert_eq!(replies.len(), 2, "one reply per handled message");
+    for row in &replies {
+        let id = uuid::Uuid::parse_str(&row.id).expect("Id reads as a Guid");
+        assert!(row.expires.is_none(), "Expires NULL: Expired reads 0");
+        assert!(row.unreadable.is_none());
+        // Dictionary<string, string>: every value a JSON string.
+        let headers: HashMap<String, serde_json::Value> =
+            serde_json::from_str(&row.headers).expect("Headers is a JSON object");
+        let text = |name: &str| -> &str {
+            headers
+                .get(name)
+                .and_then(|v| v.as_str())
+                .unwrap_or_else(|| panic!("{name} missing or not a string: {}", row.headers))
+        };
+        assert!(headers.values().all(|v| v.is_string()), "{}", row.headers);
+        assert_eq!(text("NServiceBus.MessageIntent"), "Reply");
+        assert_eq!(text("NServiceBus.CorrelationId"), MESSAGE_ID);
+        assert_eq!(text("NServiceBus.ConversationId"), CONVERSATION_ID);
+        assert_eq!(text("NServiceBus.RelatedTo"), MESSAGE_ID);
+        assert_eq!(text("NServiceBus.ContentType"), "application/json");
+        assert_eq!(
+            text("NServiceBus.EnclosedMessageTypes"),
+            "Shop.Messages.OrderAccepted"
+        );
+        assert_eq!(text("NServiceBus.OriginatingEndpoint"), "Shop.Sales");
+        assert_eq!(text("NServiceBus.OriginatingMachine"), "sales-1");
+        assert_eq!(
+            uuid::Uuid::parse_str(text("NServiceBus.MessageId")).ok(),
+            Some(id)
+        );
+        assert!(
+            nimbus::headers::parse_time(text("NServiceBus.TimeSent")).is_some(),
+            "TimeSent in NServiceBus's wire format: {}",
+            text("NServiceBus.TimeSent")
+        );
+        // Its own address, in the form NServiceBus's transport parses.
+        let back = nimbus::QueueName::parse(text("NServiceBus.ReplyToAddress")).unwrap();
+        assert_eq!(back.as_str(), "Shop.Sales");
+        if kind.kind != Kind::Sqlite {
+            assert_eq!(back.schema().map(|s| s.as_str()), db.schema());
+        }
+        let reply: serde_json::Value = serde_json::from_slice(&row.body).unwrap();
+        assert_eq!(reply, serde_json::json!({"OrderId": "order-17"}));
+    }
+    assert_eq!(db.count("Shop.Sales").await, 0);
+    assert!(db.dead_letters().await.is_empty());
+}
