@@ -76,7 +76,7 @@ enum Command {
     /// peek delay (handlers already running finish); sends still go in. Kept in the database
     /// until `nimbus resume`.
     Pause {
-        /// The queue.
+        /// The queue: a name in --schema, or an address naming its schema (Billing@[sales]).
         queue: String,
         /// Who pauses it, shown to other operators (default: $USER on this host).
         #[arg(long)]
@@ -84,12 +84,12 @@ enum Command {
     },
     /// Resumes a paused queue: its endpoints take its messages again within one peek delay.
     Resume {
-        /// The queue.
+        /// The queue: a name in --schema, or an address naming its schema (Billing@[sales]).
         queue: String,
     },
     /// The first messages of a queue, without removing them.
     Peek {
-        /// The queue.
+        /// The queue: a name in --schema, or an address naming its schema (Billing@[sales]).
         queue: String,
         /// How many messages at most.
         #[arg(short = 'n', long, default_value_t = 10)]
@@ -98,7 +98,7 @@ enum Command {
     /// Sends one message with a JSON body to a queue that exists, with the headers an endpoint
     /// writes; prints its id.
     Send {
-        /// The queue.
+        /// The queue: a name in --schema, or an address naming its schema (Billing@[sales]).
         queue: String,
         /// The message type receivers dispatch on (NServiceBus.EnclosedMessageTypes).
         #[arg(long = "type")]
@@ -400,11 +400,35 @@ fn dialect_of(url: &str) -> &'static str {
 }
 
 async fn connect(cli: &Cli) -> Result<Database, Failure> {
+    connect_in(cli, cli.schema.clone()).await
+}
+
+async fn connect_in(cli: &Cli, schema: Option<String>) -> Result<Database, Failure> {
     let mut options = ConnectOptions::new().layout(cli.layout.into());
-    if let Some(schema) = &cli.schema {
-        options = options.schema(schema.clone());
+    if let Some(schema) = schema {
+        options = options.schema(schema);
     }
     Ok(Database::connect_with(database_url(cli)?, options).await?)
+}
+
+/// Connects to the schema a queue's address names (`Billing@[sales]`, `"sales"."Billing"`:
+/// the forms endpoints take), or to `--schema` for a plain name; returns the queue's name.
+async fn connect_for(cli: &Cli, address: &str) -> Result<(Database, String), Failure> {
+    let queue = nimbus::QueueName::parse(address)?;
+    if let Some(catalog) = queue.catalog() {
+        return Err(format!(
+            "the address {address:?} names database {:?}: this tool works in the database of \
+             --database. Fix: point --database (or DATABASE_URL) at that database and name the \
+             queue as Name@[schema]",
+            catalog.as_str()
+        )
+        .into());
+    }
+    let schema = queue
+        .schema()
+        .map(|s| s.as_str().to_string())
+        .or_else(|| cli.schema.clone());
+    Ok((connect_in(cli, schema).await?, queue.as_str().to_string()))
 }
 
 /// Prints a table for people: a header, then `rows`, columns as wide as their widest cell
@@ -516,9 +540,9 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             body,
             headers,
         } => {
-            let db = connect(&cli).await?;
+            let (db, name) = connect_for(&cli, queue).await?;
             let id = db
-                .send_json(queue, message_type, body, "nimbus-cli", headers)
+                .send_json(&name, message_type, body, "nimbus-cli", headers)
                 .await?;
             if cli.json {
                 println!(
@@ -530,8 +554,8 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             }
         }
         Command::Peek { queue, limit } => {
-            let db = connect(&cli).await?;
-            let messages = db.peek(queue, *limit).await?;
+            let (db, name) = connect_for(&cli, queue).await?;
+            let messages = db.peek(&name, *limit).await?;
             if cli.json {
                 let rows: Vec<_> = messages
                     .iter()
@@ -601,9 +625,9 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             }
         }
         Command::Pause { queue, by } => {
-            let db = connect(&cli).await?;
+            let (db, name) = connect_for(&cli, queue).await?;
             let by = by.clone().unwrap_or_else(operator);
-            let newly = db.pause_queue(queue, &by).await?;
+            let newly = db.pause_queue(&name, &by).await?;
             report(
                 &cli,
                 json!({"paused": queue, "already_paused": !newly}),
@@ -617,8 +641,8 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             );
         }
         Command::Resume { queue } => {
-            let db = connect(&cli).await?;
-            let resumed = db.resume_queue(queue).await?;
+            let (db, name) = connect_for(&cli, queue).await?;
+            let resumed = db.resume_queue(&name).await?;
             report(
                 &cli,
                 json!({"resumed": queue, "was_paused": resumed}),

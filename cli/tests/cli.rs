@@ -1229,3 +1229,69 @@ async fn sagas_are_listed_on_sqlite() {
 async fn sagas_are_listed_on_postgres() {
     on_postgres("cli sagas", sagas_are_listed).await;
 }
+
+/// `send`, `peek`, `pause` and `resume` take a queue's address (`Billing@[schema]`, as
+/// endpoints do), reaching a schema other than `--schema`; another database is refused.
+#[tokio::test]
+async fn queue_addresses_reach_other_schemas_on_postgres() {
+    let url = postgres_url();
+    let (here, there) = (
+        format!("nimbus cli here {}", unique()),
+        format!("nimbus cli there {}", unique()),
+    );
+    let (ok, _, err) = nimbus(
+        &url,
+        Some(&there),
+        &["schema", "apply", "--queue", "Billing"],
+    );
+    assert!(ok, "{err}");
+    let (ok, _, err) = nimbus(&url, Some(&here), &["schema", "apply", "--queue", "Sales"]);
+    assert!(ok, "{err}");
+    let address = format!("Billing@[{}]", there.replace(']', "]]"));
+    let (ok, out, err) = nimbus(
+        &url,
+        Some(&here),
+        &[
+            "--json",
+            "send",
+            &address,
+            "--type",
+            "Billing.Invoice",
+            "--body",
+            "{\"n\":1}",
+        ],
+    );
+    assert!(ok, "{err}");
+    assert!(out.contains("\"id\""), "{out}");
+    // The message is in the other schema, not in --schema.
+    let (ok, out, err) = nimbus(&url, Some(&there), &["--json", "peek", "Billing"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("Billing.Invoice"), "{out}");
+    let postgres_form = format!("\"{}\".\"Billing\"", there.replace('"', "\"\""));
+    let (ok, out, err) = nimbus(&url, Some(&here), &["--json", "peek", &postgres_form]);
+    assert!(ok, "{err}");
+    assert!(out.contains("Billing.Invoice"), "{out}");
+    let (ok, _, err) = nimbus(&url, Some(&here), &["pause", &address]);
+    assert!(ok, "{err}");
+    let (ok, out, err) = nimbus(&url, Some(&there), &["--json", "queues"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("\"paused\":true"), "{out}");
+    let (ok, _, err) = nimbus(&url, Some(&here), &["resume", &address]);
+    assert!(ok, "{err}");
+    let (ok, _, err) = nimbus(
+        &url,
+        Some(&here),
+        &[
+            "send",
+            "Billing@[dbo]@[Accounts]",
+            "--type",
+            "T",
+            "--body",
+            "{}",
+        ],
+    );
+    assert!(!ok);
+    assert!(err.contains("--database"), "{err}");
+    drop_schema(&url, &here).await;
+    drop_schema(&url, &there).await;
+}
