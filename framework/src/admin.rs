@@ -365,6 +365,7 @@ impl Database {
             },
             leases: false,
             sagas: false,
+            nservicebus_subscriptions: None,
         })
         .await?;
         Ok(Database { transport })

@@ -166,6 +166,7 @@ macro_rules! conformance_suite {
             a_saga_timeout_reaches_its_instance_or_is_dropped,
             queues_in_another_schema_are_reached_by_address,
             rows_as_nservicebus_writes_them_are_handled_and_answered,
+            subscriptions_are_shared_with_nservicebus_both_ways,
         }
     };
     (@tests $attrs:tt $setup:expr; $($name:ident),* $(,)?) => {

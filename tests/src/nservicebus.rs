@@ -260,3 +260,152 @@ pub async fn rows_as_nservicebus_writes_them_are_handled_and_answered(kind: Setu
     assert_eq!(db.count("Shop.Sales").await, 0);
     assert!(db.dead_letters().await.is_empty());
 }
+
+/// An event NServiceBus endpoints subscribe to by its type's full name.
+#[derive(Debug, Clone, Serialize, Deserialize, nimbus::Event)]
+#[nimbus(type_name = "Shop.Messages.OrderPlaced")]
+#[serde(rename_all = "PascalCase")]
+struct OrderPlaced {
+    order_id: String,
+}
+
+#[derive(Clone, Default)]
+struct Ship {
+    seen: Arc<Mutex<Vec<String>>>,
+}
+
+#[nimbus::handler]
+impl Handler<OrderPlaced> for Ship {
+    async fn handle(&self, m: OrderPlaced, _ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        self.seen.lock().unwrap().push(m.order_id);
+        Ok(())
+    }
+}
+
+/// The address Nimbus writes for its own queue `queue` in `db`'s schema.
+fn nimbus_address(queue: &str, db: &TestDatabase) -> String {
+    match db.kind {
+        Kind::SqlServer => format!(
+            "{queue}@[{}]",
+            db.schema().unwrap_or("dbo").replace(']', "]]")
+        ),
+        _ => nservicebus_address(queue, db),
+    }
+}
+
+pub async fn subscriptions_are_shared_with_nservicebus_both_ways(kind: Setup) {
+    let db = TestDatabase::new(kind).await;
+    if db.shared_table() {
+        let refused = db
+            .builder("Shop.Sales", "sales-1")
+            .nservicebus_subscriptions("SubscriptionRouting")
+            .build();
+        assert!(refused.is_err(), "NServiceBus reads queue tables only");
+        return;
+    }
+    db.admin().create_schema(&["Shop.Billing"]).await.unwrap();
+    // A Nimbus subscriber: it subscribes in NServiceBus's table (made where missing).
+    let ship = Ship::default();
+    let shipping = db
+        .builder("Shop.Shipping", "shipping-1")
+        .nservicebus_subscriptions("SubscriptionRouting")
+        .handler(ship.clone())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let routing = db.table("SubscriptionRouting");
+    let (p1, p2, p3) = (db.param(1), db.param(2), db.param(3));
+    let ours = db
+        .scalar(
+            &format!(
+                "SELECT count(*) FROM {routing} WHERE Endpoint = {p1} AND Topic = {p2} \
+                 AND QueueAddress = {p3}"
+            ),
+            &[
+                "Shop.Shipping",
+                "Shop.Messages.OrderPlaced",
+                &nimbus_address("Shop.Shipping", &db),
+            ],
+        )
+        .await;
+    assert_eq!(ours, 1, "the subscription NServiceBus publishers read");
+    // An NServiceBus subscriber, as its SubscribeText writes it.
+    db.scalar(
+        &format!("INSERT INTO {routing} (QueueAddress, Endpoint, Topic) VALUES ({p1}, {p2}, {p3})"),
+        &[
+            &nservicebus_address("Shop.Billing", &db),
+            "Shop.Billing",
+            "Shop.Messages.OrderPlaced",
+        ],
+    )
+    .await;
+
+    let sales = db
+        .builder("Shop.Sales", "sales-1")
+        .nservicebus_subscriptions("SubscriptionRouting")
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    sales
+        .publish(OrderPlaced {
+            order_id: "order-18".into(),
+        })
+        .await
+        .unwrap();
+    wait_until("the Nimbus subscriber handles the event once", || async {
+        !ship.seen.lock().unwrap().is_empty()
+    })
+    .await;
+    let to_nservicebus = db.admin().peek("Shop.Billing", 10).await.unwrap();
+    assert_eq!(
+        to_nservicebus.len(),
+        1,
+        "one copy for the NServiceBus subscriber"
+    );
+    let headers: HashMap<String, String> =
+        serde_json::from_str(&to_nservicebus[0].headers).unwrap();
+    assert_eq!(headers["NServiceBus.MessageIntent"], "Publish");
+    assert_eq!(
+        headers["NServiceBus.EnclosedMessageTypes"],
+        "Shop.Messages.OrderPlaced"
+    );
+    let body: serde_json::Value = serde_json::from_slice(&to_nservicebus[0].body).unwrap();
+    assert_eq!(body, serde_json::json!({"OrderId": "order-18"}));
+
+    // An NServiceBus publisher delivers to the address the Nimbus subscriber wrote.
+    let mut headers = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(
+        &nservicebus_headers(&nservicebus_address("Shop.Sales", &db), false),
+    )
+    .unwrap();
+    headers.insert("NServiceBus.MessageIntent".into(), "Publish".into());
+    headers.insert(
+        "NServiceBus.EnclosedMessageTypes".into(),
+        "Shop.Messages.OrderPlaced, Shop.Messages, Version=1.0.0.0, Culture=neutral, \
+         PublicKeyToken=null"
+            .into(),
+    );
+    let address = nimbus::QueueName::parse(&nimbus_address("Shop.Shipping", &db)).unwrap();
+    db.insert_raw(
+        address.as_str(),
+        &serde_json::Value::Object(headers).to_string(),
+        br#"{"OrderId":"order-19"}"#,
+        false,
+    )
+    .await;
+    wait_until("the NServiceBus event is handled", || async {
+        ship.seen.lock().unwrap().len() == 2
+    })
+    .await;
+    sales.stop().await.unwrap();
+    shipping.stop().await.unwrap();
+    assert_eq!(
+        ship.seen.lock().unwrap().clone(),
+        vec!["order-18".to_string(), "order-19".to_string()],
+        "each event once: the subscriber listed in both tables got one copy"
+    );
+    assert!(db.dead_letters().await.is_empty());
+}

@@ -772,6 +772,47 @@ impl<D: Driver> Held<D> {
         .map(drop)
     }
 
+    /// `nservicebus_subscribe.sql`: `endpoint`'s subscription to `topic`, delivered to
+    /// `address`.
+    pub async fn nservicebus_subscribe(
+        &mut self,
+        sql: &str,
+        address: &str,
+        endpoint: &str,
+        topic: &str,
+    ) -> DriverResult<()> {
+        self.execute(
+            sql,
+            &[
+                Param::Text(Some(address)),
+                Param::Text(Some(endpoint)),
+                Param::Text(Some(topic)),
+            ],
+        )
+        .await
+        .map(drop)
+    }
+
+    /// `nservicebus_subscribers.sql`: the addresses subscribed to `topic`. Values that cannot
+    /// be read are skipped with a warning.
+    pub async fn nservicebus_subscribers(
+        &mut self,
+        sql: &str,
+        topic: &str,
+    ) -> DriverResult<Vec<String>> {
+        let rows = self.query(sql, &[Param::Text(Some(topic))]).await?;
+        Ok(rows
+            .iter()
+            .filter_map(|row| match row.text(0) {
+                Ok(address) => address,
+                Err(e) => {
+                    tracing::warn!(topic, problem = %e, "skipping an unreadable NServiceBus subscription");
+                    None
+                }
+            })
+            .collect())
+    }
+
     /// A statement on the one subscription of `queue` to `topic` (`subscription_refresh.sql`,
     /// `subscription_delete.sql`): `false` when it affected no row, the subscription being gone.
     pub async fn on_subscription(

@@ -89,6 +89,7 @@ pub struct BusBuilder {
     database_timeout: Duration,
     create_queues_on_send: bool,
     shared_commits: bool,
+    nservicebus_subscriptions: Option<String>,
     requests: bool,
     layout: StorageLayout,
     routes: Vec<(&'static str, String)>,
@@ -133,6 +134,7 @@ impl Default for BusBuilder {
             database_timeout: DEFAULT_DATABASE_TIMEOUT,
             create_queues_on_send: false,
             shared_commits: true,
+            nservicebus_subscriptions: None,
             requests: false,
             layout: StorageLayout::TablePerQueue,
             routes: Vec::new(),
@@ -420,6 +422,19 @@ impl BusBuilder {
         self
     }
 
+    /// Shares subscriptions with NServiceBus endpoints through their subscription table
+    /// (NServiceBus's default: `SubscriptionRouting`, in the bus's schema; an address such as
+    /// `SubscriptionRouting@[nsb]` names another schema). Events this bus publishes then also
+    /// reach every queue subscribed there (NServiceBus's topics are the events' type names, as
+    /// here), and the events this endpoint handles (competing, not multicast) are subscribed
+    /// there too — `Endpoint` the application name, `QueueAddress` its input queue's address —
+    /// so that NServiceBus publishers deliver them. The table is created where missing (with
+    /// auto-create) in NServiceBus's shape. Off by default.
+    pub fn nservicebus_subscriptions(mut self, table: impl Into<String>) -> Self {
+        self.nservicebus_subscriptions = Some(table.into());
+        self
+    }
+
     /// How long one database statement, begin or commit may take (default 30 s). A call past it
     /// drops its connection (a frozen connection: a failover behind a virtual IP, a stuck
     /// pooler, a lost NAT entry), the receiver backs off as in an outage, and `send` returns the
@@ -622,6 +637,13 @@ impl BusBuilder {
                 "remove .fill_v1_columns(true), or use StorageLayout::TablePerQueue to talk to NServiceBus v1 endpoints",
             ));
         }
+        if self.nservicebus_subscriptions.is_some() && self.layout == StorageLayout::SharedTable {
+            return Err(NimbusError::config(
+                "NServiceBus endpoints read queue tables, not NimbusMessages: subscriptions \
+                 shared with them need the table-per-queue layout",
+                "remove .nservicebus_subscriptions(..), or use StorageLayout::TablePerQueue",
+            ));
+        }
         if self.body_string_column.is_some() && self.layout == StorageLayout::SharedTable {
             return Err(NimbusError::config(
                 "the BodyString column belongs to the table-per-queue layout; NimbusMessages has none",
@@ -755,6 +777,19 @@ impl BusBuilder {
                 "use .blocking_threads(1) or more (default: the concurrency limit)",
             ));
         }
+        let nservicebus_subscriptions = match &self.nservicebus_subscriptions {
+            Some(table) => {
+                let table = QueueName::parse(table)?;
+                table.check_len(max_queue)?;
+                Some(crate::transport::resolve_address(
+                    dialect,
+                    &schema,
+                    StorageLayout::TablePerQueue,
+                    &table,
+                )?)
+            }
+            None => None,
+        };
         let mut routes = HashMap::new();
         for (type_name, queue) in self.routes {
             let queue = QueueName::parse(&queue)?;
@@ -860,6 +895,7 @@ impl BusBuilder {
             database_timeout: self.database_timeout,
             create_queues_on_send: self.create_queues_on_send,
             shared_commits: self.shared_commits,
+            nservicebus_subscriptions,
             layout: self.layout,
             leases: self.leases,
             sagas: self.sagas,

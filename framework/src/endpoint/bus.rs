@@ -116,9 +116,17 @@ impl Endpoint {
                 .register_queues(std::slice::from_ref(&identity.input_queue))
                 .await?;
         }
+        transport.prepare_nservicebus_subscriptions().await?;
         let subscriptions = subscriptions_of(&config);
         for (topic, queue) in &subscriptions {
             transport.subscribe(topic, queue).await?;
+            if queue == &identity.input_queue {
+                // NServiceBus publishers know endpoints, not instances: competing subscriptions
+                // only.
+                transport
+                    .subscribe_nservicebus(topic, &identity.application, queue)
+                    .await?;
+            }
         }
         for (type_name, mode) in config.handlers.handled_types() {
             let queue = match mode {

@@ -45,6 +45,8 @@ pub(crate) struct EndpointConfig {
     pub create_queues_on_send: bool,
     /// The application's concurrent sends share commits.
     pub shared_commits: bool,
+    /// NServiceBus's subscription table, when subscriptions are shared with it.
+    pub nservicebus_subscriptions: Option<crate::names::QueueName>,
     /// How long one database call may take.
     pub database_timeout: Duration,
     pub layout: StorageLayout,
@@ -88,6 +90,7 @@ impl EndpointConfig {
             },
             leases: !self.leases.is_empty(),
             sagas: self.sagas,
+            nservicebus_subscriptions: self.nservicebus_subscriptions.clone(),
         }
     }
 }

@@ -84,6 +84,9 @@ pub(crate) struct Files {
     pub saga_update: &'static str,
     pub saga_delete: &'static str,
     pub saga_list: &'static str,
+    pub nservicebus_subscription_table: &'static str,
+    pub nservicebus_subscribe: &'static str,
+    pub nservicebus_subscribers: &'static str,
 }
 
 /// Builds a [`Files`] from `schema/<dir>/`, one `include_str!` per field, so a missing file is a
@@ -118,6 +121,7 @@ macro_rules! all_files {
             index_drop, leases, lease_insert, lease_renew, lease_end, lease_take_expired,
             handler_statement_timeout, paused_queues, queue_pause, queue_resume, paused_list,
             dead_letter_get, sagas, saga_get, saga_insert, saga_update, saga_delete, saga_list,
+            nservicebus_subscription_table, nservicebus_subscribe, nservicebus_subscribers,
         )
     };
 }

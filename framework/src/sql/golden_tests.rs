@@ -23,7 +23,14 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
     let queue = QueueName::new(AWKWARD_QUEUE).expect("a valid queue name");
     let s = dialect.schema_sql(&schema);
     let q = dialect.queue_sql(&schema, &queue);
+    let nsb = dialect.nservicebus_subscription_sql(
+        &schema,
+        &QueueName::new("SubscriptionRouting").expect("a valid name"),
+    );
     let mut out: Vec<(&str, String)> = vec![
+        ("nservicebus_subscription_table", nsb.create),
+        ("nservicebus_subscribe", nsb.subscribe),
+        ("nservicebus_subscribers", nsb.subscribers),
         ("schema", s.schema.clone().unwrap_or_default()),
         ("schema_lock", s.schema_lock.clone().unwrap_or_default()),
         ("subscriptions", s.subscriptions.clone()),

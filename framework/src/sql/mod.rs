@@ -16,7 +16,9 @@ pub(crate) use dialect::SQLITE;
 pub(crate) use dialect::SQLSERVER;
 pub(crate) use multi_row::multi_row_insert;
 pub(crate) use script::{creation_script, dialect_named};
-pub(crate) use statements::{IndexDefinition, IndexSql, QueueSql, SchemaSql};
+pub(crate) use statements::{
+    IndexDefinition, IndexSql, NServiceBusSubscriptionSql, QueueSql, SchemaSql,
+};
 
 #[cfg(test)]
 mod golden_tests;

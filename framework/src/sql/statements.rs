@@ -89,6 +89,18 @@ fn script(text: String) -> Script {
     (!is_empty_script(&text)).then_some(text)
 }
 
+/// The statements on NServiceBus's subscription table, for a bus that shares subscriptions with
+/// NServiceBus endpoints.
+#[derive(Debug, Clone)]
+pub(crate) struct NServiceBusSubscriptionSql {
+    /// Where the table is, for the catalog lookup.
+    pub schema: SchemaName,
+    pub table: String,
+    pub create: String,
+    pub subscribe: String,
+    pub subscribers: String,
+}
+
 /// The statements of one schema: the common tables, the shared-table layout and the catalog
 /// queries. Rendered once per transport.
 #[derive(Debug, Clone)]
@@ -311,6 +323,26 @@ impl Dialect {
             saga_delete: r(f.saga_delete),
             saga_list: r(f.saga_list),
             messages_table,
+        }
+    }
+
+    /// Renders the statements on NServiceBus's subscription table `table` (an address: in
+    /// `schema` unless it names its own).
+    pub(crate) fn nservicebus_subscription_sql(
+        &'static self,
+        schema: &SchemaName,
+        table: &QueueName,
+    ) -> NServiceBusSubscriptionSql {
+        let quoted = self.table(schema, table);
+        let vars = [("table", quoted.as_str())];
+        let f = self.files;
+        let r = |text: &str| render(&statement_text(text), &vars);
+        NServiceBusSubscriptionSql {
+            schema: table.schema().unwrap_or(schema).clone(),
+            table: table.as_str().to_string(),
+            create: r(f.nservicebus_subscription_table),
+            subscribe: r(f.nservicebus_subscribe),
+            subscribers: r(f.nservicebus_subscribers),
         }
     }
 

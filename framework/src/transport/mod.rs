@@ -166,6 +166,8 @@ pub(crate) struct TransportSettings {
     pub leases: bool,
     /// The endpoint has sagas: `NimbusSagas` is created and verified too.
     pub sagas: bool,
+    /// NServiceBus's subscription table, when subscriptions are shared with NServiceBus.
+    pub nservicebus_subscriptions: Option<QueueName>,
 }
 
 /// A database that holds queues.
@@ -277,6 +279,20 @@ pub(crate) trait Transport: Send + Sync + 'static {
 
     /// Writes (or refreshes) the subscription of `queue` to `topic`.
     async fn subscribe(&self, topic: &str, queue: &QueueName) -> Result<()>;
+
+    /// Where subscriptions are shared with NServiceBus: creates its subscription table where
+    /// missing (with auto-create; else a missing table is an error naming its statement).
+    /// Nothing to do otherwise.
+    async fn prepare_nservicebus_subscriptions(&self) -> Result<()>;
+
+    /// Where subscriptions are shared with NServiceBus: subscribes `endpoint` (its input queue
+    /// `queue`) to `topic` in NServiceBus's table. Nothing to do otherwise.
+    async fn subscribe_nservicebus(
+        &self,
+        topic: &str,
+        endpoint: &str,
+        queue: &QueueName,
+    ) -> Result<()>;
 
     /// Refreshes `LastSeenAt` of each (topic, queue) subscription; returns the positions of
     /// those that were gone (swept), which the caller writes again.

@@ -50,6 +50,10 @@ impl<D: Driver> SqlTransport<D> {
     /// server or a refused login fails here, naming the server.
     pub async fn start(driver: D, settings: TransportSettings) -> Result<Arc<Self>> {
         let dialect = driver.dialect();
+        let nservicebus = settings
+            .nservicebus_subscriptions
+            .as_ref()
+            .map(|table| dialect.nservicebus_subscription_sql(&settings.schema, table));
         let cx = Arc::new(Context {
             name: dialect.name,
             folder: dialect.folder,
@@ -67,6 +71,8 @@ impl<D: Driver> SqlTransport<D> {
             deadlines: settings.deadlines,
             leases: settings.leases,
             sagas: settings.sagas,
+            nservicebus,
+            address_form: dialect.address_form,
         });
         let inner = Arc::new(Inner {
             driver: Arc::new(driver),
@@ -240,22 +246,45 @@ impl<D: Driver> Inner<D> {
                     .subscribers(&self.cx.sql.subscription_list, topic, self.cx.idle_seconds)
                     .await
                     .map_err(self.cx.db(format!("reading the subscribers of {topic}")))?;
-                if names.is_empty() {
+                let nservicebus = match &self.cx.nservicebus {
+                    Some(nsb) => c
+                        .nservicebus_subscribers(&nsb.subscribers, topic)
+                        .await
+                        .map_err(self.cx.db(format!(
+                            "reading the subscribers of {topic} in NServiceBus's table {:?}",
+                            nsb.table
+                        )))?,
+                    None => Vec::new(),
+                };
+                if names.is_empty() && nservicebus.is_empty() {
                     tracing::debug!(topic, "no live subscription: the event reaches no queue (no subscriber has started yet, or subscribers know the type under another name: compare #[nimbus(type_name = ..)] on both sides)");
                 }
-                Ok(names
+                let dialect = self.driver.dialect();
+                let own = names
                     .into_iter()
-                    .filter_map(|name| match QueueName::new(name.clone()).and_then(|queue| {
-                        queue.check_len(self.driver.dialect().max_queue_name)?;
+                    .map(|name| (QueueName::new(name.clone()), name));
+                // NServiceBus's rows hold addresses (`Billing@[dbo]@[Sales]`, `"public"."Billing"`).
+                let theirs = nservicebus.into_iter().map(|address| {
+                    let queue = QueueName::parse(&address).and_then(|queue| {
+                        super::resolve_address(dialect, &self.cx.schema, self.cx.layout, &queue)
+                    });
+                    (queue, address)
+                });
+                let mut queues: Vec<QueueName> = Vec::new();
+                for (queue, name) in own.chain(theirs) {
+                    match queue.and_then(|queue| {
+                        queue.check_len(dialect.max_queue_name)?;
                         Ok(queue)
                     }) {
-                        Ok(queue) => Some(queue),
+                        // A Nimbus subscriber sharing NServiceBus's table is in both.
+                        Ok(queue) if queues.contains(&queue) => {}
+                        Ok(queue) => queues.push(queue),
                         Err(e) => {
                             tracing::warn!(topic, subscriber = %name, error = %e, "skipping a subscription whose queue name cannot be used");
-                            None
                         }
-                    })
-                    .collect())
+                    }
+                }
+                Ok(queues)
             }
         }
     }
@@ -884,6 +913,65 @@ impl<D: Driver> Transport for SqlTransport<D> {
         )
         .await
         .map_err(s.cx.db(format!("subscribing queue {queue:?} to {topic}")))?;
+        c.release();
+        Ok(())
+    }
+
+    async fn prepare_nservicebus_subscriptions(&self) -> Result<()> {
+        let s = &self.inner;
+        let Some(nsb) = &s.cx.nservicebus else {
+            return Ok(());
+        };
+        let mut c = s
+            .connection("checking NServiceBus's subscription table")
+            .await?;
+        let exists = c
+            .exists(
+                &s.cx.sql.catalog_table_exists,
+                &[
+                    Param::Text(Some(nsb.schema.as_str())),
+                    Param::Text(Some(&nsb.table)),
+                ],
+            )
+            .await
+            .map_err(s.cx.db("checking NServiceBus's subscription table"))?;
+        if !exists {
+            if !s.cx.auto_create {
+                return Err(s.cx.missing(
+                    format!("NServiceBus's subscription table {:?}", nsb.table),
+                    &nsb.create,
+                ));
+            }
+            s.cx.create(
+                &mut c,
+                &format!("NServiceBus's subscription table {:?}", nsb.table),
+                &nsb.create,
+                &[nsb.schema.as_str(), &nsb.table],
+            )
+            .await?;
+        }
+        c.release();
+        Ok(())
+    }
+
+    async fn subscribe_nservicebus(
+        &self,
+        topic: &str,
+        endpoint: &str,
+        queue: &QueueName,
+    ) -> Result<()> {
+        let s = &self.inner;
+        let Some(nsb) = &s.cx.nservicebus else {
+            return Ok(());
+        };
+        let address = s.cx.address_form.address_of(&s.cx.schema, queue);
+        let mut c = s.connection("subscribing in NServiceBus's table").await?;
+        c.nservicebus_subscribe(&nsb.subscribe, &address, endpoint, topic)
+            .await
+            .map_err(s.cx.db(format!(
+                "subscribing {endpoint} ({address}) to {topic} in NServiceBus's table {:?}",
+                nsb.table
+            )))?;
         c.release();
         Ok(())
     }

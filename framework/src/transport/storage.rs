@@ -48,6 +48,10 @@ pub(crate) struct Context {
     pub leases: bool,
     /// `NimbusSagas` is made and checked too.
     pub sagas: bool,
+    /// NServiceBus's subscription table, when subscriptions are shared with it.
+    pub nservicebus: Option<crate::sql::NServiceBusSubscriptionSql>,
+    /// How this database writes the addresses of its queues.
+    pub address_form: crate::names::AddressForm,
 }
 
 impl Context {
@@ -242,7 +246,7 @@ impl Context {
         }
     }
 
-    fn missing(&self, object: String, statement: &str) -> NimbusError {
+    pub fn missing(&self, object: String, statement: &str) -> NimbusError {
         NimbusError::MissingSchema {
             backend: self.name,
             object: format!(

@@ -1,0 +1,1 @@
+SELECT DISTINCT QueueAddress FROM "Zeb]ra ""x"" 'y'"."SubscriptionRouting" WHERE Topic = $1

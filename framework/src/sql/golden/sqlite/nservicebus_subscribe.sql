@@ -1,0 +1,3 @@
+INSERT INTO "SubscriptionRouting" (QueueAddress, Endpoint, Topic)
+VALUES (?1, ?2, ?3)
+ON CONFLICT (Endpoint, Topic) DO UPDATE SET QueueAddress = excluded.QueueAddress

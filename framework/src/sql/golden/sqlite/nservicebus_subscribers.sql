@@ -1,0 +1,1 @@
+SELECT DISTINCT QueueAddress FROM "SubscriptionRouting" WHERE Topic = ?1

@@ -1,0 +1,6 @@
+CREATE TABLE IF NOT EXISTS "SubscriptionRouting" (
+    QueueAddress TEXT NOT NULL,
+    Endpoint TEXT NOT NULL,
+    Topic TEXT NOT NULL,
+    PRIMARY KEY (Endpoint, Topic)
+)
