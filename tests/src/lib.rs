@@ -9,6 +9,7 @@ mod addressing;
 pub mod babelfish;
 pub mod batch;
 pub mod db;
+pub mod failover;
 mod failures;
 mod leases;
 mod nservicebus;

@@ -1520,7 +1520,7 @@ pub async fn concurrent_sends_share_commits_and_fail_alone(kind: Setup) {
 }
 
 /// The rows of a business table keyed by message id, and how many distinct ids they hold.
-pub(crate) async fn business_rows(db: &TestDatabase, table: &str) -> (i64, i64) {
+pub async fn business_rows(db: &TestDatabase, table: &str) -> (i64, i64) {
     let rows = db
         .scalar(&format!("SELECT COUNT(*) FROM {table}"), &[])
         .await;
@@ -1535,10 +1535,10 @@ pub(crate) async fn business_rows(db: &TestDatabase, table: &str) -> (i64, i64) 
 
 /// A worker process that is killed when the test lets go of it, also when a wait inside the
 /// test panics: no worker outlives its test.
-pub(crate) struct Worker(std::process::Child);
+pub struct Worker(std::process::Child);
 
 impl Worker {
-    pub(crate) fn kill(&mut self) {
+    pub fn kill(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
@@ -1552,7 +1552,7 @@ impl Drop for Worker {
 
 /// Sends the numbers `0..total` to the `Worker` queue, 500 per transaction, for the worker
 /// processes of the SIGKILL tests; returns the sending bus.
-pub(crate) async fn fill_worker_queue(db: &TestDatabase, total: u32) -> nimbus::Bus {
+pub async fn fill_worker_queue(db: &TestDatabase, total: u32) -> nimbus::Bus {
     let sender = sender(db, "Worker").await;
     for chunk in (0..total).collect::<Vec<_>>().chunks(500) {
         sender
@@ -1565,7 +1565,7 @@ pub(crate) async fn fill_worker_queue(db: &TestDatabase, total: u32) -> nimbus::
 
 /// Starts the worker process `worker` (the `crash_worker` binary) on `db`, in its layout and
 /// schema, with `env` set and its output discarded.
-pub(crate) fn start_worker(db: &TestDatabase, worker: &str, env: &[(&str, &str)]) -> Worker {
+pub fn start_worker(db: &TestDatabase, worker: &str, env: &[(&str, &str)]) -> Worker {
     let mut cmd = std::process::Command::new(worker);
     cmd.arg(db.url())
         .arg(if db.shared_table() { "shared" } else { "table" })
