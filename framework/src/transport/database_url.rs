@@ -316,21 +316,36 @@ fn percent_decode(key: &str, value: &str) -> Result<String> {
 
 #[cfg(feature = "postgres")]
 fn postgres_target(config: &tokio_postgres::Config) -> String {
-    let host = config
+    let ports = config.get_ports();
+    let port_of = |i: usize| match ports {
+        [] => 5432,
+        [one] => *one,
+        many => many.get(i).copied().unwrap_or(5432),
+    };
+    let hosts: Vec<String> = config
         .get_hosts()
-        .first()
-        .map(|h| match h {
-            tokio_postgres::config::Host::Tcp(name) => name.clone(),
-            #[cfg(unix)]
-            tokio_postgres::config::Host::Unix(path) => path.display().to_string(),
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let host = match h {
+                tokio_postgres::config::Host::Tcp(name) => name.clone(),
+                #[cfg(unix)]
+                tokio_postgres::config::Host::Unix(path) => path.display().to_string(),
+            };
+            format!("{host}:{}", port_of(i))
         })
-        .unwrap_or_else(|| "localhost".into());
-    let port = config.get_ports().first().copied().unwrap_or(5432);
+        .collect();
+    // Every host of a multi-host URL: the one that answers is the primary of the moment.
+    let hosts = if hosts.is_empty() {
+        "localhost:5432".to_string()
+    } else {
+        hosts.join(",")
+    };
     let db = config
         .get_dbname()
         .or(config.get_user())
         .unwrap_or("postgres");
-    format!("{host}:{port}/{db}")
+    format!("{hosts}/{db}")
 }
 
 #[cfg(test)]
@@ -441,6 +456,26 @@ mod tests {
     }
 
     #[cfg(feature = "postgres")]
+    #[test]
+    fn a_multi_host_url_shows_every_host() {
+        let url = "postgres://u:secret@a.example:6001,b.example:6002/orders\
+                   ?target_session_attrs=read-write";
+        match DatabaseUrl::parse(url).unwrap() {
+            DatabaseUrl::Postgres { target, config, .. } => {
+                assert_eq!(target, "a.example:6001,b.example:6002/orders");
+                assert_eq!(
+                    config.get_target_session_attrs(),
+                    tokio_postgres::config::TargetSessionAttrs::ReadWrite
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        match DatabaseUrl::parse("postgres://u@a,b:5433/d").unwrap() {
+            DatabaseUrl::Postgres { target, .. } => assert_eq!(target, "a:5432,b:5433/d"),
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
     fn postgres_settings_never_show_the_password() {
         let parsed = DatabaseUrl::parse(

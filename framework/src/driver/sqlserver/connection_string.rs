@@ -32,6 +32,9 @@ pub(crate) struct ConnectionSettings {
     pub login: Login,
     /// Where tokens come from, for [`Login::EntraToken`].
     pub token: Option<SqlServerToken>,
+    /// `MultiSubnetFailover=True`: connect to every address the server's name resolves to at
+    /// once and keep the first that answers (an availability group listener spanning subnets).
+    pub multi_subnet_failover: bool,
 }
 
 impl ConnectionSettings {
@@ -98,6 +101,7 @@ pub(crate) fn parse_connection_string(text: &str) -> Result<ConnectionSettings> 
             .map(|v| v.trim().to_string())
     };
     let login = Login::of(get)?;
+    let multi_subnet_failover = high_availability_keywords(get)?;
     let connect_timeout = match get(&["connect timeout", "connection timeout", "timeout"]) {
         None => DEFAULT_CONNECT_TIMEOUT,
         Some(v) => v
@@ -141,7 +145,73 @@ pub(crate) fn parse_connection_string(text: &str) -> Result<ConnectionSettings> 
         connect_timeout,
         login,
         token: None,
+        multi_subnet_failover,
     })
+}
+
+/// The high-availability keywords of a connection string: `MultiSubnetFailover` (returned),
+/// `ApplicationIntent` (only `ReadWrite`: a bus deletes and inserts rows, which a read-only
+/// replica refuses) and `Failover Partner` (database mirroring, which the TDS client this
+/// driver uses does not implement: refused rather than silently ignored).
+fn high_availability_keywords(get: impl Fn(&[&str]) -> Option<String>) -> Result<bool> {
+    if let Some(intent) = get(&["applicationintent", "application intent"]) {
+        if !intent.eq_ignore_ascii_case("readwrite") {
+            return Err(NimbusError::config(
+                format!(
+                    "ApplicationIntent={intent}: a bus receives (deletes rows) and sends (inserts \
+                     rows), which a read-only secondary replica refuses"
+                ),
+                "remove ApplicationIntent or set ApplicationIntent=ReadWrite, and point Server at \
+                 the availability group listener, which routes to the primary",
+            ));
+        }
+    }
+    if get(&["failover partner", "failoverpartner"]).is_some() {
+        return Err(NimbusError::config(
+            "Failover Partner (database mirroring) is not supported: the TDS client Nimbus uses \
+             (tiberius) does not implement it, so the partner would be ignored",
+            "point Server at an availability group listener (with MultiSubnetFailover=True where \
+             it spans subnets), or remove Failover Partner",
+        ));
+    }
+    match get(&["multisubnetfailover", "multi subnet failover"]) {
+        None => Ok(false),
+        Some(v) if ["true", "yes"].iter().any(|t| v.eq_ignore_ascii_case(t)) => Ok(true),
+        Some(v) if ["false", "no"].iter().any(|t| v.eq_ignore_ascii_case(t)) => Ok(false),
+        Some(v) => Err(NimbusError::config(
+            format!("MultiSubnetFailover={v:?} is neither True nor False"),
+            "use MultiSubnetFailover=True or MultiSubnetFailover=False",
+        )),
+    }
+}
+
+/// Connects to `addr` (`host:port`): with `parallel`, to every address it resolves to at once,
+/// keeping the first that answers, as ADO.NET's `MultiSubnetFailover=True` does; otherwise to
+/// each in turn.
+async fn connect_tcp(addr: String, parallel: bool) -> std::io::Result<TcpStream> {
+    if !parallel {
+        return TcpStream::connect(addr).await;
+    }
+    use futures::stream::{FuturesUnordered, StreamExt};
+    let mut attempts: FuturesUnordered<_> = tokio::net::lookup_host(&addr)
+        .await?
+        .map(TcpStream::connect)
+        .collect();
+    let mut first_error = None;
+    while let Some(attempt) = attempts.next().await {
+        match attempt {
+            Ok(tcp) => return Ok(tcp),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    Err(first_error.unwrap_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("{addr} resolves to no address"),
+        )
+    }))
 }
 
 /// Opens one connection: a fresh token where the login takes one, TCP, then TDS login
@@ -154,7 +224,7 @@ pub(super) async fn open(settings: &ConnectionSettings) -> std::result::Result<C
         }
         let mut redirects = 0;
         loop {
-            let tcp = TcpStream::connect(config.get_addr())
+            let tcp = connect_tcp(config.get_addr(), settings.multi_subnet_failover)
                 .await
                 .map_err(tiberius::error::Error::from)?;
             tcp.set_nodelay(true)
@@ -253,6 +323,50 @@ mod tests {
         assert_eq!(s.connect_timeout, Duration::from_secs(7));
         assert_eq!(s.config.get_addr(), "db.example.com:1533");
         assert!(!s.target.contains("s3cret"));
+    }
+
+    #[test]
+    fn high_availability_keywords_are_taken_or_refused_with_the_reason() {
+        let base = "Server=tcp:ag-listener.example.com,1433;User Id=sa;Password=x";
+        let parsed = |extra: &str| parse_connection_string(&format!("{base};{extra}"));
+        assert!(!parsed("").unwrap().multi_subnet_failover);
+        assert!(
+            parsed("MultiSubnetFailover=True")
+                .unwrap()
+                .multi_subnet_failover
+        );
+        assert!(
+            parsed("multisubnetfailover=yes")
+                .unwrap()
+                .multi_subnet_failover
+        );
+        assert!(
+            !parsed("MultiSubnetFailover=False")
+                .unwrap()
+                .multi_subnet_failover
+        );
+        assert!(parsed("ApplicationIntent=ReadWrite").is_ok());
+        for (extra, says) in [
+            ("MultiSubnetFailover=maybe", "neither True nor False"),
+            ("ApplicationIntent=ReadOnly", "read-only"),
+            ("Failover Partner=mirror.example.com", "not supported"),
+        ] {
+            let err = parsed(extra).unwrap_err().to_string();
+            assert!(err.contains(says) && err.contains("Fix"), "{extra}: {err}");
+        }
+    }
+
+    #[tokio::test]
+    async fn multi_subnet_failover_takes_the_first_address_that_answers() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        // `localhost` resolves to ::1 and 127.0.0.1 here; only the latter listens.
+        let tcp = connect_tcp(format!("localhost:{port}"), true)
+            .await
+            .unwrap();
+        assert_eq!(tcp.peer_addr().unwrap().port(), port);
+        let refused = connect_tcp("127.0.0.1:1".into(), true).await.unwrap_err();
+        assert_eq!(refused.kind(), std::io::ErrorKind::ConnectionRefused);
     }
 
     #[test]
