@@ -209,6 +209,8 @@ mod guide {
     mod sql_server {}
     #[doc = include_str!("../../docs/guide/connecting.md")]
     mod connecting {}
+    #[doc = include_str!("../../docs/guide/high-availability.md")]
+    mod high_availability {}
     #[doc = include_str!("../../docs/guide/configuration.md")]
     mod configuration {}
     #[doc = include_str!("../../docs/guide/how-it-works.md")]
