@@ -183,3 +183,80 @@ pub async fn queues_in_another_schema_are_reached_by_address(kind: Setup) {
     assert!(here.dead_letters().await.is_empty());
     assert!(there.dead_letters().await.is_empty());
 }
+
+/// `connection` with its database replaced by `database`.
+fn with_database(connection: &str, database: &str) -> String {
+    let mut parts: Vec<String> = connection
+        .split(';')
+        .filter(|kv| {
+            let key = kv
+                .split('=')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
+            !kv.trim().is_empty() && key != "database" && key != "initial catalog"
+        })
+        .map(str::to_string)
+        .collect();
+    parts.push(format!("Database={database}"));
+    parts.join(";")
+}
+
+/// SQL Server: a queue in another database on the same server, by `Queue@[schema]@[database]`,
+/// takes a handler's send in the receive's transaction (rolled back with a failed attempt).
+pub async fn a_queue_in_another_database_on_the_same_server_takes_sends(kind: Setup) {
+    assert_eq!(kind.kind, Kind::SqlServer, "SQL Server only");
+    let here = TestDatabase::new(kind).await;
+    let other = format!("nimbus_other_{}", uuid::Uuid::new_v4().simple());
+    let other = &other[..26];
+    here.execute(&format!("CREATE DATABASE [{other}]")).await;
+    let elsewhere = with_database(&here.url(), other);
+    let seen = seen_list();
+    let billing = nimbus::Bus::builder()
+        .names("Billing", "billing-1")
+        .database_url(elsewhere.clone())
+        .peek_delay(std::time::Duration::from_millis(100))
+        .handler::<Numbered, _>(Recorder::new("billing-1", &seen))
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let address = format!("Billing@[dbo]@[{other}]");
+    let forwarder = Forwarder::default();
+    let sales = here
+        .builder("Sales", "sales-1")
+        .handler(forwarder.clone())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    sales.send_to(&address, Numbered { n: 1 }).await.unwrap();
+    sales
+        .send_to(
+            "Sales",
+            Forward {
+                n: 2,
+                to: address.clone(),
+            },
+        )
+        .await
+        .unwrap();
+    wait_until("both messages reach the other database", || async {
+        count_of(&seen) == 2
+    })
+    .await;
+    assert_eq!(forwarder.attempts.load(Ordering::SeqCst), 2);
+    sales.stop().await.unwrap();
+    billing.stop().await.unwrap();
+    let mut got: Vec<u32> = seen.lock().unwrap().iter().map(|(_, n)| *n).collect();
+    got.sort();
+    assert_eq!(
+        got,
+        vec![1, 2],
+        "the failed attempt's send rolled back with it"
+    );
+    here.execute(&format!("DROP DATABASE [{other}]")).await;
+}

@@ -136,6 +136,14 @@ fn main() -> ExitCode {
             }),
         ));
     }
+    server_tests.push((
+        "sqlserver::a_queue_in_another_database_on_the_same_server_takes_sends",
+        Box::new(|| {
+            run_actix(
+                suite::a_queue_in_another_database_on_the_same_server_takes_sends(TABLE_PER_QUEUE),
+            )
+        }),
+    ));
     let total = server_tests.len();
     let counts = Arc::new(Counts::default());
     // Only when the server tests are asked for: a run without a server connects nowhere.

@@ -94,6 +94,27 @@ mod tests {
     }
 
     #[test]
+    fn tables_of_other_schemas_and_databases_are_quoted_in_full() {
+        let own = SchemaName::new("dbo").unwrap();
+        assert_eq!(
+            SQLSERVER.table(&own, &address("Invoices@[bill]]ing]@[Accounts]")),
+            "[Accounts].[bill]]ing].[Invoices]"
+        );
+        assert_eq!(
+            SQLSERVER.table(&own, &address("Invoices@[]@[Accounts]")),
+            "[Accounts].[dbo].[Invoices]"
+        );
+        assert_eq!(
+            POSTGRES.table(&own, &address(r#""bill""ing"."Invoices""#)),
+            r#""bill""ing"."Invoices""#
+        );
+        assert_eq!(
+            POSTGRES.table(&own, &address("Invoices")),
+            r#""dbo"."Invoices""#
+        );
+    }
+
+    #[test]
     fn places_a_database_cannot_reach_are_refused_with_the_way_out() {
         let own = SchemaName::new("dbo").unwrap();
         let table = StorageLayout::TablePerQueue;
