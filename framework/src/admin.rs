@@ -27,6 +27,11 @@ use crate::transport::{Admin, DatabaseUrl, RawRow, StorageLayout, SweepReport, T
 #[derive(Clone)]
 pub struct Database {
     transport: Arc<dyn Admin>,
+    /// The schema this handle works in, and its database's SQL: queue addresses are read
+    /// against them.
+    schema: SchemaName,
+    dialect: &'static crate::sql::Dialect,
+    layout: StorageLayout,
 }
 
 impl std::fmt::Debug for Database {
@@ -303,6 +308,7 @@ pub fn creation_script(
     queues: &[&str],
 ) -> Result<String> {
     let dialect = crate::sql::dialect_named(database)?;
+    crate::transport::check_layout(dialect, layout)?;
     let default_schema = dialect.only_schema.unwrap_or(match dialect.folder {
         "postgres" => "public",
         _ => "dbo",
@@ -334,6 +340,7 @@ impl Database {
         #[cfg(feature = "sqlserver")]
         let database = database.with_sql_server_token(options.sql_server_token)?;
         let dialect = database.dialect();
+        crate::transport::check_layout(dialect, options.layout)?;
         let schema = SchemaName::new(
             options
                 .schema
@@ -349,7 +356,7 @@ impl Database {
         let transport = crate::transport::connect(TransportSettings {
             message_ids,
             database,
-            schema,
+            schema: schema.clone(),
             auto_create: false,
             create_on_send: false,
             idle_seconds: i64::try_from(
@@ -368,11 +375,76 @@ impl Database {
             nservicebus_subscriptions: None,
         })
         .await?;
-        Ok(Database { transport })
+        Ok(Database {
+            transport,
+            schema,
+            dialect,
+            layout: options.layout,
+        })
     }
 
+    /// Connects to the schema a queue's address names (`Billing@[sales]`, `"sales"."Billing"`,
+    /// the forms endpoints take; `options`' schema for a plain name) and returns the handle with
+    /// the queue's name in that schema, for the methods that take a queue.
+    ///
+    /// An address naming another database (`Billing@[sales]@[other]`) is refused: connect to
+    /// that database instead.
+    ///
+    /// ```
+    /// # actix_rt::System::new().block_on(async {
+    /// let file = std::env::temp_dir().join(format!("nimbus-doc-{}.db", uuid::Uuid::new_v4()));
+    /// let url = format!("sqlite://{}", file.display());
+    /// let options = nimbus::admin::ConnectOptions::new();
+    /// let (db, queue) = nimbus::admin::Database::connect_for(&url, options, "Billing").await?;
+    /// db.create_schema(&[&queue]).await?;
+    /// assert_eq!(db.queue_depth(&queue).await?, 0);
+    /// # drop(db);
+    /// # let _ = std::fs::remove_file(&file);
+    /// # Ok::<(), nimbus::NimbusError>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn connect_for(
+        url: &str,
+        mut options: ConnectOptions,
+        address: &str,
+    ) -> Result<(Database, String)> {
+        let queue = QueueName::parse(address)?;
+        if let Some(catalog) = queue.catalog() {
+            return Err(NimbusError::config(
+                format!(
+                    "the address {address:?} names database {:?}: an admin handle works in the \
+                     database of its URL",
+                    catalog.as_str()
+                ),
+                "connect with the URL of that database and name the queue as Name@[schema]",
+            ));
+        }
+        if let Some(schema) = queue.schema() {
+            options.schema = Some(schema.as_str().to_string());
+        }
+        let database = Self::connect_with(url, options).await?;
+        Ok((database, queue.as_str().to_string()))
+    }
+
+    /// The queue `name` names: a plain name, or an address of this handle's own schema. An
+    /// address of another schema or database is refused, pointing at
+    /// [`Database::connect_for`].
     fn queue(&self, name: &str) -> Result<QueueName> {
-        QueueName::new(name)
+        let queue = QueueName::parse(name)?;
+        let resolved =
+            crate::transport::resolve_address(self.dialect, &self.schema, self.layout, &queue)?;
+        if resolved.schema().is_some() || resolved.catalog().is_some() {
+            return Err(NimbusError::config(
+                format!(
+                    "the address {name:?} names another schema or database than this handle's \
+                     schema {:?}",
+                    self.schema.as_str()
+                ),
+                "open a handle there with nimbus::admin::Database::connect_for(url, options, \
+                 address), which returns the queue's name in it",
+            ));
+        }
+        Ok(resolved)
     }
 
     /// The database's name ("PostgreSQL", "SQL Server", "SQLite").

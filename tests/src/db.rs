@@ -51,6 +51,18 @@ impl Setup {
     pub fn shared_table(&self) -> bool {
         self.layout == StorageLayout::SharedTable
     }
+
+    /// NServiceBus's PostgreSQL queue table shape (`Id, Expires, Headers, Body, Seq`).
+    pub fn nservicebus_shape(&self) -> bool {
+        self.layout == StorageLayout::NServiceBusPostgreSql
+    }
+
+    /// Whether a queue's rows are keyed by their message id, so that the database refuses a
+    /// second copy of one id while the first waits (the shared table, NServiceBus's PostgreSQL
+    /// table).
+    pub fn keys_rows_by_id(&self) -> bool {
+        self.shared_table() || self.nservicebus_shape()
+    }
 }
 
 /// The PostgreSQL server the suite uses.
@@ -179,6 +191,11 @@ impl TestDatabase {
         self.layout == StorageLayout::SharedTable
     }
 
+    /// NServiceBus's PostgreSQL queue table shape.
+    pub fn nservicebus_shape(&self) -> bool {
+        self.layout == StorageLayout::NServiceBusPostgreSql
+    }
+
     /// The database URL (or connection string) for the bus.
     pub fn url(&self) -> String {
         self.target.url()
@@ -233,6 +250,10 @@ impl TestDatabase {
                 "NimbusMessages".into(),
                 vec!["IX_NimbusMessages_Dequeue".into()],
             );
+        }
+        if self.nservicebus_shape() {
+            // The index of the table's UNIQUE constraint on Seq, as PostgreSQL names it.
+            return (queue.to_string(), vec![format!("{queue}_seq_key")]);
         }
         (
             queue.to_string(),
@@ -505,6 +526,13 @@ impl TestDatabase {
                 "DROP INDEX {} ON {}",
                 self.admin.quote(index),
                 self.table(table)
+            ),
+            // The index of a UNIQUE constraint (NServiceBus's Seq) goes with its constraint.
+            Kind::Postgres if self.nservicebus_shape() && index.ends_with("_seq_key") => format!(
+                "ALTER TABLE {} DROP CONSTRAINT IF EXISTS {}; DROP INDEX IF EXISTS {}",
+                self.table(table),
+                self.admin.quote(index),
+                self.table(index)
             ),
             // Indexes live in the schema: qualified like a table (SQLite has no schemas).
             Kind::Sqlite | Kind::Postgres => format!("DROP INDEX {}", self.table(index)),

@@ -814,7 +814,8 @@ pub async fn an_unrecoverable_failure_is_dead_lettered_at_once(kind: Setup) {
 }
 
 /// A caller can choose the message id, so a send repeated after an ambiguous error carries the
-/// same id; in the shared table, whose key is the id, the database refuses the copy.
+/// same id; in the shared table and NServiceBus's PostgreSQL table, whose key is the id, the
+/// database refuses the copy.
 pub async fn a_caller_can_set_the_message_id(kind: Setup) {
     let db = TestDatabase::new(kind).await;
     let handler = Decliner::default();
@@ -828,7 +829,7 @@ pub async fn a_caller_can_set_the_message_id(kind: Setup) {
         .await
         .unwrap();
     let again = sender.send_with(Numbered { n: 1 }, options).await;
-    let expected = if db.shared_table() {
+    let expected = if kind.keys_rows_by_id() {
         let err = again.expect_err("the primary key refuses the same id twice");
         assert!(err.is_permanent(), "{err}");
         1
@@ -951,7 +952,14 @@ pub async fn unreadable_values_become_dead_letters_and_the_queue_flows(kind: Set
         "'not a time'"
     };
     let q = |name: &str| admin.quote(name);
-    let sql = if db.shared_table() {
+    let sql = if db.nservicebus_shape() {
+        // NServiceBus's PostgreSQL table: its unquoted (lower-case) columns.
+        format!(
+            "INSERT INTO {} (id, expires, headers, body) VALUES (gen_random_uuid(), {bad_time}, \
+             '{headers}', '\\x7b226e223a317d')",
+            admin.qualified_table("Poisoned"),
+        )
+    } else if db.shared_table() {
         let (now, id) = match kind.kind {
             Kind::Postgres => ("now() AT TIME ZONE 'utc'", "gen_random_uuid()"),
             _ => (

@@ -69,7 +69,7 @@ pub fn run_actix(test: impl std::future::Future<Output = ()>) {
 
 /// Expands to two modules, `table_per_queue` and `shared_table`, each with one `#[test]` per
 /// behaviour of [`suite`] for the backend `$kind` (a path to a [`Kind`] variant) in that storage
-/// layout.
+/// layout; on PostgreSQL a third, `nservicebus_postgresql`, in NServiceBus's table shape.
 ///
 /// The SQL Server tests are always `#[ignore]`d, so that a run without a server reports them as
 /// ignored, never as passed; run them with
@@ -83,6 +83,13 @@ macro_rules! conformance_suite {
     // The attributes every test of the kind gets, by the last segment of its path.
     (@pick [$($kind:tt)*] SqlServer) => {
         $crate::conformance_suite!(@suite [#[ignore = "needs SQL Server: NIMBUS_SQLSERVER=<ADO.NET connection string> cargo test -p nimbus-conformance --test sqlserver -- --include-ignored"]] $($kind)*);
+    };
+    // PostgreSQL also runs every test in NServiceBus's PostgreSQL table shape.
+    (@pick [$($kind:tt)*] Postgres) => {
+        $crate::conformance_suite!(@suite [] $($kind)*);
+        mod nservicebus_postgresql {
+            $crate::conformance_suite!(@layout [] $($kind)*, ::nimbus::StorageLayout::NServiceBusPostgreSql);
+        }
     };
     (@pick [$($kind:tt)*] $last:ident) => {
         $crate::conformance_suite!(@suite [] $($kind)*);

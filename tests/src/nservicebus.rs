@@ -1,6 +1,7 @@
 //! Rows exactly as NServiceBus 9 writes them, handled by a Nimbus endpoint, and the reply it
 //! writes checked field by field as NServiceBus's receive path reads it. Part of
-//! [`crate::suite`].
+//! [`crate::suite`]. In NServiceBus's PostgreSQL table shape the rows are written and read with
+//! the statements of NServiceBus's PostgreSQL transport.
 //!
 //! Sources (Particular's repositories):
 //! * header names: `src/NServiceBus.Core/Headers.cs` (Particular/NServiceBus);
@@ -154,6 +155,100 @@ fn nservicebus_address(queue: &str, db: &TestDatabase) -> String {
     }
 }
 
+/// A row as NServiceBus's receive reads it (`MessageRow.ReadRow`): `Id`, `Expired`, `Headers`,
+/// `Body`.
+struct NServiceBusRow {
+    id: String,
+    expired: bool,
+    headers: String,
+    body: Vec<u8>,
+}
+
+/// NServiceBus's PostgreSQL transport's send (`SendText` in
+/// `src/NServiceBus.Transport.PostgreSql/PostgreSqlConstants.cs`, parameters as
+/// `MessageRow.PrepareSendCommand` types them: a Guid, an Int32 time to be received or NULL, the
+/// headers text and the body bytes), into the table its addressing names `"schema"."queue"`.
+const NSERVICEBUS_POSTGRES_SEND: &str = "INSERT INTO {table} (Id, Expires, Headers, Body) \
+     VALUES ($1, (now() AT TIME ZONE 'UTC') + ($2 || ' ms')::INTERVAL, $3, $4)";
+
+/// NServiceBus's PostgreSQL transport's receive (`ReceiveText`, same file): the oldest row by
+/// `Seq` no other transaction holds, deleted, returning `Expired` as an integer.
+const NSERVICEBUS_POSTGRES_RECEIVE: &str = "DELETE FROM {table} rs \
+     WHERE rs.id = (SELECT id FROM {table} ORDER BY Seq LIMIT 1 FOR UPDATE SKIP LOCKED) \
+     RETURNING rs.id, CASE WHEN Expires IS NULL THEN 0 \
+     WHEN Expires > now() AT TIME ZONE 'UTC' THEN 0 ELSE 1 END Expired, rs.Headers, rs.Body";
+
+/// Writes a message into `queue` as an NServiceBus endpoint on `db` does: in NServiceBus's
+/// PostgreSQL table shape with its own statement; otherwise (seed 000's table, NServiceBus's SQL
+/// Server shape) with the columns its SQL Server transport fills.
+async fn send_as_nservicebus(db: &TestDatabase, queue: &str, headers: &str, body: &[u8]) {
+    if !db.nservicebus_shape() {
+        db.insert_raw(queue, headers, body, false).await;
+        return;
+    }
+    use tokio_postgres::types::Type;
+    let client = crate::db::pg_client().await;
+    let sql = NSERVICEBUS_POSTGRES_SEND.replace("{table}", &db.table(queue));
+    let statement = client
+        .prepare_typed(&sql, &[Type::UUID, Type::INT4, Type::TEXT, Type::BYTEA])
+        .await
+        .expect("NServiceBus's send prepares against the queue table");
+    let no_time_to_be_received: Option<i32> = None;
+    client
+        .execute(
+            &statement,
+            &[
+                &uuid::Uuid::new_v4(),
+                &no_time_to_be_received,
+                &headers,
+                &body,
+            ],
+        )
+        .await
+        .expect("NServiceBus's send writes the row");
+}
+
+/// Takes every message of `queue` as an NServiceBus endpoint on `db` reads them: with its
+/// PostgreSQL receive in NServiceBus's PostgreSQL table shape; otherwise the rows as they are.
+async fn receive_as_nservicebus(db: &TestDatabase, queue: &str) -> Vec<NServiceBusRow> {
+    if !db.nservicebus_shape() {
+        return db
+            .admin()
+            .peek(queue, 10)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|row| {
+                assert!(row.unreadable.is_none());
+                NServiceBusRow {
+                    id: row.id,
+                    expired: row.expires.is_some(),
+                    headers: row.headers,
+                    body: row.body,
+                }
+            })
+            .collect();
+    }
+    let client = crate::db::pg_client().await;
+    let sql = NSERVICEBUS_POSTGRES_RECEIVE.replace("{table}", &db.table(queue));
+    let mut rows = Vec::new();
+    while let Some(row) = client
+        .query_opt(&sql, &[])
+        .await
+        .expect("NServiceBus's receive runs against the queue table")
+    {
+        let id: uuid::Uuid = row.get(0);
+        let expired: i32 = row.get(1);
+        rows.push(NServiceBusRow {
+            id: id.to_string(),
+            expired: expired == 1,
+            headers: row.get(2),
+            body: row.get(3),
+        });
+    }
+    rows
+}
+
 pub async fn rows_as_nservicebus_writes_them_are_handled_and_answered(kind: Setup) {
     let db = TestDatabase::new(kind).await;
     if db.shared_table() {
@@ -166,11 +261,11 @@ pub async fn rows_as_nservicebus_writes_them_are_handled_and_answered(kind: Setu
         .unwrap();
     let reply_to = nservicebus_address("Shop.Web", &db);
     let body = br#"{"OrderId":"order-17","Quantity":3}"#;
-    db.insert_raw(
+    send_as_nservicebus(
+        &db,
         "Shop.Sales",
         &nservicebus_headers(&reply_to, false),
         body,
-        false,
     )
     .await;
 
@@ -188,11 +283,11 @@ pub async fn rows_as_nservicebus_writes_them_are_handled_and_answered(kind: Setu
     })
     .await;
     // A delayed retry of the same message arrives too: handled again, with the same id.
-    db.insert_raw(
+    send_as_nservicebus(
+        &db,
         "Shop.Sales",
         &nservicebus_headers(&reply_to, true),
         body,
-        false,
     )
     .await;
     wait_until("the delayed retry is handled", || async {
@@ -212,12 +307,11 @@ pub async fn rows_as_nservicebus_writes_them_are_handled_and_answered(kind: Setu
     assert_eq!(seen[1].2["NServiceBus.Retries"], "1");
 
     // The replies, read as NServiceBus's receive reads a row.
-    let replies = db.admin().peek("Shop.Web", 10).await.unwrap();
+    let replies = receive_as_nservicebus(&db, "Shop.Web").await;
     assert_eq!(replies.len(), 2, "one reply per handled message");
     for row in &replies {
         let id = uuid::Uuid::parse_str(&row.id).expect("Id reads as a Guid");
-        assert!(row.expires.is_none(), "Expires NULL: Expired reads 0");
-        assert!(row.unreadable.is_none());
+        assert!(!row.expired, "Expires NULL: Expired reads 0");
         // Dictionary<string, string>: every value a JSON string.
         let headers: HashMap<String, serde_json::Value> =
             serde_json::from_str(&row.headers).expect("Headers is a JSON object");
@@ -360,7 +454,7 @@ pub async fn subscriptions_are_shared_with_nservicebus_both_ways(kind: Setup) {
         !ship.seen.lock().unwrap().is_empty()
     })
     .await;
-    let to_nservicebus = db.admin().peek("Shop.Billing", 10).await.unwrap();
+    let to_nservicebus = receive_as_nservicebus(&db, "Shop.Billing").await;
     assert_eq!(
         to_nservicebus.len(),
         1,
@@ -389,11 +483,11 @@ pub async fn subscriptions_are_shared_with_nservicebus_both_ways(kind: Setup) {
             .into(),
     );
     let address = nimbus::QueueName::parse(&nimbus_address("Shop.Shipping", &db)).unwrap();
-    db.insert_raw(
+    send_as_nservicebus(
+        &db,
         address.as_str(),
         &serde_json::Value::Object(headers).to_string(),
         br#"{"OrderId":"order-19"}"#,
-        false,
     )
     .await;
     wait_until("the NServiceBus event is handled", || async {

@@ -1064,7 +1064,9 @@ pub async fn missing_indexes_are_reported_with_their_statement(kind: Setup) {
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(warnings[0].contains(&expires), "{}", warnings[0]);
     assert!(
-        warnings[0].contains("CREATE INDEX") || warnings[0].contains("CREATE NONCLUSTERED INDEX"),
+        warnings[0].contains("CREATE INDEX")
+            || warnings[0].contains("CREATE UNIQUE INDEX")
+            || warnings[0].contains("CREATE NONCLUSTERED INDEX"),
         "quotes the statement: {}",
         warnings[0]
     );
@@ -1096,7 +1098,14 @@ pub async fn a_wrongly_defined_index_is_reported_with_its_fix(kind: Setup) {
     // again under its own name on another column.
     let (table, expected) = db.seed_indexes("Misindexed");
     let index = expected[0].clone();
-    let column = if db.shared_table() { "MessageId" } else { "Id" };
+    let column = if db.shared_table() {
+        "MessageId"
+    } else if db.nservicebus_shape() {
+        // NServiceBus's names are unquoted: PostgreSQL stores them in lower case.
+        "id"
+    } else {
+        "Id"
+    };
     db.drop_index(&table, &index).await;
     db.create_index(&table, &index, column).await;
     assert!(db.has_index(&table, &index).await, "same name");
@@ -1391,6 +1400,14 @@ pub async fn version_1_columns_are_null_unless_asked_for(kind: Setup) {
         );
         return;
     }
+    if db.nservicebus_shape() {
+        // Nor has NServiceBus's PostgreSQL table.
+        config_error(
+            db.builder("V1Sender", "v1-1").fill_v1_columns(true).build(),
+            "no CorrelationId/ReplyToAddress columns",
+        );
+        return;
+    }
     let plain = sender(&db, "V1").await;
     plain.send(Numbered { n: 1 }).await.unwrap();
     let v1 = db
@@ -1568,7 +1585,13 @@ pub async fn fill_worker_queue(db: &TestDatabase, total: u32) -> nimbus::Bus {
 pub fn start_worker(db: &TestDatabase, worker: &str, env: &[(&str, &str)]) -> Worker {
     let mut cmd = std::process::Command::new(worker);
     cmd.arg(db.url())
-        .arg(if db.shared_table() { "shared" } else { "table" })
+        .arg(if db.shared_table() {
+            "shared"
+        } else if db.nservicebus_shape() {
+            "nservicebus"
+        } else {
+            "table"
+        })
         .envs(env.iter().copied());
     if let Some(schema) = db.schema() {
         cmd.arg(schema);

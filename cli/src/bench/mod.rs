@@ -525,7 +525,7 @@ async fn empty_queues(rig: &Rig, admin: &Database) -> Result<(), Failure> {
     for queue in rig.queues.measured() {
         match rig.target.layout {
             // A table per queue: delete its rows and keep the table the framework knows exists.
-            Layout::Table => {
+            Layout::Table | Layout::Nservicebus => {
                 let verb = match rig.target.backend {
                     "postgres" => "TRUNCATE",
                     _ => "DELETE FROM",

@@ -372,7 +372,8 @@ impl<D: Driver> Held<D> {
         Ok(!self.query(sql, params).await?.is_empty())
     }
 
-    /// `queue_insert.sql`.
+    /// `queue_insert.sql` of a seed 000 table (the contract tests' raw rows).
+    #[cfg(test)]
     pub async fn insert_queue_row(&mut self, sql: &str, row: &QueueRow<'_>) -> DriverResult<u64> {
         self.execute(sql, &queue_row_params(row)).await
     }
@@ -966,8 +967,17 @@ impl<D: Driver> Held<D> {
 }
 
 /// `queue_insert.sql` for `row`, owned.
-pub(crate) fn queue_row_statement(sql: &str, row: &QueueRow<'_>) -> Statement {
-    Statement::new(sql, &queue_row_params(row))
+pub(crate) fn queue_row_statement(
+    sql: &str,
+    columns: crate::sql::QueueColumns,
+    row: &QueueRow<'_>,
+) -> Statement {
+    match columns {
+        crate::sql::QueueColumns::Seed000 => Statement::new(sql, &queue_row_params(row)),
+        crate::sql::QueueColumns::NServiceBusPostgreSql => {
+            Statement::new(sql, &nservicebus_row_params(row))
+        }
+    }
 }
 
 /// `messages_insert.sql` for `row`, owned.
@@ -1005,6 +1015,18 @@ fn delayed_row_params<'a>(row: &DelayedRow<'a>) -> [Param<'a>; 10] {
         Param::Time(m.expires_at),
         Param::BigInt(row.delay_ms),
         Param::Time(row.due_at),
+    ]
+}
+
+/// The parameters of NServiceBus's PostgreSQL insert (`nservicebus/queue_insert.sql`): the table
+/// has no CorrelationId and ReplyToAddress columns (they travel in the headers).
+fn nservicebus_row_params<'a>(row: &QueueRow<'a>) -> [Param<'a>; 5] {
+    [
+        Param::Uuid(row.id),
+        Param::BigInt(row.time_to_be_received_ms),
+        Param::Text(Some(row.headers)),
+        Param::Bytes(Some(row.body)),
+        Param::Time(row.expires_at),
     ]
 }
 

@@ -375,8 +375,10 @@ impl BusBuilder {
         self
     }
 
-    /// How queues are stored: a table per queue (the default) or the shared `NimbusMessages`
-    /// table of seed 003. Every endpoint on one database must use the same layout.
+    /// How queues are stored: a table per queue (the default), the shared `NimbusMessages`
+    /// table of seed 003, or (PostgreSQL) a table per queue in the shape NServiceBus's
+    /// PostgreSQL transport uses, so that NServiceBus endpoints share the queues. Endpoints that
+    /// exchange messages must use the same layout.
     pub fn storage_layout(mut self, layout: StorageLayout) -> Self {
         self.layout = layout;
         self
@@ -635,6 +637,14 @@ impl BusBuilder {
             return Err(NimbusError::config(
                 "NimbusMessages has no CorrelationId/ReplyToAddress columns to fill for version-1 receivers",
                 "remove .fill_v1_columns(true), or use StorageLayout::TablePerQueue to talk to NServiceBus v1 endpoints",
+            ));
+        }
+        crate::transport::check_layout(dialect, self.layout)?;
+        if self.fill_v1_columns && self.layout == StorageLayout::NServiceBusPostgreSql {
+            return Err(NimbusError::config(
+                "NServiceBus's PostgreSQL queue table has no CorrelationId/ReplyToAddress \
+                 columns to fill",
+                "remove .fill_v1_columns(true): NServiceBus reads both from the headers",
             ));
         }
         if self.nservicebus_subscriptions.is_some() && self.layout == StorageLayout::SharedTable {

@@ -126,6 +126,36 @@ macro_rules! all_files {
     };
 }
 
+/// The queue-table statements of NServiceBus's PostgreSQL shape
+/// ([`crate::StorageLayout::NServiceBusPostgreSql`]), from `schema/postgres/nservicebus/`: what
+/// differs from the seed 000 table's statements; dropping, counting and vacuuming a table are the
+/// same.
+#[derive(Debug)]
+pub(crate) struct NServiceBusQueueFiles {
+    pub queue_table: &'static str,
+    pub queue_index_seq: &'static str,
+    pub queue_insert: &'static str,
+    pub queue_receive: &'static str,
+    pub queue_receive_batch: &'static str,
+    pub queue_peek: &'static str,
+    pub queue_purge_expired: &'static str,
+    pub queue_browse: &'static str,
+    pub catalog_list_tables: &'static str,
+}
+
+macro_rules! nservicebus_files {
+    ($dir:literal; $($file:ident),* $(,)?) => {
+        NServiceBusQueueFiles {
+            $($file: include_str!(concat!("../../schema/", $dir, "/nservicebus/", stringify!($file), ".sql")),)*
+        }
+    };
+}
+
+static POSTGRES_NSERVICEBUS_FILES: NServiceBusQueueFiles = nservicebus_files!("postgres";
+    queue_table, queue_index_seq, queue_insert, queue_receive, queue_receive_batch, queue_peek,
+    queue_purge_expired, queue_browse, catalog_list_tables,
+);
+
 static SQLITE_FILES: Files = all_files!("sqlite");
 static POSTGRES_FILES: Files = all_files!("postgres");
 static SQLSERVER_FILES: Files = all_files!("sqlserver");
@@ -159,6 +189,9 @@ pub(crate) struct Dialect {
     pub folder: &'static str,
     /// Its statement files.
     pub files: &'static Files,
+    /// The queue-table statements of NServiceBus's shape on this database, where NServiceBus's
+    /// table differs from seed 000's (PostgreSQL).
+    pub nservicebus_files: Option<&'static NServiceBusQueueFiles>,
     /// The longest queue name it accepts, in bytes.
     pub max_queue_name: usize,
     /// The longest schema name it accepts, in bytes.
@@ -202,6 +235,7 @@ pub(crate) static SQLITE: Dialect = Dialect {
     name: "SQLite",
     folder: "sqlite",
     files: &SQLITE_FILES,
+    nservicebus_files: None,
     max_queue_name: crate::names::MAX_NAME_LEN,
     max_schema_name: crate::names::MAX_NAME_LEN,
     qualified_tables: false,
@@ -227,6 +261,7 @@ pub(crate) static POSTGRES: Dialect = Dialect {
     name: "PostgreSQL",
     folder: "postgres",
     files: &POSTGRES_FILES,
+    nservicebus_files: Some(&POSTGRES_NSERVICEBUS_FILES),
     max_queue_name: POSTGRES_MAX_IDENTIFIER - "_Index_RowVersion".len(),
     max_schema_name: POSTGRES_MAX_IDENTIFIER,
     qualified_tables: true,
@@ -260,6 +295,7 @@ pub(crate) static SQLSERVER: Dialect = Dialect {
     name: "SQL Server",
     folder: "sqlserver",
     files: &SQLSERVER_FILES,
+    nservicebus_files: None,
     max_queue_name: 128,
     max_schema_name: 128,
     qualified_tables: true,

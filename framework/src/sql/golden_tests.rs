@@ -27,6 +27,10 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
         &schema,
         &QueueName::new("SubscriptionRouting").expect("a valid name"),
     );
+    let expires = q
+        .index_expires
+        .clone()
+        .expect("the seed 000 table has Index_Expires");
     let mut out: Vec<(&str, String)> = vec![
         ("nservicebus_subscription_table", nsb.create),
         ("nservicebus_subscribe", nsb.subscribe),
@@ -111,7 +115,7 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
             "queue_index_rowversion.drop",
             q.index_rowversion.drop.clone(),
         ),
-        ("queue_index_expires.drop", q.index_expires.drop.clone()),
+        ("queue_index_expires.drop", expires.drop.clone()),
         ("catalog_table_exists", s.catalog_table_exists.clone()),
         ("savepoint", s.savepoint.clone()),
         (
@@ -154,10 +158,10 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
             "queue_index_rowversion.if_missing",
             q.index_rowversion.create_if_missing.clone(),
         ),
-        ("queue_index_expires", q.index_expires.create.clone()),
+        ("queue_index_expires", expires.create.clone()),
         (
             "queue_index_expires.if_missing",
-            q.index_expires.create_if_missing.clone(),
+            expires.create_if_missing.clone(),
         ),
         (
             "queue_body_string",
@@ -185,6 +189,40 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
                 .expect("the insert has a VALUES tuple of 7 parameters");
             out.push((name, many));
         }
+    }
+    // NServiceBus's PostgreSQL table shape, where the database has it.
+    if dialect.nservicebus_files.is_some() {
+        let layout = crate::StorageLayout::NServiceBusPostgreSql;
+        let n = dialect.queue_sql_for(layout, &schema, &queue);
+        let ns = dialect.schema_sql_for(layout, &schema);
+        out.extend([
+            ("nservicebus.catalog_list_tables", ns.catalog_list_tables),
+            ("nservicebus.queue_table", n.create_table.clone()),
+            (
+                "nservicebus.queue_index_seq",
+                n.index_rowversion.create.clone(),
+            ),
+            (
+                "nservicebus.queue_index_seq.if_missing",
+                n.index_rowversion.create_if_missing.clone(),
+            ),
+            (
+                "nservicebus.queue_index_seq.drop",
+                n.index_rowversion.drop.clone(),
+            ),
+            ("nservicebus.queue_insert", n.insert.clone()),
+            ("nservicebus.queue_receive", n.receive.clone()),
+            (
+                "nservicebus.queue_receive_batch",
+                n.receive_batch.clone().unwrap_or_default(),
+            ),
+            ("nservicebus.queue_peek", n.peek.clone()),
+            ("nservicebus.queue_purge_expired", n.purge_expired.clone()),
+            ("nservicebus.queue_browse", n.browse.clone()),
+        ]);
+        let many = super::multi_row_insert(dialect, &n.insert, 5, 3)
+            .expect("the insert has a VALUES tuple of 5 parameters");
+        out.push(("nservicebus.queue_insert.3_rows", many));
     }
     out.sort_by(|a, b| a.0.cmp(b.0));
     out.into_iter().map(|(n, t)| (n.to_string(), t)).collect()

@@ -17,7 +17,7 @@ pub(crate) use dialect::SQLSERVER;
 pub(crate) use multi_row::multi_row_insert;
 pub(crate) use script::{creation_script, dialect_named};
 pub(crate) use statements::{
-    IndexDefinition, IndexSql, NServiceBusSubscriptionSql, QueueSql, SchemaSql,
+    IndexDefinition, IndexSql, NServiceBusSubscriptionSql, QueueColumns, QueueSql, SchemaSql,
 };
 
 #[cfg(test)]

@@ -44,7 +44,7 @@ pub(crate) fn creation_script(
     layout: StorageLayout,
     queues: &[QueueName],
 ) -> String {
-    let s = dialect.schema_sql(schema);
+    let s = dialect.schema_sql_for(layout, schema);
     let name = schema.as_str();
     let mut parts: Vec<(String, Vec<&str>)> = Vec::new();
     if let Some(create) = &s.schema {
@@ -62,7 +62,7 @@ pub(crate) fn creation_script(
     parts.push((s.sagas.clone(), vec![name]));
     let rendered_queues: Vec<_> = queues
         .iter()
-        .map(|q| (q, dialect.queue_sql(schema, q)))
+        .map(|q| (q, dialect.queue_sql_for(layout, schema, q)))
         .collect();
     match layout {
         StorageLayout::SharedTable => {
@@ -73,7 +73,7 @@ pub(crate) fn creation_script(
                 index.guard_names(name, "NimbusMessages").to_vec(),
             ));
         }
-        StorageLayout::TablePerQueue => {
+        StorageLayout::TablePerQueue | StorageLayout::NServiceBusPostgreSql => {
             parts.push((s.delayed_messages.clone(), vec![name]));
             for (queue, q) in &rendered_queues {
                 parts.push((q.create_table.clone(), vec![name, queue.as_str()]));

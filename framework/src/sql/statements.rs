@@ -1,8 +1,9 @@
 //! The statement files of a dialect rendered for one schema (the common tables) and for one queue
 //! (its table). Rendering only fills in quoted identifiers; values are always parameters.
 
-use super::dialect::{is_empty_script, render, Dialect};
+use super::dialect::{is_empty_script, render, Dialect, NServiceBusQueueFiles};
 use crate::names::{QueueName, SchemaName};
+use crate::transport::StorageLayout;
 
 /// What is sent to the database of a statement file: its lines without the whole-line `--`
 /// comments (the header that documents parameters and results). Shorter text to send and to key
@@ -49,6 +50,14 @@ pub(crate) const EXPIRES_INDEX: IndexDefinition = IndexDefinition {
 pub(crate) const DEQUEUE_INDEX_DEFINITION: IndexDefinition = IndexDefinition {
     keys: &["Destination", "VisibleAfter"],
     includes: &["ExpiresAt"],
+    filter_allowed: false,
+};
+
+/// The unique `Seq` index of NServiceBus's PostgreSQL queue table: the receive and peek order.
+/// PostgreSQL stores the unquoted name in lower case.
+pub(crate) const SEQ_INDEX: IndexDefinition = IndexDefinition {
+    keys: &["seq"],
+    includes: &[],
     filter_allowed: false,
 };
 
@@ -194,15 +203,32 @@ pub(crate) struct SchemaSql {
     pub saga_list: String,
 }
 
+/// Which columns a queue table has, and so which parameters its insert takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum QueueColumns {
+    /// Seed 000: `Id, CorrelationId, ReplyToAddress, Recoverable, Expires, Headers, Body,
+    /// RowVersion`; the insert takes Id, CorrelationId, ReplyToAddress, time to be received,
+    /// Headers, Body, absolute Expires.
+    Seed000,
+    /// NServiceBus's PostgreSQL table: `Id, Expires, Headers, Body, Seq`; the insert takes Id,
+    /// time to be received, Headers, Body, absolute Expires.
+    NServiceBusPostgreSql,
+}
+
 /// The statements of one queue table. Rendered once per queue and reused for every message.
 #[derive(Debug, Clone)]
 pub(crate) struct QueueSql {
+    /// The table's columns, which decide the insert's parameters.
+    pub columns: QueueColumns,
     /// The table, schema-qualified and quoted.
     pub table: String,
     /// Creates the table (without its indexes).
     pub create_table: String,
+    /// The FIFO index: `Index_RowVersion`, or the unique `Seq` index of NServiceBus's
+    /// PostgreSQL table.
     pub index_rowversion: IndexSql,
-    pub index_expires: IndexSql,
+    /// `Index_Expires`, where the table shape has one (NServiceBus's PostgreSQL table has none).
+    pub index_expires: Option<IndexSql>,
     /// NServiceBus's `BodyString` (`nvarchar`).
     pub body_string: Script,
     /// The `BodyString` that reads as the body's text (`varchar`).
@@ -221,9 +247,11 @@ pub(crate) struct QueueSql {
 }
 
 impl QueueSql {
-    /// The indexes seed 000 requires on a queue table.
-    pub fn indexes(&self) -> [&IndexSql; 2] {
-        [&self.index_rowversion, &self.index_expires]
+    /// The indexes the table shape requires.
+    pub fn indexes(&self) -> Vec<&IndexSql> {
+        std::iter::once(&self.index_rowversion)
+            .chain(self.index_expires.as_ref())
+            .collect()
     }
 }
 
@@ -388,12 +416,13 @@ impl Dialect {
                 ROWVERSION_INDEX,
                 f.queue_index_rowversion,
             ),
-            index_expires: index(
+            index_expires: Some(index(
                 expires_name,
                 &quoted_expires,
                 EXPIRES_INDEX,
                 f.queue_index_expires,
-            ),
+            )),
+            columns: QueueColumns::Seed000,
             body_string: script(r(f.queue_body_string)),
             body_string_text: script(r(f.queue_body_string_text)),
             drop: r(f.queue_drop),
@@ -407,6 +436,93 @@ impl Dialect {
             receive_batch: script(r(f.queue_receive_batch)),
             create_table: r(f.queue_table),
             table,
+        }
+    }
+}
+
+impl Dialect {
+    /// The statements of `schema` for storage layout `layout`: the queue tables are listed in the
+    /// layout's own shape.
+    pub(crate) fn schema_sql_for(
+        &'static self,
+        layout: StorageLayout,
+        schema: &SchemaName,
+    ) -> SchemaSql {
+        let mut sql = self.schema_sql(schema);
+        if let (StorageLayout::NServiceBusPostgreSql, Some(f)) = (layout, self.nservicebus_files) {
+            sql.catalog_list_tables = statement_text(f.catalog_list_tables);
+        }
+        sql
+    }
+
+    /// The statements of `queue`'s table in `schema` for storage layout `layout` (the seed 000
+    /// table's, unless the layout is NServiceBus's PostgreSQL shape and the database has it).
+    pub(crate) fn queue_sql_for(
+        &'static self,
+        layout: StorageLayout,
+        schema: &SchemaName,
+        queue: &QueueName,
+    ) -> QueueSql {
+        let sql = self.queue_sql(schema, queue);
+        match (layout, self.nservicebus_files) {
+            (StorageLayout::NServiceBusPostgreSql, Some(files)) => {
+                self.in_nservicebus_shape(sql, files, schema, queue)
+            }
+            _ => sql,
+        }
+    }
+
+    /// `seed000` (the statements of `queue`'s seed 000 table) made the statements of its table
+    /// in NServiceBus's shape: what differs comes from `files`.
+    fn in_nservicebus_shape(
+        &'static self,
+        seed000: QueueSql,
+        files: &NServiceBusQueueFiles,
+        schema: &SchemaName,
+        queue: &QueueName,
+    ) -> QueueSql {
+        // The name PostgreSQL gives the index of the table's `UNIQUE` constraint on Seq.
+        let seq_name = format!("{}_seq_key", queue.as_str());
+        let quoted_seq = self.quote(&seq_name);
+        let vars = [
+            ("table", seed000.table.as_str()),
+            ("index_seq", quoted_seq.as_str()),
+        ];
+        let r = |text: &str| render(&statement_text(text), &vars);
+        let create = r(files.queue_index_seq);
+        let quoted_schema = self.quote(schema.as_str());
+        let index_rowversion = IndexSql {
+            name: seq_name,
+            definition: SEQ_INDEX,
+            create_if_missing: render(
+                &statement_text(self.files.index_if_missing),
+                &[("statement", without_comments(&create).as_str())],
+            ),
+            drop: render(
+                &statement_text(self.files.index_drop),
+                &[
+                    ("index", quoted_seq.as_str()),
+                    ("table", seed000.table.as_str()),
+                    ("schema", quoted_schema.as_str()),
+                ],
+            ),
+            create,
+        };
+        QueueSql {
+            columns: QueueColumns::NServiceBusPostgreSql,
+            create_table: r(files.queue_table),
+            index_rowversion,
+            index_expires: None,
+            // NServiceBus's BodyString is its own generated column; Nimbus does not add it.
+            body_string: None,
+            body_string_text: None,
+            insert: r(files.queue_insert),
+            receive: r(files.queue_receive),
+            receive_batch: script(r(files.queue_receive_batch)),
+            peek: r(files.queue_peek),
+            purge_expired: r(files.queue_purge_expired),
+            browse: r(files.queue_browse),
+            ..seed000
         }
     }
 }
@@ -485,8 +601,12 @@ mod tests {
             "Sales_Index_RowVersion"
         );
         assert_eq!(
-            SQLSERVER.queue_sql(&schema, &queue).index_expires.name,
-            "Index_Expires"
+            SQLSERVER
+                .queue_sql(&schema, &queue)
+                .index_expires
+                .map(|index| index.name)
+                .as_deref(),
+            Some("Index_Expires")
         );
     }
 }

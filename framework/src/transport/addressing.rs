@@ -32,11 +32,14 @@ pub(crate) fn resolve(
         AddressForm::OwnSchemaOnly => refuse(
             format!(
                 "the address {queue} names another schema or database: on {} a bus reaches only \
-                 the queues of its own database file; other schemas (attached databases) are not \
-                 supported yet",
+                 the queues of its own database file. Another file (an attached database) \
+                 cannot take the send inside this bus's transaction: in WAL mode, which Nimbus \
+                 runs SQLite in, SQLite commits each attached file on its own, so the send \
+                 could commit without the receive that made it, or the other way round",
                 dialect.name
             ),
-            "send to a queue of this database file, or run a bus on the other file",
+            "keep the queues that exchange messages in one database file, or run a bus on the \
+             other file and send from there",
         ),
         AddressForm::Schemas if catalog.is_some() => refuse(
             format!(
@@ -130,7 +133,18 @@ mod tests {
         let err = resolve(&SQLITE, &own, table, &address("Orders@billing"))
             .unwrap_err()
             .to_string();
-        assert!(err.contains("not supported yet"), "{err}");
+        assert!(err.contains("one database file"), "{err}");
+        // NServiceBus's PostgreSQL shape reaches other schemas as the seed 000 tables do.
+        assert_eq!(
+            resolve(
+                &POSTGRES,
+                &own,
+                StorageLayout::NServiceBusPostgreSql,
+                &address("Orders@billing")
+            )
+            .unwrap(),
+            address("Orders@billing")
+        );
         let err = resolve(
             &POSTGRES,
             &own,

@@ -38,14 +38,21 @@ impl QueueEntry {
 pub(crate) struct Catalog {
     dialect: &'static Dialect,
     schema: SchemaName,
+    /// The shape of the queue tables.
+    layout: crate::transport::StorageLayout,
     queues: Mutex<HashMap<QueueName, Arc<QueueEntry>>>,
 }
 
 impl Catalog {
-    pub fn new(dialect: &'static Dialect, schema: SchemaName) -> Self {
+    pub fn new(
+        dialect: &'static Dialect,
+        schema: SchemaName,
+        layout: crate::transport::StorageLayout,
+    ) -> Self {
         Catalog {
             dialect,
             schema,
+            layout,
             queues: Mutex::new(HashMap::new()),
         }
     }
@@ -60,7 +67,7 @@ impl Catalog {
         map.entry(queue.clone())
             .or_insert_with(|| {
                 Arc::new(QueueEntry {
-                    sql: self.dialect.queue_sql(&self.schema, queue),
+                    sql: self.dialect.queue_sql_for(self.layout, &self.schema, queue),
                     exists: AtomicBool::new(false),
                 })
             })

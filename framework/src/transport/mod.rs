@@ -51,6 +51,41 @@ pub enum StorageLayout {
     /// by `VisibleAfter` then `MessageId`; headers travel inside `Body`. Needs only the three
     /// tables of seed 003, which a DBA can create once: no table is ever created at run time.
     SharedTable,
+    /// One table per queue in the shape NServiceBus's PostgreSQL transport
+    /// (`NServiceBus.Transport.PostgreSql`) creates and reads: `Id` (the primary key), `Expires`,
+    /// `Headers`, `Body`, FIFO by a `serial` `Seq`. A Nimbus endpoint and an NServiceBus endpoint
+    /// can then receive from one queue and send to each other's. PostgreSQL only: on SQL Server
+    /// [`StorageLayout::TablePerQueue`] already is the NServiceBus SQL Server transport's table.
+    #[serde(rename = "nservicebus_postgresql")]
+    NServiceBusPostgreSql,
+}
+
+/// Whether `dialect`'s database has storage layout `layout`: NServiceBus's PostgreSQL table
+/// shape exists only on PostgreSQL.
+pub(crate) fn check_layout(dialect: &crate::sql::Dialect, layout: StorageLayout) -> Result<()> {
+    if layout != StorageLayout::NServiceBusPostgreSql || dialect.nservicebus_files.is_some() {
+        return Ok(());
+    }
+    Err(NimbusError::config(
+        format!(
+            "StorageLayout::NServiceBusPostgreSql is NServiceBus's PostgreSQL table shape; this \
+             database is {}",
+            dialect.name
+        ),
+        if dialect.folder == "sqlserver" {
+            "use StorageLayout::TablePerQueue (the default): on SQL Server it is the table \
+             NServiceBus's SQL Server transport uses"
+        } else {
+            "use StorageLayout::TablePerQueue (NServiceBus has no transport for this database)"
+        },
+    ))
+}
+
+impl StorageLayout {
+    /// Whether queues are tables of their own (every layout but the shared table).
+    pub fn has_queue_tables(self) -> bool {
+        !matches!(self, StorageLayout::SharedTable)
+    }
 }
 
 /// Set once an endpoint stops: a receive still waiting for a connection (on SQLite, for the one
@@ -563,5 +598,36 @@ pub(crate) async fn connect(settings: TransportSettings) -> Result<Arc<dyn Admin
             })?;
             Ok(SqlTransport::start(driver, settings).await?)
         }
+    }
+}
+
+#[cfg(all(test, feature = "sqlite", feature = "postgres", feature = "sqlserver"))]
+mod tests {
+    use super::*;
+    use crate::sql::{POSTGRES, SQLITE, SQLSERVER};
+
+    #[test]
+    fn nservicebus_postgresql_shape_exists_only_on_postgres() {
+        let layout = StorageLayout::NServiceBusPostgreSql;
+        assert!(check_layout(&POSTGRES, layout).is_ok());
+        let sql_server = check_layout(&SQLSERVER, layout).unwrap_err().to_string();
+        assert!(sql_server.contains("TablePerQueue"), "{sql_server}");
+        assert!(sql_server.contains("SQL Server transport"), "{sql_server}");
+        assert!(check_layout(&SQLITE, layout).is_err());
+        for other in [StorageLayout::TablePerQueue, StorageLayout::SharedTable] {
+            assert!(check_layout(&SQLITE, other).is_ok());
+            assert!(check_layout(&SQLSERVER, other).is_ok());
+        }
+    }
+
+    #[test]
+    fn the_layout_is_named_in_settings_as_users_write_it() {
+        #[derive(serde::Deserialize)]
+        struct Settings {
+            layout: StorageLayout,
+        }
+        let settings: Settings =
+            serde_json::from_str(r#"{"layout": "nservicebus_postgresql"}"#).unwrap();
+        assert_eq!(settings.layout, StorageLayout::NServiceBusPostgreSql);
     }
 }

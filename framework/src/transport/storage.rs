@@ -1,6 +1,6 @@
-//! The two storage layouts, as strategies chosen once when a transport starts: one table per
-//! queue (seed 000, [`TablePerQueue`]) or every queue in `NimbusMessages` (seed 003,
-//! [`SharedTable`]). Everything that differs between them is here; everything else is in
+//! The storage layouts, as strategies chosen once when a transport starts: one table per queue
+//! (seed 000's shape or NServiceBus's PostgreSQL shape, [`TablePerQueue`]) or every queue in
+//! `NimbusMessages` (seed 003, [`SharedTable`]). Everything that differs between them is here; everything else is in
 //! [`super::sql_transport`].
 
 use std::sync::Arc;
@@ -438,7 +438,9 @@ pub(crate) fn for_layout<D: Driver>(
     context: Arc<Context>,
 ) -> Box<dyn Storage<D>> {
     match layout {
-        super::StorageLayout::TablePerQueue => Box::new(TablePerQueue { context }),
+        super::StorageLayout::TablePerQueue | super::StorageLayout::NServiceBusPostgreSql => {
+            Box::new(TablePerQueue { context })
+        }
         super::StorageLayout::SharedTable => Box::new(SharedTable { context }),
     }
 }
@@ -528,7 +530,8 @@ const NIMBUS_TABLES: [&str; 4] = [
     MESSAGES_TABLE,
 ];
 
-/// Seed 000: a table per queue; delayed messages wait in `NimbusDelayedMessages`.
+/// A table per queue, in seed 000's shape or NServiceBus's PostgreSQL shape (the queue's
+/// statements say which); delayed messages wait in `NimbusDelayedMessages`.
 pub(crate) struct TablePerQueue {
     context: Arc<Context>,
 }
@@ -566,7 +569,7 @@ impl<D: Driver> Storage<D> for TablePerQueue {
             let entry = cx.catalog.queue(queue);
             if !cx.table_exists(c, queue.as_str()).await? {
                 let statement = std::iter::once(entry.sql.create_table.as_str())
-                    .chain(entry.sql.indexes().map(|i| i.create.as_str()))
+                    .chain(entry.sql.indexes().into_iter().map(|i| i.create.as_str()))
                     .collect::<Vec<_>>()
                     .join("\n");
                 return Err(cx.missing(format!("queue table {:?}", queue.as_str()), &statement));
@@ -634,7 +637,7 @@ impl<D: Driver> Storage<D> for TablePerQueue {
             });
         }
         Ok(PlannedInsert {
-            statement: queue_row_statement(&entry.sql.insert, &row),
+            statement: queue_row_statement(&entry.sql.insert, entry.sql.columns, &row),
             forget_on_failure: Some(entry),
             database: cx.name,
             operation: format!("sending to queue {queue:?}"),
@@ -759,7 +762,8 @@ impl<D: Driver> Storage<D> for TablePerQueue {
         row: &QueueRow<'_>,
     ) -> Result<()> {
         let cx = &self.context;
-        c.insert_queue_row(&cx.catalog.queue(queue).sql.insert, row)
+        let sql = &cx.catalog.queue(queue).sql;
+        c.run(&queue_row_statement(&sql.insert, sql.columns, row))
             .await
             .map_err(cx.db(format!("writing a raw row to {queue:?}")))?;
         Ok(())

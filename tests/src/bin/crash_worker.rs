@@ -145,12 +145,13 @@ impl nimbus::saga::SagaHandler<Numbered> for CrashTally {
 
 #[actix_rt::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let usage = "usage: crash_worker <database-url> <table|shared> [schema]";
+    let usage = "usage: crash_worker <database-url> <table|shared|nservicebus> [schema]";
     let mut args = std::env::args().skip(1);
     let url = args.next().ok_or(usage)?;
     let layout = match args.next().as_deref() {
         Some("table") => StorageLayout::TablePerQueue,
         Some("shared") => StorageLayout::SharedTable,
+        Some("nservicebus") => StorageLayout::NServiceBusPostgreSql,
         _ => return Err(usage.into()),
     };
     let database = if url.starts_with("sqlite:") {

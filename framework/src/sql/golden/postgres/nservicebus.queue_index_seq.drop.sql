@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS "Zeb]ra ""x"" 'y'"."it's [Wal]] ""rus""_seq_key";
