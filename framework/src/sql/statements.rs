@@ -259,27 +259,47 @@ impl QueueSql {
 pub(crate) const DEQUEUE_INDEX: &str = "IX_NimbusMessages_Dequeue";
 
 impl Dialect {
+    /// An index on `table` (quoted) in `schema`: `create` (its statement, rendered), guarded to
+    /// run only when it is missing, and the statement that drops it by its quoted name.
+    fn index_sql(
+        &self,
+        name: String,
+        definition: IndexDefinition,
+        create: String,
+        table: &str,
+        schema: &SchemaName,
+    ) -> IndexSql {
+        let (quoted_index, quoted_schema) = (self.quote(&name), self.quote(schema.as_str()));
+        IndexSql {
+            create_if_missing: render(
+                &statement_text(self.files.index_if_missing),
+                &[("statement", without_comments(&create).as_str())],
+            ),
+            drop: render(
+                &statement_text(self.files.index_drop),
+                &[
+                    ("index", quoted_index.as_str()),
+                    ("table", table),
+                    ("schema", quoted_schema.as_str()),
+                ],
+            ),
+            name,
+            definition,
+            create,
+        }
+    }
+
     /// Renders the statements of `schema`.
     pub(crate) fn schema_sql(&'static self, schema: &SchemaName) -> SchemaSql {
         let quoted = self.quote(schema.as_str());
         let vars = [("schema", quoted.as_str())];
         let f = self.files;
         let r = |text: &str| render(&statement_text(text), &vars);
-        let dequeue = r(f.shared_messages_index_dequeue);
-        let quoted_dequeue = self.quote(DEQUEUE_INDEX);
         let messages_table = if self.qualified_tables {
             format!("{quoted}.{}", self.quote("NimbusMessages"))
         } else {
             self.quote("NimbusMessages")
         };
-        let dequeue_drop = render(
-            &statement_text(f.index_drop),
-            &[
-                ("index", quoted_dequeue.as_str()),
-                ("table", messages_table.as_str()),
-                ("schema", quoted.as_str()),
-            ],
-        );
         SchemaSql {
             schema: script(r(f.schema)),
             schema_lock: script(r(f.schema_lock)),
@@ -288,16 +308,13 @@ impl Dialect {
             delayed_messages: r(f.delayed_messages),
             upgrade_subscriptions_last_seen_at: r(f.upgrade_subscriptions_last_seen_at),
             shared_messages: r(f.shared_messages),
-            shared_messages_index_dequeue: IndexSql {
-                name: DEQUEUE_INDEX.to_string(),
-                definition: DEQUEUE_INDEX_DEFINITION,
-                drop: dequeue_drop,
-                create_if_missing: render(
-                    &statement_text(f.index_if_missing),
-                    &[("statement", without_comments(&dequeue).as_str())],
-                ),
-                create: dequeue,
-            },
+            shared_messages_index_dequeue: self.index_sql(
+                DEQUEUE_INDEX.to_string(),
+                DEQUEUE_INDEX_DEFINITION,
+                r(f.shared_messages_index_dequeue),
+                &messages_table,
+                schema,
+            ),
             messages_insert: r(f.messages_insert),
             messages_receive: r(f.messages_receive),
             messages_peek: r(f.messages_peek),
@@ -388,40 +405,12 @@ impl Dialect {
         ];
         let f = self.files;
         let r = |text: &str| render(&statement_text(text), &vars);
-        let quoted_schema = self.quote(schema.as_str());
-        let index = |name: String, quoted: &str, definition: IndexDefinition, text: &str| {
-            let create = r(text);
-            IndexSql {
-                name,
-                definition,
-                create_if_missing: render(
-                    &statement_text(f.index_if_missing),
-                    &[("statement", without_comments(&create).as_str())],
-                ),
-                create,
-                drop: render(
-                    &statement_text(f.index_drop),
-                    &[
-                        ("index", quoted),
-                        ("table", table.as_str()),
-                        ("schema", quoted_schema.as_str()),
-                    ],
-                ),
-            }
+        let index = |name: String, definition: IndexDefinition, text: &str| {
+            self.index_sql(name, definition, r(text), &table, schema)
         };
         QueueSql {
-            index_rowversion: index(
-                rowversion_name,
-                &quoted_rowversion,
-                ROWVERSION_INDEX,
-                f.queue_index_rowversion,
-            ),
-            index_expires: Some(index(
-                expires_name,
-                &quoted_expires,
-                EXPIRES_INDEX,
-                f.queue_index_expires,
-            )),
+            index_rowversion: index(rowversion_name, ROWVERSION_INDEX, f.queue_index_rowversion),
+            index_expires: Some(index(expires_name, EXPIRES_INDEX, f.queue_index_expires)),
             columns: QueueColumns::Seed000,
             body_string: script(r(f.queue_body_string)),
             body_string_text: script(r(f.queue_body_string_text)),
@@ -489,25 +478,13 @@ impl Dialect {
             ("index_seq", quoted_seq.as_str()),
         ];
         let r = |text: &str| render(&statement_text(text), &vars);
-        let create = r(files.queue_index_seq);
-        let quoted_schema = self.quote(schema.as_str());
-        let index_rowversion = IndexSql {
-            name: seq_name,
-            definition: SEQ_INDEX,
-            create_if_missing: render(
-                &statement_text(self.files.index_if_missing),
-                &[("statement", without_comments(&create).as_str())],
-            ),
-            drop: render(
-                &statement_text(self.files.index_drop),
-                &[
-                    ("index", quoted_seq.as_str()),
-                    ("table", seed000.table.as_str()),
-                    ("schema", quoted_schema.as_str()),
-                ],
-            ),
-            create,
-        };
+        let index_rowversion = self.index_sql(
+            seq_name,
+            SEQ_INDEX,
+            r(files.queue_index_seq),
+            &seed000.table,
+            schema,
+        );
         QueueSql {
             columns: QueueColumns::NServiceBusPostgreSql,
             create_table: r(files.queue_table),

@@ -81,13 +81,6 @@ pub(crate) fn check_layout(dialect: &crate::sql::Dialect, layout: StorageLayout)
     ))
 }
 
-impl StorageLayout {
-    /// Whether queues are tables of their own (every layout but the shared table).
-    pub fn has_queue_tables(self) -> bool {
-        !matches!(self, StorageLayout::SharedTable)
-    }
-}
-
 /// Set once an endpoint stops: a receive still waiting for a connection (on SQLite, for the one
 /// writer) gives up instead of taking a message after `stop()` was called. A receive whose
 /// statement has started finishes as every receive in flight does. A receiver's own signal

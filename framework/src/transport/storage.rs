@@ -1,7 +1,7 @@
 //! The storage layouts, as strategies chosen once when a transport starts: one table per queue
 //! (seed 000's shape or NServiceBus's PostgreSQL shape, [`TablePerQueue`]) or every queue in
-//! `NimbusMessages` (seed 003, [`SharedTable`]). Everything that differs between them is here; everything else is in
-//! [`super::sql_transport`].
+//! `NimbusMessages` (seed 003, [`SharedTable`]). Everything that differs between them is here;
+//! everything else is in [`super::sql_transport`].
 
 use std::sync::Arc;
 
