@@ -69,6 +69,25 @@ fn nimbus(database: &str, schema: Option<&str>, args: &[&str]) -> (bool, String,
     )
 }
 
+/// Runs `nimbus` as [`nimbus`] does, on a blocking thread: a bus running on the test's own
+/// thread keeps running meanwhile. On SQLite a command waiting for the file's write lock would
+/// otherwise wait for a bus that cannot go on to release it.
+async fn nimbus_beside_a_bus(
+    database: &str,
+    schema: Option<&str>,
+    args: &[&str],
+) -> (bool, String, String) {
+    let database = database.to_string();
+    let schema = schema.map(str::to_string);
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        nimbus(&database, schema.as_deref(), &args)
+    })
+    .await
+    .expect("run nimbus on a blocking thread")
+}
+
 /// The same flow on any database: verify fails before apply and names the statement; apply,
 /// verify; peek shows a message without removing it; dead letters and subscriptions list.
 async fn flow(url: &str, schema: Option<&str>) {
@@ -1073,11 +1092,12 @@ async fn pause_and_resume(url: &str, schema: Option<&str>) {
     let bus = builder.build().unwrap().start().await.unwrap();
     let count = || handled.0.load(std::sync::atomic::Ordering::SeqCst);
 
-    let (ok, out, err) = nimbus(url, schema, &["pause", "Pausable", "--by", "on-call"]);
+    let (ok, out, err) =
+        nimbus_beside_a_bus(url, schema, &["pause", "Pausable", "--by", "on-call"]).await;
     assert!(ok && out.contains("paused \"Pausable\""), "{out}{err}");
-    let (ok, out, _) = nimbus(url, schema, &["pause", "Pausable"]);
+    let (ok, out, _) = nimbus_beside_a_bus(url, schema, &["pause", "Pausable"]).await;
     assert!(ok && out.contains("was paused already"), "{out}");
-    let (ok, _, err) = nimbus(url, schema, &["pause", "Pausabel"]);
+    let (ok, _, err) = nimbus_beside_a_bus(url, schema, &["pause", "Pausabel"]).await;
     assert!(
         !ok && err.contains("Pausable"),
         "a typo names the queue: {err}"
@@ -1088,11 +1108,12 @@ async fn pause_and_resume(url: &str, schema: Option<&str>) {
     .await;
 
     for _ in 0..3 {
-        let (ok, _, err) = nimbus(
+        let (ok, _, err) = nimbus_beside_a_bus(
             url,
             schema,
             &["send", "Pausable", "--type", "Cli.Ping", "--body", "null"],
-        );
+        )
+        .await;
         assert!(ok, "sends to a paused queue go in: {err}");
     }
     let peeks = bus.metrics().peeks;
@@ -1105,7 +1126,7 @@ async fn pause_and_resume(url: &str, schema: Option<&str>) {
     )
     .await;
     assert_eq!(count(), 0, "nothing is received while paused");
-    let (ok, out, err) = nimbus(url, schema, &["--json", "queues"]);
+    let (ok, out, err) = nimbus_beside_a_bus(url, schema, &["--json", "queues"]).await;
     assert!(ok, "{err}");
     let listed: serde_json::Value = serde_json::from_str(&out).unwrap();
     let row = listed["queues"]
@@ -1120,13 +1141,13 @@ async fn pause_and_resume(url: &str, schema: Option<&str>) {
         (Some(true), Some(3)),
         "{out}"
     );
-    let (ok, out, _) = nimbus(url, schema, &["queues"]);
+    let (ok, out, _) = nimbus_beside_a_bus(url, schema, &["queues"]).await;
     assert!(ok && out.contains("paused"), "{out}");
 
-    let (ok, out, err) = nimbus(url, schema, &["resume", "Pausable"]);
+    let (ok, out, err) = nimbus_beside_a_bus(url, schema, &["resume", "Pausable"]).await;
     assert!(ok && out.contains("resumed"), "{out}{err}");
     wait_until("every message is handled after the resume", || count() == 3).await;
-    let (ok, out, _) = nimbus(url, schema, &["resume", "Pausable"]);
+    let (ok, out, _) = nimbus_beside_a_bus(url, schema, &["resume", "Pausable"]).await;
     assert!(ok && out.contains("was not paused"), "{out}");
     bus.stop().await.unwrap();
 }
@@ -1192,7 +1213,7 @@ async fn sagas_are_listed(url: &str, schema: Option<&str>) {
         .unwrap();
     }
     wait_until("three visits are handled", || bus.metrics().handled == 3).await;
-    let (ok, out, err) = nimbus(url, schema, &["--json", "sagas", "list"]);
+    let (ok, out, err) = nimbus_beside_a_bus(url, schema, &["--json", "sagas", "list"]).await;
     assert!(ok, "{err}");
     let listed: serde_json::Value = serde_json::from_str(&out).unwrap();
     let mut rows: Vec<(String, i64)> = listed["sagas"]
@@ -1208,14 +1229,17 @@ async fn sagas_are_listed(url: &str, schema: Option<&str>) {
         .collect();
     rows.sort();
     assert_eq!(rows, vec![("ada".into(), 2), ("grace".into(), 1)], "{out}");
-    let (ok, out, err) = nimbus(url, schema, &["sagas", "show", "Cli.GuestBook", "ada"]);
+    let (ok, out, err) =
+        nimbus_beside_a_bus(url, schema, &["sagas", "show", "Cli.GuestBook", "ada"]).await;
     assert!(
         ok && out.contains("\"state\": 2") && out.contains("\"version\": 2"),
         "{out}{err}"
     );
-    let (ok, _, err) = nimbus(url, schema, &["sagas", "show", "Cli.GuestBook", "nobody"]);
+    let (ok, _, err) =
+        nimbus_beside_a_bus(url, schema, &["sagas", "show", "Cli.GuestBook", "nobody"]).await;
     assert!(!ok && err.contains("nimbus sagas list"), "{err}");
-    let (ok, out, _) = nimbus(url, schema, &["sagas", "list", "--type", "Cli.Other"]);
+    let (ok, out, _) =
+        nimbus_beside_a_bus(url, schema, &["sagas", "list", "--type", "Cli.Other"]).await;
     assert!(ok && !out.contains("ada"), "{out}");
     bus.stop().await.unwrap();
 }
