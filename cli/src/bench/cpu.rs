@@ -13,6 +13,11 @@
 //!
 //! Both are in clock ticks (`getconf CLK_TCK`, 100 when it cannot be asked), so a sample is
 //! good to ±1 tick (10 ms): measure over seconds, not milliseconds.
+//!
+//! * **Context switches** of this process (`getrusage(RUSAGE_SELF)`: voluntary and involuntary,
+//!   every thread, living or exited): each is a thread that went to sleep waiting (a socket, a
+//!   lock, a channel) or was put aside, and the kernel's work around it is in the process's
+//!   `stime`. A framework that hands a message between threads shows it here first.
 
 use std::path::Path;
 
@@ -27,6 +32,8 @@ pub struct Sample {
     process: Option<u64>,
     /// The database server's processes.
     database: Option<u64>,
+    /// This process's context switches so far.
+    switches: Option<u64>,
 }
 
 /// CPU microseconds per message over one side of one workload; `None` when unknown.
@@ -36,6 +43,8 @@ pub struct CpuPerMessage {
     pub process_us: Option<f64>,
     /// The database server (PostgreSQL on this machine).
     pub db_us: Option<f64>,
+    /// The benchmark process's context switches per message (voluntary and involuntary).
+    pub switches: Option<f64>,
 }
 
 /// Where the database's CPU time comes from.
@@ -143,15 +152,17 @@ impl CpuClock {
         Sample {
             process: process_ticks(),
             database,
+            switches: context_switches(),
         }
     }
 
     /// CPU time so far, at the end of what [`CpuClock::before`] started.
     pub fn after(&self) -> Sample {
-        let process = process_ticks();
+        let (process, switches) = (process_ticks(), context_switches());
         Sample {
             process,
             database: self.database_ticks(),
+            switches,
         }
     }
 
@@ -169,11 +180,33 @@ impl CpuClock {
             let ticks = a?.checked_sub(b?)?;
             Some(ticks as f64 * 1e6 / self.ticks_per_s / messages.max(1) as f64)
         };
+        let switches = after
+            .switches
+            .zip(before.switches)
+            .and_then(|(a, b)| a.checked_sub(b))
+            .map(|n| n as f64 / messages.max(1) as f64);
         CpuPerMessage {
             process_us: per(before.process, after.process),
             db_us: per(before.database, after.database),
+            switches,
         }
     }
+}
+
+/// This process's context switches so far, voluntary and involuntary, over every thread it ever
+/// had (`getrusage(RUSAGE_SELF)`); `None` where the call fails.
+fn context_switches() -> Option<u64> {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: `getrusage` writes a whole `rusage` into the pointer it is given, which points at
+    // one; it is read only when the call says it succeeded.
+    let usage = unsafe {
+        if libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) != 0 {
+            return None;
+        }
+        usage.assume_init()
+    };
+    let count = |n: libc::c_long| u64::try_from(n).ok();
+    Some(count(usage.ru_nvcsw)? + count(usage.ru_nivcsw)?)
 }
 
 /// Clock ticks per second (`getconf CLK_TCK`; 100, Linux's usual value, when it cannot be
@@ -327,6 +360,14 @@ mod tests {
     }
 
     #[test]
+    fn a_thread_that_sleeps_is_a_context_switch() {
+        let before = context_switches().expect("getrusage");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        let after = context_switches().expect("getrusage");
+        assert!(after > before, "{before} -> {after}");
+    }
+
+    #[test]
     fn the_server_is_its_postmaster_and_the_postmasters_children() {
         let proc = std::env::temp_dir().join(format!("nimbus-proc-{}", std::process::id()));
         let stat = |pid: u32, comm: &str, ppid: u32, utime: u64| {
@@ -377,13 +418,16 @@ mod tests {
         let before = Sample {
             process: Some(10),
             database: None,
+            switches: Some(5),
         };
         let after = Sample {
             process: Some(30),
             database: None,
+            switches: Some(2005),
         };
         let cpu = clock.per_message(before, after, 1000);
         assert_eq!(cpu.process_us, Some(200.0), "20 ticks = 200 ms over 1000");
         assert_eq!(cpu.db_us, None);
+        assert_eq!(cpu.switches, Some(2.0));
     }
 }

@@ -46,13 +46,15 @@ fn thousandth(value: f64) -> f64 {
 }
 
 /// CPU microseconds per message of both sides in the JSON report, as
-/// (`process_cpu_us_per_msg`, `db_cpu_us_per_msg`), each `{"nimbus": …, "bare": …}` with null
-/// where unknown.
-fn cpu_json(nimbus: CpuPerMessage, bare: CpuPerMessage) -> (Value, Value) {
+/// (`process_cpu_us_per_msg`, `db_cpu_us_per_msg`, `process_switches_per_msg`), each
+/// `{"nimbus": …, "bare": …}` with null where unknown.
+fn cpu_json(nimbus: CpuPerMessage, bare: CpuPerMessage) -> (Value, Value, Value) {
     let us = |v: Option<f64>| v.map(tenth);
+    let switches = |v: Option<f64>| v.map(|n| (n * 100.0).round() / 100.0);
     (
         json!({"nimbus": us(nimbus.process_us), "bare": us(bare.process_us)}),
         json!({"nimbus": us(nimbus.db_us), "bare": us(bare.db_us)}),
+        json!({"nimbus": switches(nimbus.switches), "bare": switches(bare.switches)}),
     )
 }
 
@@ -61,7 +63,7 @@ fn rounds_json(rounds: &[Round]) -> Vec<Value> {
     rounds
         .iter()
         .map(|r| {
-            let (process, db) = cpu_json(r.nimbus_cpu, r.bare_cpu);
+            let (process, db, switches) = cpu_json(r.nimbus_cpu, r.bare_cpu);
             json!({
                 "first": if r.nimbus_first { "nimbus" } else { "bare" },
                 "nimbus_per_s": r.nimbus.round(),
@@ -70,6 +72,7 @@ fn rounds_json(rounds: &[Round]) -> Vec<Value> {
                 "pgmq_per_s": r.pgmq.map(|p| p.rate.round()),
                 "process_cpu_us_per_msg": process,
                 "db_cpu_us_per_msg": db,
+                "process_switches_per_msg": switches,
             })
         })
         .collect()
@@ -116,7 +119,7 @@ fn to_json(rig: &Rig, results: &Results) -> Result<Value, Failure> {
         .iter()
         .map(|(workload, rounds)| {
             let sum = Summary::of(rounds);
-            let (process, db) = cpu_json(sum.nimbus_cpu, sum.bare_cpu);
+            let (process, db, switches) = cpu_json(sum.nimbus_cpu, sum.bare_cpu);
             let statements = results
                 .statements
                 .iter()
@@ -134,6 +137,7 @@ fn to_json(rig: &Rig, results: &Results) -> Result<Value, Failure> {
                     "ratio_max": thousandth(p.ratio_max),
                     "process_cpu_us_per_msg": us(p.cpu.process_us),
                     "db_cpu_us_per_msg": us(p.cpu.db_us),
+                    "process_switches_per_msg": p.cpu.switches.map(|n| (n * 100.0).round() / 100.0),
                 })
             });
             json!({
@@ -145,6 +149,7 @@ fn to_json(rig: &Rig, results: &Results) -> Result<Value, Failure> {
                 "ratio_max": thousandth(sum.ratio_max),
                 "process_cpu_us_per_msg": process,
                 "db_cpu_us_per_msg": db,
+                "process_switches_per_msg": switches,
                 "statements": statements,
                 "pgmq": pgmq,
                 "rounds": rounds_json(rounds),
@@ -193,27 +198,43 @@ fn cpu_cell(value: Option<f64>, width: usize) -> String {
     }
 }
 
+/// Context switches per message, right-aligned in `width`, or "n/a".
+fn switches_cell(value: Option<f64>, width: usize) -> String {
+    match value {
+        Some(n) => format!("{n:>width$.2}"),
+        None => format!("{:>width$}", "n/a"),
+    }
+}
+
 /// The CPU per message of every workload, both sides, process and database.
 fn print_cpu(rig: &Rig, results: &Results) {
     println!();
     println!(
-        "{:<16} {:>14} {:>14} {:>14} {:>14}",
-        "CPU us/msg", "process nimbus", "process bare", "db nimbus", "db bare"
+        "{:<16} {:>14} {:>14} {:>14} {:>14} {:>15} {:>13}",
+        "CPU us/msg",
+        "process nimbus",
+        "process bare",
+        "db nimbus",
+        "db bare",
+        "switches nimbus",
+        "switches bare"
     );
     for (workload, rounds) in &results.rounds {
         let sum = Summary::of(rounds);
         println!(
-            "{:<16} {} {} {} {}",
+            "{:<16} {} {} {} {} {} {}",
             workload.label(),
             cpu_cell(sum.nimbus_cpu.process_us, 14),
             cpu_cell(sum.bare_cpu.process_us, 14),
             cpu_cell(sum.nimbus_cpu.db_us, 14),
             cpu_cell(sum.bare_cpu.db_us, 14),
+            switches_cell(sum.nimbus_cpu.switches, 15),
+            switches_cell(sum.bare_cpu.switches, 13),
         );
     }
     println!(
         "(medians over the rounds, each side's whole run including endpoint start and stop; \
-         process = this benchmark process; {})",
+         process = this benchmark process; switches = its context switches per message; {})",
         rig.cpu.note()
     );
 }

@@ -145,7 +145,8 @@ fn pgmq_summary(rounds: &[Round]) -> Option<PeerSummary> {
 fn cpu_medians(rounds: impl Iterator<Item = CpuPerMessage> + Clone) -> CpuPerMessage {
     CpuPerMessage {
         process_us: median_known(rounds.clone().map(|c| c.process_us)),
-        db_us: median_known(rounds.map(|c| c.db_us)),
+        db_us: median_known(rounds.clone().map(|c| c.db_us)),
+        switches: median_known(rounds.map(|c| c.switches)),
     }
 }
 
@@ -180,6 +181,7 @@ mod tests {
             nimbus_cpu: CpuPerMessage {
                 process_us: Some(nimbus / 10.0),
                 db_us: None,
+                switches: Some(nimbus / 100.0),
             },
             bare_cpu: CpuPerMessage::default(),
             pgmq: None,
@@ -190,6 +192,7 @@ mod tests {
         assert_eq!(s.ratio, 0.9);
         assert_eq!((s.ratio_min, s.ratio_max), (0.5, 1.5));
         assert_eq!(s.nimbus_cpu.process_us, Some(9.0));
+        assert_eq!(s.nimbus_cpu.switches, Some(0.9), "the median of the rounds'");
         assert_eq!((s.nimbus_cpu.db_us, s.bare_cpu.process_us), (None, None));
         assert_eq!(s.pgmq, None, "no round ran pgmq");
     }
@@ -207,6 +210,7 @@ mod tests {
                 cpu: CpuPerMessage {
                     process_us: Some(rate / 100.0),
                     db_us: None,
+                    switches: None,
                 },
             }),
         };
