@@ -9,6 +9,7 @@ use uuid::Uuid;
 
 use crate::error::{NimbusError, Result};
 use crate::headers::{self, Headers};
+use crate::incoming_headers::IncomingHeaders;
 use crate::message::Message;
 use crate::names::QueueName;
 
@@ -446,43 +447,33 @@ pub(crate) enum DecodeError {
     NoType(Box<Incoming>),
 }
 
-/// A received message's headers, parsed, with the version-1 rules applied. The body stays in
+/// A received message's headers, read, with the version-1 rules applied. The body stays in
 /// the [`ReceivedMessage`].
 #[derive(Clone, Debug)]
 pub(crate) struct Incoming {
-    pub headers: Headers,
+    pub headers: IncomingHeaders,
     pub type_name: String,
     pub message_id: String,
 }
 
 impl Incoming {
-    /// Parses the headers; `CorrelationId`/`ReplyToAddress` come from the headers, falling back
+    /// Reads the headers; `CorrelationId`/`ReplyToAddress` come from the headers, falling back
     /// to the columns when a version-1 sender filled only those.
     pub fn decode(row: &ReceivedMessage) -> std::result::Result<Self, DecodeError> {
-        let headers: Headers =
-            serde_json::from_str(&row.headers_json).map_err(DecodeError::Headers)?;
-        Self::from_headers(headers, row)
-    }
-
-    fn from_headers(
-        mut headers: Headers,
-        row: &ReceivedMessage,
-    ) -> std::result::Result<Self, DecodeError> {
-        if let Some(c) = row.correlation_id.as_ref().filter(|c| !c.is_empty()) {
-            headers
-                .entry(headers::CORRELATION_ID.into())
-                .or_insert_with(|| c.clone());
-        }
-        if let Some(r) = row.reply_to_address.as_ref().filter(|r| !r.is_empty()) {
-            headers
-                .entry(headers::REPLY_TO_ADDRESS.into())
-                .or_insert_with(|| r.clone());
-        }
+        let headers = IncomingHeaders::read(
+            row.headers_json.clone(),
+            row.correlation_id.as_deref(),
+            row.reply_to_address.as_deref(),
+        )
+        .map_err(DecodeError::Headers)?;
         let message_id = headers
             .get(headers::MESSAGE_ID)
-            .cloned()
-            .unwrap_or_else(|| row.row_id.clone());
-        let Some(type_name) = headers::enclosed_type(&headers).map(str::to_string) else {
+            .map_or_else(|| row.row_id.clone(), str::to_string);
+        let Some(type_name) = headers
+            .get(headers::ENCLOSED_MESSAGE_TYPES)
+            .and_then(headers::first_enclosed_type)
+            .map(str::to_string)
+        else {
             return Err(DecodeError::NoType(Box::new(Incoming {
                 headers,
                 type_name: String::new(),
@@ -499,8 +490,14 @@ impl Incoming {
     pub fn causation(&self) -> Causation {
         Causation {
             message_id: self.message_id.clone(),
-            conversation_id: self.headers.get(headers::CONVERSATION_ID).cloned(),
-            correlation_id: self.headers.get(headers::CORRELATION_ID).cloned(),
+            conversation_id: self
+                .headers
+                .get(headers::CONVERSATION_ID)
+                .map(str::to_string),
+            correlation_id: self
+                .headers
+                .get(headers::CORRELATION_ID)
+                .map(str::to_string),
         }
     }
 }
@@ -530,8 +527,14 @@ mod tests {
             Some("ReplyQueue"),
         ))
         .unwrap();
-        assert_eq!(msg.headers[headers::CORRELATION_ID], "from-header");
-        assert_eq!(msg.headers[headers::REPLY_TO_ADDRESS], "ReplyQueue");
+        assert_eq!(
+            msg.headers.get(headers::CORRELATION_ID),
+            Some("from-header")
+        );
+        assert_eq!(
+            msg.headers.get(headers::REPLY_TO_ADDRESS),
+            Some("ReplyQueue")
+        );
         assert_eq!(msg.message_id, "9f1c2b9e-0000-0000-0000-000000000001");
     }
 

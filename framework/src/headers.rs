@@ -121,7 +121,11 @@ fn parse_time_fast(text: &str) -> Option<chrono::DateTime<chrono::Utc>> {
 /// `NServiceBus.EnclosedMessageTypes`, without a .NET assembly qualification
 /// (`Sales.OrderPlaced, Sales.Messages, Version=1.0.0.0` becomes `Sales.OrderPlaced`).
 pub fn enclosed_type(headers: &Headers) -> Option<&str> {
-    let value = headers.get(ENCLOSED_MESSAGE_TYPES)?;
+    first_enclosed_type(headers.get(ENCLOSED_MESSAGE_TYPES)?)
+}
+
+/// The first type of an `NServiceBus.EnclosedMessageTypes` value (see [`enclosed_type`]).
+pub(crate) fn first_enclosed_type(value: &str) -> Option<&str> {
     let first = value.split(';').next()?;
     let name = first.split(',').next()?.trim();
     (!name.is_empty()).then_some(name)

@@ -71,6 +71,7 @@ mod endpoint;
 mod envelope;
 mod error;
 pub mod headers;
+mod incoming_headers;
 mod message;
 mod names;
 mod pipeline;

@@ -4,8 +4,6 @@
 
 use std::time::Duration;
 
-use crate::headers::Headers;
-
 /// Failed attempts so far (this framework's header; durable across restarts).
 pub const FAILED_ATTEMPTS: &str = "Nimbus.FailedAttempts";
 /// Delayed retries so far (NServiceBus's header name).
@@ -65,8 +63,8 @@ impl RetryPolicy {
     }
 }
 
-/// Failed attempts recorded in `headers` (0 when absent or unreadable).
-pub(crate) fn failures_so_far(headers: &Headers) -> u32 {
+/// Failed attempts recorded in a message's headers (0 when absent or unreadable).
+pub(crate) fn failures_so_far(headers: &crate::incoming_headers::IncomingHeaders) -> u32 {
     headers
         .get(FAILED_ATTEMPTS)
         .and_then(|v| v.parse().ok())
@@ -115,11 +113,13 @@ mod tests {
 
     #[test]
     fn unreadable_counts_start_from_zero() {
+        use crate::headers::Headers;
+        use crate::incoming_headers::IncomingHeaders;
         let mut h = Headers::new();
-        assert_eq!(failures_so_far(&h), 0);
+        assert_eq!(failures_so_far(&IncomingHeaders::from_map(h.clone())), 0);
         h.insert(FAILED_ATTEMPTS.into(), "x".into());
-        assert_eq!(failures_so_far(&h), 0);
+        assert_eq!(failures_so_far(&IncomingHeaders::from_map(h.clone())), 0);
         h.insert(FAILED_ATTEMPTS.into(), "3".into());
-        assert_eq!(failures_so_far(&h), 3);
+        assert_eq!(failures_so_far(&IncomingHeaders::from_map(h)), 3);
     }
 }

@@ -185,7 +185,7 @@ pub(crate) fn record_incoming(span: &Span, incoming: &Incoming, attempt: u32, bo
     record_ids(span, &incoming.headers);
 }
 
-fn record_ids(span: &Span, headers: &Headers) {
+fn record_ids(span: &Span, headers: &crate::incoming_headers::IncomingHeaders) {
     if let Some(conversation) = headers.get(crate::headers::CONVERSATION_ID) {
         span.record(
             "messaging.message.conversation_id",
@@ -230,17 +230,15 @@ pub(crate) fn inject_current(headers: &mut Headers) {
     let _ = headers;
 }
 
-/// Makes the trace context in a received message's headers (its JSON text; if there is one,
-/// and valid) the parent of `span`, which must not have been entered yet.
-pub(crate) fn continue_trace_from(span: &Span, headers_json: &str) {
+/// Makes the trace context in a received message's headers (if there is one, and valid) the
+/// parent of `span`, which must not have been entered yet.
+pub(crate) fn continue_trace(span: &Span, headers: &crate::incoming_headers::IncomingHeaders) {
     #[cfg(feature = "opentelemetry")]
-    if headers_json.contains(TRACEPARENT) {
-        if let Ok(headers) = serde_json::from_str::<Headers>(headers_json) {
-            w3c::set_parent(span, &headers);
-        }
+    if let Some(traceparent) = headers.get(TRACEPARENT) {
+        w3c::set_parent(span, traceparent, headers.get(TRACESTATE));
     }
     #[cfg(not(feature = "opentelemetry"))]
-    let _ = (span, headers_json);
+    let _ = (span, headers);
 }
 
 #[cfg(feature = "opentelemetry")]
@@ -275,11 +273,8 @@ mod w3c {
         }
     }
 
-    pub(super) fn set_parent(span: &Span, headers: &Headers) {
-        let Some(value) = headers.get(TRACEPARENT) else {
-            return;
-        };
-        let Some(remote) = parse(value, headers.get(TRACESTATE).map(String::as_str)) else {
+    pub(super) fn set_parent(span: &Span, value: &str, tracestate: Option<&str>) {
+        let Some(remote) = parse(value, tracestate) else {
             tracing::debug!(traceparent = %value, "ignoring an unreadable traceparent header");
             return;
         };

@@ -183,7 +183,7 @@ impl TestContext {
             endpoint,
             database,
         } = self;
-        let (mut headers, _, _) = ctx.into_parts();
+        let mut headers = ctx.into_parts().0.into_map();
         change(&mut routes, &mut headers);
         Self::build(endpoint, routes, headers, database)
     }
@@ -199,7 +199,7 @@ impl TestContext {
                     database,
                     ..
                 } = self;
-                let (headers, _, _) = ctx.into_parts();
+                let headers = ctx.into_parts().0.into_map();
                 Self::build(endpoint, routes, headers, database)
             }
             Err(_) => self,
@@ -225,7 +225,7 @@ impl TestContext {
             endpoint,
             ..
         } = self;
-        let (headers, _, _) = ctx.into_parts();
+        let headers = ctx.into_parts().0.into_map();
         Self::build(endpoint, routes, headers, Some(database))
     }
 

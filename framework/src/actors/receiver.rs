@@ -8,7 +8,7 @@ use crate::names::QueueName;
 use crate::pipeline::{
     receive_and_handle, receive_and_handle_batch, EndpointState, Outcome, Taken,
 };
-use crate::transport::StopSignal;
+use crate::transport::{NextReceive, StopSignal};
 
 /// Receives one message (or batch) at a time from one queue, on a handler thread (the bus's with
 /// one handler thread). A handler panic is caught in the pipeline; the
@@ -91,18 +91,37 @@ impl Handler<ReceiveRun> for Receiver {
             async move {
                 let mut taken = Some(msg.taken);
                 let mut receives = 0;
+                // What the last commit received with it, for the next turn.
+                let mut carried = NextReceive::NotTried;
                 loop {
                     let last = match endpoint.config.receive_batch {
-                        0 | 1 => receive_and_handle(&endpoint, &queue, &stop, taken.take()).await,
+                        0 | 1 => {
+                            let take_next = receives + 1 < msg.credit;
+                            let carry = std::mem::replace(&mut carried, NextReceive::NotTried);
+                            let (last, next) = receive_and_handle(
+                                &endpoint,
+                                &queue,
+                                &stop,
+                                taken.take(),
+                                carry,
+                                take_next,
+                            )
+                            .await;
+                            carried = next;
+                            last
+                        }
                         limit => {
                             let taken = taken.take();
                             receive_and_handle_batch(&endpoint, &queue, limit, &stop, taken).await
                         }
                     };
                     receives += 1;
-                    let go_on = matches!(last, Outcome::Handled | Outcome::Expired)
-                        && receives < msg.credit
-                        && !stop.is_set();
+                    // A message the commit took is handled even if the endpoint now stops (it
+                    // is taken), and a receive that failed with it is reported.
+                    let go_on = !matches!(carried, NextReceive::NotTried)
+                        || (matches!(last, Outcome::Handled | Outcome::Expired)
+                            && receives < msg.credit
+                            && !stop.is_set());
                     if !go_on {
                         return Run { last, receives };
                     }

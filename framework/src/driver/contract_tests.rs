@@ -194,6 +194,50 @@ async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
     c = commit(c).await;
     assert_eq!(c.count(&q.count, &[]).await.expect("count"), 2);
 
+    // A commit and the next receive together (one round trip where the driver pipelines
+    // them): the first transaction commits, the next message is held by a new one, and a
+    // connection dropped with it gives it back.
+    let second = c
+        .begin_and_receive(&q.receive, &[])
+        .await
+        .expect("receive")
+        .expect("a message");
+    assert_eq!(second.id, ids[1].to_string());
+    let third = c
+        .commit_and_receive(&q.receive, &[])
+        .await
+        .expect("the commit")
+        .expect("the receive after it")
+        .expect("a message");
+    assert_eq!(third.id, ids[2].to_string(), "FIFO after the commit");
+    drop(c);
+    c = Held::take(&driver, DEADLINES).await.expect("a connection");
+    assert_eq!(
+        c.count(&q.count, &[]).await.expect("count"),
+        1,
+        "the second committed, the third back in its queue"
+    );
+    let third_again = c
+        .begin_and_receive(&q.receive, &[])
+        .await
+        .expect("receive")
+        .expect("the third again");
+    assert_eq!(third_again.id, ids[2].to_string());
+    let nothing = c
+        .commit_and_receive(&q.receive, &[])
+        .await
+        .expect("the commit")
+        .expect("the receive after it");
+    assert!(nothing.is_none(), "an empty queue: {nothing:?}");
+    c = commit(c).await;
+    assert_eq!(c.count(&q.count, &[]).await.expect("count"), 0);
+    for (i, id) in ids.iter().enumerate().skip(1) {
+        let body = format!("{{\"n\":{i}}}");
+        c.insert_queue_row(&q.insert, &row(*id, "{}", body.as_bytes()))
+            .await
+            .expect("insert again");
+    }
+
     // Expiry: a message already expired is returned as expired, and purged.
     let mut expired = row(Uuid::new_v4(), "{}", b"x");
     expired.time_to_be_received_ms = Some(-60_000);
@@ -846,6 +890,65 @@ mod postgres {
         c.release();
         drop_schema(&driver, &schema).await;
     }
+    /// A commit that fails when it travels with the next receive: the error is the commit's,
+    /// and the message the receive took in the transaction after it is in its queue again
+    /// (its connection is discarded, which rolls it back) — none is lost, none is held.
+    #[tokio::test]
+    async fn a_failed_commit_gives_back_what_the_receive_after_it_took() {
+        let (driver, schema) = fresh().await;
+        let driver = Arc::new(driver);
+        assert!(
+            driver.pipelines_commit(),
+            "PostgreSQL sends both in one round trip"
+        );
+        let queue = QueueName::new("Pipelined").expect("a valid name");
+        let s = driver.dialect().schema_sql(&schema);
+        let q = driver.dialect().queue_sql(&schema, &queue);
+        let mut c = Held::take(&driver, DEADLINES).await.expect("a connection");
+        create(&mut c, &s, &q, schema.as_str(), "Pipelined").await;
+        let ids: Vec<Uuid> = (0..2).map(|_| Uuid::new_v4()).collect();
+        for id in &ids {
+            c.insert_queue_row(&q.insert, &row(*id, "{}", b"{}"))
+                .await
+                .expect("insert");
+        }
+        // A constraint checked at COMMIT, broken inside the first receive's transaction.
+        let checked_at_commit = format!("{}.\"Deferred\"", driver.dialect().quote(schema.as_str()));
+        c.execute(
+            &format!(
+                "CREATE TABLE {checked_at_commit} (x int UNIQUE DEFERRABLE INITIALLY DEFERRED)"
+            ),
+            &[],
+        )
+        .await
+        .expect("table");
+        let first = c
+            .begin_and_receive(&q.receive, &[])
+            .await
+            .expect("receive")
+            .expect("a message");
+        assert_eq!(first.id, ids[0].to_string());
+        c.execute(
+            &format!("INSERT INTO {checked_at_commit} VALUES (1), (1)"),
+            &[],
+        )
+        .await
+        .expect("deferred: accepted until COMMIT");
+        let failed = c.commit_and_receive(&q.receive, &[]).await;
+        let error = failed.expect_err("the commit breaks the constraint");
+        assert_eq!(error.code(), Some("23505"), "{error}");
+        assert!(c.connection_mut().is_none(), "the connection is discarded");
+        drop(c);
+        let mut c = Held::take(&driver, DEADLINES).await.expect("a connection");
+        assert_eq!(
+            c.count(&q.count, &[]).await.expect("count"),
+            2,
+            "the first rolled back with its commit, the second given back"
+        );
+        c.release();
+        drop_schema(&driver, &schema).await;
+    }
+
     /// The single receive (run once per message) stays a prepared statement, parsed and
     /// planned once per connection; only the batched receive is planned on every call.
     #[tokio::test]

@@ -231,6 +231,32 @@ pub(crate) trait Driver: Send + Sync + Sized + 'static {
         self.query(connection, sql, params).await
     }
 
+    /// Whether [`commit_then_begin_and_query`](Self::commit_then_begin_and_query) sends the
+    /// commit and the next transaction's query in one round trip. Where it does not, callers
+    /// commit and receive the usual way.
+    fn pipelines_commit(&self) -> bool {
+        false
+    }
+
+    /// Commits the open transaction, then opens the next and runs `sql` in it — in one round
+    /// trip where the driver [pipelines](Self::pipelines_commit) them. Returns the commit's
+    /// outcome and, when the commit succeeded, the query's rows (`None` after a failed commit:
+    /// whatever the query did then is the caller's to discard with the connection).
+    async fn commit_then_begin_and_query(
+        &self,
+        connection: &mut Self::Connection,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> (DriverResult<()>, Option<DriverResult<Vec<Row>>>) {
+        match self.commit(connection).await {
+            Ok(()) => (
+                Ok(()),
+                Some(self.begin_and_query(connection, sql, params).await),
+            ),
+            Err(e) => (Err(e), None),
+        }
+    }
+
     /// As [`begin_and_query`](Self::begin_and_query), but `sql` is planned for this call's
     /// parameters and the table as it is now, never from a plan cached when the table looked
     /// different (PostgreSQL's generic plans). Drivers without such plans just run it.

@@ -409,6 +409,44 @@ impl Driver for PostgresDriver {
         Ok(decoded(&rows))
     }
 
+    fn pipelines_commit(&self) -> bool {
+        true
+    }
+
+    async fn commit_then_begin_and_query(
+        &self,
+        connection: &mut Object,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> (DriverResult<()>, Option<DriverResult<Vec<Row>>>) {
+        let statement = match connection.prepare_cached(sql).await {
+            Ok(statement) => statement,
+            // Nothing was sent yet: commit alone, and let the receive's failure be the query's.
+            Err(e) => {
+                let committed = self.commit(connection).await;
+                return match committed {
+                    Ok(()) => (Ok(()), Some(Err(error(e)))),
+                    Err(c) => (Err(c), None),
+                };
+            }
+        };
+        let params = refs(params);
+        // Pipelined as in `begin_and_query`: COMMIT, BEGIN and the query leave in this order in
+        // one write, and their answers come back in one. A failed COMMIT ends its transaction
+        // (rolled back) and the BEGIN after it opens the next one as usual: the caller drops the
+        // connection then, which rolls back whatever the query took.
+        let (committed, begun, rows) = futures::join!(
+            connection.batch_execute("COMMIT"),
+            connection.batch_execute("BEGIN"),
+            connection.query(&statement, &params)
+        );
+        if let Err(e) = committed {
+            return (Err(error(e)), None);
+        }
+        let rows = begun.and(rows).map(|rows| decoded(&rows)).map_err(error);
+        (Ok(()), Some(rows))
+    }
+
     /// An unnamed statement, parsed and planned on every call (in the same round trip as BEGIN
     /// and the execution), so a plan made while the table was empty is never reused.
     async fn begin_and_query_fresh_plan(

@@ -416,6 +416,48 @@ impl<D: Driver> Held<D> {
         Ok(rows.first().map(|row| message_row(row, RECEIVED)))
     }
 
+    /// Whether [`commit_and_receive`](Self::commit_and_receive) saves a round trip here.
+    pub fn pipelines_commit(&self) -> bool {
+        self.driver.pipelines_commit()
+    }
+
+    /// Commits the open transaction and runs `queue_receive.sql` or `messages_receive.sql` in a
+    /// new one, in one round trip where the driver pipelines them. `Err`: the commit failed or
+    /// ran past the deadline (whether it took effect is then unknown) and the connection is
+    /// discarded, which rolls back whatever the receive took. `Ok`: committed, with the
+    /// receive's result.
+    pub async fn commit_and_receive(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> DriverResult<DriverResult<Option<MessageRow>>> {
+        let (driver, connection, deadline) = self.parts()?;
+        let result = bounded(deadline, "a commit and the next receive", async {
+            Ok(driver
+                .commit_then_begin_and_query(connection, sql, params)
+                .await)
+        })
+        .await;
+        let (committed, received) = match result {
+            Ok(both) => both,
+            Err(timed_out) => (Err(timed_out), None),
+        };
+        if let Err(e) = committed {
+            if let Some(connection) = self.connection.take() {
+                self.driver.discard(connection);
+            }
+            return Err(e);
+        }
+        let rows = match received {
+            Some(rows) => self.note(rows),
+            None => Err(DriverError::other(
+                FailureKind::Permanent,
+                "the driver committed but did not run the receive after it",
+            )),
+        };
+        Ok(rows.map(|rows| rows.first().map(|row| message_row(row, RECEIVED))))
+    }
+
     /// `queue_receive_batch.sql` or `messages_receive_batch.sql`, after opening the transaction
     /// the batch keeps until all of its messages are handled.
     pub async fn begin_and_receive_many(

@@ -30,6 +30,7 @@ use crate::envelope::{
 };
 use crate::error::{HandlerError, NimbusError, Result};
 use crate::headers::Headers;
+use crate::incoming_headers::IncomingHeaders;
 use crate::message::{Command, Event, Message, MessageKind};
 use crate::names::QueueName;
 use crate::pipeline::dispatch::{HandlerKind, RegisteredHandler};
@@ -127,7 +128,7 @@ impl Routes {
 pub struct HandlerContext {
     origin: Arc<EndpointIdentity>,
     routes: Arc<Routes>,
-    headers: Headers,
+    headers: IncomingHeaders,
     causation: Causation,
     outgoing: Vec<OutgoingMessage>,
     /// The receive's open transaction, lent to the handler for its own statements.
@@ -163,7 +164,7 @@ impl HandlerContext {
     pub(crate) fn new(
         origin: Arc<EndpointIdentity>,
         routes: Arc<Routes>,
-        headers: Headers,
+        headers: IncomingHeaders,
         causation: Causation,
         transaction: Option<Box<dyn ReceiveTransaction>>,
         database: crate::DatabaseKind,
@@ -192,7 +193,7 @@ impl HandlerContext {
         HandlerContext {
             origin,
             routes,
-            headers,
+            headers: IncomingHeaders::from_map(headers),
             causation,
             outgoing: Vec::new(),
             on_commit: Vec::new(),
@@ -385,7 +386,7 @@ impl HandlerContext {
 
     /// The incoming message's headers.
     pub fn headers(&self) -> &Headers {
-        &self.headers
+        self.headers.all()
     }
 
     /// Sends a command to the queue routed for its type; written when the handler succeeds.
@@ -435,7 +436,7 @@ impl HandlerContext {
         let address = self
             .headers
             .get(crate::headers::REPLY_TO_ADDRESS)
-            .cloned()
+            .map(str::to_string)
             .ok_or_else(|| {
                 NimbusError::config(
                     format!(
@@ -553,7 +554,7 @@ impl HandlerContext {
     pub(crate) fn into_parts(
         self,
     ) -> (
-        Headers,
+        IncomingHeaders,
         Vec<OutgoingMessage>,
         Option<Box<dyn ReceiveTransaction>>,
     ) {

@@ -33,7 +33,7 @@ use crate::pipeline::requests::{PendingRequests, Reply};
 use crate::recoverability::{failures_so_far, Recovery, DELAYED_RETRIES, FAILED_ATTEMPTS};
 use crate::telemetry;
 use crate::transport::StopSignal;
-use crate::transport::{CommitFailure, ReceiveTransaction, ReceivedBatch, Transport};
+use crate::transport::{CommitFailure, NextReceive, ReceiveTransaction, ReceivedBatch, Transport};
 
 /// What an endpoint's actors share.
 pub(crate) struct EndpointState {
@@ -154,24 +154,48 @@ enum Failure {
 /// when the receive took nothing or failed.
 pub(crate) type Taken = tokio::sync::oneshot::Sender<()>;
 
-/// Receives one message from `queue` and handles it in the receive's transaction, inside a
-/// `process` span that continues the sender's trace; `taken` is told once the message is taken.
+/// Receives one message from `queue` — or takes `carried`, what the previous message's commit
+/// already received — and handles it in the receive's transaction, inside a `process` span
+/// that continues the sender's trace; `taken` is told once the message is taken. With
+/// `take_next`, a handled message's commit also takes the next message where the database can
+/// do both in one round trip: that comes back for the next call (see
+/// [`ReceiveTransaction::commit_handled_and_receive`]).
 pub(crate) async fn receive_and_handle(
     endpoint: &EndpointState,
     queue: &QueueName,
     stop: &StopSignal,
     taken: Option<Taken>,
-) -> Outcome {
-    let (row, tx) = match endpoint.transport.receive(queue, stop).await {
-        Ok(None) => return Outcome::Empty,
-        Ok(Some(received)) => received,
-        Err(e) => return Outcome::Infrastructure(e),
+    carried: NextReceive,
+    take_next: bool,
+) -> (Outcome, NextReceive) {
+    let (row, tx) = match carried {
+        NextReceive::Taken(row, tx) => (row, tx),
+        NextReceive::Empty => return (Outcome::Empty, NextReceive::NotTried),
+        NextReceive::Failed(e) => return (Outcome::Infrastructure(e), NextReceive::NotTried),
+        NextReceive::NotTried => match endpoint.transport.receive(queue, stop).await {
+            Ok(None) => return (Outcome::Empty, NextReceive::NotTried),
+            Ok(Some(received)) => received,
+            Err(e) => return (Outcome::Infrastructure(e), NextReceive::NotTried),
+        },
     };
     // The supervisor is gone only when the endpoint stops: nobody to tell then.
     if let Some(taken) = taken {
         let _ = taken.send(());
     }
-    process(endpoint, queue, row, tx).await
+    let mut next = NextReceive::NotTried;
+    let take = take_next.then_some(TakeNext {
+        stop,
+        next: &mut next,
+    });
+    let outcome = process(endpoint, queue, row, tx, take).await;
+    (outcome, next)
+}
+
+/// Where a handled message's commit may take the next message of its queue: unless `stop` is
+/// set by then, into `next`.
+struct TakeNext<'a> {
+    stop: &'a StopSignal,
+    next: &'a mut NextReceive,
 }
 
 /// Receives up to `limit` messages of `queue` in one transaction and handles each in turn under
@@ -231,7 +255,7 @@ async fn handle_batch(
             Some(next) => next,
             None => return Ok(batch),
         };
-        if let Outcome::Infrastructure(e) = process(&endpoint, &queue, row, tx).await {
+        if let Outcome::Infrastructure(e) = process(&endpoint, &queue, row, tx, None).await {
             return Err(e);
         }
     }
@@ -251,10 +275,19 @@ async fn process(
     queue: &QueueName,
     row: ReceivedMessage,
     tx: Box<dyn ReceiveTransaction>,
+    take_next: Option<TakeNext<'_>>,
 ) -> Outcome {
+    // Read before the span is made, so that the span continues the sender's trace.
+    let decoded = (row.undecodable.is_none() && !row.expired).then(|| Incoming::decode(&row));
     let span = telemetry::process_span(queue.as_str(), &row.row_id);
-    telemetry::continue_trace_from(&span, &row.headers_json);
-    let outcome = handle_received(endpoint, queue, row, tx)
+    match &decoded {
+        Some(Ok(incoming)) => telemetry::continue_trace(&span, &incoming.headers),
+        Some(Err(DecodeError::NoType(incoming))) => {
+            telemetry::continue_trace(&span, &incoming.headers)
+        }
+        Some(Err(DecodeError::Headers(_))) | None => {}
+    }
+    let outcome = handle_received(endpoint, queue, row, tx, decoded, take_next)
         .instrument(span.clone())
         .await;
     let (name, error_type) = match &outcome {
@@ -281,12 +314,15 @@ async fn process(
     outcome
 }
 
-/// Handles a received message (see [`receive_and_handle`]).
+/// Handles a received message (see [`receive_and_handle`]), whose headers `decoded` has read
+/// unless it is undecodable or expired.
 async fn handle_received(
     endpoint: &EndpointState,
     queue: &QueueName,
     mut row: ReceivedMessage,
     tx: Box<dyn ReceiveTransaction>,
+    decoded: Option<Result<Incoming, DecodeError>>,
+    take_next: Option<TakeNext<'_>>,
 ) -> Outcome {
     if let Some(problem) = &row.undecodable {
         let reason = format!("message {}: {problem}", row.row_id);
@@ -295,7 +331,7 @@ async fn handle_received(
     if row.expired {
         return discard_expired(endpoint, queue, &row, tx).await;
     }
-    let incoming = match Incoming::decode(&row) {
+    let incoming = match decoded.unwrap_or_else(|| Incoming::decode(&row)) {
         Ok(incoming) => incoming,
         Err(DecodeError::NoType(parsed)) => {
             let reason = format!(
@@ -332,7 +368,7 @@ async fn handle_received(
     let sent_at = incoming
         .headers
         .get(crate::headers::TIME_SENT)
-        .and_then(|t| crate::headers::parse_time(t));
+        .and_then(crate::headers::parse_time);
     let on_instance_queue = endpoint.config.identity.instance_queue.as_ref() == Some(queue);
     let reply_to = on_instance_queue
         .then(|| reply_correlation(&incoming))
@@ -506,7 +542,14 @@ async fn handle_received(
         Ok(tx) => tx,
         Err(outcome) => return outcome,
     };
-    match tx.commit_handled(outgoing).await {
+    let committed = match take_next.filter(|take| !take.stop.is_set()) {
+        Some(take) => tx
+            .commit_handled_and_receive(outgoing, queue)
+            .await
+            .map(|next| *take.next = next),
+        None => tx.commit_handled(outgoing).await,
+    };
+    match committed {
         Ok(()) => {
             let (counters, queue, handling) = (
                 endpoint.counters.clone(),
@@ -766,7 +809,6 @@ fn reply_correlation(incoming: &Incoming) -> Option<&str> {
     (intent == "Reply")
         .then(|| incoming.headers.get(crate::headers::CORRELATION_ID))
         .flatten()
-        .map(String::as_str)
 }
 
 /// Counts the failed attempt in the message's headers and, in the receive's transaction, puts it
@@ -820,7 +862,7 @@ async fn fail(
     let (counters, queue_name) = (endpoint.counters.clone(), queue.clone());
     let result = match (recovery, incoming) {
         (Recovery::Immediate, Some(incoming)) => {
-            let retry = retry_copy(row, &incoming.headers, queue, failures, None);
+            let retry = retry_copy(row, incoming.headers.all(), queue, failures, None);
             let reason = reason.clone();
             tx.commit(vec![retry]).await.inspect(|()| {
                 after_commit(move || {
@@ -834,7 +876,7 @@ async fn fail(
         (Recovery::Delayed { retry, delay }, Some(incoming)) => {
             let copy = retry_copy(
                 row,
-                &incoming.headers,
+                incoming.headers.all(),
                 queue,
                 failures,
                 Some((retry, delay)),
@@ -851,7 +893,13 @@ async fn fail(
         }
         // Dead letter, or a retry of a message whose headers cannot be written back.
         _ => {
-            let letter = dead_letter(row, incoming.map(|i| &i.headers), queue, &reason, failures);
+            let letter = dead_letter(
+                row,
+                incoming.map(|i| i.headers.all()),
+                queue,
+                &reason,
+                failures,
+            );
             let (id, attempts) = (letter.message_id, letter.delivery_attempts);
             match endpoint
                 .dead_letterer

@@ -125,7 +125,7 @@ impl<D: Driver> Admin for SqlTransport<D> {
         let removed = c
             .on_subscription(&s.cx.sql.subscription_delete, topic, queue)
             .await
-            .map_err(s.cx.db(format!("removing the subscription of {queue:?} to {topic}")))?;
+            .map_err(s.cx.db(|| format!("removing the subscription of {queue:?} to {topic}")))?;
         c.release();
         Ok(removed)
     }
@@ -155,7 +155,7 @@ impl<D: Driver> Admin for SqlTransport<D> {
         let taken = c
             .take_dead_letter(&s.cx.sql.dead_letter_take, id)
             .await
-            .map_err(s.cx.db(format!("purging dead letter {id}")))?;
+            .map_err(s.cx.db(|| format!("purging dead letter {id}")))?;
         c.release();
         Ok(taken.is_some())
     }
@@ -166,7 +166,7 @@ impl<D: Driver> Admin for SqlTransport<D> {
         let letter = c
             .dead_letter(&s.cx.sql.dead_letter_get, id)
             .await
-            .map_err(s.cx.db(format!("reading dead letter {id}")))?;
+            .map_err(s.cx.db(|| format!("reading dead letter {id}")))?;
         c.release();
         Ok(letter)
     }
@@ -197,7 +197,7 @@ impl<D: Driver> Admin for SqlTransport<D> {
         let row = c
             .saga_get(&s.cx.sql.saga_get, saga_type, correlation)
             .await
-            .map_err(s.cx.db(format!("reading saga {saga_type} {correlation:?}")))?;
+            .map_err(s.cx.db(|| format!("reading saga {saga_type} {correlation:?}")))?;
         c.release();
         Ok(row)
     }
@@ -209,7 +209,7 @@ impl<D: Driver> Admin for SqlTransport<D> {
         let paused = c
             .pause_queue(&s.cx.sql.queue_pause, queue, by)
             .await
-            .map_err(s.cx.db(format!("pausing {queue:?}")))?;
+            .map_err(s.cx.db(|| format!("pausing {queue:?}")))?;
         c.release();
         Ok(paused)
     }
@@ -221,7 +221,7 @@ impl<D: Driver> Admin for SqlTransport<D> {
         let resumed = c
             .resume_queue(&s.cx.sql.queue_resume, queue)
             .await
-            .map_err(s.cx.db(format!("resuming {queue:?}")))?;
+            .map_err(s.cx.db(|| format!("resuming {queue:?}")))?;
         c.release();
         Ok(resumed)
     }
@@ -250,7 +250,7 @@ impl<D: Driver> Admin for SqlTransport<D> {
         let mut c = s.connection("running SQL").await?;
         c.run_script(sql, &[])
             .await
-            .map_err(s.cx.db(format!("running {sql}")))?;
+            .map_err(s.cx.db(|| format!("running {sql}")))?;
         c.release();
         Ok(())
     }
@@ -262,7 +262,7 @@ impl<D: Driver> Admin for SqlTransport<D> {
         let n = c
             .count(sql, &params)
             .await
-            .map_err(s.cx.db(format!("running {sql}")))?;
+            .map_err(s.cx.db(|| format!("running {sql}")))?;
         c.release();
         Ok(n)
     }

@@ -393,6 +393,24 @@ pub(crate) trait ReceiveTransaction: Send {
         outgoing: Vec<OutgoingMessage>,
     ) -> std::result::Result<(), CommitFailure>;
 
+    /// Like [`ReceiveTransaction::commit_handled`], and then takes the next message of `queue`
+    /// on the same connection — with the commit in one round trip where the database can
+    /// pipeline them (PostgreSQL), so that a receiver going from message to message pays one
+    /// round trip per message instead of two. Where it cannot, or where the handler sent
+    /// messages or ran its own statements, this commits as `commit_handled` does and says
+    /// [`NextReceive::NotTried`]. The caller asks only when it wants the next message (its run
+    /// goes on, the endpoint is not stopping, the queue is not paused).
+    async fn commit_handled_and_receive(
+        self: Box<Self>,
+        outgoing: Vec<OutgoingMessage>,
+        queue: &QueueName,
+    ) -> std::result::Result<NextReceive, CommitFailure> {
+        let _ = queue;
+        self.commit_handled(outgoing)
+            .await
+            .map(|()| NextReceive::NotTried)
+    }
+
     /// The receive's connection, inside its open transaction, for a handler's own statements.
     /// The first call marks a savepoint, so that a failed attempt undoes the handler's
     /// statements alone ([`ReceiveTransaction::undo_handler_work`]) and its failure can still
@@ -427,6 +445,18 @@ pub(crate) trait ReceiveTransaction: Send {
         message: &ReceivedMessage,
         terms: &LeaseTerms,
     ) -> Result<Arc<dyn HeldLease>>;
+}
+
+/// What [`ReceiveTransaction::commit_handled_and_receive`] did after its commit.
+pub(crate) enum NextReceive {
+    /// Nothing: receive the next message the usual way.
+    NotTried,
+    /// The queue had nothing visible (that receive's transaction is committed).
+    Empty,
+    /// The next message, in its own open transaction.
+    Taken(ReceivedMessage, Box<dyn ReceiveTransaction>),
+    /// The receive failed (its connection is discarded); the commit before it stands.
+    Failed(NimbusError),
 }
 
 /// What a saga handler's run changed.

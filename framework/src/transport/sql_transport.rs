@@ -11,9 +11,9 @@ use super::catalog::{Catalog, QueueEntry};
 use super::index_check::ProblemKind;
 use super::storage::{self, Context, Creation, Storage};
 use super::{
-    CommitFailure, HeldLease, IndexProblem, LeaseTerms, PlannedSends, RebuildDeadLetter,
-    ReceiveTransaction, ReceivedBatch, SagaChange, StopSignal, SweepReport, TableHealth,
-    TableStats, Transport, TransportSettings,
+    CommitFailure, HeldLease, IndexProblem, LeaseTerms, NextReceive, PlannedSends,
+    RebuildDeadLetter, ReceiveTransaction, ReceivedBatch, SagaChange, StopSignal, SweepReport,
+    TableHealth, TableStats, Transport, TransportSettings,
 };
 use crate::dead_letter::DeadLetter;
 use crate::driver::statements::{DeadLetterRow, LeaseRow, MessageRow, PausedRow, SagaRow};
@@ -217,7 +217,7 @@ impl<D: Driver> Inner<D> {
     async fn commit(&self, c: Held<D>, created: &[Arc<QueueEntry>], purpose: &str) -> Result<()> {
         c.commit()
             .await
-            .map_err(self.cx.db(format!("committing ({purpose})")))?;
+            .map_err(self.cx.db(|| format!("committing ({purpose})")))?;
         created.iter().for_each(|e| e.mark_exists());
         Ok(())
     }
@@ -245,15 +245,17 @@ impl<D: Driver> Inner<D> {
                 let names = c
                     .subscribers(&self.cx.sql.subscription_list, topic, self.cx.idle_seconds)
                     .await
-                    .map_err(self.cx.db(format!("reading the subscribers of {topic}")))?;
+                    .map_err(self.cx.db(|| format!("reading the subscribers of {topic}")))?;
                 let nservicebus = match &self.cx.nservicebus {
                     Some(nsb) => c
                         .nservicebus_subscribers(&nsb.subscribers, topic)
                         .await
-                        .map_err(self.cx.db(format!(
-                            "reading the subscribers of {topic} in NServiceBus's table {:?}",
-                            nsb.table
-                        )))?,
+                        .map_err(self.cx.db(|| {
+                            format!(
+                                "reading the subscribers of {topic} in NServiceBus's table {:?}",
+                                nsb.table
+                            )
+                        }))?,
                     None => Vec::new(),
                 };
                 if names.is_empty() && nservicebus.is_empty() {
@@ -651,7 +653,7 @@ impl<D: Driver> Transport for SqlTransport<D> {
                 &table,
             )
             .await
-            .map_err(cx.db(format!("reading the indexes of {table:?}")))?;
+            .map_err(cx.db(|| format!("reading the indexes of {table:?}")))?;
         c.release();
         Ok(super::index_check::check(
             &expected,
@@ -733,14 +735,14 @@ impl<D: Driver> Transport for SqlTransport<D> {
         let rows = c
             .query(read, &[Param::Text(Some(&table))])
             .await
-            .map_err(s.cx.db(format!("counting the dead rows of {table}")))?;
+            .map_err(s.cx.db(|| format!("counting the dead rows of {table}")))?;
         let Some(row) = rows.first() else {
             // No statistics yet: a table nothing has been written to since the server started.
             c.release();
             return Ok(None);
         };
         let unreadable = |e: String| {
-            s.cx.db(format!("reading the dead rows of {table}"))(DriverError::other(
+            s.cx.db(|| format!("reading the dead rows of {table}"))(DriverError::other(
                 FailureKind::Permanent,
                 e,
             ))
@@ -759,7 +761,7 @@ impl<D: Driver> Transport for SqlTransport<D> {
         if vacuumed {
             c.execute(&vacuum_sql, &[])
                 .await
-                .map_err(s.cx.db(format!("vacuuming {table}")))?;
+                .map_err(s.cx.db(|| format!("vacuuming {table}")))?;
         }
         c.release();
         Ok(Some(TableHealth {
@@ -852,7 +854,7 @@ impl<D: Driver> Transport for SqlTransport<D> {
         let taken = c
             .begin_and_take_expired_lease(&s.cx.sql.lease_take_expired, queue.as_str())
             .await
-            .map_err(s.cx.db(format!("taking back an expired lease of {queue:?}")))?;
+            .map_err(s.cx.db(|| format!("taking back an expired lease of {queue:?}")))?;
         match taken {
             None => {
                 s.commit(c, &[], "looking for expired leases").await?;
@@ -912,7 +914,7 @@ impl<D: Driver> Transport for SqlTransport<D> {
             s.cx.idle_seconds,
         )
         .await
-        .map_err(s.cx.db(format!("subscribing queue {queue:?} to {topic}")))?;
+        .map_err(s.cx.db(|| format!("subscribing queue {queue:?} to {topic}")))?;
         c.release();
         Ok(())
     }
@@ -968,10 +970,12 @@ impl<D: Driver> Transport for SqlTransport<D> {
         let mut c = s.connection("subscribing in NServiceBus's table").await?;
         c.nservicebus_subscribe(&nsb.subscribe, &address, endpoint, topic)
             .await
-            .map_err(s.cx.db(format!(
-                "subscribing {endpoint} ({address}) to {topic} in NServiceBus's table {:?}",
-                nsb.table
-            )))?;
+            .map_err(s.cx.db(|| {
+                format!(
+                    "subscribing {endpoint} ({address}) to {topic} in NServiceBus's table {:?}",
+                    nsb.table
+                )
+            }))?;
         c.release();
         Ok(())
     }
@@ -1106,7 +1110,7 @@ impl<D: Driver> Transport for SqlTransport<D> {
         let taken = c
             .take_dead_letter(&s.cx.sql.dead_letter_take, id)
             .await
-            .map_err(s.cx.db(format!("taking dead letter {id}")))?;
+            .map_err(s.cx.db(|| format!("taking dead letter {id}")))?;
         let Some((destination, body)) = taken else {
             s.commit(c, &[], "a replay of nothing").await?;
             return Ok(false);
@@ -1238,7 +1242,7 @@ impl<D: Driver> SqlReceiveTransaction<D> {
             connection
                 .execute(&cx.sql.savepoint_release, &[])
                 .await
-                .map_err(cx.db(format!("ending the savepoint of {purpose} in a batch")))?;
+                .map_err(cx.db(|| format!("ending the savepoint of {purpose} in a batch")))?;
         }
         let mut state = batch.lock().unwrap_or_else(|p| p.into_inner());
         state.written.created.extend(written.created);
@@ -1352,7 +1356,7 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
                     .await
                     .map_err(|rollback| {
                         CommitFailure::Failed(cx
-                            .db(format!("undoing refused sends ({e}) to a savepoint"))(
+                            .db(|| format!("undoing refused sends ({e}) to a savepoint"))(
                             rollback
                         ))
                     })?;
@@ -1368,6 +1372,49 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
             }
             Err(e) => Err(CommitFailure::Failed(e)),
         }
+    }
+
+    async fn commit_handled_and_receive(
+        self: Box<Self>,
+        outgoing: Vec<OutgoingMessage>,
+        queue: &QueueName,
+    ) -> std::result::Result<NextReceive, CommitFailure> {
+        // Nothing to write and nothing of a batch's: the commit is the transaction's last
+        // statement, and it can travel with the next receive.
+        let alone = outgoing.is_empty() && !self.handler_savepoint && self.member_of.is_none();
+        if !alone || !self.connection.pipelines_commit() {
+            return self
+                .commit_handled(outgoing)
+                .await
+                .map(|()| NextReceive::NotTried);
+        }
+        let SqlReceiveTransaction {
+            mut connection,
+            inner,
+            ..
+        } = *self;
+        // On an error `connection` is dropped: discarded, and the server rolls back.
+        let received = inner
+            .storage
+            .commit_and_receive(&mut connection, queue)
+            .await
+            .map_err(CommitFailure::Failed)?;
+        Ok(match received {
+            Ok(Some(row)) => NextReceive::Taken(
+                received_message(row),
+                Box::new(SqlReceiveTransaction {
+                    connection,
+                    inner,
+                    handler_savepoint: false,
+                    member_of: None,
+                }),
+            ),
+            Ok(None) => match inner.commit(connection, &[], "an empty receive").await {
+                Ok(()) => NextReceive::Empty,
+                Err(e) => NextReceive::Failed(e),
+            },
+            Err(e) => NextReceive::Failed(e),
+        })
     }
 
     async fn handler_connection(&mut self) -> Result<&mut (dyn std::any::Any + Send)> {
@@ -1401,7 +1448,7 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
         self.connection
             .saga_get(&cx.sql.saga_get, saga_type, correlation)
             .await
-            .map_err(cx.db(format!("reading saga {saga_type} {correlation:?}")))
+            .map_err(cx.db(|| format!("reading saga {saga_type} {correlation:?}")))
     }
 
     async fn saga_save(&mut self, change: SagaChange<'_>) -> Result<()> {
@@ -1424,14 +1471,14 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
                 Err(e) if e.is_unique_violation() => Err(conflict(format!(
                     "another message started saga {saga_type} {correlation:?} at the same moment; this one is received again and finds it"
                 ))),
-                Err(e) => Err(cx.db(format!("starting saga {saga_type} {correlation:?}"))(e)),
+                Err(e) => Err(cx.db(|| format!("starting saga {saga_type} {correlation:?}"))(e)),
             },
             SagaChange::Update { id, version, state } => {
                 let written = self
                     .connection
                     .saga_write(&cx.sql.saga_update, id, version, Some(state))
                     .await
-                    .map_err(cx.db(format!("saving saga {id}")))?;
+                    .map_err(cx.db(|| format!("saving saga {id}")))?;
                 match written {
                     true => Ok(()),
                     false => Err(conflict(format!(
@@ -1444,7 +1491,7 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
                     .connection
                     .saga_write(&cx.sql.saga_delete, id, version, None)
                     .await
-                    .map_err(cx.db(format!("completing saga {id}")))?;
+                    .map_err(cx.db(|| format!("completing saga {id}")))?;
                 match deleted {
                     true => Ok(()),
                     false => Err(conflict(format!(
@@ -1535,7 +1582,7 @@ impl<D: Driver> HeldLease for SqlLease<D> {
         let renewed = c
             .renew_lease(&s.cx.sql.lease_renew, self.id, self.duration_ms)
             .await
-            .map_err(s.cx.db(format!("renewing lease {}", self.id)))?;
+            .map_err(s.cx.db(|| format!("renewing lease {}", self.id)))?;
         c.release();
         Ok(renewed)
     }
@@ -1547,7 +1594,7 @@ impl<D: Driver> HeldLease for SqlLease<D> {
         let ended = c
             .end_lease(&s.cx.sql.lease_end, self.id)
             .await
-            .map_err(s.cx.db(format!("ending lease {}", self.id)))?;
+            .map_err(s.cx.db(|| format!("ending lease {}", self.id)))?;
         if !ended {
             s.commit(c, &[], "ending a lease that was gone").await?;
             return Ok(None);

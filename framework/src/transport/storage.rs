@@ -54,12 +54,32 @@ pub(crate) struct Context {
     pub address_form: crate::names::AddressForm,
 }
 
+/// What the framework was doing when a statement failed, for its error: a fixed text, or a
+/// closure that writes it (`|| format!(…)`), called only when the statement failed.
+pub trait Operation {
+    /// The operation in words.
+    fn describe(self) -> String;
+}
+
+impl Operation for &str {
+    fn describe(self) -> String {
+        self.to_string()
+    }
+}
+
+impl<F: FnOnce() -> String> Operation for F {
+    fn describe(self) -> String {
+        self()
+    }
+}
+
 impl Context {
-    /// Turns a driver error met while doing `operation` into the framework's error.
-    pub fn db(&self, operation: impl Into<String>) -> impl FnOnce(DriverError) -> NimbusError {
+    /// Turns a driver error met while doing `operation` into the framework's error. The
+    /// operation is put into words only when there is an error: statements that succeed (every
+    /// message's receive and commit) pay nothing for it.
+    pub fn db(&self, operation: impl Operation) -> impl FnOnce(DriverError) -> NimbusError {
         let name = self.name;
-        let operation = operation.into();
-        move |e| NimbusError::database(name, operation, e)
+        move |e| NimbusError::database(name, operation.describe(), e)
     }
 
     /// Takes the lock that serializes schema creation in this schema across instances, for the
@@ -77,14 +97,16 @@ impl Context {
             &[Param::Text(Some(self.schema.as_str())), Param::Int(wait_ms)],
         )
         .await
-        .map_err(self.db(format!(
-            "taking the schema creation lock of schema {:?} (waited up to {:.0} s: another \
+        .map_err(self.db(|| {
+            format!(
+                "taking the schema creation lock of schema {:?} (waited up to {:.0} s: another \
              instance holds it while it creates or upgrades the schema, which takes long when it \
              adds an index to a large queue table; start again once it is done, or raise \
              database_timeout)",
-            self.schema.as_str(),
-            wait.as_secs_f64()
-        )))?;
+                self.schema.as_str(),
+                wait.as_secs_f64()
+            )
+        }))?;
         Ok(())
     }
 
@@ -110,11 +132,13 @@ impl Context {
                 } else {
                     String::new()
                 };
-                Err(self.db(format!(
-                    "creating {what} in schema {:?} of {}{advice}",
-                    self.schema.as_str(),
-                    self.target,
-                ))(e))
+                Err(self.db(|| {
+                    format!(
+                        "creating {what} in schema {:?} of {}{advice}",
+                        self.schema.as_str(),
+                        self.target,
+                    )
+                })(e))
             }
         }
     }
@@ -182,7 +206,7 @@ impl Context {
                 table,
             )
             .await
-            .map_err(self.db(format!("reading the indexes of {table:?}")))?;
+            .map_err(self.db(|| format!("reading the indexes of {table:?}")))?;
         let wanted: Vec<IndexSql> = expected.iter().map(|index| (*index).clone()).collect();
         let problems = super::index_check::check(
             &wanted,
@@ -367,6 +391,16 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
     /// holds, with its headers and body as the sender wrote them.
     async fn receive(&self, c: &mut Held<D>, queue: &QueueName) -> Result<Option<MessageRow>>;
 
+    /// Commits `c`'s open transaction and takes the oldest visible message of `queue` in a new
+    /// one, as [`receive`](Self::receive) does, in one round trip where the driver pipelines
+    /// them ([`Held::pipelines_commit`]). `Err`: the commit failed (the connection is gone).
+    /// `Ok`: committed, with the receive's result.
+    async fn commit_and_receive(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+    ) -> Result<Result<Option<MessageRow>>>;
+
     /// Opens a transaction and takes up to `limit` of the oldest visible messages of `queue`
     /// no other transaction holds (a batched receive).
     async fn receive_batch(
@@ -505,7 +539,7 @@ async fn check_elsewhere<D: Driver>(
             ],
         )
         .await
-        .map_err(cx.db(format!("looking for queue {queue}")))?;
+        .map_err(cx.db(|| format!("looking for queue {queue}")))?;
     if !exists {
         return Err(NimbusError::config(
             format!(
@@ -673,7 +707,21 @@ impl<D: Driver> Storage<D> for TablePerQueue {
         let entry = cx.catalog.queue(queue);
         c.begin_and_receive(&entry.sql.receive, &[])
             .await
-            .map_err(cx.db(format!("receiving from queue {queue:?}")))
+            .map_err(cx.db(|| format!("receiving from queue {queue:?}")))
+    }
+
+    async fn commit_and_receive(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+    ) -> Result<Result<Option<MessageRow>>> {
+        let cx = &self.context;
+        let entry = cx.catalog.queue(queue);
+        let received = c
+            .commit_and_receive(&entry.sql.receive, &[])
+            .await
+            .map_err(cx.db("committing a handled message"))?;
+        Ok(received.map_err(cx.db(|| format!("receiving from queue {queue:?}"))))
     }
 
     async fn receive_batch(
@@ -691,7 +739,7 @@ impl<D: Driver> Storage<D> for TablePerQueue {
             .ok_or_else(|| batch_unsupported(cx))?;
         c.begin_and_receive_many(sql, &[Param::BigInt(Some(limit))])
             .await
-            .map_err(cx.db(format!("receiving a batch from queue {queue:?}")))
+            .map_err(cx.db(|| format!("receiving a batch from queue {queue:?}")))
     }
 
     async fn peek(&self, c: &mut Held<D>, queue: &QueueName) -> Result<i64> {
@@ -699,7 +747,7 @@ impl<D: Driver> Storage<D> for TablePerQueue {
         let entry = cx.catalog.queue(queue);
         c.count(&entry.sql.peek, &[])
             .await
-            .map_err(cx.db(format!("peeking at queue {queue:?}")))
+            .map_err(cx.db(|| format!("peeking at queue {queue:?}")))
     }
 
     async fn purge_expired(&self, c: &mut Held<D>, queue: &QueueName, batch: i64) -> Result<u64> {
@@ -707,7 +755,7 @@ impl<D: Driver> Storage<D> for TablePerQueue {
         let entry = cx.catalog.queue(queue);
         c.execute(&entry.sql.purge_expired, &[Param::BigInt(Some(batch))])
             .await
-            .map_err(cx.db(format!("purging expired messages of {queue:?}")))
+            .map_err(cx.db(|| format!("purging expired messages of {queue:?}")))
     }
 
     async fn exists(&self, c: &mut Held<D>, queue: &QueueName) -> Result<bool> {
@@ -720,7 +768,7 @@ impl<D: Driver> Storage<D> for TablePerQueue {
         entry.forget_exists();
         c.run_script(&entry.sql.drop, &[])
             .await
-            .map_err(cx.db(format!("dropping queue {queue:?}")))
+            .map_err(cx.db(|| format!("dropping queue {queue:?}")))
     }
 
     async fn take_due(&self, c: &mut Held<D>, batch: i64) -> Result<Vec<MessageRow>> {
@@ -734,7 +782,7 @@ impl<D: Driver> Storage<D> for TablePerQueue {
         let cx = &self.context;
         c.count(&cx.catalog.queue(queue).sql.count, &[])
             .await
-            .map_err(cx.db(format!("counting the messages of {queue:?}")))
+            .map_err(cx.db(|| format!("counting the messages of {queue:?}")))
     }
 
     async fn browse(
@@ -746,7 +794,7 @@ impl<D: Driver> Storage<D> for TablePerQueue {
         let cx = &self.context;
         c.browse_queue(&cx.catalog.queue(queue).sql.browse, limit)
             .await
-            .map_err(cx.db(format!("browsing queue {queue:?}")))
+            .map_err(cx.db(|| format!("browsing queue {queue:?}")))
     }
 
     fn vacuum(&self, queue: &QueueName) -> Option<(String, String)> {
@@ -765,7 +813,7 @@ impl<D: Driver> Storage<D> for TablePerQueue {
         let sql = &cx.catalog.queue(queue).sql;
         c.run(&queue_row_statement(&sql.insert, sql.columns, row))
             .await
-            .map_err(cx.db(format!("writing a raw row to {queue:?}")))?;
+            .map_err(cx.db(|| format!("writing a raw row to {queue:?}")))?;
         Ok(())
     }
 }
@@ -877,7 +925,7 @@ impl<D: Driver> Storage<D> for SharedTable {
             NEVER_LAPSES_SECONDS,
         )
         .await
-        .map_err(cx.db(format!("recording queue {queue:?}")))
+        .map_err(cx.db(|| format!("recording queue {queue:?}")))
     }
 
     async fn make(&self, c: &mut Held<D>, queue: &QueueName, _entry: &QueueEntry) -> Result<()> {
@@ -921,7 +969,7 @@ impl<D: Driver> Storage<D> for SharedTable {
                 ],
             )
             .await
-            .map_err(cx.db(format!("receiving a batch from queue {queue:?}")))?;
+            .map_err(cx.db(|| format!("receiving a batch from queue {queue:?}")))?;
         Ok(rows.into_iter().map(unwrap_envelope).collect())
     }
 
@@ -933,15 +981,33 @@ impl<D: Driver> Storage<D> for SharedTable {
                 &[Param::Text(Some(queue.as_str()))],
             )
             .await
-            .map_err(cx.db(format!("receiving from queue {queue:?}")))?;
+            .map_err(cx.db(|| format!("receiving from queue {queue:?}")))?;
         Ok(row.map(unwrap_envelope))
+    }
+
+    async fn commit_and_receive(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+    ) -> Result<Result<Option<MessageRow>>> {
+        let cx = &self.context;
+        let received = c
+            .commit_and_receive(
+                &cx.sql.messages_receive,
+                &[Param::Text(Some(queue.as_str()))],
+            )
+            .await
+            .map_err(cx.db("committing a handled message"))?;
+        Ok(received
+            .map(|row| row.map(unwrap_envelope))
+            .map_err(cx.db(|| format!("receiving from queue {queue:?}"))))
     }
 
     async fn peek(&self, c: &mut Held<D>, queue: &QueueName) -> Result<i64> {
         let cx = &self.context;
         c.count(&cx.sql.messages_peek, &[Param::Text(Some(queue.as_str()))])
             .await
-            .map_err(cx.db(format!("peeking at queue {queue:?}")))
+            .map_err(cx.db(|| format!("peeking at queue {queue:?}")))
     }
 
     async fn purge_expired(&self, c: &mut Held<D>, queue: &QueueName, batch: i64) -> Result<u64> {
@@ -954,7 +1020,7 @@ impl<D: Driver> Storage<D> for SharedTable {
             ],
         )
         .await
-        .map_err(cx.db(format!("purging expired messages of {queue:?}")))
+        .map_err(cx.db(|| format!("purging expired messages of {queue:?}")))
     }
 
     async fn exists(&self, _c: &mut Held<D>, _queue: &QueueName) -> Result<bool> {
@@ -977,7 +1043,7 @@ impl<D: Driver> Storage<D> for SharedTable {
                     ],
                 )
                 .await
-                .map_err(cx.db(format!("dropping queue {queue:?}")))?;
+                .map_err(cx.db(|| format!("dropping queue {queue:?}")))?;
             if deleted < batch.unsigned_abs() {
                 return Ok(());
             }
@@ -993,7 +1059,7 @@ impl<D: Driver> Storage<D> for SharedTable {
         let cx = &self.context;
         c.count(&cx.sql.messages_count, &[Param::Text(Some(queue.as_str()))])
             .await
-            .map_err(cx.db(format!("counting the messages of {queue:?}")))
+            .map_err(cx.db(|| format!("counting the messages of {queue:?}")))
     }
 
     async fn browse(
@@ -1006,7 +1072,7 @@ impl<D: Driver> Storage<D> for SharedTable {
         let rows = c
             .browse_shared(&cx.sql.messages_browse, queue.as_str(), limit)
             .await
-            .map_err(cx.db(format!("browsing queue {queue:?}")))?;
+            .map_err(cx.db(|| format!("browsing queue {queue:?}")))?;
         Ok(rows
             .into_iter()
             .map(|mut row| {
@@ -1045,7 +1111,7 @@ impl<D: Driver> Storage<D> for SharedTable {
             },
         )
         .await
-        .map_err(cx.db(format!("writing a raw row to {queue:?}")))?;
+        .map_err(cx.db(|| format!("writing a raw row to {queue:?}")))?;
         Ok(())
     }
 }
