@@ -192,7 +192,11 @@ mod tests {
         assert_eq!(s.ratio, 0.9);
         assert_eq!((s.ratio_min, s.ratio_max), (0.5, 1.5));
         assert_eq!(s.nimbus_cpu.process_us, Some(9.0));
-        assert_eq!(s.nimbus_cpu.switches, Some(0.9), "the median of the rounds'");
+        assert_eq!(
+            s.nimbus_cpu.switches,
+            Some(0.9),
+            "the median of the rounds'"
+        );
         assert_eq!((s.nimbus_cpu.db_us, s.bare_cpu.process_us), (None, None));
         assert_eq!(s.pgmq, None, "no round ran pgmq");
     }

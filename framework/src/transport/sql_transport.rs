@@ -1256,6 +1256,140 @@ impl<D: Driver> SqlReceiveTransaction<D> {
     }
 }
 
+impl<D: Driver> SqlReceiveTransaction<D> {
+    /// [`ReceiveTransaction::commit_handled`], and with `next` the next message of that queue
+    /// taken in the commit's round trip where the connection pipelines (not in a batch, whose
+    /// commit is the batch's).
+    async fn commit_handled_then(
+        self: Box<Self>,
+        outgoing: Vec<OutgoingMessage>,
+        next: Option<&QueueName>,
+    ) -> std::result::Result<NextReceive, CommitFailure> {
+        let SqlReceiveTransaction {
+            mut connection,
+            inner,
+            handler_savepoint,
+            member_of,
+        } = *self;
+        let next = next.filter(|_| member_of.is_none() && connection.pipelines_commit());
+        let cx = &inner.cx;
+        if outgoing.is_empty() && !handler_savepoint {
+            // Nothing to write and nothing to undo: no savepoint needed.
+            let written = Written::default();
+            return Self::finish_then(inner, connection, member_of, written, false, next)
+                .await
+                .map_err(CommitFailure::Failed);
+        }
+        // After a handler's own statements, their savepoint serves: a refusal undoes them too.
+        if !handler_savepoint {
+            connection
+                .execute(&cx.sql.savepoint, &[])
+                .await
+                .map_err(|e| CommitFailure::Failed(cx.db("marking a savepoint")(e)))?;
+        }
+        let written = match inner
+            .write(&mut connection, &outgoing, Creation::Required)
+            .await
+        {
+            Ok(written) if handler_savepoint => connection
+                .execute(&cx.sql.savepoint_release, &[])
+                .await
+                .map(|_| written)
+                .map_err(|e| {
+                    NimbusError::database(
+                        cx.name,
+                        "committing what the handler's own statements did",
+                        e,
+                    )
+                }),
+            other => other,
+        };
+        match written {
+            // The handler's savepoint was released above; the one marked for the sends is open.
+            Ok(written) => Self::finish_then(
+                inner,
+                connection,
+                member_of,
+                written,
+                !handler_savepoint,
+                next,
+            )
+            .await
+            .map_err(CommitFailure::Failed),
+            Err(e) if e.is_permanent() => {
+                // Undo the sends alone; if even that fails, the connection is dropped and the
+                // server rolls everything back.
+                connection
+                    .execute(&cx.sql.savepoint_rollback, &[])
+                    .await
+                    .map_err(|rollback| {
+                        CommitFailure::Failed(cx
+                            .db(|| format!("undoing refused sends ({e}) to a savepoint"))(
+                            rollback
+                        ))
+                    })?;
+                Err(CommitFailure::Refused(
+                    e,
+                    Box::new(SqlReceiveTransaction {
+                        connection,
+                        inner,
+                        handler_savepoint,
+                        member_of,
+                    }),
+                ))
+            }
+            Err(e) => Err(CommitFailure::Failed(e)),
+        }
+    }
+
+    /// [`SqlReceiveTransaction::finish`] for a handled message, or with `next` (never in a
+    /// batch) its commit and the next receive of that queue in one round trip.
+    async fn finish_then(
+        inner: Arc<Inner<D>>,
+        mut connection: Held<D>,
+        member_of: Option<SharedBatch<D>>,
+        written: Written,
+        savepoint_open: bool,
+        next: Option<&QueueName>,
+    ) -> Result<NextReceive> {
+        let Some(queue) = next else {
+            return Self::finish(
+                inner,
+                connection,
+                member_of,
+                written,
+                savepoint_open,
+                "a handled message",
+            )
+            .await
+            .map(|()| NextReceive::NotTried);
+        };
+        // On an error `connection` is dropped: discarded, and the server rolls back.
+        let received = inner
+            .storage
+            .commit_and_receive(&mut connection, queue)
+            .await?;
+        written.created.iter().for_each(|e| e.mark_exists());
+        inner.wake(&written.queues);
+        Ok(match received {
+            Ok(Some(row)) => NextReceive::Taken(
+                received_message(row),
+                Box::new(SqlReceiveTransaction {
+                    connection,
+                    inner,
+                    handler_savepoint: false,
+                    member_of: None,
+                }),
+            ),
+            Ok(None) => match inner.commit(connection, &[], "an empty receive").await {
+                Ok(()) => NextReceive::Empty,
+                Err(e) => NextReceive::Failed(e),
+            },
+            Err(e) => NextReceive::Failed(e),
+        })
+    }
+}
+
 #[async_trait]
 impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
     async fn commit(self: Box<Self>, outgoing: Vec<OutgoingMessage>) -> Result<()> {
@@ -1302,76 +1436,7 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
         self: Box<Self>,
         outgoing: Vec<OutgoingMessage>,
     ) -> std::result::Result<(), CommitFailure> {
-        if outgoing.is_empty() && !self.handler_savepoint {
-            return self.commit(outgoing).await.map_err(CommitFailure::Failed);
-        }
-        let SqlReceiveTransaction {
-            mut connection,
-            inner,
-            handler_savepoint,
-            member_of,
-        } = *self;
-        let cx = &inner.cx;
-        // After a handler's own statements, their savepoint serves: a refusal undoes them too.
-        if !handler_savepoint {
-            connection
-                .execute(&cx.sql.savepoint, &[])
-                .await
-                .map_err(|e| CommitFailure::Failed(cx.db("marking a savepoint")(e)))?;
-        }
-        let written = match inner
-            .write(&mut connection, &outgoing, Creation::Required)
-            .await
-        {
-            Ok(written) if handler_savepoint => connection
-                .execute(&cx.sql.savepoint_release, &[])
-                .await
-                .map(|_| written)
-                .map_err(|e| {
-                    NimbusError::database(
-                        cx.name,
-                        "committing what the handler's own statements did",
-                        e,
-                    )
-                }),
-            other => other,
-        };
-        match written {
-            // The handler's savepoint was released above; the one marked for the sends is open.
-            Ok(written) => Self::finish(
-                inner,
-                connection,
-                member_of,
-                written,
-                !handler_savepoint,
-                "a handled message",
-            )
-            .await
-            .map_err(CommitFailure::Failed),
-            Err(e) if e.is_permanent() => {
-                // Undo the sends alone; if even that fails, the connection is dropped and the
-                // server rolls everything back.
-                connection
-                    .execute(&cx.sql.savepoint_rollback, &[])
-                    .await
-                    .map_err(|rollback| {
-                        CommitFailure::Failed(cx
-                            .db(|| format!("undoing refused sends ({e}) to a savepoint"))(
-                            rollback
-                        ))
-                    })?;
-                Err(CommitFailure::Refused(
-                    e,
-                    Box::new(SqlReceiveTransaction {
-                        connection,
-                        inner,
-                        handler_savepoint,
-                        member_of,
-                    }),
-                ))
-            }
-            Err(e) => Err(CommitFailure::Failed(e)),
-        }
+        self.commit_handled_then(outgoing, None).await.map(|_| ())
     }
 
     async fn commit_handled_and_receive(
@@ -1379,42 +1444,7 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
         outgoing: Vec<OutgoingMessage>,
         queue: &QueueName,
     ) -> std::result::Result<NextReceive, CommitFailure> {
-        // Nothing to write and nothing of a batch's: the commit is the transaction's last
-        // statement, and it can travel with the next receive.
-        let alone = outgoing.is_empty() && !self.handler_savepoint && self.member_of.is_none();
-        if !alone || !self.connection.pipelines_commit() {
-            return self
-                .commit_handled(outgoing)
-                .await
-                .map(|()| NextReceive::NotTried);
-        }
-        let SqlReceiveTransaction {
-            mut connection,
-            inner,
-            ..
-        } = *self;
-        // On an error `connection` is dropped: discarded, and the server rolls back.
-        let received = inner
-            .storage
-            .commit_and_receive(&mut connection, queue)
-            .await
-            .map_err(CommitFailure::Failed)?;
-        Ok(match received {
-            Ok(Some(row)) => NextReceive::Taken(
-                received_message(row),
-                Box::new(SqlReceiveTransaction {
-                    connection,
-                    inner,
-                    handler_savepoint: false,
-                    member_of: None,
-                }),
-            ),
-            Ok(None) => match inner.commit(connection, &[], "an empty receive").await {
-                Ok(()) => NextReceive::Empty,
-                Err(e) => NextReceive::Failed(e),
-            },
-            Err(e) => NextReceive::Failed(e),
-        })
+        self.commit_handled_then(outgoing, Some(queue)).await
     }
 
     async fn handler_connection(&mut self) -> Result<&mut (dyn std::any::Any + Send)> {
