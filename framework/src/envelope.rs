@@ -98,6 +98,8 @@ pub(crate) struct EndpointIdentity {
     /// The bus's schema, and how its database writes the addresses of its queues.
     pub schema: crate::names::SchemaName,
     pub address_form: crate::names::AddressForm,
+    /// The input queue's address, made on first use (see [`EndpointIdentity::reply_address`]).
+    pub reply_address: std::sync::OnceLock<String>,
 }
 
 impl EndpointIdentity {
@@ -105,6 +107,13 @@ impl EndpointIdentity {
     /// schema, on databases that have schemas, as NServiceBus writes its `ReplyToAddress`.
     pub fn address_of(&self, queue: &QueueName) -> String {
         self.address_form.address_of(&self.schema, queue)
+    }
+
+    /// The address of the input queue, which every message this bus sends names as its
+    /// `NServiceBus.ReplyToAddress`: made once, not per message.
+    pub fn reply_address(&self) -> &str {
+        self.reply_address
+            .get_or_init(|| self.address_of(&self.input_queue))
     }
 }
 
@@ -399,7 +408,7 @@ fn build_outgoing_inner<M: Message>(
     h.insert(headers::ORIGINATING_MACHINE.into(), origin.instance.clone());
     h.insert(
         headers::REPLY_TO_ADDRESS.into(),
-        origin.address_of(&origin.input_queue),
+        origin.reply_address().to_string(),
     );
     h.insert(headers::CORRELATION_ID.into(), correlation_id);
     h.insert(headers::CONVERSATION_ID.into(), conversation_id);
@@ -582,6 +591,7 @@ mod tests {
                 message_ids: MessageIds::TimeOrdered,
                 schema: crate::names::SchemaName::new("main").unwrap(),
                 address_form: crate::names::AddressForm::OwnSchemaOnly,
+                reply_address: Default::default(),
             }),
             None,
         )

@@ -153,6 +153,7 @@ impl TestContext {
             message_ids: MessageIds::TimeOrdered,
             schema: crate::names::SchemaName::constant("main"),
             address_form: crate::names::AddressForm::OwnSchemaOnly,
+            reply_address: Default::default(),
         });
         let causation = Causation {
             conversation_id: headers.get(headers::CONVERSATION_ID).cloned(),

@@ -877,6 +877,7 @@ impl BusBuilder {
             message_ids,
             schema: schema.clone(),
             address_form: dialect.address_form,
+            reply_address: Default::default(),
         });
         tracing::debug!(database = dialect.name, queue = %identity.input_queue, "endpoint configured");
         Ok(crate::endpoint::bus::Endpoint::new(EndpointConfig {

@@ -12,6 +12,10 @@ use crate::sql::{Dialect, QueueSql};
 #[derive(Debug)]
 pub(crate) struct QueueEntry {
     pub sql: QueueSql,
+    /// The queue's key among this process's wake-ups ([`super::wakeups::key`]).
+    pub wake_key: String,
+    /// What announces a write to it to other processes ([`super::wakeups::payload`]).
+    pub announcement: String,
     exists: AtomicBool,
 }
 
@@ -38,6 +42,8 @@ impl QueueEntry {
 pub(crate) struct Catalog {
     dialect: &'static Dialect,
     schema: SchemaName,
+    /// The database's identity among this process's wake-ups.
+    target: String,
     /// The shape of the queue tables.
     layout: crate::transport::StorageLayout,
     queues: Mutex<HashMap<QueueName, Arc<QueueEntry>>>,
@@ -47,11 +53,13 @@ impl Catalog {
     pub fn new(
         dialect: &'static Dialect,
         schema: SchemaName,
+        target: String,
         layout: crate::transport::StorageLayout,
     ) -> Self {
         Catalog {
             dialect,
             schema,
+            target,
             layout,
             queues: Mutex::new(HashMap::new()),
         }
@@ -66,8 +74,11 @@ impl Catalog {
         }
         map.entry(queue.clone())
             .or_insert_with(|| {
+                let schema = queue.schema().unwrap_or(&self.schema).as_str();
                 Arc::new(QueueEntry {
                     sql: self.dialect.queue_sql_for(self.layout, &self.schema, queue),
+                    wake_key: super::wakeups::key(&self.target, schema, queue.as_str()),
+                    announcement: super::wakeups::payload(schema, queue.as_str()),
                     exists: AtomicBool::new(false),
                 })
             })

@@ -59,7 +59,12 @@ impl<D: Driver> SqlTransport<D> {
             folder: dialect.folder,
             target: driver.target().to_string(),
             sql: dialect.schema_sql_for(settings.layout, &settings.schema),
-            catalog: Catalog::new(dialect, settings.schema.clone(), settings.layout),
+            catalog: Catalog::new(
+                dialect,
+                settings.schema.clone(),
+                driver.target().to_string(),
+                settings.layout,
+            ),
             schema: settings.schema,
             layout: settings.layout,
             auto_create: settings.auto_create,
@@ -197,20 +202,18 @@ impl<D: Driver> Inner<D> {
                 // Another database's receivers listen elsewhere: they find it when they look.
                 continue;
             }
-            super::wakeups::wake(&self.wake_key(queue));
+            // The queue's key and announcement are made once, with its statements.
+            let entry = self.cx.catalog.queue(queue);
+            super::wakeups::wake(&entry.wake_key);
             if let Some(announce) = self.announce.get() {
                 // The announcer is gone only when the transport is: nothing to wake then.
-                let _ = announce.send(Announcement::Queue(super::wakeups::payload(
-                    queue.schema().unwrap_or(&self.cx.schema).as_str(),
-                    queue.as_str(),
-                )));
+                let _ = announce.send(Announcement::Queue(entry.announcement.clone()));
             }
         }
     }
 
     fn wake_key(&self, queue: &QueueName) -> String {
-        let schema = queue.schema().unwrap_or(&self.cx.schema);
-        super::wakeups::key(&self.cx.target, schema.as_str(), queue.as_str())
+        self.cx.catalog.queue(queue).wake_key.clone()
     }
 
     /// Commits `c`'s transaction, then marks the queues it created as existing.
