@@ -500,9 +500,14 @@ fn cpu_keys(bench: &serde_json::Value, url: &str, out: &str) {
         Some("unavailable") => false,
         other => panic!("db_cpu is {other:?}: {out}"),
     };
-    let mut process_total = 0.0;
+    let (mut process_total, mut switches_total) = (0.0, 0.0);
     for w in workloads {
         for side in ["nimbus", "bare"] {
+            let switches = w["process_switches_per_msg"][side]
+                .as_f64()
+                .unwrap_or_else(|| panic!("context switches of {} {side}: {out}", w["name"]));
+            assert!(switches >= 0.0, "{out}");
+            switches_total += switches;
             let process = w["process_cpu_us_per_msg"][side]
                 .as_f64()
                 .unwrap_or_else(|| panic!("process CPU of {} {side}: {out}", w["name"]));
@@ -517,6 +522,10 @@ fn cpu_keys(bench: &serde_json::Value, url: &str, out: &str) {
         }
     }
     assert!(process_total > 0.0, "the benchmark used CPU: {out}");
+    assert!(
+        switches_total > 0.0,
+        "the benchmark's threads waited on the database: {out}"
+    );
 }
 
 /// The benchmark left no queue and no dead letter behind.
