@@ -313,11 +313,19 @@ pub(crate) fn build_outgoing_with<M: Message>(
     options: &SendOptions,
 ) -> Result<OutgoingMessage> {
     let id = options.message_id;
-    let mut out = build_outgoing_inner(message, intent, destination, origin, causation, id, |h| {
-        if let Some(ttl) = options.time_to_be_received {
-            h.insert(headers::TIME_TO_BE_RECEIVED.into(), format_time_span(ttl));
-        }
-    })?;
+    let mut out = build_outgoing_inner(
+        message,
+        intent,
+        destination,
+        origin,
+        causation,
+        id,
+        |h, _| {
+            if let Some(ttl) = options.time_to_be_received {
+                h.insert(headers::TIME_TO_BE_RECEIVED.into(), format_time_span(ttl));
+            }
+        },
+    )?;
     options.apply(&mut out)?;
     Ok(out)
 }
@@ -332,11 +340,15 @@ pub(crate) fn build_request<M: Message>(
     options: &SendOptions,
 ) -> Result<OutgoingMessage> {
     let id = options.message_id;
-    let mut out =
-        build_outgoing_inner(message, Intent::Send, destination, origin, None, id, |h| {
-            if let Some(id) = h.get(headers::MESSAGE_ID).cloned() {
-                h.insert(headers::CORRELATION_ID.into(), id);
-            }
+    let mut out = build_outgoing_inner(
+        message,
+        Intent::Send,
+        destination,
+        origin,
+        None,
+        id,
+        |h, id| {
+            h.insert(headers::CORRELATION_ID.into(), id.to_string());
             h.insert(
                 headers::REPLY_TO_ADDRESS.into(),
                 origin.address_of(reply_to),
@@ -344,7 +356,8 @@ pub(crate) fn build_request<M: Message>(
             if let Some(ttl) = options.time_to_be_received {
                 h.insert(headers::TIME_TO_BE_RECEIVED.into(), format_time_span(ttl));
             }
-        })?;
+        },
+    )?;
     options.apply(&mut out)?;
     Ok(out)
 }
@@ -364,7 +377,7 @@ pub(crate) fn build_outgoing<M: Message>(
         origin,
         causation,
         None,
-        |_| {},
+        |_, _| {},
     )
 }
 
@@ -375,7 +388,7 @@ fn build_outgoing_inner<M: Message>(
     origin: &Arc<EndpointIdentity>,
     causation: Option<&Causation>,
     id: Option<Uuid>,
-    extra_headers: impl FnOnce(&mut Headers),
+    extra_headers: impl FnOnce(&mut Headers, &str),
 ) -> Result<OutgoingMessage> {
     let body = serde_json::to_vec(message).map_err(|source| NimbusError::Serialize {
         type_name: M::TYPE_NAME,
@@ -384,55 +397,46 @@ fn build_outgoing_inner<M: Message>(
     let id = id.unwrap_or_else(|| origin.message_ids.next());
     let id_text = id.to_string();
     let correlation_id = causation
-        .and_then(|c| c.correlation_id.clone())
-        .unwrap_or_else(|| id_text.clone());
+        .and_then(|c| c.correlation_id.as_deref())
+        .unwrap_or(&id_text);
     let conversation_id = causation
-        .and_then(|c| c.conversation_id.clone())
-        .unwrap_or_else(|| id_text.clone());
-    let mut h = Headers::new();
-    h.insert(headers::MESSAGE_ID.into(), id_text);
-    h.insert(headers::ENCLOSED_MESSAGE_TYPES.into(), M::TYPE_NAME.into());
-    h.insert(
-        headers::CONTENT_TYPE.into(),
-        headers::JSON_CONTENT_TYPE.into(),
-    );
-    h.insert(headers::MESSAGE_INTENT.into(), intent.header_value().into());
-    h.insert(
-        headers::TIME_SENT.into(),
-        headers::format_time(chrono::Utc::now()),
-    );
-    h.insert(
-        headers::ORIGINATING_ENDPOINT.into(),
-        origin.application.clone(),
-    );
-    h.insert(headers::ORIGINATING_MACHINE.into(), origin.instance.clone());
-    h.insert(
-        headers::REPLY_TO_ADDRESS.into(),
-        origin.reply_address().to_string(),
-    );
-    h.insert(headers::CORRELATION_ID.into(), correlation_id);
-    h.insert(headers::CONVERSATION_ID.into(), conversation_id);
+        .and_then(|c| c.conversation_id.as_deref())
+        .unwrap_or(&id_text);
+    let time_sent = headers::format_time(chrono::Utc::now());
+    // Every message's own headers, borrowed; what the caller and the trace add goes into a map
+    // of its own and wins over these (as inserting it into one map after them would).
+    let mut fixed: Vec<(&str, &str)> = vec![
+        (headers::MESSAGE_ID, &id_text),
+        (headers::ENCLOSED_MESSAGE_TYPES, M::TYPE_NAME),
+        (headers::CONTENT_TYPE, headers::JSON_CONTENT_TYPE),
+        (headers::MESSAGE_INTENT, intent.header_value()),
+        (headers::TIME_SENT, &time_sent),
+        (headers::ORIGINATING_ENDPOINT, &origin.application),
+        (headers::ORIGINATING_MACHINE, &origin.instance),
+        (headers::REPLY_TO_ADDRESS, origin.reply_address()),
+        (headers::CORRELATION_ID, correlation_id),
+        (headers::CONVERSATION_ID, conversation_id),
+    ];
     if let Some(c) = causation {
-        h.insert(headers::RELATED_TO.into(), c.message_id.clone());
+        fixed.push((headers::RELATED_TO, &c.message_id));
     }
-    extra_headers(&mut h);
-    crate::telemetry::inject_current(&mut h);
-    let correlation_id = h.get(headers::CORRELATION_ID).cloned().unwrap_or_default();
-    let reply_to = h
-        .get(headers::REPLY_TO_ADDRESS)
-        .cloned()
-        .unwrap_or_default();
-    // A map of strings always serializes.
-    let headers_json = serde_json::to_string(&h).map_err(|source| NimbusError::Serialize {
-        type_name: M::TYPE_NAME,
-        source,
-    })?;
-
+    let mut extra = Headers::new();
+    extra_headers(&mut extra, &id_text);
+    crate::telemetry::inject_current(&mut extra);
+    let merged = MergedHeaders::new(fixed, &extra);
     let (correlation_column, reply_to_column) = if origin.fill_v1_columns {
-        (Some(correlation_id), Some(reply_to))
+        (
+            merged.get(headers::CORRELATION_ID).map(str::to_string),
+            merged.get(headers::REPLY_TO_ADDRESS).map(str::to_string),
+        )
     } else {
         (None, None)
     };
+    // A map of strings always serializes.
+    let headers_json = serde_json::to_string(&merged).map_err(|source| NimbusError::Serialize {
+        type_name: M::TYPE_NAME,
+        source,
+    })?;
     Ok(OutgoingMessage {
         destination,
         id,
@@ -444,6 +448,39 @@ fn build_outgoing_inner<M: Message>(
         expires_at: None,
         delivery: Delivery::Immediate,
     })
+}
+
+/// An outgoing message's headers: its own, borrowed, and the ones added to them (which win over
+/// the same name), written in name order as a JSON object — the text one map of them all would
+/// give, without copying every name and value into one.
+struct MergedHeaders<'a> {
+    /// In name order, each name once.
+    entries: Vec<(&'a str, &'a str)>,
+}
+
+impl<'a> MergedHeaders<'a> {
+    fn new(mut fixed: Vec<(&'a str, &'a str)>, extra: &'a Headers) -> Self {
+        fixed.retain(|(name, _)| !extra.contains_key(*name));
+        fixed.extend(extra.iter().map(|(n, v)| (n.as_str(), v.as_str())));
+        fixed.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        MergedHeaders { entries: fixed }
+    }
+
+    fn get(&self, name: &str) -> Option<&'a str> {
+        self.entries
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| *v)
+    }
+}
+
+impl serde::Serialize for MergedHeaders<'_> {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        serializer.collect_map(self.entries.iter().copied())
+    }
 }
 
 /// Why a received row cannot be dispatched.
@@ -574,6 +611,74 @@ mod tests {
             format_time_span(Duration::from_millis(1500)),
             "00:00:01.5000000"
         );
+    }
+
+    fn identity(fill_v1_columns: bool) -> Arc<EndpointIdentity> {
+        Arc::new(EndpointIdentity {
+            application: "Shop".into(),
+            instance: "shop-1".into(),
+            input_queue: QueueName::new("Shop").unwrap(),
+            instance_queue: None,
+            fill_v1_columns,
+            message_ids: MessageIds::TimeOrdered,
+            schema: crate::names::SchemaName::new("main").unwrap(),
+            address_form: crate::names::AddressForm::OwnSchemaOnly,
+            reply_address: Default::default(),
+        })
+    }
+
+    #[test]
+    fn headers_are_written_as_one_sorted_map_with_additions_winning() {
+        let origin = identity(true);
+        let reply_to = QueueName::new("Shop.shop-1").unwrap();
+        let options = SendOptions::new().time_to_be_received(Duration::from_secs(90));
+        let out = build_request(
+            &Probe,
+            Destination::Queue(QueueName::new("Billing").unwrap()),
+            &origin,
+            &reply_to,
+            &options,
+        )
+        .unwrap();
+        let map: Headers = serde_json::from_str(&out.headers_json).unwrap();
+        assert_eq!(
+            serde_json::to_string(&map).unwrap(),
+            out.headers_json,
+            "names in order, each once"
+        );
+        let id = out.id.to_string();
+        assert_eq!(map[headers::MESSAGE_ID], id);
+        assert_eq!(map[headers::CORRELATION_ID], id, "a request correlates by its id");
+        assert_eq!(map[headers::REPLY_TO_ADDRESS], origin.address_of(&reply_to));
+        assert_eq!(map[headers::TIME_TO_BE_RECEIVED], "00:01:30");
+        assert_eq!(map[headers::ENCLOSED_MESSAGE_TYPES], "Probe");
+        assert_eq!(map.len(), 11, "{map:?}");
+        assert_eq!(out.correlation_id.as_deref(), Some(id.as_str()));
+        assert_eq!(
+            out.reply_to_address.as_deref(),
+            Some(origin.address_of(&reply_to).as_str())
+        );
+
+        let causation = Causation {
+            message_id: "m-0".into(),
+            conversation_id: Some("conv".into()),
+            correlation_id: None,
+        };
+        let sent = build_outgoing(
+            &Probe,
+            Intent::Publish,
+            Destination::Topic("Probe"),
+            &identity(false),
+            Some(&causation),
+        )
+        .unwrap();
+        let map: Headers = serde_json::from_str(&sent.headers_json).unwrap();
+        assert_eq!(serde_json::to_string(&map).unwrap(), sent.headers_json);
+        assert_eq!(map[headers::RELATED_TO], "m-0");
+        assert_eq!(map[headers::CONVERSATION_ID], "conv");
+        assert_eq!(map[headers::CORRELATION_ID], sent.id.to_string());
+        assert_eq!(map[headers::REPLY_TO_ADDRESS], "Shop");
+        assert_eq!((sent.correlation_id, sent.reply_to_address), (None, None));
     }
 
     #[test]
