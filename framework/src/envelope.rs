@@ -648,7 +648,11 @@ mod tests {
         );
         let id = out.id.to_string();
         assert_eq!(map[headers::MESSAGE_ID], id);
-        assert_eq!(map[headers::CORRELATION_ID], id, "a request correlates by its id");
+        assert_eq!(
+            map[headers::CORRELATION_ID],
+            id,
+            "a request correlates by its id"
+        );
         assert_eq!(map[headers::REPLY_TO_ADDRESS], origin.address_of(&reply_to));
         assert_eq!(map[headers::TIME_TO_BE_RECEIVED], "00:01:30");
         assert_eq!(map[headers::ENCLOSED_MESSAGE_TYPES], "Probe");
