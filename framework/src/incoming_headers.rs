@@ -18,45 +18,44 @@ use crate::recoverability::FAILED_ATTEMPTS;
 use crate::telemetry::{TRACEPARENT, TRACESTATE};
 
 /// The headers the framework reads on every received message.
+const KEPT: [&str; 10] = [
+    headers::MESSAGE_ID,
+    headers::ENCLOSED_MESSAGE_TYPES,
+    headers::CORRELATION_ID,
+    headers::CONVERSATION_ID,
+    headers::REPLY_TO_ADDRESS,
+    headers::MESSAGE_INTENT,
+    headers::TIME_SENT,
+    FAILED_ATTEMPTS,
+    TRACEPARENT,
+    TRACESTATE,
+];
+
+/// The values of the [`KEPT`] headers, in its order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-struct Known {
-    message_id: Option<String>,
-    enclosed_types: Option<String>,
-    correlation_id: Option<String>,
-    conversation_id: Option<String>,
-    reply_to: Option<String>,
-    intent: Option<String>,
-    time_sent: Option<String>,
-    failed_attempts: Option<String>,
-    traceparent: Option<String>,
-    tracestate: Option<String>,
-}
+struct Known([Option<String>; KEPT.len()]);
 
 impl Known {
-    /// The field kept for the header `name`, if it is one of those kept.
-    fn slot(&mut self, name: &str) -> Option<&mut Option<String>> {
-        Some(match name {
-            headers::MESSAGE_ID => &mut self.message_id,
-            headers::ENCLOSED_MESSAGE_TYPES => &mut self.enclosed_types,
-            headers::CORRELATION_ID => &mut self.correlation_id,
-            headers::CONVERSATION_ID => &mut self.conversation_id,
-            headers::REPLY_TO_ADDRESS => &mut self.reply_to,
-            headers::MESSAGE_INTENT => &mut self.intent,
-            headers::TIME_SENT => &mut self.time_sent,
-            FAILED_ATTEMPTS => &mut self.failed_attempts,
-            TRACEPARENT => &mut self.traceparent,
-            TRACESTATE => &mut self.tracestate,
-            _ => return None,
-        })
+    /// The place of the header `name` among the kept ones, if it is one of them.
+    fn slot(name: &str) -> Option<usize> {
+        KEPT.iter().position(|kept| *kept == name)
+    }
+
+    fn get(&self, name: &str) -> Option<&Option<String>> {
+        Self::slot(name).map(|i| &self.0[i])
+    }
+
+    fn set(&mut self, name: &str, value: impl FnOnce() -> String) {
+        if let Some(i) = Self::slot(name) {
+            self.0[i] = Some(value());
+        }
     }
 
     /// The kept headers of a map.
     fn of(map: &Headers) -> Known {
         let mut known = Known::default();
         for (name, value) in map {
-            if let Some(slot) = known.slot(name) {
-                *slot = Some(value.clone());
-            }
+            known.set(name, || value.clone());
         }
         known
     }
@@ -92,12 +91,16 @@ impl IncomingHeaders {
         let mut reader = serde_json::Deserializer::from_str(&json);
         let mut known = reader.deserialize_map(KeepKnown)?;
         reader.end()?;
-        let column = |c: Option<&str>| c.filter(|c| !c.is_empty()).map(str::to_string);
-        if known.correlation_id.is_none() {
-            known.correlation_id = column(correlation_column);
-        }
-        if known.reply_to.is_none() {
-            known.reply_to = column(reply_to_column);
+        for (name, column) in [
+            (headers::CORRELATION_ID, correlation_column),
+            (headers::REPLY_TO_ADDRESS, reply_to_column),
+        ] {
+            match column.filter(|c| !c.is_empty()) {
+                Some(c) if known.get(name).is_some_and(Option::is_none) => {
+                    known.set(name, || c.to_string())
+                }
+                _ => {}
+            }
         }
         Ok(IncomingHeaders {
             json,
@@ -122,11 +125,8 @@ impl IncomingHeaders {
             // empty map is what it would give if it could).
             let mut map: Headers = serde_json::from_str(&self.json).unwrap_or_default();
             // The version-1 columns' stand-ins, as `read` kept them.
-            for (name, value) in [
-                (headers::CORRELATION_ID, &self.known.correlation_id),
-                (headers::REPLY_TO_ADDRESS, &self.known.reply_to),
-            ] {
-                if let Some(value) = value {
+            for name in [headers::CORRELATION_ID, headers::REPLY_TO_ADDRESS] {
+                if let Some(Some(value)) = self.known.get(name) {
                     map.entry(name.to_string()).or_insert_with(|| value.clone());
                 }
             }
@@ -143,21 +143,10 @@ impl IncomingHeaders {
     /// The header `name`'s value, from those kept without parsing the rest where it is one of
     /// them.
     pub fn get(&self, name: &str) -> Option<&str> {
-        let known = &self.known;
-        let kept = match name {
-            headers::MESSAGE_ID => &known.message_id,
-            headers::ENCLOSED_MESSAGE_TYPES => &known.enclosed_types,
-            headers::CORRELATION_ID => &known.correlation_id,
-            headers::CONVERSATION_ID => &known.conversation_id,
-            headers::REPLY_TO_ADDRESS => &known.reply_to,
-            headers::MESSAGE_INTENT => &known.intent,
-            headers::TIME_SENT => &known.time_sent,
-            FAILED_ATTEMPTS => &known.failed_attempts,
-            TRACEPARENT => &known.traceparent,
-            TRACESTATE => &known.tracestate,
-            _ => return self.all().get(name).map(String::as_str),
-        };
-        kept.as_deref()
+        match self.known.get(name) {
+            Some(kept) => kept.as_deref(),
+            None => self.all().get(name).map(String::as_str),
+        }
     }
 }
 
@@ -201,9 +190,7 @@ impl<'de> Visitor<'de> for KeepKnown {
         let mut known = Known::default();
         while let Some(Text(name)) = map.next_key::<Text<'de>>()? {
             let Text(value) = map.next_value::<Text<'de>>()?;
-            if let Some(slot) = known.slot(&name) {
-                *slot = Some(value.into_owned());
-            }
+            known.set(&name, || value.into_owned());
         }
         Ok(known)
     }
