@@ -41,13 +41,18 @@ install_if_missing() {
   fi
 }
 
-# The state of both nodes, one line each: "<port> <reported state> <assigned state>".
+# The state of both nodes, one line each: "<port> <reported state> <assigned state>". Written in
+# one piece, so that a reader which stops at the line it wants (grep -q) cannot break the pipe
+# between two lines, even where Python's output is unbuffered (PYTHONUNBUFFERED).
 states() {
   as_postgres pg_autoctl show state --pgdata "$dir/monitor" --json 2>/dev/null |
     python3 -c '
 import json, sys
-for node in json.load(sys.stdin):
-    print(node["nodeport"], node["current_group_state"], node["assigned_group_state"])
+lines = [
+    "%s %s %s\n" % (node["nodeport"], node["current_group_state"], node["assigned_group_state"])
+    for node in json.load(sys.stdin)
+]
+sys.stdout.write("".join(lines))
 '
 }
 
@@ -69,8 +74,10 @@ wait_settled() {
   done
 }
 
+# awk reads every line rather than exiting at the first match: a reader that leaves early breaks
+# the writer's pipe, and under `pipefail` that fails the whole command.
 primary_port() {
-  states | awk '$2 == "primary" {print $1; exit}'
+  states | awk '$2 == "primary" && !found {print $1; found = 1}'
 }
 
 case "${1:-}" in
