@@ -476,6 +476,7 @@ mod tests {
         }
     }
 
+    #[cfg(feature = "postgres")]
     #[test]
     fn postgres_settings_never_show_the_password() {
         let parsed = DatabaseUrl::parse(
