@@ -8,6 +8,7 @@ use actix::prelude::*;
 use crate::error::Result;
 use crate::names::QueueName;
 use crate::pipeline::EndpointState;
+use crate::transport::ServerWait;
 
 /// How often a non-empty queue's oldest message is read for its age (one row, by index).
 const AGE_INTERVAL: Duration = Duration::from_secs(5);
@@ -39,15 +40,21 @@ impl Supervised for Peeker {
     }
 }
 
-/// Asks for a depth estimate.
+/// Asks for a depth estimate: at once, or once a message is there (at most `wait`'s looks),
+/// waiting on the server.
 #[derive(Message)]
 #[rtype(result = "Result<i64>")]
-pub(crate) struct Peek;
+pub(crate) struct Peek {
+    /// `Some` where the transport waits on the server (see [`Transport::peek_waiting`]).
+    ///
+    /// [`Transport::peek_waiting`]: crate::transport::Transport::peek_waiting
+    pub wait: Option<ServerWait>,
+}
 
 impl Handler<Peek> for Peeker {
     type Result = ResponseFuture<Result<i64>>;
 
-    fn handle(&mut self, _msg: Peek, _ctx: &mut Self::Context) -> Self::Result {
+    fn handle(&mut self, msg: Peek, _ctx: &mut Self::Context) -> Self::Result {
         let endpoint = self.endpoint.clone();
         let queue = self.queue.clone();
         let read_age = self
@@ -58,7 +65,10 @@ impl Handler<Peek> for Peeker {
         }
         Box::pin(async move {
             crate::pipeline::metrics::count_peek(&endpoint.counters, queue.as_str());
-            let depth = endpoint.transport.peek(&queue).await?;
+            let depth = match msg.wait {
+                Some(wait) => endpoint.transport.peek_waiting(&queue, wait).await?,
+                None => endpoint.transport.peek(&queue).await?,
+            };
             if depth <= 0 {
                 endpoint
                     .counters

@@ -22,6 +22,7 @@ use crate::error::NimbusError;
 use crate::names::QueueName;
 use crate::pipeline::{EndpointState, Outcome};
 use crate::recoverability::Recovery;
+use crate::transport::ServerWait;
 
 /// The most receives one run of a receiver makes before it reports back (see [`ReceiveRun`]):
 /// enough that the hop between the bus's thread and a handler thread is paid once per many
@@ -61,6 +62,8 @@ pub(crate) struct QueueSupervisor {
     peek_timer: Option<SpawnHandle>,
     /// A peek is running.
     peeking: bool,
+    /// When the last peek started: idle looks keep their cadence from one start to the next.
+    peek_started: Instant,
     /// A wake-up came while a peek was running: that peek may have missed the message.
     woken_while_peeking: bool,
     /// A wake-up came while every receiver was busy or receives were still to hand out: the
@@ -92,6 +95,7 @@ impl QueueSupervisor {
             remaining: 0,
             peek_timer: None,
             peeking: false,
+            peek_started: Instant::now(),
             woken_while_peeking: false,
             woken_while_busy: false,
             waiting_for_slot: false,
@@ -106,6 +110,11 @@ impl QueueSupervisor {
 
     /// Peeks now, unless a peek is already running; a pending timer is cancelled.
     fn peek(&mut self, ctx: &mut Context<Self>) {
+        self.peek_with(None, ctx);
+    }
+
+    /// Peeks now (as [`Self::peek`]), waiting on the server for a message when `wait` is `Some`.
+    fn peek_with(&mut self, wait: Option<ServerWait>, ctx: &mut Context<Self>) {
         if let Some(timer) = self.peek_timer.take() {
             ctx.cancel_future(timer);
         }
@@ -116,11 +125,12 @@ impl QueueSupervisor {
             return;
         };
         self.peeking = true;
+        self.peek_started = Instant::now();
         // This peek sees every message committed before it: earlier wake-ups are answered.
         self.woken_while_busy = false;
         ctx.spawn(
             peeker
-                .send(Peek)
+                .send(Peek { wait })
                 .into_actor(self)
                 .map(|result, act, ctx| act.on_peek(result, ctx)),
         );
@@ -259,9 +269,12 @@ impl QueueSupervisor {
                 } else if woken {
                     self.peek(ctx);
                 } else {
-                    // Nothing new: peek again after the delay, or sooner when a receive ends
-                    // or a send wakes the queue.
-                    self.peek_later(self.idle_delay(), ctx);
+                    // Nothing new: wait on the server for the next message, or peek again
+                    // after the delay; sooner when a receive ends or a send wakes the queue.
+                    match self.server_wait() {
+                        Some(wait) => self.peek_with(Some(wait), ctx),
+                        None => self.peek_later(self.until_next_look(), ctx),
+                    }
                 }
             }
             Ok(Err(e)) => {
@@ -299,6 +312,35 @@ impl QueueSupervisor {
         } else {
             config.idle_poll.min(config.peek_delay)
         }
+    }
+
+    /// How an idle queue waits on the server for other processes' messages, where the database
+    /// can (SQL Server) and nothing else tells this process of them: a look every idle poll
+    /// (at most the peek delay) for up to the peek delay, in one statement. `None` elsewhere,
+    /// or with the idle poll off.
+    fn server_wait(&self) -> Option<ServerWait> {
+        let config = &self.endpoint.config;
+        let transport = &self.endpoint.transport;
+        if config.idle_poll.is_zero()
+            || transport.hears_other_processes()
+            || !transport.waits_on_server()
+        {
+            return None;
+        }
+        Some(ServerWait::new(
+            config.idle_poll.min(config.peek_delay),
+            config.peek_delay,
+        ))
+    }
+
+    /// How long an idle queue waits before it looks again, counted from the start of the last
+    /// look rather than its end, so that looks every 10 ms are 10 ms apart and not 10 ms plus a
+    /// round trip; at least half the delay, so that a slow server is not asked back to back.
+    fn until_next_look(&self) -> Duration {
+        let delay = self.idle_delay();
+        delay
+            .saturating_sub(self.peek_started.elapsed())
+            .max(delay / 2)
     }
 
     /// Whether an operator paused this queue (as last read, at most a peek delay ago).

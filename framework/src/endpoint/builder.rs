@@ -217,12 +217,18 @@ impl BusBuilder {
 
     /// On a database that cannot tell this process that another one sent a message (SQL Server
     /// and Azure SQL; PostgreSQL announces sends with LISTEN/NOTIFY and SQLite's file shows
-    /// every commit), how often an idle receiver looks at its queue for what other processes
-    /// sent (default 10 ms, so such a message waits milliseconds, not up to the peek delay). Each
-    /// look is the queue's peek: one statement of two index seeks per queue and endpoint
-    /// instance, 100 a second at the default while idle. `Duration::ZERO` leaves idle queues to
-    /// the peek delay; a value above the peek delay is the peek delay. Sends from this process
-    /// wake its receivers at once whatever this says.
+    /// every commit), how often an idle queue is looked at for what other processes sent
+    /// (default 10 ms, so such a message waits milliseconds, not up to the peek delay). The
+    /// looks happen on the server: an idle queue's peek is one statement that looks (an index
+    /// seek that skips locked rows) every `idle_poll` and returns as soon as a message is
+    /// there, or after the peek delay (at most 1 s) — one round trip a second per idle queue
+    /// and endpoint instance, and 100 looks a second on the server at the defaults. The
+    /// statement holds one of the endpoint's connections while it waits, and no lock between
+    /// looks. Where the server has no `WAITFOR` (Babelfish for PostgreSQL), idle queues peek
+    /// every `idle_poll` instead, one round trip per look, after one warning in the log.
+    /// `Duration::ZERO` leaves idle queues to the peek delay; a value above the peek
+    /// delay is the peek delay. Sends from this process wake its receivers at once whatever
+    /// this says.
     pub fn idle_poll(mut self, every: Duration) -> Self {
         self.idle_poll = every;
         self

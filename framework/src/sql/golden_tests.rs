@@ -76,6 +76,10 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
         ("messages_insert", s.messages_insert.clone()),
         ("messages_receive", s.messages_receive.clone()),
         ("messages_peek", s.messages_peek.clone()),
+        (
+            "messages_peek_wait",
+            s.messages_peek_wait.clone().unwrap_or_default(),
+        ),
         ("messages_purge_expired", s.messages_purge_expired.clone()),
         (
             "messages_delete_destination",
@@ -175,6 +179,7 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
         ("queue_insert", q.insert.clone()),
         ("queue_receive", q.receive.clone()),
         ("queue_peek", q.peek.clone()),
+        ("queue_peek_wait", q.peek_wait.clone().unwrap_or_default()),
         ("queue_purge_expired", q.purge_expired.clone()),
         ("queue_count", q.count.clone()),
         ("queue_browse", q.browse.clone()),
@@ -360,7 +365,12 @@ fn sqlserver_statements_keep_the_seed_guarantees() {
         peek.contains("MAX([RowVersion]) - MIN([RowVersion]) + 1"),
         "{peek}"
     );
-    for peek in ["queue_peek", "messages_peek"] {
+    for peek in [
+        "queue_peek",
+        "messages_peek",
+        "queue_peek_wait",
+        "messages_peek_wait",
+    ] {
         assert!(
             get(peek).contains("WITH (READPAST, READCOMMITTEDLOCK)"),
             "{peek}: {}",

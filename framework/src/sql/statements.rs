@@ -125,6 +125,9 @@ pub(crate) struct SchemaSql {
     pub messages_insert: String,
     pub messages_receive: String,
     pub messages_peek: String,
+    /// The peek that waits on the server for a message (SQL Server), where the database has no
+    /// other way to hear of another process's sends.
+    pub messages_peek_wait: Script,
     pub messages_purge_expired: String,
     pub messages_delete_destination: String,
     pub messages_count: String,
@@ -237,6 +240,9 @@ pub(crate) struct QueueSql {
     pub insert: String,
     pub receive: String,
     pub peek: String,
+    /// The peek that waits on the server for a message (SQL Server), where the database has no
+    /// other way to hear of another process's sends.
+    pub peek_wait: Script,
     pub purge_expired: String,
     pub count: String,
     pub browse: String,
@@ -318,6 +324,7 @@ impl Dialect {
             messages_insert: r(f.messages_insert),
             messages_receive: r(f.messages_receive),
             messages_peek: r(f.messages_peek),
+            messages_peek_wait: script(r(f.messages_peek_wait)),
             messages_purge_expired: r(f.messages_purge_expired),
             messages_delete_destination: r(f.messages_delete_destination),
             messages_count: r(f.messages_count),
@@ -418,6 +425,7 @@ impl Dialect {
             insert: r(f.queue_insert),
             receive: r(f.queue_receive),
             peek: r(f.queue_peek),
+            peek_wait: script(r(f.queue_peek_wait)),
             purge_expired: r(f.queue_purge_expired),
             count: r(f.queue_count),
             browse: r(f.queue_browse),

@@ -15,6 +15,7 @@ mod batching;
 mod catalog;
 mod database_url;
 pub(crate) mod index_check;
+mod server_wait;
 mod sql_transport;
 mod storage;
 pub(crate) mod wakeups;
@@ -36,6 +37,7 @@ pub(crate) use admin::{Admin, RawRow};
 pub(crate) use database_url::DatabaseUrl;
 pub use database_url::{DatabaseKind, DEFAULT_CONNECT_TIMEOUT};
 pub(crate) use index_check::IndexProblem;
+pub(crate) use server_wait::ServerWait;
 pub(crate) use sql_transport::SqlTransport;
 
 /// How queues are stored.
@@ -251,6 +253,15 @@ pub(crate) trait Transport: Send + Sync + 'static {
 
     /// Estimates how many messages wait in `queue`.
     async fn peek(&self, queue: &QueueName) -> Result<i64>;
+
+    /// Whether [`Transport::peek_waiting`] can wait on the server for a message (SQL Server);
+    /// where it cannot, an idle queue looks again with [`Transport::peek`] after a delay.
+    fn waits_on_server(&self) -> bool;
+
+    /// Estimates as [`Transport::peek`] does, once `queue` has a message no other transaction
+    /// holds, or after `wait`'s looks when none comes: the wait happens on the server, in one
+    /// statement. An error where [`Transport::waits_on_server`] is false.
+    async fn peek_waiting(&self, queue: &QueueName, wait: ServerWait) -> Result<i64>;
 
     /// Opens a connection for the calling thread's pool, if it has none idle, and gives it
     /// back: a receiver on a handler thread does this when it starts, so that its first receive

@@ -2,6 +2,7 @@
 //! cache, schema creation and verification, index checks, receive, dead letters, delayed
 //! delivery, subscriptions, the idle sweep and replay — each written once.
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -12,8 +13,8 @@ use super::index_check::ProblemKind;
 use super::storage::{self, Context, Creation, Storage};
 use super::{
     CommitFailure, HeldLease, IndexProblem, LeaseTerms, NextReceive, PlannedSends,
-    RebuildDeadLetter, ReceiveTransaction, ReceivedBatch, SagaChange, StopSignal, SweepReport,
-    TableHealth, TableStats, Transport, TransportSettings,
+    RebuildDeadLetter, ReceiveTransaction, ReceivedBatch, SagaChange, ServerWait, StopSignal,
+    SweepReport, TableHealth, TableStats, Transport, TransportSettings,
 };
 use crate::dead_letter::DeadLetter;
 use crate::driver::statements::{DeadLetterRow, LeaseRow, MessageRow, PausedRow, SagaRow};
@@ -43,6 +44,9 @@ pub(super) struct Inner<D: Driver> {
     pub announce: std::sync::OnceLock<tokio::sync::mpsc::UnboundedSender<Announcement>>,
     /// `NimbusPausedQueues` was seen to exist: its catalog check is not repeated.
     pub pause_table_seen: std::sync::atomic::AtomicBool,
+    /// The server refused a waiting peek (Babelfish for PostgreSQL has no `WAITFOR`): idle
+    /// queues look again after a delay instead, for as long as the transport lives.
+    pub server_wait_refused: std::sync::atomic::AtomicBool,
 }
 
 impl<D: Driver> SqlTransport<D> {
@@ -85,6 +89,7 @@ impl<D: Driver> SqlTransport<D> {
             cx,
             announce: std::sync::OnceLock::new(),
             pause_table_seen: std::sync::atomic::AtomicBool::new(false),
+            server_wait_refused: std::sync::atomic::AtomicBool::new(false),
         });
         inner.connection("connecting").await?.release();
         Ok(Arc::new(SqlTransport { inner }))
@@ -96,7 +101,6 @@ impl<D: Driver> SqlTransport<D> {
 
     /// Whether `NimbusPausedQueues` exists; once it was seen, without asking the catalog again.
     pub(super) async fn pause_table_exists(&self) -> Result<bool> {
-        use std::sync::atomic::Ordering;
         let s = &self.inner;
         if s.pause_table_seen.load(Ordering::Relaxed) {
             return Ok(true);
@@ -146,17 +150,24 @@ impl<D: Driver> SqlTransport<D> {
 impl<D: Driver> Inner<D> {
     /// A connection from the pool; the error says what to check.
     pub(super) async fn connection(&self, purpose: &str) -> Result<Held<D>> {
-        Held::take(&self.driver, self.cx.deadlines)
-            .await
-            .map_err(|e| {
-                let fix = self.driver.connect_advice(&e);
-                NimbusError::connect(
-                    self.cx.name,
-                    &self.cx.target,
-                    format!("{fix} (while {purpose})"),
-                    e,
-                )
-            })
+        self.connection_within(self.cx.deadlines, purpose).await
+    }
+
+    /// A connection whose calls have `deadlines` rather than the transport's.
+    pub(super) async fn connection_within(
+        &self,
+        deadlines: crate::driver::Deadlines,
+        purpose: &str,
+    ) -> Result<Held<D>> {
+        Held::take(&self.driver, deadlines).await.map_err(|e| {
+            let fix = self.driver.connect_advice(&e);
+            NimbusError::connect(
+                self.cx.name,
+                &self.cx.target,
+                format!("{fix} (while {purpose})"),
+                e,
+            )
+        })
     }
 
     /// A connection for a receive, or `None` when the endpoint stops before one is free (on
@@ -686,6 +697,47 @@ impl<D: Driver> Transport for SqlTransport<D> {
         let estimate = s.storage.peek(&mut c, queue).await?;
         c.release();
         Ok(estimate)
+    }
+
+    fn waits_on_server(&self) -> bool {
+        self.inner.cx.sql.messages_peek_wait.is_some()
+            && !self.inner.server_wait_refused.load(Ordering::Relaxed)
+    }
+
+    async fn peek_waiting(&self, queue: &QueueName, wait: ServerWait) -> Result<i64> {
+        let s = &self.inner;
+        // The statement lasts as long as its wait, plus what any statement may take.
+        let deadlines = crate::driver::Deadlines {
+            statement: s.cx.deadlines.statement.saturating_add(wait.longest()),
+            ..s.cx.deadlines
+        };
+        let mut c = s
+            .connection_within(deadlines, "waiting for a message")
+            .await?;
+        match s.storage.peek_waiting(&mut c, queue, wait).await {
+            Ok(estimate) => {
+                c.release();
+                Ok(estimate)
+            }
+            Err(e) if e.is_permanent() => {
+                drop(c);
+                // Where the plain peek works, the server does not run the waiting one
+                // (Babelfish for PostgreSQL has no WAITFOR) and never will: said once, then
+                // idle queues poll. Where it fails too (the queue's table was dropped), that is
+                // the error.
+                let estimate = self.peek(queue).await?;
+                if !s.server_wait_refused.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(
+                        error = %e,
+                        "this server does not run the waiting peek (WAITFOR DELAY; Babelfish for \
+                         PostgreSQL lacks it): idle queues look for other processes' messages \
+                         every idle_poll instead, one round trip per look"
+                    );
+                }
+                Ok(estimate)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     async fn plan_sends(&self, messages: &[OutgoingMessage]) -> Result<PlannedSends> {

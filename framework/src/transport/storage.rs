@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 use super::catalog::{Catalog, QueueEntry};
 use super::index_check::ProblemKind;
+use super::ServerWait;
 use crate::driver::statements::{
     delayed_row_statement, queue_row_statement, shared_row_statement, DelayedRow, MessageRow,
     QueueRow, SharedRow,
@@ -413,6 +414,16 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
     /// Estimates how many messages wait in `queue`.
     async fn peek(&self, c: &mut Held<D>, queue: &QueueName) -> Result<i64>;
 
+    /// Estimates as [`Storage::peek`] does, once `queue` has a message no other transaction
+    /// holds or after `wait`'s looks, whichever comes first, waiting on the server. An error
+    /// where the database has no such statement (see [`ServerWait`]).
+    async fn peek_waiting(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+        wait: ServerWait,
+    ) -> Result<i64>;
+
     /// Deletes at most `batch` expired messages of `queue`.
     async fn purge_expired(&self, c: &mut Held<D>, queue: &QueueName, batch: i64) -> Result<u64>;
 
@@ -463,6 +474,17 @@ fn batch_unsupported(cx: &Context) -> NimbusError {
     NimbusError::config(
         format!("batched receives are not supported yet on {}", cx.name),
         "leave receive_batch at 1 on this database",
+    )
+}
+
+/// The error of a waiting peek where the database has no statement for it.
+fn server_wait_unsupported(cx: &Context) -> NimbusError {
+    NimbusError::config(
+        format!(
+            "waiting for messages on the server is not supported on {}",
+            cx.name
+        ),
+        "this is a bug in Nimbus: idle queues on this database look again after a delay instead",
     )
 }
 
@@ -750,6 +772,28 @@ impl<D: Driver> Storage<D> for TablePerQueue {
             .map_err(cx.db(|| format!("peeking at queue {queue:?}")))
     }
 
+    async fn peek_waiting(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+        wait: ServerWait,
+    ) -> Result<i64> {
+        let cx = &self.context;
+        let entry = cx.catalog.queue(queue);
+        let sql = entry
+            .sql
+            .peek_wait
+            .as_deref()
+            .ok_or_else(|| server_wait_unsupported(cx))?;
+        let every = wait.every_text();
+        c.count(
+            sql,
+            &[Param::BigInt(Some(wait.looks)), Param::Text(Some(&every))],
+        )
+        .await
+        .map_err(cx.db(|| format!("waiting for a message in queue {queue:?}")))
+    }
+
     async fn purge_expired(&self, c: &mut Held<D>, queue: &QueueName, batch: i64) -> Result<u64> {
         let cx = &self.context;
         let entry = cx.catalog.queue(queue);
@@ -1008,6 +1052,31 @@ impl<D: Driver> Storage<D> for SharedTable {
         c.count(&cx.sql.messages_peek, &[Param::Text(Some(queue.as_str()))])
             .await
             .map_err(cx.db(|| format!("peeking at queue {queue:?}")))
+    }
+
+    async fn peek_waiting(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+        wait: ServerWait,
+    ) -> Result<i64> {
+        let cx = &self.context;
+        let sql = cx
+            .sql
+            .messages_peek_wait
+            .as_deref()
+            .ok_or_else(|| server_wait_unsupported(cx))?;
+        let every = wait.every_text();
+        c.count(
+            sql,
+            &[
+                Param::Text(Some(queue.as_str())),
+                Param::BigInt(Some(wait.looks)),
+                Param::Text(Some(&every)),
+            ],
+        )
+        .await
+        .map_err(cx.db(|| format!("waiting for a message in queue {queue:?}")))
     }
 
     async fn purge_expired(&self, c: &mut Held<D>, queue: &QueueName, batch: i64) -> Result<u64> {
