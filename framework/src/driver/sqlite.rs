@@ -272,6 +272,14 @@ pub(crate) fn kind_of(e: &rusqlite::Error) -> FailureKind {
     }
 }
 
+/// Runs a statement without parameters or rows (`BEGIN`, `COMMIT`) from the connection's cache
+/// of prepared statements: every transaction runs two, and parsing them anew each time was a
+/// fair part of what a message cost.
+fn run_cached(conn: &rusqlite::Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([])?;
+    Ok(())
+}
+
 fn run_query(
     conn: &rusqlite::Connection,
     sql: &str,
@@ -366,11 +374,11 @@ impl Driver for SqliteDriver {
     }
 
     async fn begin(&self, connection: &mut SqliteConnection) -> DriverResult<()> {
-        blocking(connection, |c| c.execute_batch("BEGIN IMMEDIATE")).await
+        blocking(connection, |c| run_cached(c, "BEGIN IMMEDIATE")).await
     }
 
     async fn commit(&self, connection: &mut SqliteConnection) -> DriverResult<()> {
-        blocking(connection, |c| c.execute_batch("COMMIT")).await
+        blocking(connection, |c| run_cached(c, "COMMIT")).await
     }
 
     async fn execute(
@@ -419,7 +427,7 @@ impl Driver for SqliteDriver {
         let params: Vec<OwnedParam> = params.iter().map(OwnedParam::of).collect();
         // One trip to a blocking thread for both.
         blocking(connection, move |c| {
-            c.execute_batch("BEGIN IMMEDIATE")?;
+            run_cached(c, "BEGIN IMMEDIATE")?;
             run_query(c, &sql, &params)
         })
         .await
