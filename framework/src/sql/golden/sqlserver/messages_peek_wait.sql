@@ -1,4 +1,4 @@
-DECLARE @looks int = @P2;
+DECLARE @looks bigint = @P2;
 DECLARE @every varchar(12) = @P3;
 WHILE @looks > 0 AND NOT EXISTS (
     SELECT 1 FROM [Zeb]]ra "x" 'y'].[NimbusMessages] WITH (READPAST, READCOMMITTEDLOCK)

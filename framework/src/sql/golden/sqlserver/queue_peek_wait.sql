@@ -1,4 +1,4 @@
-DECLARE @looks int = @P1;
+DECLARE @looks bigint = @P1;
 DECLARE @every varchar(12) = @P2;
 WHILE @looks > 0 AND NOT EXISTS (SELECT 1 FROM [Zeb]]ra "x" 'y'].[it's [Wal]]]] "rus"] WITH (READPAST, READCOMMITTEDLOCK))
 BEGIN
