@@ -190,6 +190,13 @@ pub(crate) trait Driver: Send + Sync + Sized + 'static {
     /// Takes a connection from the pool, opening one if needed.
     async fn connection(&self) -> DriverResult<Self::Connection>;
 
+    /// As [`connection`](Self::connection), for a receive: where connections are shared (SQLite's
+    /// one per file), a receiver may keep one a little longer while only other receivers wait
+    /// (see [`pipelines_commit`](Self::pipelines_commit)).
+    async fn connection_for_receive(&self) -> DriverResult<Self::Connection> {
+        self.connection().await
+    }
+
     /// Gives a connection with no transaction open back to the pool.
     fn release(&self, connection: Self::Connection);
 
@@ -231,9 +238,11 @@ pub(crate) trait Driver: Send + Sync + Sized + 'static {
         self.query(connection, sql, params).await
     }
 
-    /// Whether [`commit_then_begin_and_query`](Self::commit_then_begin_and_query) sends the
-    /// commit and the next transaction's query in one round trip. Where it does not, callers
-    /// commit and receive the usual way.
+    /// Whether [`commit_then_begin_and_query`](Self::commit_then_begin_and_query), called now,
+    /// sends the commit and the next transaction's query in one round trip (SQLite: one trip to
+    /// a blocking thread, and only while nobody else waits for the file's one connection, so the
+    /// answer may change from call to call). Where it does not, callers commit and receive the
+    /// usual way.
     fn pipelines_commit(&self) -> bool {
         false
     }
@@ -339,12 +348,27 @@ impl<D: Driver> Held<D> {
             driver.connection(),
         )
         .await?;
-        Ok(Held {
+        Ok(Self::holding(driver, deadlines, connection))
+    }
+
+    /// As [`take`](Self::take), for a receive ([`Driver::connection_for_receive`]).
+    pub async fn take_for_receive(driver: &Arc<D>, deadlines: Deadlines) -> DriverResult<Self> {
+        let connection = bounded(
+            deadlines.connect,
+            "opening a database connection",
+            driver.connection_for_receive(),
+        )
+        .await?;
+        Ok(Self::holding(driver, deadlines, connection))
+    }
+
+    fn holding(driver: &Arc<D>, deadlines: Deadlines, connection: D::Connection) -> Self {
+        Held {
             driver: driver.clone(),
             connection: Some(connection),
             deadlines,
             frozen: false,
-        })
+        }
     }
 
     /// The driver the connection belongs to.

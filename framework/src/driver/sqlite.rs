@@ -12,8 +12,9 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use rusqlite::types::{ToSqlOutput, ValueRef};
@@ -29,7 +30,114 @@ const SQLITE_TIME_FORMAT: &str = "%Y-%m-%d %H:%M:%S%.3f";
 /// How long a statement waits for another process's write lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
-type SharedConnection = Arc<AsyncMutex<rusqlite::Connection>>;
+/// How long a receiver may keep the file's connection from one message to the next while other
+/// receivers wait for it (when nothing else waits): long enough to save most trips to a blocking
+/// thread under load, short enough that another queue's receiver waits about one message longer.
+const KEEP_WHILE_RECEIVERS_WAIT: Duration = Duration::from_millis(10);
+
+/// How long after another process last committed to the file a receiver lets the connection go
+/// at every commit again: another process's writer waits on SQLite's busy handler, which looks
+/// now and then, and must find the file's lock free between two of this process's messages.
+const OTHERS_WROTE_WITHIN: Duration = Duration::from_secs(10);
+
+/// The one connection of this process to a file, and who waits for it.
+struct SharedFile {
+    connection: Arc<AsyncMutex<rusqlite::Connection>>,
+    /// Users other than receives waiting to take the connection (sends, peeks, maintenance):
+    /// while any does, a commit lets the connection go instead of keeping it for the next
+    /// receive (see [`SqliteDriver::pipelines_commit`]).
+    waiting: AtomicUsize,
+    /// Receives waiting to take the connection: a receiver keeps it for the next message for at
+    /// most [`KEEP_WHILE_RECEIVERS_WAIT`] while any does.
+    receives_waiting: AtomicUsize,
+    /// When the connection's holder first kept it for a next receive while receives waited;
+    /// `None` when it has not (reset each time the connection changes hands).
+    kept_since: Mutex<Option<Instant>>,
+    /// `PRAGMA data_version` as the connection last read it (`i64::MIN` before the first read):
+    /// it changes when another connection (another process) committed to the file.
+    data_version: std::sync::atomic::AtomicI64,
+    /// When the connection last saw that another connection had committed to the file.
+    others_wrote_at: Mutex<Option<Instant>>,
+}
+
+impl SharedFile {
+    /// Takes the connection, counted in `waiting` until it has it.
+    async fn take(&self, waiting: &AtomicUsize) -> OwnedMutexGuard<rusqlite::Connection> {
+        let guard = {
+            let _waiting = Waiting::start(waiting);
+            self.connection.clone().lock_owned().await
+        };
+        *self.kept_since.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        guard
+    }
+
+    /// Whether the holder keeps the connection for its next receive now (see
+    /// [`SqliteDriver::pipelines_commit`]).
+    fn keep_for_next_receive(&self) -> bool {
+        if self.waiting.load(Ordering::SeqCst) > 0 {
+            return false;
+        }
+        let others_wrote_at = *self
+            .others_wrote_at
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if others_wrote_at.is_some_and(|at| at.elapsed() < OTHERS_WROTE_WITHIN) {
+            return false;
+        }
+        if self.receives_waiting.load(Ordering::SeqCst) == 0 {
+            return true;
+        }
+        let mut kept_since = self.kept_since.lock().unwrap_or_else(|p| p.into_inner());
+        let since = *kept_since.get_or_insert_with(Instant::now);
+        since.elapsed() < KEEP_WHILE_RECEIVERS_WAIT
+    }
+}
+
+impl SharedFile {
+    /// Reads whether another connection committed to the file since the last look (shared
+    /// memory, no disk I/O) and notes when it did. A failed read is taken as a write, so that
+    /// the connection is let go at every commit rather than kept.
+    fn note_other_writers(&self, conn: &rusqlite::Connection) {
+        let read = conn
+            .prepare_cached("PRAGMA data_version")
+            .and_then(|mut statement| statement.query_row([], |row| row.get::<_, i64>(0)));
+        let others_wrote = match read {
+            Ok(version) => {
+                let before = self.data_version.swap(version, Ordering::SeqCst);
+                before != i64::MIN && before != version
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "could not read the SQLite file's data_version");
+                true
+            }
+        };
+        if others_wrote {
+            *self
+                .others_wrote_at
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
+        }
+    }
+}
+
+type SharedConnection = Arc<SharedFile>;
+
+/// Counts one user among a file's waiting ones for as long as it lives (also when its wait is
+/// cancelled).
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn start(count: &'a AtomicUsize) -> Self {
+        count.fetch_add(1, Ordering::SeqCst);
+        Waiting(count)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
 
 /// The file's connection, held by one user at a time. `None` only while a statement runs on a
 /// blocking thread, or after that thread was lost.
@@ -75,9 +183,8 @@ fn classify(code: rusqlite::ErrorCode) -> FailureKind {
 }
 
 /// The connections this process has open, by canonical file path.
-fn open_files() -> &'static Mutex<HashMap<PathBuf, Weak<AsyncMutex<rusqlite::Connection>>>> {
-    static OPEN: OnceLock<Mutex<HashMap<PathBuf, Weak<AsyncMutex<rusqlite::Connection>>>>> =
-        OnceLock::new();
+fn open_files() -> &'static Mutex<HashMap<PathBuf, Weak<SharedFile>>> {
+    static OPEN: OnceLock<Mutex<HashMap<PathBuf, Weak<SharedFile>>>> = OnceLock::new();
     OPEN.get_or_init(Default::default)
 }
 
@@ -104,7 +211,14 @@ fn shared_connection(path: &Path) -> rusqlite::Result<SharedConnection> {
     if let Some(conn) = files.get(&key).and_then(Weak::upgrade) {
         return Ok(conn);
     }
-    let conn = Arc::new(AsyncMutex::new(open_connection(path)?));
+    let conn = Arc::new(SharedFile {
+        connection: Arc::new(AsyncMutex::new(open_connection(path)?)),
+        waiting: AtomicUsize::new(0),
+        receives_waiting: AtomicUsize::new(0),
+        kept_since: Mutex::new(None),
+        data_version: std::sync::atomic::AtomicI64::new(i64::MIN),
+        others_wrote_at: Mutex::new(None),
+    });
     files.insert(key, Arc::downgrade(&conn));
     Ok(conn)
 }
@@ -190,6 +304,18 @@ fn cell(value: ValueRef<'_>) -> Value {
         },
         ValueRef::Blob(bytes) => Value::Bytes(bytes.to_vec()),
     }
+}
+
+/// A connection just taken, without the transaction a cancelled user may have left open on it.
+async fn ready(mut connection: SqliteConnection) -> DriverResult<SqliteConnection> {
+    if connection.0.as_ref().is_some_and(|c| !c.is_autocommit()) {
+        blocking(&mut connection, |c| {
+            reset(c);
+            Ok(())
+        })
+        .await?;
+    }
+    Ok(connection)
 }
 
 /// Runs `f` with the connection on a blocking thread and puts the connection back.
@@ -347,17 +473,16 @@ impl Driver for SqliteDriver {
     }
 
     async fn connection(&self) -> DriverResult<SqliteConnection> {
-        let guard = self.connection.clone().lock_owned().await;
-        let mut connection = SqliteConnection(Some(guard));
-        // A user that was cancelled mid-transaction may have left one open.
-        if connection.0.as_ref().is_some_and(|c| !c.is_autocommit()) {
-            blocking(&mut connection, |c| {
-                reset(c);
-                Ok(())
-            })
-            .await?;
-        }
-        Ok(connection)
+        let file = &self.connection;
+        ready(SqliteConnection(Some(file.take(&file.waiting).await))).await
+    }
+
+    async fn connection_for_receive(&self) -> DriverResult<SqliteConnection> {
+        let file = &self.connection;
+        ready(SqliteConnection(Some(
+            file.take(&file.receives_waiting).await,
+        )))
+        .await
     }
 
     fn release(&self, connection: SqliteConnection) {
@@ -417,6 +542,40 @@ impl Driver for SqliteDriver {
         blocking(connection, move |c| run_query(c, &sql, &params)).await
     }
 
+    /// A receiver that keeps the file's one connection from one message to the next saves a
+    /// trip to a blocking thread per message. It does so while nothing but receives waits for
+    /// the connection, and while receives wait only for [`KEEP_WHILE_RECEIVERS_WAIT`] in a row:
+    /// a send or a peek gets the connection at the next commit, another queue's receiver about
+    /// one message later than it would otherwise. Not for [`OTHERS_WROTE_WITHIN`] after another
+    /// process committed to the file: its writers wait on SQLite's busy handler, which finds the
+    /// lock free only between two of this process's transactions.
+    fn pipelines_commit(&self) -> bool {
+        self.connection.keep_for_next_receive()
+    }
+
+    /// COMMIT, then BEGIN IMMEDIATE and the query, in one trip to a blocking thread.
+    async fn commit_then_begin_and_query(
+        &self,
+        connection: &mut SqliteConnection,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> (DriverResult<()>, Option<DriverResult<Vec<Row>>>) {
+        let sql = sql.to_string();
+        let params: Vec<OwnedParam> = params.iter().map(OwnedParam::of).collect();
+        let file = self.connection.clone();
+        let both = blocking(connection, move |c| {
+            // A failed COMMIT is the outer error; the receive's own outcome is the inner one.
+            run_cached(c, "COMMIT")?;
+            file.note_other_writers(c);
+            Ok(run_cached(c, "BEGIN IMMEDIATE").and_then(|()| run_query(c, &sql, &params)))
+        })
+        .await;
+        match both {
+            Ok(received) => (Ok(()), Some(received.map_err(error))),
+            Err(e) => (Err(e), None),
+        }
+    }
+
     async fn begin_and_query(
         &self,
         connection: &mut SqliteConnection,
@@ -466,10 +625,115 @@ mod tests {
         let other = DriverError::other(FailureKind::Permanent, "unable to open database file");
         assert!(driver.connect_advice(&other).contains("directory exists"));
         drop(driver);
+        remove_database(&path);
+    }
+
+    fn remove_database(path: &Path) {
         for suffix in ["", "-wal", "-shm"] {
-            let mut p = path.clone().into_os_string();
+            let mut p = path.as_os_str().to_os_string();
             p.push(suffix);
             let _ = std::fs::remove_file(p);
         }
+    }
+
+    /// A commit keeps the connection for the next receive (one trip to a blocking thread for
+    /// both) only while nothing but receives waits for it, and while receives wait only for
+    /// the keep window: a waiting send gets the connection at the next commit.
+    #[tokio::test]
+    async fn a_commit_keeps_the_connection_for_the_next_receive_while_only_receives_wait_briefly() {
+        let path = std::env::temp_dir().join(format!("nimbus-keep-{}.db", uuid::Uuid::new_v4()));
+        let driver = Arc::new(SqliteDriver::open(&path).await.unwrap());
+        let held = driver.connection().await.unwrap();
+        assert!(driver.pipelines_commit(), "nobody else waits yet");
+        let other = driver.clone();
+        let waiter = tokio::spawn(async move {
+            let connection = other.connection().await?;
+            other.release(connection);
+            DriverResult::Ok(())
+        });
+        while driver.connection.waiting.load(Ordering::SeqCst) == 0 {
+            tokio::task::yield_now().await;
+        }
+        assert!(
+            !driver.pipelines_commit(),
+            "another task waits for the connection: the commit must let it go"
+        );
+        driver.release(held);
+        waiter.await.unwrap().unwrap();
+        assert!(driver.pipelines_commit(), "the waiter has had its turn");
+
+        // Only other receives wait: kept for a few messages more, then let go.
+        let held = driver.connection_for_receive().await.unwrap();
+        let other = driver.clone();
+        let receiver = tokio::spawn(async move {
+            let connection = other.connection_for_receive().await?;
+            other.release(connection);
+            DriverResult::Ok(())
+        });
+        while driver.connection.receives_waiting.load(Ordering::SeqCst) == 0 {
+            tokio::task::yield_now().await;
+        }
+        let kept_from = Instant::now();
+        assert!(
+            driver.pipelines_commit(),
+            "only a receive waits: kept for the next message"
+        );
+        while driver.pipelines_commit() {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        assert!(
+            kept_from.elapsed() >= KEEP_WHILE_RECEIVERS_WAIT,
+            "let go only after the keep window"
+        );
+        driver.release(held);
+        receiver.await.unwrap().unwrap();
+        assert!(
+            driver.pipelines_commit(),
+            "a new holder's window starts afresh"
+        );
+        drop(driver);
+        remove_database(&path);
+    }
+
+    /// Once another process has committed to the file, a commit lets the connection go again
+    /// (that process's writers find the lock free only between two transactions of this one).
+    #[tokio::test]
+    async fn a_commit_lets_the_connection_go_once_another_process_writes_to_the_file() {
+        let path = std::env::temp_dir().join(format!("nimbus-others-{}.db", uuid::Uuid::new_v4()));
+        let driver = SqliteDriver::open(&path).await.unwrap();
+        let mut held = driver.connection_for_receive().await.unwrap();
+        driver
+            .execute(&mut held, "CREATE TABLE t (x INTEGER)", &[])
+            .await
+            .unwrap();
+        driver.begin(&mut held).await.unwrap();
+        let (committed, rows) = driver
+            .commit_then_begin_and_query(&mut held, "SELECT count(*) FROM t", &[])
+            .await;
+        committed.unwrap();
+        rows.unwrap().unwrap();
+        driver.commit(&mut held).await.unwrap();
+        driver.release(held);
+        assert!(driver.pipelines_commit(), "nobody else has written yet");
+
+        // Another process's connection to the same file commits a row.
+        let other = rusqlite::Connection::open(&path).unwrap();
+        other.execute("INSERT INTO t VALUES (1)", []).unwrap();
+
+        let mut held = driver.connection_for_receive().await.unwrap();
+        driver.begin(&mut held).await.unwrap();
+        let (committed, rows) = driver
+            .commit_then_begin_and_query(&mut held, "SELECT count(*) FROM t", &[])
+            .await;
+        committed.unwrap();
+        assert_eq!(rows.unwrap().unwrap().len(), 1);
+        driver.commit(&mut held).await.unwrap();
+        driver.release(held);
+        assert!(
+            !driver.pipelines_commit(),
+            "another process writes to the file: let the connection go at every commit"
+        );
+        drop((driver, other));
+        remove_database(&path);
     }
 }

@@ -159,15 +159,20 @@ impl<D: Driver> Inner<D> {
         deadlines: crate::driver::Deadlines,
         purpose: &str,
     ) -> Result<Held<D>> {
-        Held::take(&self.driver, deadlines).await.map_err(|e| {
-            let fix = self.driver.connect_advice(&e);
-            NimbusError::connect(
-                self.cx.name,
-                &self.cx.target,
-                format!("{fix} (while {purpose})"),
-                e,
-            )
-        })
+        Held::take(&self.driver, deadlines)
+            .await
+            .map_err(|e| self.connect_error(purpose, e))
+    }
+
+    /// A connection that could not be had, with what to check.
+    fn connect_error(&self, purpose: &str, e: crate::driver::DriverError) -> NimbusError {
+        let fix = self.driver.connect_advice(&e);
+        NimbusError::connect(
+            self.cx.name,
+            &self.cx.target,
+            format!("{fix} (while {purpose})"),
+            e,
+        )
     }
 
     /// A connection for a receive, or `None` when the endpoint stops before one is free (on
@@ -181,7 +186,9 @@ impl<D: Driver> Inner<D> {
         let c = tokio::select! {
             biased;
             () = stop.set() => return Ok(None),
-            c = self.connection(purpose) => c?,
+            c = Held::take_for_receive(&self.driver, self.cx.deadlines) => {
+                c.map_err(|e| self.connect_error(purpose, e))?
+            }
         };
         if stop.is_set() {
             c.release();
