@@ -342,33 +342,32 @@ async fn bounded<T>(
 impl<D: Driver> Held<D> {
     /// Takes a connection from `driver`'s pool within the connect deadline.
     pub async fn take(driver: &Arc<D>, deadlines: Deadlines) -> DriverResult<Self> {
-        let connection = bounded(
-            deadlines.connect,
-            "opening a database connection",
-            driver.connection(),
-        )
-        .await?;
-        Ok(Self::holding(driver, deadlines, connection))
+        Self::take_within_connect(driver, deadlines, driver.connection()).await
     }
 
     /// As [`take`](Self::take), for a receive ([`Driver::connection_for_receive`]).
     pub async fn take_for_receive(driver: &Arc<D>, deadlines: Deadlines) -> DriverResult<Self> {
+        Self::take_within_connect(driver, deadlines, driver.connection_for_receive()).await
+    }
+
+    /// The connection `connecting` gives, within the connect deadline.
+    async fn take_within_connect(
+        driver: &Arc<D>,
+        deadlines: Deadlines,
+        connecting: impl std::future::Future<Output = DriverResult<D::Connection>>,
+    ) -> DriverResult<Self> {
         let connection = bounded(
             deadlines.connect,
             "opening a database connection",
-            driver.connection_for_receive(),
+            connecting,
         )
         .await?;
-        Ok(Self::holding(driver, deadlines, connection))
-    }
-
-    fn holding(driver: &Arc<D>, deadlines: Deadlines, connection: D::Connection) -> Self {
-        Held {
+        Ok(Held {
             driver: driver.clone(),
             connection: Some(connection),
             deadlines,
             frozen: false,
-        }
+        })
     }
 
     /// The driver the connection belongs to.

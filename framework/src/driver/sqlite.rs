@@ -91,9 +91,7 @@ impl SharedFile {
         let since = *kept_since.get_or_insert_with(Instant::now);
         since.elapsed() < KEEP_WHILE_RECEIVERS_WAIT
     }
-}
 
-impl SharedFile {
     /// Reads whether another connection committed to the file since the last look (shared
     /// memory, no disk I/O) and notes when it did. A failed read is taken as a write, so that
     /// the connection is let go at every commit rather than kept.
