@@ -24,6 +24,8 @@ pub(crate) mod postgres;
 #[cfg(feature = "sqlite")]
 pub(crate) mod sqlite;
 #[cfg(feature = "sqlite")]
+mod sqlite_riders;
+#[cfg(feature = "sqlite")]
 pub(crate) mod sqlite_watch;
 #[cfg(feature = "sqlserver")]
 pub(crate) mod sqlserver;
@@ -197,6 +199,28 @@ pub(crate) trait Driver: Send + Sync + Sized + 'static {
         self.connection().await
     }
 
+    /// Whether a write that commits on its own may share the commit of the transaction that
+    /// holds the pool's connection ([`execute_sharing_commit`](Self::execute_sharing_commit)):
+    /// where the pool is one connection that every writer waits for (SQLite).
+    fn shares_commits(&self) -> bool {
+        false
+    }
+
+    /// Runs `statement`, a write that commits on its own, inside the transaction that holds the
+    /// pool's one connection, just before that transaction commits (under a savepoint of its
+    /// own, so that a refused statement leaves that transaction as it was); or alone, once the
+    /// connection is free, when no commit came first. Returns once it has committed, with the
+    /// rows it changed; an error when the statement or the commit it shared failed. Only where
+    /// [`shares_commits`](Self::shares_commits) says so.
+    async fn execute_sharing_commit(&self, statement: &Statement) -> DriverResult<u64> {
+        let _ = statement;
+        Err(DriverError::other(
+            FailureKind::Permanent,
+            "this database's writes do not share other transactions' commits (not supported); \
+             run the statement on a connection of its own",
+        ))
+    }
+
     /// Gives a connection with no transaction open back to the pool.
     fn release(&self, connection: Self::Connection);
 
@@ -368,6 +392,22 @@ impl<D: Driver> Held<D> {
             deadlines,
             frozen: false,
         })
+    }
+
+    /// Runs `statement`, a write that commits on its own, sharing the commit of the transaction
+    /// that holds `driver`'s connection where it can ([`Driver::execute_sharing_commit`]),
+    /// within the connect and statement deadlines together.
+    pub async fn execute_sharing_commit(
+        driver: &Arc<D>,
+        deadlines: Deadlines,
+        statement: &Statement,
+    ) -> DriverResult<u64> {
+        bounded(
+            deadlines.connect.saturating_add(deadlines.statement),
+            "a write sharing another transaction's commit",
+            driver.execute_sharing_commit(statement),
+        )
+        .await
     }
 
     /// The driver the connection belongs to.

@@ -20,7 +20,10 @@ use async_trait::async_trait;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 
-use super::{Driver, DriverError, DriverResult, FailureKind, OwnedParam, Param, Row, Value};
+use super::sqlite_riders::{self, Board, Boarded};
+use super::{
+    Driver, DriverError, DriverResult, FailureKind, OwnedParam, Param, Row, Statement, Value,
+};
 use crate::sql::{Dialect, SQLITE};
 
 /// How SQLite stores UTC times: text, so that text order is time order (what `strftime` in the
@@ -58,13 +61,15 @@ struct SharedFile {
     data_version: std::sync::atomic::AtomicI64,
     /// When the connection last saw that another connection had committed to the file.
     others_wrote_at: Mutex<Option<Instant>>,
+    /// Writes waiting to share the next commit (see [`super::sqlite_riders`]).
+    riders: Arc<Mutex<Board>>,
 }
 
 impl SharedFile {
-    /// Takes the connection, counted in `waiting` until it has it.
-    async fn take(&self, waiting: &AtomicUsize) -> OwnedMutexGuard<rusqlite::Connection> {
+    /// Takes the connection, counted in `waiting` (when given) until it has it.
+    async fn take(&self, waiting: Option<&AtomicUsize>) -> OwnedMutexGuard<rusqlite::Connection> {
         let guard = {
-            let _waiting = Waiting::start(waiting);
+            let _waiting = waiting.map(Waiting::start);
             self.connection.clone().lock_owned().await
         };
         *self.kept_since.lock().unwrap_or_else(|p| p.into_inner()) = None;
@@ -115,6 +120,18 @@ impl SharedFile {
                 .lock()
                 .unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
         }
+    }
+}
+
+impl SharedFile {
+    /// Runs the writes waiting to share a commit in `conn`'s open transaction, commits, and
+    /// tells each how it went.
+    fn commit_with_riders(&self, conn: &rusqlite::Connection) -> rusqlite::Result<()> {
+        let riders = sqlite_riders::take_all(&self.riders);
+        let aboard = sqlite_riders::run_aboard(conn, riders, execute_statement);
+        let committed = run_cached(conn, "COMMIT");
+        sqlite_riders::tell(aboard, &committed);
+        committed
     }
 }
 
@@ -216,6 +233,7 @@ fn shared_connection(path: &Path) -> rusqlite::Result<SharedConnection> {
         kept_since: Mutex::new(None),
         data_version: std::sync::atomic::AtomicI64::new(i64::MIN),
         others_wrote_at: Mutex::new(None),
+        riders: Arc::default(),
     });
     files.insert(key, Arc::downgrade(&conn));
     Ok(conn)
@@ -404,6 +422,22 @@ fn run_cached(conn: &rusqlite::Connection, sql: &str) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// Runs one statement; returns how many rows it changed (or returned, with `RETURNING`).
+fn execute_statement(conn: &rusqlite::Connection, statement: &Statement) -> rusqlite::Result<u64> {
+    let bound = statement.params();
+    let mut prepared = conn.prepare_cached(&statement.sql)?;
+    // A statement with RETURNING is run as a query; count its rows.
+    if prepared.readonly() || prepared.column_count() > 0 {
+        let mut rows = prepared.query(rusqlite::params_from_iter(bound.iter()))?;
+        let mut n = 0;
+        while rows.next()?.is_some() {
+            n += 1;
+        }
+        return Ok(n);
+    }
+    Ok(prepared.execute(rusqlite::params_from_iter(bound.iter()))? as u64)
+}
+
 fn run_query(
     conn: &rusqlite::Connection,
     sql: &str,
@@ -472,15 +506,46 @@ impl Driver for SqliteDriver {
 
     async fn connection(&self) -> DriverResult<SqliteConnection> {
         let file = &self.connection;
-        ready(SqliteConnection(Some(file.take(&file.waiting).await))).await
+        ready(SqliteConnection(Some(file.take(Some(&file.waiting)).await))).await
     }
 
     async fn connection_for_receive(&self) -> DriverResult<SqliteConnection> {
         let file = &self.connection;
         ready(SqliteConnection(Some(
-            file.take(&file.receives_waiting).await,
+            file.take(Some(&file.receives_waiting)).await,
         )))
         .await
+    }
+
+    fn shares_commits(&self) -> bool {
+        true
+    }
+
+    /// Boards the write for the next commit on the file's connection and waits for the
+    /// connection too: whichever comes first decides (see [`sqlite_riders`]). Waiting here does
+    /// not count as a waiting send, so a receiver keeps the connection from one message to the
+    /// next and takes the write along with each commit.
+    async fn execute_sharing_commit(&self, statement: &Statement) -> DriverResult<u64> {
+        let file = &self.connection;
+        let mut boarded = Boarded::new(&file.riders, statement.clone());
+        let guard = tokio::select! {
+            biased;
+            told = &mut boarded.outcome => {
+                return told.unwrap_or_else(|_| Err(sqlite_riders::never_told()));
+            }
+            guard = file.take(None) => guard,
+        };
+        // The connection is ours: no commit can take the write any more. Run it alone, unless
+        // the commit that just ended took it.
+        let Some(rider) = boarded.alight() else {
+            drop(guard);
+            return (&mut boarded.outcome)
+                .await
+                .unwrap_or_else(|_| Err(sqlite_riders::never_told()));
+        };
+        let mut connection = ready(SqliteConnection(Some(guard))).await?;
+        let statement = rider.statement;
+        blocking(&mut connection, move |c| execute_statement(c, &statement)).await
     }
 
     fn release(&self, connection: SqliteConnection) {
@@ -500,8 +565,10 @@ impl Driver for SqliteDriver {
         blocking(connection, |c| run_cached(c, "BEGIN IMMEDIATE")).await
     }
 
+    /// Commits, with the writes that wait to share this commit (see [`sqlite_riders`]).
     async fn commit(&self, connection: &mut SqliteConnection) -> DriverResult<()> {
-        blocking(connection, |c| run_cached(c, "COMMIT")).await
+        let file = self.connection.clone();
+        blocking(connection, move |c| file.commit_with_riders(c)).await
     }
 
     async fn execute(
@@ -510,23 +577,8 @@ impl Driver for SqliteDriver {
         sql: &str,
         params: &[Param<'_>],
     ) -> DriverResult<u64> {
-        let sql = sql.to_string();
-        let params: Vec<OwnedParam> = params.iter().map(OwnedParam::of).collect();
-        blocking(connection, move |c| {
-            let bound: Vec<Param<'_>> = params.iter().map(OwnedParam::as_param).collect();
-            let mut statement = c.prepare_cached(&sql)?;
-            // A statement with RETURNING is run as a query; count its rows.
-            if statement.readonly() || statement.column_count() > 0 {
-                let mut rows = statement.query(rusqlite::params_from_iter(bound.iter()))?;
-                let mut n = 0;
-                while rows.next()?.is_some() {
-                    n += 1;
-                }
-                return Ok(n);
-            }
-            Ok(statement.execute(rusqlite::params_from_iter(bound.iter()))? as u64)
-        })
-        .await
+        let statement = Statement::new(sql, params);
+        blocking(connection, move |c| execute_statement(c, &statement)).await
     }
 
     async fn query(
@@ -563,7 +615,7 @@ impl Driver for SqliteDriver {
         let file = self.connection.clone();
         let both = blocking(connection, move |c| {
             // A failed COMMIT is the outer error; the receive's own outcome is the inner one.
-            run_cached(c, "COMMIT")?;
+            file.commit_with_riders(c)?;
             file.note_other_writers(c);
             Ok(run_cached(c, "BEGIN IMMEDIATE").and_then(|()| run_query(c, &sql, &params)))
         })
@@ -732,6 +784,139 @@ mod tests {
             "another process writes to the file: let the connection go at every commit"
         );
         drop((driver, other));
+        remove_database(&path);
+    }
+
+    /// The rows of `t`, counted on `held`.
+    async fn rows_in_t(driver: &SqliteDriver, held: &mut SqliteConnection) -> i64 {
+        let rows = driver
+            .query(held, "SELECT count(*) FROM t", &[])
+            .await
+            .unwrap();
+        match rows[0].0[0] {
+            Value::Int(n) => n,
+            ref other => panic!("count(*) gave {other:?}"),
+        }
+    }
+
+    /// A driver on a new file with an empty table `t`, its connection held in a transaction
+    /// that wrote one row.
+    async fn holding_a_transaction(name: &str) -> (Arc<SqliteDriver>, SqliteConnection, PathBuf) {
+        let path = std::env::temp_dir().join(format!("nimbus-{name}-{}.db", uuid::Uuid::new_v4()));
+        let driver = Arc::new(SqliteDriver::open(&path).await.unwrap());
+        let mut held = driver.connection().await.unwrap();
+        driver
+            .execute(&mut held, "CREATE TABLE t (x INTEGER)", &[])
+            .await
+            .unwrap();
+        driver.begin(&mut held).await.unwrap();
+        driver
+            .execute(&mut held, "INSERT INTO t VALUES (1)", &[])
+            .await
+            .unwrap();
+        (driver, held, path)
+    }
+
+    /// Starts a write that shares a commit, and waits until it is on the board.
+    async fn board(
+        driver: &Arc<SqliteDriver>,
+        sql: &str,
+    ) -> tokio::task::JoinHandle<DriverResult<u64>> {
+        let before = driver.connection.riders.lock().unwrap().len();
+        let (other, statement) = (driver.clone(), Statement::new(sql, &[]));
+        let writer = tokio::spawn(async move { other.execute_sharing_commit(&statement).await });
+        while driver.connection.riders.lock().unwrap().len() == before {
+            tokio::task::yield_now().await;
+        }
+        writer
+    }
+
+    /// A write that finds the connection held by a transaction commits with that transaction's
+    /// commit, under one COMMIT, and hears so while the holder still has the connection.
+    #[tokio::test]
+    async fn a_write_shares_the_commit_of_the_transaction_holding_the_connection() {
+        let (driver, mut held, path) = holding_a_transaction("ride").await;
+        let writer = board(&driver, "INSERT INTO t VALUES (2)").await;
+        assert!(!writer.is_finished(), "nothing committed yet");
+        driver.commit(&mut held).await.unwrap();
+        // Without sharing, the write would wait for the connection held here for ever.
+        let written = tokio::time::timeout(Duration::from_secs(60), writer)
+            .await
+            .expect("the write must commit with the holder's commit")
+            .unwrap();
+        assert_eq!(written.unwrap(), 1, "its own statement's row count");
+        // Still held here: the write never had the connection to itself.
+        assert_eq!(rows_in_t(&driver, &mut held).await, 2);
+        driver.release(held);
+        drop(driver);
+        remove_database(&path);
+    }
+
+    /// A write the database refuses fails its own writer only; the transaction it rode commits.
+    #[tokio::test]
+    async fn a_refused_write_fails_only_its_writer_and_the_commit_goes_through() {
+        let (driver, mut held, path) = holding_a_transaction("refused").await;
+        let refused = board(&driver, "INSERT INTO missing VALUES (1)").await;
+        let accepted = board(&driver, "INSERT INTO t VALUES (3)").await;
+        driver.commit(&mut held).await.unwrap();
+        let error = tokio::time::timeout(Duration::from_secs(60), refused)
+            .await
+            .expect("the refused write must hear of it at the holder's commit")
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(error.kind(), FailureKind::Permanent);
+        assert!(error.to_string().contains("missing"), "{error}");
+        assert_eq!(accepted.await.unwrap().unwrap(), 1);
+        assert_eq!(
+            rows_in_t(&driver, &mut held).await,
+            2,
+            "the holder's row and row 3"
+        );
+        driver.release(held);
+        drop(driver);
+        remove_database(&path);
+    }
+
+    /// When the holder rolls back instead of committing, the write waits for the connection and
+    /// runs alone: nothing of it is lost with the holder's transaction.
+    #[tokio::test]
+    async fn a_write_whose_holder_rolls_back_runs_on_its_own() {
+        let (driver, held, path) = holding_a_transaction("rollback").await;
+        let writer = board(&driver, "INSERT INTO t VALUES (2)").await;
+        driver.discard(held);
+        assert_eq!(writer.await.unwrap().unwrap(), 1);
+        let mut held = driver.connection().await.unwrap();
+        let rows = driver
+            .query(&mut held, "SELECT x FROM t", &[])
+            .await
+            .unwrap();
+        assert_eq!(
+            rows,
+            vec![Row(vec![Value::Int(2)])],
+            "only the write's own row"
+        );
+        driver.release(held);
+        drop(driver);
+        remove_database(&path);
+    }
+
+    /// A writer that stops waiting (its deadline passed) takes its write off the board: the
+    /// next commit does not run it.
+    #[tokio::test]
+    async fn a_writer_that_stops_waiting_is_not_committed_later() {
+        let (driver, mut held, path) = holding_a_transaction("gave-up").await;
+        let writer = board(&driver, "INSERT INTO t VALUES (2)").await;
+        writer.abort();
+        assert!(writer.await.unwrap_err().is_cancelled());
+        assert_eq!(driver.connection.riders.lock().unwrap().len(), 0);
+        driver.commit(&mut held).await.unwrap();
+        assert_eq!(
+            rows_in_t(&driver, &mut held).await,
+            1,
+            "only the holder's row"
+        );
+        driver.release(held);
+        drop(driver);
         remove_database(&path);
     }
 }

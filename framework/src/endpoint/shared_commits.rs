@@ -170,7 +170,7 @@ async fn write_group(transport: &dyn Transport, counters: &Counters, group: Vec<
     count_send_commit(counters);
     if let [_] = group.as_slice() {
         for w in group {
-            let result = transport.send(&w.messages).await;
+            let result = transport.send_shared(&w.messages).await;
             let _ = w.done.send(result);
         }
         return;
@@ -182,7 +182,7 @@ async fn write_group(transport: &dyn Transport, counters: &Counters, group: Vec<
         parts.push((all.len()..all.len() + w.messages.len(), w.done));
         all.extend(w.messages);
     }
-    match transport.send(&all).await {
+    match transport.send_shared(&all).await {
         Ok(()) => {
             tracing::trace!(callers, messages = all.len(), "shared commit");
             for (_, done) in parts {
@@ -198,7 +198,7 @@ async fn write_group(transport: &dyn Transport, counters: &Counters, group: Vec<
             );
             for (range, done) in parts {
                 count_send_commit(counters);
-                let result = transport.send(&all[range]).await;
+                let result = transport.send_shared(&all[range]).await;
                 let _ = done.send(result);
             }
         }

@@ -316,6 +316,14 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// Writes `messages` in one transaction: all of them or none.
     async fn send(&self, messages: &[OutgoingMessage]) -> Result<()>;
 
+    /// As [`send`](Self::send), but where the messages fit one autocommitted statement and the
+    /// database has one connection that every writer waits for (SQLite), the statement may run
+    /// inside the transaction that holds the connection and commit with it (one commit instead
+    /// of two). Returns once the messages have committed, as `send` does.
+    async fn send_shared(&self, messages: &[OutgoingMessage]) -> Result<()> {
+        self.send(messages).await
+    }
+
     /// Writes (or refreshes) the subscription of `queue` to `topic`.
     async fn subscribe(&self, topic: &str, queue: &QueueName) -> Result<()>;
 

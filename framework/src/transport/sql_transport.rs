@@ -379,6 +379,35 @@ impl<D: Driver> Inner<D> {
         Ok((inserts, written))
     }
 
+    /// The one autocommitted statement that writes `messages`, planned without a connection,
+    /// and the queues it wakes: `None` unless every message goes at once to a queue known to
+    /// exist and the rows fit one statement.
+    fn plan_one_known_insert(
+        &self,
+        messages: &[OutgoingMessage],
+    ) -> Option<(storage::PlannedInsert, Vec<QueueName>)> {
+        let mut planned = Vec::with_capacity(messages.len());
+        let mut queues: Vec<QueueName> = Vec::new();
+        for message in messages {
+            let Destination::Queue(queue) = &message.destination else {
+                return None;
+            };
+            if message.delivery != Delivery::Immediate {
+                return None;
+            }
+            let row_id = self.storage.row_id(message);
+            planned.push(self.storage.plan_known_insert(queue, message, row_id)?);
+            if !queues.contains(queue) {
+                queues.push(queue.clone());
+            }
+        }
+        let mut inserts = super::batching::combine(planned, self.driver.dialect());
+        match inserts.len() {
+            1 => inserts.pop().map(|insert| (insert, queues)),
+            _ => None,
+        }
+    }
+
     /// Writes `letter`, under a fresh id if its id is taken.
     async fn insert_dead_letter(&self, c: &mut Held<D>, letter: &DeadLetter) -> Result<()> {
         for id in [letter.message_id, Uuid::new_v4()] {
@@ -1001,6 +1030,18 @@ impl<D: Driver> Transport for SqlTransport<D> {
         let mut c = s.transaction("sending").await?;
         let written = s.write(&mut c, messages, Creation::Required).await?;
         s.commit_written(c, &written, "a send").await
+    }
+
+    async fn send_shared(&self, messages: &[OutgoingMessage]) -> Result<()> {
+        let s = &self.inner;
+        if s.driver.shares_commits() {
+            if let Some((insert, queues)) = s.plan_one_known_insert(messages) {
+                insert.run_sharing_commit(&s.driver, s.cx.deadlines).await?;
+                s.wake(&queues);
+                return Ok(());
+            }
+        }
+        self.send(messages).await
     }
 
     async fn subscribe(&self, topic: &str, queue: &QueueName) -> Result<()> {

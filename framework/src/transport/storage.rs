@@ -316,13 +316,29 @@ pub(crate) struct PlannedInsert {
 impl PlannedInsert {
     /// Runs the write on `c`; on failure the queue it assumed is checked again next time.
     pub async fn run<D: Driver>(&self, c: &mut Held<D>) -> Result<()> {
-        c.run(&self.statement).await.map_err(|e| {
-            if let Some(entry) = &self.forget_on_failure {
-                entry.forget_exists();
-            }
-            NimbusError::database(self.database, self.operation.clone(), e)
-        })?;
+        c.run(&self.statement).await.map_err(|e| self.failed(e))?;
         Ok(())
+    }
+
+    /// Runs the write sharing the commit of the transaction that holds `driver`'s connection,
+    /// where it can ([`Held::execute_sharing_commit`]).
+    pub async fn run_sharing_commit<D: Driver>(
+        &self,
+        driver: &Arc<D>,
+        deadlines: crate::driver::Deadlines,
+    ) -> Result<()> {
+        Held::execute_sharing_commit(driver, deadlines, &self.statement)
+            .await
+            .map_err(|e| self.failed(e))?;
+        Ok(())
+    }
+
+    /// The error for a failed run; the queue it assumed is checked again next time.
+    fn failed(&self, e: crate::driver::DriverError) -> NimbusError {
+        if let Some(entry) = &self.forget_on_failure {
+            entry.forget_exists();
+        }
+        NimbusError::database(self.database, self.operation.clone(), e)
     }
 }
 
@@ -359,6 +375,16 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
         creation: Creation,
         created: &mut Vec<Arc<QueueEntry>>,
     ) -> Result<PlannedInsert>;
+
+    /// The statement that writes the copy of `message` for `queue` under `row_id`, planned
+    /// without a connection: `None` unless [`Storage::writes_in_one_statement`] says one
+    /// autocommitted statement writes it.
+    fn plan_known_insert(
+        &self,
+        queue: &QueueName,
+        message: &OutgoingMessage,
+        row_id: Uuid,
+    ) -> Option<PlannedInsert>;
 
     /// Writes the copy of `message` for `queue`, under `row_id`, inside the caller's
     /// transaction (or alone, when [`Storage::writes_in_one_statement`] said so). Pushes onto
@@ -592,6 +618,55 @@ pub(crate) struct TablePerQueue {
     context: Arc<Context>,
 }
 
+impl TablePerQueue {
+    /// The statement that writes the copy of `message` for `queue` (whose catalog entry is
+    /// `entry`) under `row_id`: a row of its table, or of the delayed messages.
+    fn planned(
+        &self,
+        entry: Arc<QueueEntry>,
+        queue: &QueueName,
+        message: &OutgoingMessage,
+        row_id: Uuid,
+    ) -> PlannedInsert {
+        let cx = &self.context;
+        let row = QueueRow {
+            id: row_id,
+            correlation_id: message.correlation_id.as_deref(),
+            reply_to_address: message.reply_to_address.as_deref(),
+            time_to_be_received_ms: message.time_to_be_received_ms,
+            headers: &message.headers_json,
+            body: &message.body,
+            expires_at: message.expires_at,
+        };
+        if message.delivery != Delivery::Immediate {
+            let (delay_ms, due_at) = message.delivery.delay_and_due();
+            // The address, so that the mover finds a queue of another schema again.
+            let destination = queue.to_string();
+            let statement = delayed_row_statement(
+                &cx.sql.delayed_insert,
+                &DelayedRow {
+                    message: row,
+                    destination: &destination,
+                    delay_ms,
+                    due_at,
+                },
+            );
+            return PlannedInsert {
+                statement,
+                forget_on_failure: None,
+                database: cx.name,
+                operation: format!("sending a delayed message to {queue:?}"),
+            };
+        }
+        PlannedInsert {
+            statement: queue_row_statement(&entry.sql.insert, entry.sql.columns, &row),
+            forget_on_failure: Some(entry),
+            database: cx.name,
+            operation: format!("sending to queue {queue:?}"),
+        }
+    }
+}
+
 #[async_trait]
 impl<D: Driver> Storage<D> for TablePerQueue {
     async fn create(&self, c: &mut Held<D>, queues: &[QueueName]) -> Result<Vec<Arc<QueueEntry>>> {
@@ -661,43 +736,18 @@ impl<D: Driver> Storage<D> for TablePerQueue {
         creation: Creation,
         created: &mut Vec<Arc<QueueEntry>>,
     ) -> Result<PlannedInsert> {
-        let cx = &self.context;
-        let entry = ensure_exists(self, cx, c, queue, creation, created).await?;
-        let row = QueueRow {
-            id: row_id,
-            correlation_id: message.correlation_id.as_deref(),
-            reply_to_address: message.reply_to_address.as_deref(),
-            time_to_be_received_ms: message.time_to_be_received_ms,
-            headers: &message.headers_json,
-            body: &message.body,
-            expires_at: message.expires_at,
-        };
-        if message.delivery != Delivery::Immediate {
-            let (delay_ms, due_at) = message.delivery.delay_and_due();
-            // The address, so that the mover finds a queue of another schema again.
-            let destination = queue.to_string();
-            let statement = delayed_row_statement(
-                &cx.sql.delayed_insert,
-                &DelayedRow {
-                    message: row,
-                    destination: &destination,
-                    delay_ms,
-                    due_at,
-                },
-            );
-            return Ok(PlannedInsert {
-                statement,
-                forget_on_failure: None,
-                database: cx.name,
-                operation: format!("sending a delayed message to {queue:?}"),
-            });
-        }
-        Ok(PlannedInsert {
-            statement: queue_row_statement(&entry.sql.insert, entry.sql.columns, &row),
-            forget_on_failure: Some(entry),
-            database: cx.name,
-            operation: format!("sending to queue {queue:?}"),
-        })
+        let entry = ensure_exists(self, &self.context, c, queue, creation, created).await?;
+        Ok(self.planned(entry, queue, message, row_id))
+    }
+
+    fn plan_known_insert(
+        &self,
+        queue: &QueueName,
+        message: &OutgoingMessage,
+        row_id: Uuid,
+    ) -> Option<PlannedInsert> {
+        Storage::<D>::writes_in_one_statement(self, queue, message)
+            .then(|| self.planned(self.context.catalog.queue(queue), queue, message, row_id))
     }
 
     async fn register(&self, _c: &mut Held<D>, _queue: &QueueName) -> Result<()> {
@@ -871,6 +921,34 @@ pub(crate) struct SharedTable {
 /// The shared table's name.
 const MESSAGES_TABLE: &str = "NimbusMessages";
 
+impl SharedTable {
+    /// The statement that writes the copy of `message` for `queue` under `row_id`: a row of the
+    /// shared table.
+    fn planned(&self, queue: &QueueName, message: &OutgoingMessage, row_id: Uuid) -> PlannedInsert {
+        let cx = &self.context;
+        let (delay_ms, visible_after) = message.delivery.delay_and_due();
+        let body = crate::shared_envelope::wrap(&message.headers_json, &message.body);
+        let statement = shared_row_statement(
+            &cx.sql.messages_insert,
+            &SharedRow {
+                message_id: row_id,
+                destination: queue.as_str(),
+                body: &body,
+                time_to_be_received_ms: message.time_to_be_received_ms,
+                expires_at: message.expires_at,
+                delay_ms,
+                visible_after,
+            },
+        );
+        PlannedInsert {
+            statement,
+            forget_on_failure: None,
+            database: cx.name,
+            operation: format!("sending to queue {queue:?}"),
+        }
+    }
+}
+
 #[async_trait]
 impl<D: Driver> Storage<D> for SharedTable {
     async fn create(&self, c: &mut Held<D>, queues: &[QueueName]) -> Result<Vec<Arc<QueueEntry>>> {
@@ -936,28 +1014,18 @@ impl<D: Driver> Storage<D> for SharedTable {
         creation: Creation,
         created: &mut Vec<Arc<QueueEntry>>,
     ) -> Result<PlannedInsert> {
-        let cx = &self.context;
-        ensure_exists(self, cx, c, queue, creation, created).await?;
-        let (delay_ms, visible_after) = message.delivery.delay_and_due();
-        let body = crate::shared_envelope::wrap(&message.headers_json, &message.body);
-        let statement = shared_row_statement(
-            &cx.sql.messages_insert,
-            &SharedRow {
-                message_id: row_id,
-                destination: queue.as_str(),
-                body: &body,
-                time_to_be_received_ms: message.time_to_be_received_ms,
-                expires_at: message.expires_at,
-                delay_ms,
-                visible_after,
-            },
-        );
-        Ok(PlannedInsert {
-            statement,
-            forget_on_failure: None,
-            database: cx.name,
-            operation: format!("sending to queue {queue:?}"),
-        })
+        ensure_exists(self, &self.context, c, queue, creation, created).await?;
+        Ok(self.planned(queue, message, row_id))
+    }
+
+    fn plan_known_insert(
+        &self,
+        queue: &QueueName,
+        message: &OutgoingMessage,
+        row_id: Uuid,
+    ) -> Option<PlannedInsert> {
+        Storage::<D>::writes_in_one_statement(self, queue, message)
+            .then(|| self.planned(queue, message, row_id))
     }
 
     async fn register(&self, c: &mut Held<D>, queue: &QueueName) -> Result<()> {
