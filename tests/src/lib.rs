@@ -131,6 +131,7 @@ macro_rules! conformance_suite {
             missing_tables_without_auto_create_name_the_statement,
             concurrent_auto_create_is_safe,
             a_starting_instance_waits_for_no_running_handler,
+            a_send_behind_a_running_handler_commits_with_it_or_says_why_it_waited,
             a_slow_handler_does_not_hide_other_processes_messages,
             peeks_do_not_count_rows_other_instances_hold,
             stop_lets_in_flight_handlers_finish,

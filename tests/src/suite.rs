@@ -823,6 +823,68 @@ pub async fn a_starting_instance_waits_for_no_running_handler(kind: Setup) {
     }
 }
 
+/// A send made while a handler runs: on SQLite, whose one writer the handler's receive holds,
+/// it commits with that receive's commit once the handler ends (and a send whose deadline
+/// passes first says why, with what to do); on server databases it does not wait at all.
+pub async fn a_send_behind_a_running_handler_commits_with_it_or_says_why_it_waited(kind: Setup) {
+    let db = TestDatabase::new(kind).await;
+    let holding = Holding::default();
+    let _release = ReleaseOnDrop(holding.released.clone());
+    let receiver = db
+        .builder("Behind", "behind-1")
+        .handler(holding.clone())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let sender = sender(&db, "Behind").await;
+    // Started before the handler runs: on SQLite a start too waits for the file's one writer.
+    let impatient = db
+        .builder("Impatient", "impatient-1")
+        .route::<Numbered>("Behind")
+        .database_timeout(Duration::from_secs(1))
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    sender.send(Numbered { n: 1 }).await.unwrap();
+    wait_until("the handler is running", || async {
+        holding.started.load(Ordering::SeqCst) >= 1
+    })
+    .await;
+
+    let hurried = impatient.send(Numbered { n: 2 }).await;
+    if kind == Kind::Sqlite {
+        let error = hurried.expect_err("the handler holds SQLite's one writer past the deadline");
+        let text = error.to_string();
+        assert!(
+            text.contains("one writer") && text.contains("handler"),
+            "the error says why the send waited and what to do: {text}"
+        );
+    } else {
+        hurried.expect("a server database takes the send beside the running handler");
+    }
+
+    // A patient send waits for the handler's commit (on SQLite it commits with it).
+    let waiting = tokio::spawn({
+        let sender = sender.clone();
+        async move { sender.send(Numbered { n: 3 }).await }
+    });
+    holding.released.store(true, Ordering::SeqCst);
+    waiting.await.unwrap().unwrap();
+    let expected = if kind == Kind::Sqlite { 2 } else { 3 };
+    wait_until("every committed message is handled", || async {
+        holding.finished.load(Ordering::SeqCst) >= expected
+    })
+    .await;
+    impatient.stop().await.unwrap();
+    sender.stop().await.unwrap();
+    receiver.stop().await.unwrap();
+    assert_eq!(holding.finished.load(Ordering::SeqCst), expected);
+}
+
 /// Scale-out: instance A holds every message of the queue in running handlers; instance B of
 /// the same endpoint must see nothing to take. A peek that counted A's rows would send B's idle
 /// receivers after them, a round of empty receives per peek, for as long as A's handlers run.

@@ -1036,7 +1036,14 @@ impl<D: Driver> Transport for SqlTransport<D> {
         let s = &self.inner;
         if s.driver.shares_commits() {
             if let Some((insert, queues)) = s.plan_one_known_insert(messages) {
-                insert.run_sharing_commit(&s.driver, s.cx.deadlines).await?;
+                Held::execute_sharing_commit(&s.driver, s.cx.deadlines, &insert.statement)
+                    .await
+                    .map_err(|e| match e.is_timeout() {
+                        // Neither a commit to share nor the connection came in time: the
+                        // connection's holder kept it, which the advice explains.
+                        true => s.connect_error("sending", e),
+                        false => insert.failed(e),
+                    })?;
                 s.wake(&queues);
                 return Ok(());
             }

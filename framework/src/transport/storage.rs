@@ -320,21 +320,8 @@ impl PlannedInsert {
         Ok(())
     }
 
-    /// Runs the write sharing the commit of the transaction that holds `driver`'s connection,
-    /// where it can ([`Held::execute_sharing_commit`]).
-    pub async fn run_sharing_commit<D: Driver>(
-        &self,
-        driver: &Arc<D>,
-        deadlines: crate::driver::Deadlines,
-    ) -> Result<()> {
-        Held::execute_sharing_commit(driver, deadlines, &self.statement)
-            .await
-            .map_err(|e| self.failed(e))?;
-        Ok(())
-    }
-
     /// The error for a failed run; the queue it assumed is checked again next time.
-    fn failed(&self, e: crate::driver::DriverError) -> NimbusError {
+    pub fn failed(&self, e: crate::driver::DriverError) -> NimbusError {
         if let Some(entry) = &self.forget_on_failure {
             entry.forget_exists();
         }
