@@ -121,9 +121,7 @@ impl SharedFile {
                 .unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
         }
     }
-}
 
-impl SharedFile {
     /// Runs the writes waiting to share a commit in `conn`'s open transaction, commits, and
     /// tells each how it went.
     fn commit_with_riders(&self, conn: &rusqlite::Connection) -> rusqlite::Result<()> {
