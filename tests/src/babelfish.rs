@@ -52,6 +52,7 @@ pub const GAPS: &[Gap] = &[
             "shared_table::a_slow_handler_does_not_hide_other_processes_messages",
             "table_per_queue::peeks_do_not_count_rows_other_instances_hold",
             "shared_table::peeks_do_not_count_rows_other_instances_hold",
+            "table_per_queue::a_paused_queue_stops_receiving_until_resumed",
             "shared_table::a_paused_queue_stops_receiving_until_resumed",
         ],
         symptoms: &[
@@ -61,6 +62,8 @@ pub const GAPS: &[Gap] = &[
             "instance A holds all four messages",
             "peeks counted rows A holds",
             "nothing received while paused",
+            "the paused queue is peeked twice more with its messages in it",
+            "the paused queue keeps every message sent while paused",
         ],
         statement: "the receive: DELETE ... WHERE [RowVersion] = (SELECT TOP (1) [RowVersion] \
                     FROM queue WITH (UPDLOCK, READPAST, ROWLOCK) ORDER BY [RowVersion]) \
@@ -71,7 +74,8 @@ pub const GAPS: &[Gap] = &[
                     throughput is one receive at a time); the peek counts held rows too, so a \
                     slow handler holds back the messages behind it; and a receive that started \
                     before its queue was paused can wait in its statement past the pause, then \
-                    take a message sent after it (seen on the shared table)",
+                    take a message sent after it (seen on both layouts: the message is handled, or \
+                    taken and held so that the paused queue's depth falls short)",
         sql_server: "Table Hints (Transact-SQL): READPAST makes the Database Engine skip rows \
                      other transactions have locked, and UPDLOCK with ROWLOCK locks the row the \
                      receive takes; NServiceBus's SQL Server transport receives WITH (UPDLOCK, \

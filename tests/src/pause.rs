@@ -98,7 +98,11 @@ pub async fn a_paused_queue_stops_receiving_until_resumed(kind: Setup) {
         .iter()
         .find(|q| q.name.eq_ignore_ascii_case("Paused"))
         .unwrap();
-    assert!(paused.paused && paused.depth == 5, "{paused:?}");
+    assert!(paused.paused, "the queue is listed as paused: {paused:?}");
+    assert_eq!(
+        paused.depth, 5,
+        "the paused queue keeps every message sent while paused: {paused:?}"
+    );
 
     // A pause is kept in the database: a restarted instance does not receive either.
     bus.stop().await.unwrap();
