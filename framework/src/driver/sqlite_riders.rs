@@ -63,7 +63,7 @@ impl Boarded {
     pub fn alight(&self) -> Option<Rider> {
         let mut b = self.board.lock().unwrap_or_else(|p| p.into_inner());
         let position = b.riders.iter().position(|(id, _)| *id == self.id)?;
-        Some(b.riders.swap_remove(position).1)
+        Some(b.riders.remove(position).1)
     }
 }
 
@@ -84,9 +84,10 @@ impl Board {
 /// Takes every write waiting on `board`, in the order they boarded.
 pub(crate) fn take_all(board: &Mutex<Board>) -> Vec<Rider> {
     let mut b = board.lock().unwrap_or_else(|p| p.into_inner());
-    let mut riders = std::mem::take(&mut b.riders);
-    riders.sort_by_key(|(id, _)| *id);
-    riders.into_iter().map(|(_, rider)| rider).collect()
+    std::mem::take(&mut b.riders)
+        .into_iter()
+        .map(|(_, rider)| rider)
+        .collect()
 }
 
 /// What a boarded write did, to be told once the commit has ended.

@@ -46,8 +46,6 @@ struct Waiting {
 #[derive(Default)]
 struct Queue {
     waiting: Vec<Waiting>,
-    /// The messages of `waiting`.
-    waiting_messages: usize,
     /// Writes under way; at [`WRITERS`], arrivals wait for one to end.
     writing: usize,
 }
@@ -57,7 +55,12 @@ impl Queue {
     /// worth of messages waits and the database takes writers in parallel.
     fn starts_writer(&self, single_writer: bool) -> bool {
         let most = if single_writer { 1 } else { WRITERS };
-        self.writing == 0 || (self.writing < most && self.waiting_messages >= SECOND_WRITER_FROM)
+        self.writing == 0 || (self.writing < most && self.waiting_messages() >= SECOND_WRITER_FROM)
+    }
+
+    /// The messages of the callers waiting.
+    fn waiting_messages(&self) -> usize {
+        self.waiting.iter().map(|w| w.messages.len()).sum()
     }
 }
 
@@ -84,7 +87,6 @@ impl SharedCommits {
         let (done, committed) = tokio::sync::oneshot::channel();
         let start_writer = {
             let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-            queue.waiting_messages += messages.len();
             queue.waiting.push(Waiting { messages, done });
             let start = queue.starts_writer(self.transport.single_writer());
             if start {
@@ -134,10 +136,7 @@ async fn write_while_waiting(
                 slot.held = false;
                 return;
             }
-            let group = take_group(&mut queue.waiting);
-            let taken: usize = group.iter().map(|w| w.messages.len()).sum();
-            queue.waiting_messages = queue.waiting_messages.saturating_sub(taken);
-            group
+            take_group(&mut queue.waiting)
         };
         write_group(transport.as_ref(), &counters, group).await;
     }
@@ -332,12 +331,12 @@ mod tests {
             "nobody writes: the first writer"
         );
         queue.writing = 1;
-        queue.waiting_messages = SECOND_WRITER_FROM - 1;
+        queue.waiting = vec![waiting(SECOND_WRITER_FROM - 2), waiting(1)];
         assert!(
             !queue.starts_writer(false),
             "a few sends wait for the one writer"
         );
-        queue.waiting_messages = SECOND_WRITER_FROM;
+        queue.waiting.push(waiting(1));
         assert!(
             queue.starts_writer(false),
             "a batch's worth starts a second"

@@ -379,9 +379,11 @@ impl<D: Driver> Inner<D> {
         Ok((inserts, written))
     }
 
-    /// The one autocommitted statement that writes `messages`, planned without a connection,
-    /// and the queues it wakes: `None` unless every message goes at once to a queue known to
-    /// exist and the rows fit one statement.
+    /// The one autocommitted statement that writes `messages`, planned without a connection
+    /// (queues that exist, no subscribers to read: planning writes nothing), and the queues it
+    /// wakes: `None` unless every message goes to a queue known to exist, in a row one
+    /// statement writes ([`storage::Storage::writes_in_one_statement`]), and the rows fit one
+    /// multi-row statement.
     fn plan_one_known_insert(
         &self,
         messages: &[OutgoingMessage],
@@ -392,12 +394,9 @@ impl<D: Driver> Inner<D> {
             let Destination::Queue(queue) = &message.destination else {
                 return None;
             };
-            if message.delivery != Delivery::Immediate {
-                return None;
-            }
             let row_id = self.storage.row_id(message);
             planned.push(self.storage.plan_known_insert(queue, message, row_id)?);
-            if !queues.contains(queue) {
+            if message.delivery == Delivery::Immediate && !queues.contains(queue) {
                 queues.push(queue.clone());
             }
         }
@@ -980,52 +979,15 @@ impl<D: Driver> Transport for SqlTransport<D> {
 
     async fn send(&self, messages: &[OutgoingMessage]) -> Result<()> {
         let s = &self.inner;
-        if let [message] = messages {
-            if let Destination::Queue(queue) = &message.destination {
-                if s.storage.writes_in_one_statement(queue, message) {
-                    // One autocommitted INSERT is as atomic as a transaction around it, at a
-                    // third of the round trips.
-                    let mut c = s.connection("sending").await?;
-                    let mut created = Vec::new();
-                    s.storage
-                        .insert(
-                            &mut c,
-                            queue,
-                            message,
-                            s.storage.row_id(message),
-                            Creation::Required,
-                            &mut created,
-                        )
-                        .await?;
-                    c.release();
-                    if message.delivery == Delivery::Immediate {
-                        s.wake(std::slice::from_ref(queue));
-                    }
-                    return Ok(());
-                }
-            }
-        }
-        let known_queues = messages.iter().all(|m| match &m.destination {
-            Destination::Queue(queue) => s.storage.writes_in_one_statement(queue, m),
-            Destination::Topic(_) => false,
-        });
-        if known_queues && messages.len() > 1 {
-            // Queues that exist, no subscribers to read: planning writes nothing, and where the
-            // rows fit one multi-row INSERT (a shared commit's sends to one queue, a
-            // `send_batch`), that statement alone is atomic, without BEGIN and COMMIT around it.
+        if let Some((insert, queues)) = s.plan_one_known_insert(messages) {
+            // One autocommitted INSERT (a message, or the rows of a shared commit or a
+            // `send_batch` to queues that exist) is as atomic as a transaction around it, at a
+            // third of the round trips.
             let mut c = s.connection("sending").await?;
-            let (inserts, written) = s.plan_writes(&mut c, messages, Creation::Required).await?;
-            if let [insert] = inserts.as_slice() {
-                insert.run(&mut c).await?;
-                c.release();
-                s.wake(&written.queues);
-                return Ok(());
-            }
-            c.begin().await.map_err(s.cx.db("sending"))?;
-            for insert in inserts {
-                insert.run(&mut c).await?;
-            }
-            return s.commit_written(c, &written, "a send").await;
+            insert.run(&mut c).await?;
+            c.release();
+            s.wake(&queues);
+            return Ok(());
         }
         let mut c = s.transaction("sending").await?;
         let written = s.write(&mut c, messages, Creation::Required).await?;
