@@ -398,3 +398,86 @@ async fn sends_from_this_process_do_not_make_a_busy_endpoint_peek_once_per_messa
         "{peeks} peeks for {MESSAGES} messages: the busy endpoint peeked on every wake-up"
     );
 }
+
+/// Handles `Numbered` messages, each sending the next (up to `length`) in its receive's
+/// transaction, and counts them.
+#[derive(Clone)]
+struct Chain {
+    queue: String,
+    length: u32,
+    handled: Arc<AtomicUsize>,
+}
+
+impl Handler<Numbered> for Chain {
+    async fn handle(&self, m: Numbered, ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        if m.n + 1 < self.length {
+            ctx.send_to(&self.queue, Numbered { n: m.n + 1 })?;
+        }
+        self.handled.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+/// Messages that arrive one by one, each committed before the last receive ends, are received
+/// one after the other without a peek between them: the peek would only say "receive", and
+/// costs a round trip per message. Before, every receive that ended peeked (one peek per
+/// message); now a chain of 40 takes a handful.
+async fn a_steady_stream_is_received_without_a_peek_per_message(kind: Kind) {
+    const LENGTH: u32 = 40;
+    let db = database(kind).await;
+    let queue = unique("Chain");
+    let chain = Chain {
+        queue: queue.clone(),
+        length: LENGTH,
+        handled: Arc::default(),
+    };
+    let bus = db
+        .builder(&queue, "chain-1")
+        .concurrency(1)
+        // Long enough that no peek is due to the clock while the chain runs.
+        .peek_delay(Duration::from_secs(120))
+        .handler(chain.clone())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let before = bus.metrics();
+    bus.send_to(&queue, Numbered { n: 0 }).await.unwrap();
+    wait_for(
+        "the whole chain is handled",
+        Duration::from_secs(120),
+        || chain.handled.load(Ordering::SeqCst) == LENGTH as usize,
+    )
+    .await;
+    let after = bus.metrics();
+    bus.stop().await.unwrap();
+    let peeks = after.peeks - before.peeks;
+    let empty = after.empty_receives - before.empty_receives;
+    println!("{kind:?}: {peeks} peeks and {empty} empty receives for a chain of {LENGTH}");
+    assert!(
+        peeks <= 8,
+        "{peeks} peeks for {LENGTH} messages arriving one by one: each receive peeked first"
+    );
+    assert!(
+        empty <= 8,
+        "{empty} empty receives for {LENGTH} messages: receiving instead of peeking must not \
+         poll an empty queue"
+    );
+}
+
+#[actix_rt::test]
+async fn a_steady_stream_is_received_without_a_peek_per_message_on_postgres() {
+    a_steady_stream_is_received_without_a_peek_per_message(Kind::Postgres).await;
+}
+
+#[actix_rt::test]
+async fn a_steady_stream_is_received_without_a_peek_per_message_on_sqlite() {
+    a_steady_stream_is_received_without_a_peek_per_message(Kind::Sqlite).await;
+}
+
+#[actix_rt::test]
+#[ignore = "needs a SQL Server: set NIMBUS_SQLSERVER and run with --include-ignored"]
+async fn a_steady_stream_is_received_without_a_peek_per_message_on_sql_server() {
+    a_steady_stream_is_received_without_a_peek_per_message(Kind::SqlServer).await;
+}

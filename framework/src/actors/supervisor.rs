@@ -548,11 +548,34 @@ impl QueueSupervisor {
         } else if found_nothing && !self.woken_while_busy {
             // Another receiver (here or elsewhere) got there first: the queue may be empty.
             self.peek_later(self.idle_delay(), ctx);
+        } else if self.receives_instead_of_peeking() {
+            self.receive_without_peeking(ctx);
         } else {
             // The estimate ran out while messages kept coming: look again, without waiting
             // for the slow handlers still running.
             self.peek(ctx);
         }
+    }
+
+    /// Whether the receive that just ended, having found messages all the way, is followed by
+    /// another receive rather than by a peek: when nothing else of this queue runs (no receive,
+    /// no peek), the queue is not paused, and the last peek is less than a peek delay old (so
+    /// that the depth estimate stays that fresh while messages keep coming). The peek would
+    /// only say whether to receive; receiving at once saves that round trip per message when
+    /// messages arrive one by one, and a receive that finds nothing falls back to peeking.
+    fn receives_instead_of_peeking(&self) -> bool {
+        self.in_flight == 0
+            && !self.peeking
+            && !self.paused()
+            && self.peek_started.elapsed() < self.endpoint.config.peek_delay
+    }
+
+    /// Hands out one receive as if a peek had found a message. It sees every message committed
+    /// before it starts, as a peek would: earlier wake-ups are answered.
+    fn receive_without_peeking(&mut self, ctx: &mut Context<Self>) {
+        self.woken_while_busy = false;
+        self.remaining = self.batch();
+        self.dispatch(ctx);
     }
 }
 
