@@ -481,6 +481,12 @@ async fn bench(url: &str, schema: Option<&str>, layout: &str) {
     for side in ["nimbus", "bare"] {
         assert!(positive(&bench["latency_ms"][side]["max"]), "{out}");
     }
+    // Two concurrent senders share a commit at most two by two.
+    let per_commit = bench["send_1_messages_per_commit"].as_f64();
+    assert!(
+        per_commit.is_some_and(|x| (1.0..=2.0).contains(&x)),
+        "messages per commit of send 1/tx at concurrency 2: {out}"
+    );
     cpu_keys(bench, url, &out);
     no_queue_left(url, schema).await;
 }

@@ -186,6 +186,8 @@ pub struct Results {
     pub rss_quarters: Vec<f64>,
     /// Resident memory after each round, in MiB.
     pub rss_rounds: Vec<f64>,
+    /// The framework's send 1/tx over every round: messages sent and the commits they took.
+    pub send_one_commits: (u64, u64),
     /// Per workload run, in [`Workload::ALL`] order, the statements of the framework's side and
     /// of the bare side over every round (`--statements`; empty otherwise).
     pub statements: Vec<(Workload, Breakdown, Breakdown)>,
@@ -227,6 +229,18 @@ impl Results {
         if !nimbus.rss_quarters.is_empty() {
             self.rss_quarters = nimbus.rss_quarters;
         }
+        if let Some(commits) = nimbus.commits {
+            let messages = u64::try_from(nimbus.messages).unwrap_or(u64::MAX);
+            self.send_one_commits.0 += messages;
+            self.send_one_commits.1 += commits;
+        }
+    }
+
+    /// Messages per commit in the framework's send 1/tx, over every round (`None` when it did
+    /// not run).
+    pub fn send_one_messages_per_commit(&self) -> Option<f64> {
+        let (messages, commits) = self.send_one_commits;
+        (commits > 0).then(|| messages as f64 / commits as f64)
     }
 }
 

@@ -185,6 +185,7 @@ fn to_json(rig: &Rig, results: &Results) -> Result<Value, Failure> {
             },
             "rss_mib_quarters": results.rss_quarters.iter().copied().map(tenth).collect::<Vec<_>>(),
             "rss_mib_rounds": results.rss_rounds.iter().copied().map(tenth).collect::<Vec<_>>(),
+            "send_1_messages_per_commit": results.send_one_messages_per_commit().map(tenth),
             "peak_rss_mib": tenth(memory_mib().1),
         }
     }))
@@ -353,6 +354,12 @@ fn print_table(rig: &Rig, results: &Results) -> Result<(), Failure> {
         );
     }
     println!("(medians over the rounds; ratio = nimbus / bare, the median of the rounds' ratios)");
+    if let Some(per_commit) = results.send_one_messages_per_commit() {
+        println!(
+            "shared commits: the framework's send 1/tx took {per_commit:.1} messages per commit \
+             (concurrent sends of a bus share one; the bare side commits each)"
+        );
+    }
     if let Some(pgmq) = &rig.pgmq {
         print_pgmq(&pgmq.version, results);
     }

@@ -115,6 +115,9 @@ pub struct Measured {
     pub rss_quarters: Vec<f64>,
     /// What the server ran meanwhile, from `pg_stat_statements` (`--statements` only).
     pub statements: Vec<Statement>,
+    /// The commits the framework's sends took (send 1/tx only): fewer than the messages where
+    /// concurrent sends shared commits.
+    pub commits: Option<u64>,
 }
 
 /// The queues of one run: fixed names with the run's id, reused by every round.
@@ -363,8 +366,13 @@ impl Rig {
     }
 
     async fn send_one_nimbus(&self) -> Result<Measured, Failure> {
+        let before = self.sender.metrics().send_commits;
         let elapsed = self.sending_nimbus(&self.queues.nimbus_send).await?;
-        Ok(Self::rate(self.messages(), elapsed))
+        let commits = self.sender.metrics().send_commits.saturating_sub(before);
+        Ok(Measured {
+            commits: Some(commits),
+            ..Self::rate(self.messages(), elapsed)
+        })
     }
 
     async fn send_one_bare(&self) -> Result<Measured, Failure> {
