@@ -4,7 +4,8 @@
 //! idle, the endpoint has a free slot (its concurrency limit spans all of its queues) and the
 //! last estimate says messages wait; it peeks again as soon as the estimate runs out and a
 //! receive has taken its message (not when its handler ends: slow handlers may still be
-//! running), and at once when a send wakes the queue.
+//! running), and at once when a send wakes the queue. A receive that used up the estimate with
+//! nothing else of its queue running is followed by another receive instead of a peek.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
