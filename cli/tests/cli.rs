@@ -565,8 +565,9 @@ const SERIES: [&str; 4] = [
 ];
 
 /// `nimbus bench --latency 50` with 20 messages and one round, as a script runs it: every series
-/// (the one across processes included) has 20 samples with 0 < p50 <= p99 <= max, and the run
-/// leaves no queue behind. Not a timed test: nothing is asserted about speed.
+/// (the one across processes included) has 20 samples with 0 < p50 <= p99 <= max, after 5
+/// warm-up messages reported apart, and the run leaves no queue behind. Not a timed test:
+/// nothing is asserted about speed.
 async fn bench_latency(url: &str, schema: Option<&str>) {
     let (ok, out, err) = nimbus(
         url,
@@ -588,6 +589,7 @@ async fn bench_latency(url: &str, schema: Option<&str>) {
     let latency = &report["bench_latency"];
     assert_eq!(latency["rate_per_s"].as_f64(), Some(50.0), "{out}");
     assert_eq!(latency["peek_delay_ms"].as_u64(), Some(1000), "{out}");
+    assert_eq!(latency["warm_up"].as_u64(), Some(5), "{out}");
     let wakeup = if url.starts_with("postgres") {
         "listen_notify"
     } else if url.starts_with("sqlite") {
@@ -605,6 +607,8 @@ async fn bench_latency(url: &str, schema: Option<&str>) {
         assert!(0.0 < p50 && p50 <= p99 && p99 <= max, "{name}: {out}");
         assert_eq!(s["samples"].as_u64(), Some(20), "{name}: {out}");
         assert_eq!(s["p50_rounds"].as_array().map(Vec::len), Some(1), "{out}");
+        let warm_up_max = s["warm_up_max"].as_f64();
+        assert!(warm_up_max.is_some_and(|ms| ms > 0.0), "{name}: {out}");
     }
     no_queue_left(url, schema).await;
 }

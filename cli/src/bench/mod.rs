@@ -115,6 +115,12 @@ pub struct Settings {
     /// (polling alone would average half of it). The throughput workloads use 100 ms.
     #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
     pub peek_delay: Duration,
+    /// Latency mode: messages each series sends (at RATE, after its endpoint starts) before the
+    /// measured ones, left out of the percentiles: a new endpoint's first statements on each
+    /// connection can be slow (Babelfish compiles every statement once per connection). The
+    /// report gives their slowest latency apart. 0 measures from the first message.
+    #[arg(long, default_value_t = 5)]
+    pub warm_up: usize,
 }
 
 impl Settings {

@@ -14,6 +14,9 @@
 //! * **bare SQL round trip**: one `INSERT`, then the skip-locked `DELETE` of that row on the same
 //!   pool — the floor under every series.
 //!
+//! Each series first sends `--warm-up` messages (5 by default) to its new endpoint and lets it
+//! fall idle again; their latencies are reported apart (a new connection's first statements can
+//! be slow: Babelfish compiles each statement once per connection), not in the percentiles.
 //! Rounds run every series, the order reversed every other round. Percentiles are over every
 //! round's samples. One job per module: [`series`] (the measurements), [`remote`] (the other
 //! process), [`report`] (table and JSON).
@@ -26,6 +29,7 @@ pub use remote::{receive, ReceiverArgs};
 
 use nimbus::bench::BareSql;
 use nimbus::Bus;
+use series::Sampled;
 
 use super::message::{ping, Request};
 use super::workload::builder;
@@ -139,17 +143,28 @@ pub struct Rig {
 #[derive(Debug)]
 pub struct Results {
     /// In [`Series::ALL`] order.
-    pub series: Vec<(Series, Vec<Vec<u64>>)>,
+    pub series: Vec<(Series, Vec<Sampled>)>,
 }
 
 impl Results {
-    /// Every sample of `series`, all rounds together.
+    /// Every measured sample of `series`, all rounds together (the warm-up's left out).
     pub fn samples(&self, series: Series) -> Vec<u64> {
-        self.rounds(series).iter().flatten().copied().collect()
+        self.rounds(series)
+            .iter()
+            .flat_map(|round| round.measured.iter().copied())
+            .collect()
+    }
+
+    /// Every warm-up sample of `series`, all rounds together.
+    pub fn warm_up(&self, series: Series) -> Vec<u64> {
+        self.rounds(series)
+            .iter()
+            .flat_map(|round| round.warm_up.iter().copied())
+            .collect()
     }
 
     /// The samples of `series`, round by round.
-    pub fn rounds(&self, series: Series) -> &[Vec<u64>] {
+    pub fn rounds(&self, series: Series) -> &[Sampled] {
         self.series
             .iter()
             .find(|(s, _)| *s == series)
@@ -205,11 +220,12 @@ async fn all_rounds(rig: &Rig, json: bool) -> Result<Results, Failure> {
         for series in order {
             if !json {
                 eprintln!(
-                    "round {}/{}: {} ({} messages at {}/s)",
+                    "round {}/{}: {} ({} messages after {} to warm up, at {}/s)",
                     round + 1,
                     rig.settings.rounds,
                     series.label(),
                     rig.settings.messages,
+                    rig.settings.warm_up,
                     rig.rate
                 );
             }

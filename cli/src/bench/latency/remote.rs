@@ -64,7 +64,7 @@ pub struct Remote {
 
 impl Remote {
     /// Starts the child receiving `queue` with the rig's database, peek delay and concurrency,
-    /// for the rig's message count.
+    /// for the rig's warm-up and measured messages.
     pub fn spawn(rig: &Rig, queue: &str) -> Result<Remote, Failure> {
         let exe = std::env::current_exe().map_err(|e| {
             format!(
@@ -80,7 +80,10 @@ impl Remote {
         command
             .args(["--layout", rig.target.layout.name(), "bench-receiver"])
             .args(["--queue", queue])
-            .args(["--count", &rig.settings.messages.to_string()])
+            .args([
+                "--count",
+                &(rig.settings.warm_up + rig.settings.messages).to_string(),
+            ])
             .arg("--peek-delay")
             .arg(humantime::format_duration(rig.settings.peek_delay).to_string())
             .args(["--concurrency", &rig.settings.concurrency.to_string()])

@@ -1,5 +1,6 @@
-//! The four latency series: each sends `--messages` messages (or requests, or bare round trips)
-//! at the rig's rate and returns every latency in microseconds.
+//! The four latency series: each sends `--warm-up` messages (or requests, or bare round trips),
+//! lets its endpoint fall idle again, then sends `--messages` more, all at the rig's rate, and
+//! returns every latency in microseconds, the warm-up's apart.
 
 use std::time::{Duration, Instant};
 
@@ -16,14 +17,35 @@ use crate::Failure;
 /// idle (waiting out its peek delay after finding its queue empty) when the message comes.
 const SETTLE: Duration = Duration::from_millis(200);
 
-/// Measures `series` once.
-pub async fn measure(rig: &Rig, series: Series) -> Result<Vec<u64>, Failure> {
-    match series {
-        Series::SameProcess => same_process(rig).await,
-        Series::CrossProcess => cross_process(rig).await,
-        Series::RequestResponse => request_response(rig).await,
-        Series::BareRoundTrip => bare_round_trip(rig).await,
+/// One series' latencies in one round, in microseconds.
+#[derive(Debug, Default)]
+pub struct Sampled {
+    /// The warm-up's, left out of the percentiles.
+    pub warm_up: Vec<u64>,
+    /// The measured messages'.
+    pub measured: Vec<u64>,
+}
+
+impl Sampled {
+    /// Splits `latencies`, in the order they were recorded, after the first `warm_up`.
+    fn split(mut latencies: Vec<u64>, warm_up: usize) -> Sampled {
+        let measured = latencies.split_off(warm_up.min(latencies.len()));
+        Sampled {
+            warm_up: latencies,
+            measured,
+        }
     }
+}
+
+/// Measures `series` once.
+pub async fn measure(rig: &Rig, series: Series) -> Result<Sampled, Failure> {
+    let latencies = match series {
+        Series::SameProcess => same_process(rig).await?,
+        Series::CrossProcess => cross_process(rig).await?,
+        Series::RequestResponse => request_response(rig).await?,
+        Series::BareRoundTrip => bare_round_trip(rig).await?,
+    };
+    Ok(Sampled::split(latencies, rig.settings.warm_up))
 }
 
 /// Microseconds since `started`.
@@ -45,14 +67,33 @@ async fn idle_endpoint(
     Ok(endpoint)
 }
 
-/// Sends the rig's pings to `queue`, evenly spaced at its rate.
-async fn send_pings(rig: &Rig, queue: &str) -> Result<(), Failure> {
+/// Sends `count` of the rig's pings to `queue`, evenly spaced at its rate.
+async fn send_pings(rig: &Rig, queue: &str, count: usize) -> Result<(), Failure> {
     let size = rig.settings.body_size;
-    paced(rig.rate, rig.settings.messages, || async move {
+    paced(rig.rate, count, || async move {
         Ok(rig.bus.send_to(queue, ping(size)).await?)
     })
     .await?;
     Ok(())
+}
+
+/// Sends the warm-up's pings to `queue` and waits until `tally` (what its receiver handled)
+/// counts them, then leaves the receiver alone for [`SETTLE`], so that it is idle again; then
+/// sends the measured pings and waits for them too.
+async fn warm_up_then_measure(
+    rig: &Rig,
+    queue: &str,
+    tally: &Tally,
+    who: &str,
+) -> Result<(), Failure> {
+    let (warm_up, messages) = (rig.settings.warm_up, rig.settings.messages);
+    if warm_up > 0 {
+        send_pings(rig, queue, warm_up).await?;
+        wait_for(tally, warm_up, who).await?;
+        actix_rt::time::sleep(SETTLE).await;
+    }
+    send_pings(rig, queue, messages).await?;
+    wait_for(tally, warm_up + messages, who).await
 }
 
 /// Send→handled with the receiving endpoint in this process.
@@ -60,10 +101,7 @@ async fn same_process(rig: &Rig) -> Result<Vec<u64>, Failure> {
     let tally = Tally::default();
     let queue = &rig.queues.local;
     let endpoint = idle_endpoint(rig, queue, |b| b.handler(Empty(tally.clone()))).await?;
-    let handled = match send_pings(rig, queue).await {
-        Ok(()) => wait_for(&tally, rig.settings.messages, "the receiving endpoint").await,
-        Err(e) => Err(e),
-    };
+    let handled = warm_up_then_measure(rig, queue, &tally, "the receiving endpoint").await;
     let stopped = endpoint.stop().await;
     handled?;
     stopped?;
@@ -76,13 +114,8 @@ async fn cross_process(rig: &Rig) -> Result<Vec<u64>, Failure> {
     let handled = async {
         remote.ready().await?;
         actix_rt::time::sleep(SETTLE).await;
-        send_pings(rig, &rig.queues.remote).await?;
-        wait_for(
-            remote.tally(),
-            rig.settings.messages,
-            "the receiving process",
-        )
-        .await
+        let (queue, tally) = (&rig.queues.remote, remote.tally());
+        warm_up_then_measure(rig, queue, tally, "the receiving process").await
     }
     .await;
     let finished = remote.finish().await;
@@ -92,15 +125,25 @@ async fn cross_process(rig: &Rig) -> Result<Vec<u64>, Failure> {
 }
 
 /// `Bus::request` to an endpoint in this process that replies, one at a time: from the request
-/// to its reply back in the requester.
+/// to its reply back in the requester. The warm-up's requests come first, then [`SETTLE`].
 async fn request_response(rig: &Rig) -> Result<Vec<u64>, Failure> {
     let responder = idle_endpoint(rig, &rig.queues.responder, |b| b.handler(Responder)).await?;
     let size = rig.settings.body_size;
-    let round_trips = paced(rig.rate, rig.settings.messages, || async move {
-        let started = Instant::now();
-        let _: Reply = rig.bus.request::<Request, Reply>(request(size)).await?;
-        Ok(micros_since(started))
-    })
+    let requests = |count| {
+        paced(rig.rate, count, || async move {
+            let started = Instant::now();
+            let _: Reply = rig.bus.request::<Request, Reply>(request(size)).await?;
+            Ok(micros_since(started))
+        })
+    };
+    let round_trips = async {
+        let mut round_trips = requests(rig.settings.warm_up).await?;
+        if rig.settings.warm_up > 0 {
+            actix_rt::time::sleep(SETTLE).await;
+        }
+        round_trips.extend(requests(rig.settings.messages).await?);
+        Ok::<_, Failure>(round_trips)
+    }
     .await;
     let stopped = responder.stop().await;
     let round_trips = round_trips?;
@@ -109,10 +152,11 @@ async fn request_response(rig: &Rig) -> Result<Vec<u64>, Failure> {
 }
 
 /// The bare SQL round trip: one `INSERT`, then the skip-locked `DELETE` of that row, on the
-/// bus's pool with no framework around them.
+/// bus's pool with no framework around them (the warm-up's round trips first).
 async fn bare_round_trip(rig: &Rig) -> Result<Vec<u64>, Failure> {
     let (size, queue) = (rig.settings.body_size, rig.queues.bare.as_str());
-    paced(rig.rate, rig.settings.messages, || async move {
+    let count = rig.settings.warm_up + rig.settings.messages;
+    paced(rig.rate, count, || async move {
         let body = ping_body(size)?;
         let started = Instant::now();
         rig.bare.send(queue, vec![body]).await?;
