@@ -6,6 +6,7 @@
 
 mod bench;
 mod console;
+mod logging;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -772,6 +773,8 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             }
         }
         Command::Bench(settings) => {
+            // The endpoints it runs say on stderr what goes wrong (a refused statement, a stall).
+            logging::to_stderr("warn");
             let db = connect(&cli).await?;
             bench::run(bench_target(&cli)?, db, settings.clone(), cli.json).await?;
         }
@@ -848,6 +851,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             console::run(db, settings.clone()).await?;
         }
         Command::BenchReceiver(args) => {
+            logging::to_stderr("warn");
             bench::latency::receive(bench_target(&cli)?, args.clone()).await?;
         }
         Command::Subscriptions(SubscriptionCommand::Remove { topic, queue }) => {

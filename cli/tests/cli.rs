@@ -613,6 +613,34 @@ async fn bench_latency(url: &str, schema: Option<&str>) {
     no_queue_left(url, schema).await;
 }
 
+/// The endpoints `nimbus bench` runs in its own process say what they do on stderr (here a
+/// receiver's start, at `RUST_LOG=nimbus=info`; by default their warnings), while stdout stays
+/// one JSON line.
+#[test]
+fn bench_prints_the_framework_s_log_lines_on_stderr() {
+    let path = std::env::temp_dir().join(format!("nimbus-bench-log-{}.db", unique()));
+    let output = Command::new(env!("CARGO_BIN_EXE_nimbus"))
+        .env("RUST_LOG", "nimbus=info")
+        .arg("--database")
+        .arg(format!("sqlite://{}", path.display()))
+        .args(["--json", "bench", "--latency", "50", "--messages", "3"])
+        .args(["--rounds", "1", "--warm-up", "0"])
+        .output()
+        .expect("run nimbus");
+    let _ = std::fs::remove_file(&path);
+    let (out, err) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    assert!(output.status.success(), "{err}");
+    assert_eq!(out.lines().count(), 1, "one JSON line: {out}");
+    assert!(
+        err.lines()
+            .any(|l| l.contains("INFO") && l.contains("receiving") && l.contains("BenchLatLocal")),
+        "the start of the receiver in the benchmark's own process, on stderr: {err}"
+    );
+}
+
 #[actix_rt::test]
 async fn bench_latency_runs_on_sqlite() {
     on_sqlite("latency", bench_latency).await;

@@ -46,13 +46,7 @@ pub struct Settings {
 
 /// Serves the console until the process is stopped.
 pub async fn run(db: Database, settings: Settings) -> Result<(), Box<dyn std::error::Error>> {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .try_init();
+    crate::logging::to_stderr("info");
     let token = std::env::var(TOKEN_VARIABLE)
         .ok()
         .filter(|t| !t.trim().is_empty());

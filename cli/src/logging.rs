@@ -1,0 +1,15 @@
+//! Where the framework's log lines go in the commands that run endpoints or serve pages.
+
+/// Prints the framework's log lines (`tracing` events) on standard error, at `default` level and
+/// above unless `RUST_LOG` says otherwise (e.g. `RUST_LOG=nimbus=debug`); colours only on a
+/// terminal. Standard output stays the command's report (its JSON line with `--json`). A second
+/// call keeps the first call's setting.
+pub fn to_stderr(default: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
+}
