@@ -34,11 +34,6 @@ pub fn print(rig: &Rig, results: &Results, json: bool) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The slowest of `samples` in milliseconds, 0 without any.
-fn max_ms(samples: &[u64]) -> f64 {
-    samples.iter().max().map_or(0.0, |&us| us as f64 / 1000.0)
-}
-
 /// A series in the JSON report: percentiles in milliseconds over every round, the count, each
 /// round's median, and the slowest warm-up message (left out of the rest).
 fn series_json(results: &Results, series: Series) -> Value {
@@ -54,7 +49,7 @@ fn series_json(results: &Results, series: Series) -> Value {
         "max": max,
         "samples": results.samples(series).len(),
         "p50_rounds": p50_rounds,
-        "warm_up_max": max_ms(&results.warm_up(series)),
+        "warm_up_max": percentiles_ms(&results.warm_up(series))[2],
     })
 }
 
@@ -117,7 +112,7 @@ fn print_table(rig: &Rig, results: &Results) -> Result<(), Failure> {
             p99,
             max,
             samples.len(),
-            max_ms(&results.warm_up(series)),
+            percentiles_ms(&results.warm_up(series))[2],
         );
     }
     println!(
