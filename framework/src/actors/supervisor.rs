@@ -600,7 +600,10 @@ impl Actor for QueueSupervisor {
         }
         tracing::info!(queue = %self.queue, receivers = self.receivers.len(), handler_threads = self.endpoint.dispatcher.threads(), "receiving");
         self.listen(ctx);
-        self.peek(ctx);
+        // The first look waits on the server where it can, as an empty queue's next look would:
+        // a server that refuses the wait (Babelfish) says so while the endpoint starts, not
+        // when its first message comes and waits behind the refusal.
+        self.peek_with(self.server_wait(), ctx);
     }
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {
