@@ -135,3 +135,87 @@ pub async fn each_message_of_a_batch_keeps_its_own_outcome(setup: Setup) {
     assert_eq!(db.count(&queue).await, 0);
     assert_eq!(db.dead_letters().await.len(), 1);
 }
+
+/// Counts what it handles, taking `pause` over each message.
+#[derive(Clone)]
+struct Paced {
+    handled: Arc<AtomicUsize>,
+    pause: Duration,
+}
+
+impl Handler<Numbered> for Paced {
+    async fn handle(&self, _: Numbered, _: &mut HandlerContext) -> Result<(), HandlerError> {
+        tokio::time::sleep(self.pause).await;
+        self.handled.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+/// Sends `total` messages, then starts an endpoint (`fixed`: `receive_batch(n)`; `None`: the
+/// default) whose handler takes `pause` each, and waits until it has handled them all; returns
+/// how many receives took them (each one transaction).
+async fn receives_for_backlog(
+    setup: Setup,
+    total: u32,
+    pause: Duration,
+    fixed: Option<usize>,
+) -> u64 {
+    let db = TestDatabase::new(setup).await;
+    let queue = format!("Backlog{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+    let sender = crate::suite::sender(&db, &queue).await;
+    sender
+        .send_batch((0..total).map(|n| Numbered { n }))
+        .await
+        .unwrap();
+    sender.stop().await.unwrap();
+    let handler = Paced {
+        handled: Arc::default(),
+        pause,
+    };
+    let builder = db.builder(&queue, "backlog-1").handler(handler.clone());
+    let builder = match fixed {
+        Some(messages) => builder.receive_batch(messages),
+        None => builder,
+    };
+    let bus = builder.build().unwrap().start().await.unwrap();
+    crate::suite::wait_while_progressing("the endpoint handles the backlog", || async {
+        let handled = handler.handled.load(Ordering::SeqCst);
+        (handled as i64, handled >= total as usize)
+    })
+    .await;
+    let metrics = bus.metrics();
+    bus.stop().await.unwrap();
+    assert_eq!(
+        metrics.handled,
+        u64::from(total),
+        "each message handled once"
+    );
+    assert_eq!(db.count(&queue).await, 0);
+    metrics.receives
+}
+
+/// With the default settings, a backlog of fast messages is taken several at a time: fewer
+/// receives (transactions) than messages.
+pub async fn a_backlog_of_fast_messages_is_received_several_at_a_time(setup: Setup) {
+    let total = 300;
+    let receives = receives_for_backlog(setup, total, Duration::ZERO, None).await;
+    assert!(
+        receives < u64::from(total),
+        "{receives} receives for {total} messages: the default should have taken several at once"
+    );
+}
+
+/// With the default settings, messages whose handler takes longer than a batch may are taken
+/// one at a time, however many wait: none waits behind another's slow handler.
+pub async fn slow_messages_are_received_one_at_a_time(setup: Setup) {
+    let total = 12;
+    let receives = receives_for_backlog(setup, total, Duration::from_millis(40), None).await;
+    assert_eq!(receives, u64::from(total), "one receive per slow message");
+}
+
+/// `receive_batch(1)` takes one message per receive whatever the backlog.
+pub async fn receive_batch_one_takes_one_message_per_receive(setup: Setup) {
+    let total = 100;
+    let receives = receives_for_backlog(setup, total, Duration::ZERO, Some(1)).await;
+    assert_eq!(receives, u64::from(total), "one receive per message");
+}

@@ -3,8 +3,61 @@
 //! letter stay with it; the batch commits once; a killed process returns the whole batch.
 
 use nimbus::StorageLayout;
-use nimbus_conformance::batch::each_message_of_a_batch_keeps_its_own_outcome;
+use nimbus_conformance::batch::{
+    a_backlog_of_fast_messages_is_received_several_at_a_time,
+    each_message_of_a_batch_keeps_its_own_outcome, receive_batch_one_takes_one_message_per_receive,
+    slow_messages_are_received_one_at_a_time,
+};
 use nimbus_conformance::{Kind, Setup};
+
+const SQLITE: Setup = Setup {
+    kind: Kind::Sqlite,
+    layout: StorageLayout::TablePerQueue,
+};
+const POSTGRES: Setup = Setup {
+    kind: Kind::Postgres,
+    layout: StorageLayout::TablePerQueue,
+};
+const POSTGRES_SHARED: Setup = Setup {
+    kind: Kind::Postgres,
+    layout: StorageLayout::SharedTable,
+};
+
+#[actix_rt::test]
+async fn a_backlog_of_fast_messages_is_received_several_at_a_time_on_sqlite() {
+    a_backlog_of_fast_messages_is_received_several_at_a_time(SQLITE).await;
+}
+
+#[actix_rt::test]
+async fn a_backlog_of_fast_messages_is_received_several_at_a_time_on_postgres() {
+    a_backlog_of_fast_messages_is_received_several_at_a_time(POSTGRES).await;
+}
+
+#[actix_rt::test]
+async fn a_backlog_of_fast_messages_is_received_several_at_a_time_in_the_shared_table_on_postgres()
+{
+    a_backlog_of_fast_messages_is_received_several_at_a_time(POSTGRES_SHARED).await;
+}
+
+#[actix_rt::test]
+async fn slow_messages_are_received_one_at_a_time_on_sqlite() {
+    slow_messages_are_received_one_at_a_time(SQLITE).await;
+}
+
+#[actix_rt::test]
+async fn slow_messages_are_received_one_at_a_time_on_postgres() {
+    slow_messages_are_received_one_at_a_time(POSTGRES).await;
+}
+
+#[actix_rt::test]
+async fn receive_batch_one_takes_one_message_per_receive_on_sqlite() {
+    receive_batch_one_takes_one_message_per_receive(SQLITE).await;
+}
+
+#[actix_rt::test]
+async fn receive_batch_one_takes_one_message_per_receive_on_postgres() {
+    receive_batch_one_takes_one_message_per_receive(POSTGRES_SHARED).await;
+}
 
 #[actix_rt::test]
 async fn each_message_of_a_batch_keeps_its_own_outcome_on_sqlite() {

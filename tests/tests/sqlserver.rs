@@ -137,6 +137,26 @@ fn main() -> ExitCode {
         ));
     }
     server_tests.push((
+        "sqlserver::a_backlog_of_fast_messages_is_received_several_at_a_time",
+        Box::new(|| {
+            run_actix(
+                nimbus_conformance::batch::a_backlog_of_fast_messages_is_received_several_at_a_time(
+                    SHARED_TABLE,
+                ),
+            )
+        }),
+    ));
+    server_tests.push((
+        "sqlserver::slow_messages_are_received_one_at_a_time",
+        Box::new(|| {
+            run_actix(
+                nimbus_conformance::batch::slow_messages_are_received_one_at_a_time(
+                    TABLE_PER_QUEUE,
+                ),
+            )
+        }),
+    ));
+    server_tests.push((
         "sqlserver::a_queue_in_another_database_on_the_same_server_takes_sends",
         Box::new(|| {
             run_actix(

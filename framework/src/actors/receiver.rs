@@ -1,10 +1,12 @@
 //! The receiver actor: receives and handles messages, a run of them per request.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use actix::prelude::*;
 
 use crate::names::QueueName;
+use crate::pipeline::batch_size::BatchSizer;
 use crate::pipeline::{
     receive_and_handle, receive_and_handle_batch, EndpointState, Outcome, Taken,
 };
@@ -20,10 +22,17 @@ pub(crate) struct Receiver {
     /// Set when the endpoint stops or the queue is paused: a receive that waited for its
     /// connection meanwhile takes nothing.
     stop: StopSignal,
+    /// How many messages the next receive takes, learned from the queue's last ones.
+    sizer: BatchSizer,
 }
 
 impl Receiver {
-    pub fn new(endpoint: Arc<EndpointState>, queue: QueueName, index: usize) -> Self {
+    pub fn new(
+        endpoint: Arc<EndpointState>,
+        queue: QueueName,
+        index: usize,
+        sizer: BatchSizer,
+    ) -> Self {
         let (counters, name) = (endpoint.counters.clone(), queue.as_str().to_string());
         let stop = endpoint
             .stop_signal
@@ -33,6 +42,7 @@ impl Receiver {
             queue,
             index,
             stop,
+            sizer,
         }
     }
 }
@@ -87,6 +97,7 @@ impl Handler<ReceiveRun> for Receiver {
         let endpoint = self.endpoint.clone();
         let queue = self.queue.clone();
         let stop = self.stop.clone();
+        let sizer = self.sizer.clone();
         Box::pin(
             async move {
                 let mut taken = Some(msg.taken);
@@ -94,26 +105,39 @@ impl Handler<ReceiveRun> for Receiver {
                 // What the last commit received with it, for the next turn.
                 let mut carried = NextReceive::NotTried;
                 loop {
-                    let last = match endpoint.config.receive_batch {
-                        0 | 1 => {
-                            let take_next = receives + 1 < msg.credit;
-                            let carry = std::mem::replace(&mut carried, NextReceive::NotTried);
-                            let (last, next) = receive_and_handle(
-                                &endpoint,
-                                &queue,
-                                &stop,
-                                taken.take(),
-                                carry,
-                                take_next,
-                            )
-                            .await;
-                            carried = next;
-                            last
+                    let started = Instant::now();
+                    let carrying = !matches!(carried, NextReceive::NotTried);
+                    let last = if carrying || !sizer.batched() {
+                        // Taking the next message with the commit only while receives take
+                        // one at a time: a batch takes its messages with its own statement.
+                        let take_next = receives + 1 < msg.credit && !sizer.batched();
+                        let carry = std::mem::replace(&mut carried, NextReceive::NotTried);
+                        let (last, next) = receive_and_handle(
+                            &endpoint,
+                            &queue,
+                            &stop,
+                            taken.take(),
+                            carry,
+                            take_next,
+                        )
+                        .await;
+                        carried = next;
+                        let healthy = matches!(last, Outcome::Handled | Outcome::Expired);
+                        let backlog = matches!(carried, NextReceive::Taken(..));
+                        if matches!(last, Outcome::Empty) {
+                            sizer.learn(0, started.elapsed(), false, true);
+                        } else if take_next || !healthy {
+                            sizer.learn(1, started.elapsed(), backlog, healthy);
                         }
-                        limit => {
-                            let taken = taken.take();
-                            receive_and_handle_batch(&endpoint, &queue, limit, &stop, taken).await
-                        }
+                        last
+                    } else {
+                        let asked = sizer.next();
+                        let (last, got) =
+                            receive_and_handle_batch(&endpoint, &queue, asked, &stop, taken.take())
+                                .await;
+                        let healthy = matches!(last, Outcome::Handled | Outcome::Expired);
+                        sizer.learn(got, started.elapsed(), got >= asked, healthy);
+                        last
                     };
                     receives += 1;
                     // A message the commit took is handled even if the endpoint now stops (it

@@ -21,6 +21,7 @@ use super::receiver::{ReceiveRun, Receiver, Run};
 use super::Shutdown;
 use crate::error::NimbusError;
 use crate::names::QueueName;
+use crate::pipeline::batch_size::BatchSizer;
 use crate::pipeline::{EndpointState, Outcome};
 use crate::recoverability::Recovery;
 use crate::transport::ServerWait;
@@ -59,6 +60,8 @@ pub(crate) struct QueueSupervisor {
     in_flight: usize,
     /// Receives still to hand out from the last peek's estimate.
     remaining: i64,
+    /// How many messages the queue's receivers take in their next receives.
+    sizer: BatchSizer,
     /// A peek waits for its timer.
     peek_timer: Option<SpawnHandle>,
     /// A peek is running.
@@ -84,6 +87,7 @@ pub(crate) struct QueueSupervisor {
 
 impl QueueSupervisor {
     pub fn new(endpoint: Arc<EndpointState>, queue: QueueName) -> Self {
+        let sizer = BatchSizer::new(endpoint.config.receive_batch);
         QueueSupervisor {
             endpoint,
             queue,
@@ -94,6 +98,7 @@ impl QueueSupervisor {
             idle: Vec::new(),
             in_flight: 0,
             remaining: 0,
+            sizer,
             peek_timer: None,
             peeking: false,
             peek_started: Instant::now(),
@@ -187,7 +192,8 @@ impl QueueSupervisor {
     /// thread with one handler thread).
     fn start_receiver(&self, index: usize) -> Addr<Receiver> {
         let (endpoint, queue) = (self.endpoint.clone(), self.queue.clone());
-        let make = move |_: &mut Context<Receiver>| Receiver::new(endpoint, queue, index);
+        let sizer = self.sizer.clone();
+        let make = move |_: &mut Context<Receiver>| Receiver::new(endpoint, queue, index, sizer);
         match self.endpoint.dispatcher.receiver_home(index) {
             Some((_, arbiter)) => Supervisor::start_in_arbiter(&arbiter, make),
             None => Supervisor::start(make),
@@ -349,9 +355,9 @@ impl QueueSupervisor {
         self.endpoint.counters.is_paused(self.queue.as_str())
     }
 
-    /// How many messages one receive takes.
+    /// How many messages one receive takes: the fixed batch size, or what the receivers learned.
     fn batch(&self) -> i64 {
-        i64::try_from(self.endpoint.config.receive_batch.max(1)).unwrap_or(1)
+        i64::try_from(self.sizer.next()).unwrap_or(1)
     }
 
     fn set_depth(&self, estimate: i64) {

@@ -9,6 +9,7 @@ use crate::envelope::EndpointIdentity;
 use crate::error::{NimbusError, Result};
 use crate::message::{Command, Message};
 use crate::names::{QueueName, SchemaName};
+use crate::pipeline::batch_size::ReceiveBatching;
 use crate::pipeline::config::{CriticalErrorCallback, EndpointConfig};
 use crate::pipeline::handler::{
     BlockingHandler, Handler, HandlerRegistry, Routes, SubscriptionMode,
@@ -74,7 +75,8 @@ pub struct BusBuilder {
     handler_threads: Option<usize>,
     /// `None`: the concurrency limit (see [`BusBuilder::blocking_threads`]).
     blocking_threads: Option<usize>,
-    receive_batch: usize,
+    /// `None`: adaptive (see [`BusBuilder::receive_batch`]).
+    receive_batch: Option<usize>,
     fill_v1_columns: bool,
     body_string_column: Option<crate::BodyStringColumn>,
     retry: RetryPolicy,
@@ -119,7 +121,7 @@ impl Default for BusBuilder {
                 .max(2),
             handler_threads: None,
             blocking_threads: None,
-            receive_batch: 1,
+            receive_batch: None,
             fill_v1_columns: false,
             body_string_column: None,
             retry: RetryPolicy::default(),
@@ -244,17 +246,28 @@ impl BusBuilder {
         self
     }
 
-    /// How many messages a receiver takes in one transaction (default 1). Above 1, a receiver
-    /// takes up to that many at once and handles each under its own savepoint: what a handler
-    /// writes and sends, and a failed attempt's retry or dead letter, still go with its own
-    /// message, but the batch commits once, so its messages are handled (and visible as
-    /// handled) only when the last of them is, their rows stay locked that long, and a crash
-    /// or lost connection returns the whole batch to the queue. It trades latency for
-    /// throughput (one commit instead of N). The batch's messages are handled one after the
-    /// other on one handler thread (one hand-off per batch, not per message). Every database;
-    /// at most 1,000.
+    /// How many messages a receiver takes in one transaction, always (from 1 to 1,000).
+    ///
+    /// **By default the size adapts:** a receiver takes one message per transaction while its
+    /// queue is shallow or its handlers are slow, and up to 10 at once while a backlog of fast
+    /// messages waits, as long as its last transaction shows that the larger one would take
+    /// no more than about 10 ms. A failed handler, a database error or an empty queue bring it
+    /// back to one. Endpoints with sagas or leases always take one.
+    ///
+    /// Above 1, a receiver takes up to that many at once and handles each under its own
+    /// savepoint: what a handler writes and sends, and a failed attempt's retry or dead letter,
+    /// still go with its own message, but the batch commits once, so its messages are handled
+    /// (and visible as handled) only when the last of them is, their rows stay locked that
+    /// long, and a crash or lost connection returns the whole batch to the queue. It trades
+    /// latency for throughput (one receive statement and one commit instead of N). The batch's
+    /// messages are handled one after the other on one handler thread (one hand-off per batch,
+    /// not per message). Every database.
+    ///
+    /// `receive_batch(1)` takes one message per transaction whatever the backlog: for handlers
+    /// that are usually fast but sometimes wait long (on a lock, say), whose slow message would
+    /// hold up the messages taken with it.
     pub fn receive_batch(mut self, messages: usize) -> Self {
-        self.receive_batch = messages;
+        self.receive_batch = Some(messages);
         self
     }
 
@@ -762,11 +775,12 @@ impl BusBuilder {
                 "use .concurrency(1) or more",
             ));
         }
-        if !(1..=1_000).contains(&self.receive_batch) {
+        let fixed_batch = self.receive_batch.unwrap_or(1);
+        if !(1..=1_000).contains(&fixed_batch) {
             return Err(NimbusError::config(
                 format!(
-                    "receive_batch is {}: a receiver must take between 1 and 1,000 messages",
-                    self.receive_batch
+                    "receive_batch is {fixed_batch}: a receiver must take between 1 and 1,000 \
+                     messages"
                 ),
                 "use .receive_batch(1) (one message per transaction) up to .receive_batch(1000)",
             ));
@@ -825,12 +839,11 @@ impl BusBuilder {
                 lease.check(type_name)?;
             }
         }
-        if self.sagas && self.receive_batch > 1 {
+        if self.sagas && fixed_batch > 1 {
             return Err(NimbusError::config(
                 format!(
-                    "receive_batch is {} and the endpoint has sagas: sagas in batched receives \
-                     are not supported yet",
-                    self.receive_batch
+                    "receive_batch is {fixed_batch} and the endpoint has sagas: sagas in batched \
+                     receives are not supported yet"
                 ),
                 "use .receive_batch(1) on this endpoint, or run the saga in an endpoint of its \
                  own",
@@ -850,13 +863,13 @@ impl BusBuilder {
                 format!("remove .lease::<{type_name}>(..)"),
             ));
         }
-        if !self.leases.is_empty() && self.receive_batch > 1 {
+        if !self.leases.is_empty() && fixed_batch > 1 {
             return Err(NimbusError::config(
                 format!(
-                    "receive_batch is {} and some messages are handled under a lease; a batch \
-                     commits once for all of its messages, a lease needs a commit of its own \
-                     before its handler runs: leases in batched receives are not supported yet",
-                    self.receive_batch
+                    "receive_batch is {fixed_batch} and some messages are handled under a lease; \
+                     a batch commits once for all of its messages, a lease needs a commit of its \
+                     own before its handler runs: leases in batched receives are not supported \
+                     yet"
                 ),
                 "use .receive_batch(1) on this endpoint, or handle the long-running messages \
                  in an endpoint of their own",
@@ -896,7 +909,12 @@ impl BusBuilder {
             concurrency: self.concurrency,
             handler_threads,
             blocking_threads,
-            receive_batch: self.receive_batch,
+            receive_batch: match self.receive_batch {
+                Some(messages) => ReceiveBatching::Fixed(messages),
+                // Batches hold neither sagas nor leases yet (see the checks above).
+                None if self.sagas || !self.leases.is_empty() => ReceiveBatching::Fixed(1),
+                None => ReceiveBatching::Adaptive,
+            },
             routes: Arc::new(Routes::new(routes)),
             handlers: Arc::new(self.handlers),
             body_string_column: self.body_string_column,

@@ -25,8 +25,8 @@ pub(crate) struct EndpointConfig {
     pub handler_threads: usize,
     /// Threads of the pool that runs blocking handlers (started only if there are some).
     pub blocking_threads: usize,
-    /// Messages a receiver takes in one transaction (1: one at a time).
-    pub receive_batch: usize,
+    /// How many messages a receiver takes in one transaction.
+    pub receive_batch: crate::pipeline::batch_size::ReceiveBatching,
     pub routes: Arc<Routes>,
     pub handlers: Arc<HandlerRegistry>,
     /// Add the computed `BodyString` column to queue tables (SQL Server), in this form.

@@ -21,6 +21,7 @@
 //! | `nimbus_queue_table_vacuums_total` | counter | queue (PostgreSQL: vacuums this endpoint ran on its table) |
 //! | `nimbus_queue_peeks_total` | counter | queue (depth estimates this endpoint asked the database for: its polling load) |
 //! | `nimbus_queue_empty_receives_total` | counter | queue (receives that found nothing to take: other receivers got there first; many per handled message means wasted polling) |
+//! | `nimbus_queue_receives_total` | counter | queue (receives that took messages, each one transaction: fewer than the messages received where receivers took several at once) |
 //! | `nimbus_leases_taken_total` | counter | queue, message_type (messages moved out of their queue under a lease for a long handler) |
 //! | `nimbus_leases_renewed_total` | counter | queue (renewals of leases while their handlers ran) |
 //! | `nimbus_leases_expired_total` | counter | queue (leases taken back after their holder stopped or stalled past them: the message is retried or dead-lettered) |
@@ -50,6 +51,7 @@ pub(crate) fn describe() {
             ("nimbus_queue_table_vacuums_total", "Vacuums this endpoint ran on its queue tables (PostgreSQL)"),
             ("nimbus_queue_peeks_total", "Depth estimates asked of the database: the polling load"),
             ("nimbus_queue_empty_receives_total", "Receives that found nothing to take"),
+            ("nimbus_queue_receives_total", "Receives that took messages, each one transaction"),
             ("nimbus_leases_taken_total", "Messages moved out of their queue under a lease"),
             ("nimbus_leases_renewed_total", "Lease renewals while handlers ran"),
             ("nimbus_leases_expired_total", "Leases taken back after their holder stopped or stalled past them"),
@@ -102,6 +104,7 @@ pub(crate) struct Counters {
     pub table_vacuums: AtomicU64,
     pub peeks: AtomicU64,
     pub empty_receives: AtomicU64,
+    pub receives: AtomicU64,
     pub leases_taken: AtomicU64,
     pub leases_renewed: AtomicU64,
     pub leases_expired: AtomicU64,
@@ -186,6 +189,7 @@ impl Counters {
             table_vacuums: get(&self.table_vacuums),
             peeks: get(&self.peeks),
             empty_receives: get(&self.empty_receives),
+            receives: get(&self.receives),
             leases_taken: get(&self.leases_taken),
             leases_renewed: get(&self.leases_renewed),
             leases_expired: get(&self.leases_expired),
@@ -238,6 +242,11 @@ pub struct Metrics {
     /// about one per peek or more means the estimates send receivers after rows they cannot
     /// take.
     pub empty_receives: u64,
+    /// Receives that took messages, across its queues, each in one transaction: as many as
+    /// the messages received when receivers take one at a time, fewer when they take several
+    /// at once (a backlog of fast messages, or
+    /// [`receive_batch`](crate::BusBuilder::receive_batch)).
+    pub receives: u64,
     /// Messages taken out of their queue under a lease ([`crate::Lease`]).
     pub leases_taken: u64,
     /// Renewals of this endpoint's leases while their handlers ran.
@@ -289,6 +298,12 @@ pub(crate) fn count_vacuum(counters: &Counters, queue: &str) {
 pub(crate) fn count_peek(counters: &Counters, queue: &str) {
     Counters::add(&counters.peeks, 1);
     metrics::counter!("nimbus_queue_peeks_total", "queue" => queue.to_string()).increment(1);
+}
+
+/// A receive of `queue` that took messages, counted here and through the `metrics` facade.
+pub(crate) fn count_receive(counters: &Counters, queue: &str) {
+    Counters::add(&counters.receives, 1);
+    metrics::counter!("nimbus_queue_receives_total", "queue" => queue.to_string()).increment(1);
 }
 
 /// A receive of `queue` that found nothing, counted here and through the `metrics` facade.

@@ -3,6 +3,7 @@
 //! caught here) and never loses a message: every path ends in a commit that moved the message
 //! somewhere, or a rollback that left it where it was.
 
+pub(crate) mod batch_size;
 pub(crate) mod config;
 pub(crate) mod dispatch;
 pub(crate) mod handler;
@@ -178,6 +179,7 @@ pub(crate) async fn receive_and_handle(
             Err(e) => return (Outcome::Infrastructure(e), NextReceive::NotTried),
         },
     };
+    metrics::count_receive(&endpoint.counters, queue.as_str());
     // The supervisor is gone only when the endpoint stops: nobody to tell then.
     if let Some(taken) = taken {
         let _ = taken.send(());
@@ -205,19 +207,21 @@ struct TakeNext<'a> {
 ///
 /// The receive, the handlers and the commit run here: on the receiver's handler thread, whose
 /// connections and handler actors live there too. `taken` is told once the batch is taken.
+/// Returns the outcome and how many messages the batch took.
 pub(crate) async fn receive_and_handle_batch(
     endpoint: &Arc<EndpointState>,
     queue: &QueueName,
     limit: usize,
     stop: &StopSignal,
     taken: Option<Taken>,
-) -> Outcome {
-    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-    let batch = match endpoint.transport.receive_batch(queue, limit, stop).await {
-        Ok(None) => return Outcome::Empty,
+) -> (Outcome, usize) {
+    let asked = i64::try_from(limit).unwrap_or(i64::MAX);
+    let batch = match endpoint.transport.receive_batch(queue, asked, stop).await {
+        Ok(None) => return (Outcome::Empty, 0),
         Ok(Some(batch)) => batch,
-        Err(e) => return Outcome::Infrastructure(e),
+        Err(e) => return (Outcome::Infrastructure(e), 0),
     };
+    metrics::count_receive(&endpoint.counters, queue.as_str());
     if let Some(taken) = taken {
         let _ = taken.send(());
     }
@@ -231,16 +235,17 @@ pub(crate) async fn receive_and_handle_batch(
         .await;
     let batch = match handled {
         Ok(batch) => batch,
-        Err(e) => return batch_rolled_back(queue, size, e),
+        Err(e) => return (batch_rolled_back(queue, size, e), size),
     };
-    match batch.commit().await {
+    let outcome = match batch.commit().await {
         Ok(()) => {
             let effects = std::mem::take(&mut *effects.lock().unwrap_or_else(|p| p.into_inner()));
             effects.into_iter().for_each(|effect| effect());
             Outcome::Handled
         }
         Err(e) => batch_rolled_back(queue, size, e),
-    }
+    };
+    (outcome, size)
 }
 
 /// Handles every message of `batch` in turn; the batch comes back to be committed, or the

@@ -1,0 +1,200 @@
+//! How many messages a receiver takes in its next transaction.
+//!
+//! An endpoint left at its default takes one message per transaction while its queue is
+//! shallow or its handlers are slow, and more at once when a backlog of fast messages builds
+//! up: one receive statement and one commit then serve several messages, which is what lifts
+//! a busy queue's throughput (the database's work per statement, not per row, is what bounds
+//! it). The size grows only while a whole transaction stays within [`ADAPTIVE_BUDGET`], so a
+//! message taken ahead of others waits about that long for them at most.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The most messages one adaptive receive takes.
+pub const ADAPTIVE_MAX: usize = 10;
+
+/// How long one adaptive batch's transaction may take: the size grows only after one that took
+/// less, and shrinks to what fits after one that took more.
+pub const ADAPTIVE_BUDGET: Duration = Duration::from_millis(10);
+
+/// How an endpoint's receivers size their transactions (see
+/// [`BusBuilder::receive_batch`](crate::BusBuilder::receive_batch)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ReceiveBatching {
+    /// Always up to this many messages per transaction (1: one at a time).
+    Fixed(usize),
+    /// One at a time, growing to [`ADAPTIVE_MAX`] under a backlog of fast messages.
+    Adaptive,
+}
+
+/// A queue's size for its receivers' next receives, learned from their last ones. Clones share
+/// it: every receiver of a queue learns into one size, so a backlog is found (and a slow
+/// handler felt) by all of them at once.
+#[derive(Clone, Debug)]
+pub(crate) struct BatchSizer {
+    batching: ReceiveBatching,
+    next: Arc<AtomicUsize>,
+}
+
+impl BatchSizer {
+    /// A queue's first size: the fixed one, or one message.
+    pub fn new(batching: ReceiveBatching) -> Self {
+        let next = match batching {
+            ReceiveBatching::Fixed(n) => n.max(1),
+            ReceiveBatching::Adaptive => 1,
+        };
+        BatchSizer {
+            batching,
+            next: Arc::new(AtomicUsize::new(next)),
+        }
+    }
+
+    /// How many messages the next receive takes at most.
+    pub fn next(&self) -> usize {
+        self.next.load(Ordering::Relaxed).max(1)
+    }
+
+    /// Whether the next receive takes more than one message.
+    pub fn batched(&self) -> bool {
+        self.next() > 1
+    }
+
+    /// Learns from a receive that took `taken` messages, whose transaction (receive, handlers,
+    /// commit) took `elapsed`; `backlog` says whether more were waiting after it (a full batch,
+    /// or the next message taken with the commit). `healthy` is false when a handler failed or
+    /// the database did: the next receive takes one message.
+    ///
+    /// The size doubles (up to [`ADAPTIVE_MAX`]) after a transaction that found a backlog and
+    /// took less than [`ADAPTIVE_BUDGET`]; after one that took longer, the next takes as many
+    /// as would have fit in the budget at its pace (at least one). A receive that found one
+    /// message alone halves it: a batch that finds the queue shallow costs no more than a
+    /// single receive, so the size falls back to one only as the backlog stays away. A receive
+    /// that found nothing changes nothing: other receivers took what it came for.
+    pub fn learn(&self, taken: usize, elapsed: Duration, backlog: bool, healthy: bool) {
+        if self.batching != ReceiveBatching::Adaptive {
+            return;
+        }
+        // Receivers learning at the same time may overwrite each other's lesson: each is about
+        // the same queue, and the next receive learns again.
+        let size = self.next();
+        let next = if !healthy {
+            1
+        } else if taken == 0 {
+            // Most often other receivers took what this one was sent for: no news of the
+            // backlog.
+            size
+        } else if taken == 1 && !backlog {
+            (size / 2).max(1)
+        } else if elapsed > ADAPTIVE_BUDGET {
+            let per_message = elapsed / u32::try_from(taken).unwrap_or(u32::MAX);
+            let fit = ADAPTIVE_BUDGET.as_nanos() / per_message.as_nanos().max(1);
+            usize::try_from(fit).unwrap_or(1).clamp(1, size)
+        } else if backlog {
+            (size * 2).min(ADAPTIVE_MAX)
+        } else {
+            size
+        };
+        self.next.store(next, Ordering::Relaxed);
+        tracing::trace!(
+            taken,
+            elapsed_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
+            backlog,
+            next,
+            "receive batch size"
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FAST: Duration = Duration::from_micros(500);
+
+    fn grown() -> BatchSizer {
+        let sizer = BatchSizer::new(ReceiveBatching::Adaptive);
+        for _ in 0..5 {
+            let taken = sizer.next();
+            sizer.learn(taken, FAST * u32::try_from(taken).unwrap(), true, true);
+        }
+        sizer
+    }
+
+    #[test]
+    fn a_backlog_of_fast_messages_grows_the_batch_to_its_cap() {
+        let sizer = BatchSizer::new(ReceiveBatching::Adaptive);
+        assert_eq!(sizer.next(), 1);
+        sizer.learn(1, FAST, true, true);
+        assert_eq!(sizer.next(), 2);
+        assert_eq!(grown().next(), ADAPTIVE_MAX);
+    }
+
+    #[test]
+    fn a_slow_handler_brings_it_back_to_one() {
+        let sizer = grown();
+        sizer.learn(ADAPTIVE_MAX, Duration::from_millis(200), true, true);
+        assert_eq!(sizer.next(), 1);
+        // A message that alone takes longer than the budget never grows it.
+        sizer.learn(1, Duration::from_millis(11), true, true);
+        assert_eq!(sizer.next(), 1);
+    }
+
+    #[test]
+    fn a_batch_over_the_budget_shrinks_to_what_fits() {
+        let sizer = grown();
+        // 2 ms a message: five fit in 10 ms.
+        sizer.learn(10, Duration::from_millis(20), true, true);
+        assert_eq!(sizer.next(), 5);
+    }
+
+    #[test]
+    fn a_shallow_queue_keeps_the_size_a_lone_message_halves_it_and_a_failure_resets_it() {
+        let sizer = BatchSizer::new(ReceiveBatching::Adaptive);
+        sizer.learn(1, FAST, true, true);
+        sizer.learn(2, FAST * 2, true, true);
+        assert_eq!(sizer.next(), 4);
+        sizer.learn(3, FAST * 3, false, true);
+        assert_eq!(
+            sizer.next(),
+            4,
+            "a partial batch costs no more than a full one"
+        );
+        sizer.learn(0, FAST, false, true);
+        assert_eq!(sizer.next(), 4, "an empty receive tells nothing");
+        sizer.learn(1, FAST, false, true);
+        assert_eq!(sizer.next(), 2, "one message left: halved");
+        sizer.learn(1, FAST, false, true);
+        assert_eq!(sizer.next(), 1);
+        sizer.learn(1, FAST, true, true);
+        sizer.learn(2, FAST * 2, true, false);
+        assert_eq!(sizer.next(), 1);
+    }
+
+    #[test]
+    fn clones_learn_together() {
+        let sizer = BatchSizer::new(ReceiveBatching::Adaptive);
+        let other = sizer.clone();
+        other.learn(1, FAST, true, true);
+        assert_eq!(sizer.next(), 2);
+    }
+
+    #[test]
+    fn no_backlog_never_grows_it() {
+        let sizer = BatchSizer::new(ReceiveBatching::Adaptive);
+        for _ in 0..10 {
+            sizer.learn(1, FAST, false, true);
+        }
+        assert_eq!(sizer.next(), 1);
+    }
+
+    #[test]
+    fn a_fixed_size_stays() {
+        let sizer = BatchSizer::new(ReceiveBatching::Fixed(7));
+        sizer.learn(0, Duration::from_secs(1), false, false);
+        assert_eq!(sizer.next(), 7);
+        let one = BatchSizer::new(ReceiveBatching::Fixed(1));
+        one.learn(1, FAST, true, true);
+        assert!(!one.batched());
+    }
+}
