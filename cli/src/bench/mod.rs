@@ -74,11 +74,13 @@ pub struct Settings {
     /// Messages per transaction in the batched send.
     #[arg(long, default_value_t = 100, value_parser = positive)]
     pub batch: usize,
-    /// Messages each framework receiver takes in one transaction (`BusBuilder::receive_batch`;
-    /// PostgreSQL and SQLite). The bare side keeps one row per transaction, the statement a
-    /// single-message queue consumer (pgmq's `pop`, say) runs, so the ratio shows the gain.
-    #[arg(long, default_value_t = 1, value_parser = positive)]
-    pub receive_batch: usize,
+    /// Messages each framework receiver takes in one transaction, always
+    /// (`BusBuilder::receive_batch`); without it, the endpoint's default, which adapts the size
+    /// to the backlog and the handlers' speed. pgmq's side reads and deletes this many per
+    /// transaction (`pgmq.pop` without it). The bare side keeps one row per transaction, the
+    /// statement a single-message queue consumer runs, so the ratio shows the gain.
+    #[arg(long, value_parser = positive)]
+    pub receive_batch: Option<usize>,
     /// Messages per transaction the end-to-end senders send: 1 (the default) sends each message
     /// in its own transaction (`send_to`); N sends batches of N, through the framework's
     /// `send_batch` and, on the bare side, the multi-row insert the batched send runs.

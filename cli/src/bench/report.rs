@@ -166,7 +166,10 @@ fn to_json(rig: &Rig, results: &Results) -> Result<Value, Failure> {
             "concurrency": s.concurrency,
             "instances": s.instances,
             "batch": s.batch,
-            "receive_batch": s.receive_batch,
+            "receive_batch": match s.receive_batch {
+                Some(messages) => json!(messages),
+                None => json!("adaptive"),
+            },
             "e2e_send_batch": s.e2e_send_batch,
             "statements": if s.statements { json!("pg_stat_statements") } else { Value::Null },
             "receivers": format!(
@@ -323,7 +326,8 @@ fn print_table(rig: &Rig, results: &Results) -> Result<(), Failure> {
         ping_body(s.body_size)?.len(),
         s.concurrency,
         s.batch,
-        s.receive_batch,
+        s.receive_batch
+            .map_or_else(|| "adaptive".to_string(), |n| n.to_string()),
         s.e2e_send_batch
     );
     println!(

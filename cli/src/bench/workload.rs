@@ -278,7 +278,7 @@ impl Rig {
             Workload::Receive => {
                 let tally = Tally::default();
                 let started = Instant::now();
-                let limit = self.settings.receive_batch;
+                let limit = self.settings.receive_batch.unwrap_or(1);
                 let loops = (0..self.settings.concurrency * self.settings.instances)
                     .map(|_| {
                         let (pgmq, queue, tally) =
@@ -304,7 +304,7 @@ impl Rig {
             Workload::EndToEnd => {
                 let tally = Tally::default();
                 let stop = Arc::new(AtomicBool::new(false));
-                let limit = self.settings.receive_batch;
+                let limit = self.settings.receive_batch.unwrap_or(1);
                 let loops: Vec<_> = (0..self.settings.concurrency * self.settings.instances)
                     .map(|_| {
                         let (pgmq, queue) = (pgmq.clone(), q.bare_e2e.clone());
@@ -488,8 +488,11 @@ impl Rig {
                 queue,
                 &format!("receiver-{i}"),
             )
-            .receive_batch(self.settings.receive_batch)
             .handler(Empty(tally.clone()));
+            let endpoint = match self.settings.receive_batch {
+                Some(messages) => endpoint.receive_batch(messages),
+                None => endpoint,
+            };
             let endpoint = match self.settings.handler_threads {
                 Some(threads) => endpoint.handler_threads(threads),
                 None => endpoint,
