@@ -132,12 +132,13 @@ impl Handler<ReceiveRun> for Receiver {
                         last
                     } else {
                         let asked = sizer.next();
-                        let (last, got) =
+                        let run =
                             receive_and_handle_batch(&endpoint, &queue, asked, &stop, taken.take())
                                 .await;
-                        let healthy = matches!(last, Outcome::Handled | Outcome::Expired);
-                        sizer.learn(got, started.elapsed(), got >= asked, healthy);
-                        last
+                        // A message of the batch that failed an attempt counts as a failure.
+                        let healthy = matches!(run.outcome, Outcome::Handled) && run.failures == 0;
+                        sizer.learn(run.taken, started.elapsed(), run.taken >= asked, healthy);
+                        run.outcome
                     };
                     receives += 1;
                     // A message the commit took is handled even if the endpoint now stops (it

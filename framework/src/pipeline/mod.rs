@@ -207,19 +207,18 @@ struct TakeNext<'a> {
 ///
 /// The receive, the handlers and the commit run here: on the receiver's handler thread, whose
 /// connections and handler actors live there too. `taken` is told once the batch is taken.
-/// Returns the outcome and how many messages the batch took.
 pub(crate) async fn receive_and_handle_batch(
     endpoint: &Arc<EndpointState>,
     queue: &QueueName,
     limit: usize,
     stop: &StopSignal,
     taken: Option<Taken>,
-) -> (Outcome, usize) {
+) -> BatchRun {
     let asked = i64::try_from(limit).unwrap_or(i64::MAX);
     let batch = match endpoint.transport.receive_batch(queue, asked, stop).await {
-        Ok(None) => return (Outcome::Empty, 0),
+        Ok(None) => return BatchRun::nothing(Outcome::Empty),
         Ok(Some(batch)) => batch,
-        Err(e) => return (Outcome::Infrastructure(e), 0),
+        Err(e) => return BatchRun::nothing(Outcome::Infrastructure(e)),
     };
     metrics::count_receive(&endpoint.counters, queue.as_str());
     if let Some(taken) = taken {
@@ -233,9 +232,15 @@ pub(crate) async fn receive_and_handle_batch(
             handle_batch(endpoint.clone(), queue.clone(), batch),
         )
         .await;
-    let batch = match handled {
-        Ok(batch) => batch,
-        Err(e) => return (batch_rolled_back(queue, size, e), size),
+    let (batch, failures) = match handled {
+        Ok(handled) => handled,
+        Err(e) => {
+            return BatchRun {
+                outcome: batch_rolled_back(queue, size, e),
+                taken: size,
+                failures: 0,
+            }
+        }
     };
     let outcome = match batch.commit().await {
         Ok(()) => {
@@ -245,23 +250,51 @@ pub(crate) async fn receive_and_handle_batch(
         }
         Err(e) => batch_rolled_back(queue, size, e),
     };
-    (outcome, size)
+    BatchRun {
+        outcome,
+        taken: size,
+        failures,
+    }
 }
 
-/// Handles every message of `batch` in turn; the batch comes back to be committed, or the
-/// database's failure that rolled it back.
+/// What one batched receive did.
+pub(crate) struct BatchRun {
+    /// `Handled` once the batch committed, whatever its messages' own outcomes.
+    pub outcome: Outcome,
+    /// How many messages it took.
+    pub taken: usize,
+    /// How many of them failed an attempt (retried or dead-lettered in the batch).
+    pub failures: usize,
+}
+
+impl BatchRun {
+    /// A receive that took nothing.
+    fn nothing(outcome: Outcome) -> Self {
+        BatchRun {
+            outcome,
+            taken: 0,
+            failures: 0,
+        }
+    }
+}
+
+/// Handles every message of `batch` in turn; the batch comes back to be committed, with how
+/// many of its messages failed an attempt, or the database's failure that rolled it back.
 async fn handle_batch(
     endpoint: Arc<EndpointState>,
     queue: QueueName,
     mut batch: Box<dyn ReceivedBatch>,
-) -> Result<Box<dyn ReceivedBatch>, NimbusError> {
+) -> Result<(Box<dyn ReceivedBatch>, usize), NimbusError> {
+    let mut failures = 0;
     loop {
         let (row, tx) = match batch.next().await? {
             Some(next) => next,
-            None => return Ok(batch),
+            None => return Ok((batch, failures)),
         };
-        if let Outcome::Infrastructure(e) = process(&endpoint, &queue, row, tx, None).await {
-            return Err(e);
+        match process(&endpoint, &queue, row, tx, None).await {
+            Outcome::Infrastructure(e) => return Err(e),
+            Outcome::Failed { .. } => failures += 1,
+            _ => {}
         }
     }
 }
