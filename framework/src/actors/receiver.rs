@@ -104,6 +104,8 @@ impl Handler<ReceiveRun> for Receiver {
                 let mut receives = 0;
                 // What the last commit received with it, for the next turn.
                 let mut carried = NextReceive::NotTried;
+                // Whether the run's last receive took a message.
+                let mut took_before = false;
                 loop {
                     let started = Instant::now();
                     let carrying = !matches!(carried, NextReceive::NotTried);
@@ -122,12 +124,17 @@ impl Handler<ReceiveRun> for Receiver {
                         )
                         .await;
                         carried = next;
+                        let took = !matches!(last, Outcome::Empty | Outcome::Infrastructure(_));
+                        // More waited: the commit took the next message with it (PostgreSQL),
+                        // or this one came right after the run's last one.
+                        let backlog =
+                            matches!(carried, NextReceive::Taken(..)) || (took && took_before);
+                        took_before = took;
                         let healthy = matches!(last, Outcome::Handled | Outcome::Expired);
-                        let backlog = matches!(carried, NextReceive::Taken(..));
-                        if matches!(last, Outcome::Empty) {
-                            sizer.learn(0, started.elapsed(), false, true);
-                        } else if take_next || !healthy {
-                            sizer.learn(1, started.elapsed(), backlog, healthy);
+                        if !healthy && !matches!(last, Outcome::Empty) {
+                            sizer.learn(1, started.elapsed(), false, false);
+                        } else if backlog {
+                            sizer.learn(1, started.elapsed(), true, true);
                         }
                         last
                     } else {
@@ -138,6 +145,7 @@ impl Handler<ReceiveRun> for Receiver {
                         // A message of the batch that failed an attempt counts as a failure.
                         let healthy = matches!(run.outcome, Outcome::Handled) && run.failures == 0;
                         sizer.learn(run.taken, started.elapsed(), run.taken >= asked, healthy);
+                        took_before = run.taken > 0;
                         run.outcome
                     };
                     receives += 1;
