@@ -250,9 +250,10 @@ impl BusBuilder {
     ///
     /// **By default the size adapts:** a receiver takes one message per transaction while its
     /// queue is shallow or its handlers are slow, and up to 10 at once while a backlog of fast
-    /// messages waits, as long as its last transaction shows that the larger one would take
-    /// no more than about 10 ms. A failed handler, a database error or an empty queue bring it
-    /// back to one. Endpoints with sagas or leases always take one.
+    /// messages waits. The size doubles after a transaction that found more waiting and took
+    /// less than about 10 ms, and shrinks after a slower one to what would have fit in that
+    /// time. A receive that finds a single message halves it; a failed handler or a database
+    /// error brings it back to one. Endpoints with sagas or leases always take one.
     ///
     /// Above 1, a receiver takes up to that many at once and handles each under its own
     /// savepoint: what a handler writes and sends, and a failed attempt's retry or dead letter,
