@@ -1073,8 +1073,9 @@ mod postgres {
 
     /// A batched receive first run while its table was empty (when PostgreSQL would cache a
     /// generic plan that joins over a sequential scan) still takes its rows without scanning
-    /// the table once the table is large: the statement is planned afresh on every call and
-    /// deletes by ctid.
+    /// the table once the table is large: it deletes by ctid, with a plan made without
+    /// sequential scans. That plan is kept rather than made again on every call, and the
+    /// handlers' statements after the receive plan with the usual settings.
     #[tokio::test]
     async fn a_batched_receive_never_scans_the_whole_table() {
         let (driver, schema) = fresh().await;
@@ -1128,6 +1129,31 @@ mod postgres {
             after - before,
             0,
             "a batched receive scanned the whole table instead of taking its rows by index"
+        );
+        let generic_plans = c
+            .count(
+                "SELECT COALESCE(SUM(generic_plans), 0)::bigint FROM pg_prepared_statements \
+                 WHERE statement = $1",
+                &[Param::Text(Some(&batch))],
+            )
+            .await
+            .expect("the connection's prepared statements");
+        assert!(
+            generic_plans >= 10,
+            "the batched receive was planned again on {} of its 11 calls",
+            11 - generic_plans
+        );
+        let restored = c
+            .count(
+                "SELECT COUNT(*) FROM pg_settings WHERE name IN ('enable_seqscan', \
+                 'plan_cache_mode') AND setting IN ('on', 'auto')",
+                &[],
+            )
+            .await
+            .expect("the settings");
+        assert_eq!(
+            restored, 2,
+            "the receive left its planner settings to the statements after it"
         );
         c.release();
         drop_schema(&driver, &schema).await;

@@ -290,10 +290,11 @@ pub(crate) trait Driver: Send + Sync + Sized + 'static {
         }
     }
 
-    /// As [`begin_and_query`](Self::begin_and_query), but `sql` is planned for this call's
-    /// parameters and the table as it is now, never from a plan cached when the table looked
-    /// different (PostgreSQL's generic plans). Drivers without such plans just run it.
-    async fn begin_and_query_fresh_plan(
+    /// As [`begin_and_query`](Self::begin_and_query), but `sql` runs with a plan that takes
+    /// its rows by index and never scans the whole table, even when the plan was made while the
+    /// table was empty (PostgreSQL's cached plans). Drivers whose plans cannot go wrong that
+    /// way just run it.
+    async fn begin_and_query_by_index(
         &self,
         connection: &mut Self::Connection,
         sql: &str,

@@ -237,18 +237,6 @@ fn decoded(rows: &[tokio_postgres::Row]) -> Vec<Row> {
         .collect()
 }
 
-/// The PostgreSQL type a parameter is sent as when no prepared statement says.
-fn type_of(param: &Param<'_>) -> Type {
-    match param {
-        Param::Uuid(_) => Type::UUID,
-        Param::Text(_) => Type::VARCHAR,
-        Param::Bytes(_) => Type::BYTEA,
-        Param::BigInt(_) => Type::INT8,
-        Param::Int(_) => Type::INT4,
-        Param::Time(_) => Type::TIMESTAMP,
-    }
-}
-
 fn refs<'a>(params: &'a [Param<'a>]) -> Vec<&'a (dyn ToSql + Sync)> {
     params.iter().map(|p| p as &(dyn ToSql + Sync)).collect()
 }
@@ -447,24 +435,34 @@ impl Driver for PostgresDriver {
         (Ok(()), Some(rows))
     }
 
-    /// An unnamed statement, parsed and planned on every call (in the same round trip as BEGIN
-    /// and the execution), so a plan made while the table was empty is never reused.
-    async fn begin_and_query_fresh_plan(
+    /// A prepared statement (parsed once per connection) whose plan is made with sequential
+    /// scans disabled and then kept (a generic plan): planned while the table was empty, it
+    /// would otherwise scan the whole table on every later call, once the table holds rows,
+    /// and planning it afresh on every call costs more than running it. Both settings are local
+    /// to the transaction and restored before the call returns, so the handlers' own statements
+    /// in the same transaction plan as usual. BEGIN, the settings, the query and the restore
+    /// travel in one round trip.
+    async fn begin_and_query_by_index(
         &self,
         connection: &mut Object,
         sql: &str,
         params: &[Param<'_>],
     ) -> DriverResult<Vec<Row>> {
-        let typed: Vec<(&(dyn ToSql + Sync), Type)> = params
-            .iter()
-            .map(|p| (p as &(dyn ToSql + Sync), type_of(p)))
-            .collect();
-        let (begun, rows) = futures::join!(
-            connection.batch_execute("BEGIN"),
-            connection.query_typed(sql, &typed)
+        let statement = connection.prepare_cached(sql).await.map_err(error)?;
+        let params = refs(params);
+        let (begun, rows, restored) = futures::join!(
+            connection.batch_execute(
+                "BEGIN; SET LOCAL enable_seqscan = off; \
+                 SET LOCAL plan_cache_mode = force_generic_plan"
+            ),
+            connection.query(&statement, &params),
+            connection.batch_execute(
+                "SET LOCAL enable_seqscan TO DEFAULT; SET LOCAL plan_cache_mode TO DEFAULT"
+            )
         );
         begun.map_err(error)?;
         let rows = rows.map_err(error)?;
+        restored.map_err(error)?;
         Ok(decoded(&rows))
     }
 

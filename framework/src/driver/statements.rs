@@ -469,7 +469,7 @@ impl<D: Driver> Held<D> {
         let result = bounded(
             deadline,
             "a batched receive",
-            driver.begin_and_query_fresh_plan(connection, sql, params),
+            driver.begin_and_query_by_index(connection, sql, params),
         )
         .await;
         let rows = self.note(result)?;
