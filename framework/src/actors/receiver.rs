@@ -142,9 +142,12 @@ impl Handler<ReceiveRun> for Receiver {
                         let run =
                             receive_and_handle_batch(&endpoint, &queue, asked, &stop, taken.take())
                                 .await;
-                        // A message of the batch that failed an attempt counts as a failure.
-                        let healthy = matches!(run.outcome, Outcome::Handled) && run.failures == 0;
-                        sizer.learn(run.taken, started.elapsed(), run.taken >= asked, healthy);
+                        sizer.learn(
+                            run.taken,
+                            started.elapsed(),
+                            run.taken >= asked,
+                            run.healthy(),
+                        );
                         took_before = run.taken > 0;
                         run.outcome
                     };

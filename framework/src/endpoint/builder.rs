@@ -249,7 +249,7 @@ impl BusBuilder {
     /// How many messages a receiver takes in one transaction, always (from 1 to 1,000).
     ///
     /// **By default the size adapts:** a receiver takes one message per transaction while its
-    /// queue is shallow or its handlers are slow, and up to 10 at once while a backlog of fast
+    /// queue is shallow or its handlers are slow, and up to 32 at once while a backlog of fast
     /// messages waits. The size doubles after a transaction that found more waiting and took
     /// less than about 10 ms, and shrinks after a slower one to what would have fit in that
     /// time. A receive that finds a single message halves it; a failed handler or a database

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The most messages one adaptive receive takes.
-pub const ADAPTIVE_MAX: usize = 10;
+pub const ADAPTIVE_MAX: usize = 32;
 
 /// How long one adaptive batch's transaction may take: the size grows only after one that took
 /// less, and shrinks to what fits after one that took more.
@@ -110,11 +110,12 @@ impl BatchSizer {
 mod tests {
     use super::*;
 
-    const FAST: Duration = Duration::from_micros(500);
+    const FAST: Duration = Duration::from_micros(100);
 
     fn grown() -> BatchSizer {
         let sizer = BatchSizer::new(ReceiveBatching::Adaptive);
-        for _ in 0..5 {
+        // Doubling from one reaches the cap in at most this many fast, full receives.
+        for _ in 0..ADAPTIVE_MAX.ilog2() + 1 {
             let taken = sizer.next();
             sizer.learn(taken, FAST * u32::try_from(taken).unwrap(), true, true);
         }

@@ -268,6 +268,14 @@ pub(crate) struct BatchRun {
 }
 
 impl BatchRun {
+    /// Whether the receive went as it should, for sizing the next one: it committed with no
+    /// failed attempt, or found the queue empty (most often other receivers took the rows; a
+    /// receive that found nothing says nothing about the handlers or the database). A database
+    /// failure or a failed attempt is not.
+    pub(crate) fn healthy(&self) -> bool {
+        matches!(self.outcome, Outcome::Handled | Outcome::Empty) && self.failures == 0
+    }
+
     /// A receive that took nothing.
     fn nothing(outcome: Outcome) -> Self {
         BatchRun {
@@ -1015,5 +1023,27 @@ fn written_again(
         time_to_be_received_ms: None,
         expires_at: row.expires,
         delivery,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_batch_receive_is_healthy_and_a_failure_is_not() {
+        assert!(BatchRun::nothing(Outcome::Empty).healthy());
+        let handled = |failures| BatchRun {
+            outcome: Outcome::Handled,
+            taken: 3,
+            failures,
+        };
+        assert!(handled(0).healthy());
+        assert!(!handled(1).healthy(), "a failed attempt in the batch");
+        let lost = NimbusError::Config {
+            problem: "the connection dropped".into(),
+            fix: "none".into(),
+        };
+        assert!(!BatchRun::nothing(Outcome::Infrastructure(lost)).healthy());
     }
 }
