@@ -23,7 +23,7 @@ use serde_json::json;
 struct Cli {
     /// The database: sqlite://file.db, postgres://user@host/db, or an ADO.NET connection string
     /// for SQL Server.
-    #[arg(long, env = "DATABASE_URL", global = true)]
+    #[arg(long, env = "DATABASE_URL", global = true, hide_env_values = true)]
     database: Option<String>,
     /// The schema holding the tables (default: the database's default schema).
     #[arg(long, global = true)]
@@ -77,6 +77,14 @@ enum Command {
     /// Every queue: its exact depth and the age of its oldest message (from its
     /// NServiceBus.TimeSent header, the sender's clock).
     Queues,
+    /// The running buses (endpoint instances) and whether each is alive: live, not responding
+    /// (it missed three heartbeats: killed, frozen or cut off) or stopped; with host, process,
+    /// version, queues and the last heartbeat (database time).
+    Instances {
+        /// Also the instances that stopped (kept a day).
+        #[arg(long)]
+        all: bool,
+    },
     /// Pauses a queue: its endpoints, in every process, stop taking its messages within one
     /// peek delay (handlers already running finish); sends still go in. Kept in the database
     /// until `nimbus resume`.
@@ -626,6 +634,73 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     &[1],
                     rows,
                 );
+            }
+        }
+        Command::Instances { all } => {
+            let db = connect(&cli).await?;
+            let Some(instances) = db.instances().await? else {
+                return Err(
+                    "this database has no NimbusInstances table, where running buses register: \
+                     no bus of this version has started on it with auto-create. Fix: start one, \
+                     or create the tables with `nimbus schema apply`"
+                        .into(),
+                );
+            };
+            let shown: Vec<_> = instances
+                .iter()
+                .filter(|i| *all || i.state != nimbus::admin::InstanceState::Stopped)
+                .collect();
+            if cli.json {
+                let rows: Vec<_> = shown
+                    .iter()
+                    .map(|i| {
+                        json!({"application": i.application, "instance": i.instance,
+                               "state": i.state.as_str(), "host": i.host,
+                               "process_id": i.process_id, "version": i.version,
+                               "queues": i.queues, "handlers": i.handlers,
+                               "shares_name": i.shares_name,
+                               "heartbeat_seconds": i.heartbeat.as_secs(),
+                               "started_at": i.started_at.map(|t| t.and_utc().to_rfc3339()),
+                               "last_seen_at": i.last_seen_at.map(|t| t.and_utc().to_rfc3339()),
+                               "stopped_at": i.stopped_at.map(|t| t.and_utc().to_rfc3339()),
+                               "seconds_since_seen": i.seconds_since_seen})
+                    })
+                    .collect();
+                println!("{}", json!({"instances": rows}));
+            } else {
+                let rows = shown.iter().map(|i| {
+                    let ago = humantime::format_duration(Duration::from_secs(
+                        i.seconds_since_seen.max(0).unsigned_abs(),
+                    ));
+                    vec![
+                        i.application.clone(),
+                        i.instance.clone(),
+                        i.state.as_str().to_string(),
+                        format!("{ago} ago"),
+                        i.host.clone(),
+                        i.process_id.to_string(),
+                        i.version.clone(),
+                        i.queues.join(", "),
+                    ]
+                });
+                print_table(
+                    &[
+                        "application",
+                        "instance",
+                        "state",
+                        "last heartbeat",
+                        "host",
+                        "pid",
+                        "version",
+                        "queues",
+                    ],
+                    &[5],
+                    rows,
+                );
+                let stopped = instances.len() - shown.len();
+                if stopped > 0 {
+                    println!("({stopped} stopped instances not shown: --all shows them)");
+                }
             }
         }
         Command::Pause { queue, by } => {

@@ -1366,3 +1366,219 @@ async fn queue_addresses_reach_other_schemas_on_postgres() {
     drop_schema(&url, &here).await;
     drop_schema(&url, &there).await;
 }
+
+/// The names of the subcommands `help` lists under "Commands:" (without `help` itself).
+fn subcommands(help: &str) -> Vec<String> {
+    help.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_string)
+        .collect()
+}
+
+/// Runs `nimbus` with `args` and `DATABASE_URL` set to `url`; returns stdout and stderr
+/// together.
+fn output_with_database_env(url: &str, args: &[&str]) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_nimbus"))
+        .env("DATABASE_URL", url)
+        .env("RUST_LOG", "trace")
+        .args(args)
+        .output()
+        .expect("run nimbus");
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+#[test]
+fn no_help_text_shows_the_password_of_database_url() {
+    const SECRET: &str = "S3cret-in-help";
+    let url = format!("postgres://app:{SECRET}@db.example:5432/orders");
+    let mut pending = vec![Vec::<String>::new()];
+    let mut seen = 0;
+    while let Some(path) = pending.pop() {
+        for flag in ["-h", "--help"] {
+            let mut args: Vec<&str> = path.iter().map(String::as_str).collect();
+            args.push(flag);
+            let text = output_with_database_env(&url, &args);
+            assert!(
+                !text.contains(SECRET),
+                "`nimbus {}` shows the password:\n{text}",
+                args.join(" ")
+            );
+            assert!(
+                text.contains("DATABASE_URL") || !path.is_empty(),
+                "the top-level help still names the variable: {text}"
+            );
+            seen += 1;
+            if flag == "--help" {
+                for sub in subcommands(&text) {
+                    let mut next = path.clone();
+                    next.push(sub);
+                    pending.push(next);
+                }
+            }
+        }
+    }
+    assert!(
+        seen > 30,
+        "every command's help was read ({seen} texts): the walk found the subcommands"
+    );
+}
+
+#[test]
+fn commands_that_fail_to_connect_never_print_the_password() {
+    const SECRET: &str = "S3cret-on-error";
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("a free port")
+        .local_addr()
+        .expect("its address")
+        .port();
+    for url in [
+        format!("postgres://app:{SECRET}@127.0.0.1:{port}/orders"),
+        format!(
+            "Server=tcp:127.0.0.1,{port};Database=Orders;User Id=sa;Password={SECRET};\
+             TrustServerCertificate=true"
+        ),
+    ] {
+        for args in [
+            &["queues"][..],
+            &["dead-letters", "list"],
+            &["schema", "verify"],
+        ] {
+            let text = output_with_database_env(&url, args);
+            assert!(
+                text.contains("cannot connect"),
+                "`nimbus {}` reports the failed connection: {text}",
+                args.join(" ")
+            );
+            assert!(
+                !text.contains(SECRET),
+                "`nimbus {}` shows the password: {text}",
+                args.join(" ")
+            );
+        }
+    }
+}
+
+#[actix_rt::test]
+async fn commands_that_work_never_print_the_password_on_postgres() {
+    // The local server trusts the login, so the password is accepted and ignored: each command
+    // runs to the end with it in its URL.
+    const SECRET: &str = "S3cret-at-work";
+    let url = postgres_url().replacen("postgres@", &format!("postgres:{SECRET}@"), 1);
+    assert!(
+        url.contains(SECRET),
+        "the test URL carries a password: {url}"
+    );
+    let schema = format!("nimbus secrets {}", unique());
+    let (ok, _, err) = nimbus(
+        &url,
+        Some(&schema),
+        &["schema", "apply", "--queue", "Sales"],
+    );
+    assert!(ok, "{err}");
+    for args in [
+        &["queues"][..],
+        &["dead-letters", "list"],
+        &["subscriptions", "list"],
+        &["peek", "Sales"],
+        &["schema", "verify", "--queue", "Sales"],
+        &["sagas", "list"],
+    ] {
+        let mut with_schema = vec!["--schema", schema.as_str()];
+        with_schema.extend_from_slice(args);
+        let text = output_with_database_env(&url, &with_schema);
+        assert!(
+            !text.contains(SECRET),
+            "`nimbus {}` shows the password: {text}",
+            args.join(" ")
+        );
+    }
+    drop_schema(&postgres_url(), &schema).await;
+}
+
+#[actix_rt::test]
+async fn a_main_returning_the_error_prints_what_the_cli_prints() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("a free port")
+        .local_addr()
+        .expect("its address")
+        .port();
+    let url = format!("postgres://postgres@127.0.0.1:{port}/postgres");
+    let error = Database::connect(&url)
+        .await
+        .expect_err("nothing listens on the port");
+    // `fn main() -> Result<(), NimbusError>` prints `Error: {:?}`.
+    let printed_by_main = format!("{error:?}");
+    assert_eq!(printed_by_main, error.to_string());
+    assert!(
+        printed_by_main.contains("Fix:") && !printed_by_main.contains("DbError"),
+        "{printed_by_main}"
+    );
+    let (ok, _, err) = nimbus(&url, None, &["queues"]);
+    assert!(!ok);
+    assert_eq!(err.trim_end(), format!("error: {printed_by_main}"));
+}
+
+/// `nimbus instances` lists a running bus as live with its host and process, hides it once
+/// stopped (saying so), and shows it as stopped with `--all`.
+async fn instances_are_listed(url: &str, schema: Option<&str>) {
+    let mut builder = nimbus::Bus::builder()
+        .names("Listed", "listed-1")
+        .database_url(url)
+        .handler(Nobody);
+    if let Some(schema) = schema {
+        builder = builder.schema(schema);
+    }
+    let bus = builder.build().unwrap().start().await.unwrap();
+    let pid = std::process::id().to_string();
+    let (ok, out, err) = nimbus_beside_a_bus(url, schema, &["instances"]).await;
+    assert!(ok, "{err}");
+    let line = out
+        .lines()
+        .find(|l| l.contains("listed-1"))
+        .unwrap_or_else(|| panic!("the running bus is listed: {out}"));
+    assert!(
+        line.contains("Listed")
+            && line.contains("live")
+            && line.contains(&nimbus::host_name())
+            && line.contains(&pid),
+        "{line}"
+    );
+    let (ok, out, err) = nimbus_beside_a_bus(url, schema, &["--json", "instances"]).await;
+    assert!(ok, "{err}");
+    let listed: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let row = &listed["instances"][0];
+    assert_eq!(row["instance"], "listed-1", "{listed}");
+    assert_eq!(row["state"], "live");
+    assert_eq!(row["handlers"], serde_json::json!(["Cli.Ping"]));
+    bus.stop().await.unwrap();
+    let (ok, out, _) = nimbus_beside_a_bus(url, schema, &["instances"]).await;
+    assert!(
+        ok && !out.contains("listed-1") && out.contains("1 stopped instances not shown"),
+        "{out}"
+    );
+    let (ok, out, _) = nimbus_beside_a_bus(url, schema, &["instances", "--all"]).await;
+    assert!(
+        ok && out
+            .lines()
+            .any(|l| l.contains("listed-1") && l.contains("stopped")),
+        "{out}"
+    );
+}
+
+#[actix_rt::test]
+async fn instances_are_listed_on_sqlite() {
+    on_sqlite("cli-instances", instances_are_listed).await;
+}
+
+#[actix_rt::test]
+async fn instances_are_listed_on_postgres() {
+    on_postgres("cli instances", instances_are_listed).await;
+}

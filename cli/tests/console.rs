@@ -248,7 +248,7 @@ async fn in_the_browser(url: &str, schema: Option<&str>) {
         .database_url(url)
         .peek_delay(Duration::from_millis(100))
         .route::<Order>("Shop")
-        // Its own queue for replies, which it heartbeats: the instances page lists it.
+        // Its own queue for replies: the overview lists it beside the application's.
         .enable_requests()
         .handler(orders.clone());
     if let Some(schema) = schema {
@@ -404,12 +404,18 @@ async fn in_the_browser(url: &str, schema: Option<&str>) {
         .unwrap();
     screenshot(&client, &shots, "subscriptions").await;
     client.goto(&format!("{address}/instances")).await.unwrap();
-    wait_until("the instance's own queue is listed alive", || async {
-        text_of(&client, "#instances tbody")
-            .await
-            .unwrap_or_default()
-            .contains("alive")
-    })
+    wait_until(
+        "the running bus is listed live, with its host and process",
+        || async {
+            text_of(&client, "#instances tr[data-state='live']")
+                .await
+                .is_some_and(|row| {
+                    row.contains("shop-1")
+                        && row.contains(&nimbus::host_name())
+                        && row.contains(&std::process::id().to_string())
+                })
+        },
+    )
     .await;
     screenshot(&client, &shots, "instances").await;
 

@@ -148,6 +148,110 @@ pub struct SagaState {
     pub version: i64,
 }
 
+/// Whether a registered instance is alive, as [`Database::instances`] judges it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum InstanceState {
+    /// Its heartbeat is recent: it runs.
+    Live,
+    /// It missed three heartbeats in a row (by database time) without stopping: killed, frozen,
+    /// or cut off from the database.
+    NotResponding,
+    /// Its `stop()` ran.
+    Stopped,
+}
+
+impl InstanceState {
+    /// In words, as the CLI and the console show it: `live`, `not responding`, `stopped`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InstanceState::Live => "live",
+            InstanceState::NotResponding => "not responding",
+            InstanceState::Stopped => "stopped",
+        }
+    }
+}
+
+impl std::fmt::Display for InstanceState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A start of a bus registered in `NimbusInstances`, as [`Database::instances`] lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct InstanceInfo {
+    /// The application name (its input queue).
+    pub application: String,
+    /// The instance name.
+    pub instance: String,
+    /// The host it runs on.
+    pub host: String,
+    /// Its process id on that host.
+    pub process_id: i64,
+    /// The version of Nimbus it runs.
+    pub version: String,
+    /// The queues it receives from.
+    pub queues: Vec<String>,
+    /// The message types it handles.
+    pub handlers: Vec<String>,
+    /// Whether it lets other live processes use its name.
+    pub shares_name: bool,
+    /// Its heartbeat interval.
+    pub heartbeat: std::time::Duration,
+    /// When it started (database time, UTC).
+    pub started_at: Option<NaiveDateTime>,
+    /// Its last heartbeat (database time, UTC).
+    pub last_seen_at: Option<NaiveDateTime>,
+    /// When it stopped, if it did.
+    pub stopped_at: Option<NaiveDateTime>,
+    /// How long ago its last heartbeat was, by the database's clock.
+    pub seconds_since_seen: i64,
+    /// Live, not responding or stopped.
+    pub state: InstanceState,
+    /// This start's id (a restart is a new row).
+    pub run_id: String,
+}
+
+fn split_list(text: &str) -> Vec<String> {
+    text.split(',')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+impl From<crate::driver::instance_statements::ListedInstance> for InstanceInfo {
+    fn from(row: crate::driver::instance_statements::ListedInstance) -> Self {
+        let heartbeat_seconds = row.heartbeat_seconds.max(1);
+        let missed = i64::from(crate::transport::instances::MISSED_HEARTBEATS);
+        let state = if row.stopped_at.is_some() {
+            InstanceState::Stopped
+        } else if row.seconds_since_seen > missed * heartbeat_seconds {
+            InstanceState::NotResponding
+        } else {
+            InstanceState::Live
+        };
+        InstanceInfo {
+            queues: split_list(&row.queues),
+            handlers: split_list(&row.handlers),
+            application: row.application,
+            instance: row.instance,
+            host: row.host,
+            process_id: row.process_id,
+            version: row.version,
+            shares_name: row.shares_name,
+            heartbeat: std::time::Duration::from_secs(heartbeat_seconds.unsigned_abs()),
+            started_at: row.started_at,
+            last_seen_at: row.last_seen_at,
+            stopped_at: row.stopped_at,
+            seconds_since_seen: row.seconds_since_seen,
+            state,
+            run_id: row.run_id,
+        }
+    }
+}
+
 /// A paused queue, as [`Database::paused_queues`] lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -796,6 +900,18 @@ impl Database {
                 state: row.state,
                 version: row.version,
             }))
+    }
+
+    /// Every start of a bus registered in `NimbusInstances` (live, not responding, or stopped
+    /// within the last day), by application and instance, newest start first; `None` where the
+    /// table does not exist (no bus of this version has started with auto-create, and nobody
+    /// ran `nimbus schema apply`).
+    pub async fn instances(&self) -> Result<Option<Vec<InstanceInfo>>> {
+        Ok(self
+            .transport
+            .instances()
+            .await?
+            .map(|rows| rows.into_iter().map(InstanceInfo::from).collect()))
     }
 
     /// The paused queues (none where `NimbusPausedQueues` does not exist yet).

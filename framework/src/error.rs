@@ -3,7 +3,11 @@
 use std::time::Duration;
 
 /// The error type of every fallible operation in `nimbus`.
-#[derive(Debug, thiserror::Error)]
+///
+/// Its `Debug` prints the same text as its `Display` (what went wrong and the fix), so a `main`
+/// that returns `Result<(), NimbusError>` prints a message a person can act on, not a dump of
+/// the driver's structures; `{:#?}` adds the chain of causes, one per line.
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum NimbusError {
     /// The bus configuration is invalid; nothing was started.
@@ -117,6 +121,22 @@ pub enum NimbusError {
     #[error("the bus is not running ({0}). Fix: start the bus inside an actix System and do not use it after stop()")]
     NotRunning(String),
 
+    /// Another live process runs a bus with the same application and instance name: they would
+    /// share the instance queue, and replies and multicast events would reach the wrong one.
+    #[error("the instance name {instance:?} of application {application:?} is held by a live process: process {process_id} on host {host:?}, last heartbeat {seconds_since_seen} s ago. Fix: give each process its own instance name (.application(\"{application}\") names it after the host; or .names(\"{application}\", \"<a name unique to this process>\")), stop the other process, or, if the processes may share the name and its instance queue, call .share_instance_name(true) in both")]
+    InstanceNameTaken {
+        /// The application name.
+        application: String,
+        /// The instance name both processes use.
+        instance: String,
+        /// The host of the live process that holds it.
+        host: String,
+        /// Its process id on that host.
+        process_id: i64,
+        /// How long ago (database time) its last heartbeat was.
+        seconds_since_seen: i64,
+    },
+
     /// Starting or stopping did not finish in time.
     #[error("{operation} did not finish within {timeout:?}")]
     Timeout {
@@ -125,6 +145,20 @@ pub enum NimbusError {
         /// The limit.
         timeout: Duration,
     },
+}
+
+impl std::fmt::Debug for NimbusError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)?;
+        if f.alternate() {
+            let mut cause = std::error::Error::source(self);
+            while let Some(c) = cause {
+                write!(f, "\n  caused by: {c}")?;
+                cause = c.source();
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Shorthand for `Result<T, NimbusError>`.
@@ -189,6 +223,7 @@ impl NimbusError {
             NimbusError::NoRoute { .. } => "no_route",
             NimbusError::NotRunning(_) => "not_running",
             NimbusError::Timeout { .. } => "timeout",
+            NimbusError::InstanceNameTaken { .. } => "instance_name_taken",
         }
     }
 
@@ -268,4 +303,22 @@ pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
         cause = c.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::NimbusError;
+
+    #[test]
+    fn debug_prints_the_message_and_the_fix_and_alternate_adds_the_causes() {
+        let cause = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
+        let error = NimbusError::connect("PostgreSQL", "127.0.0.1:1", "start it", cause);
+        assert_eq!(format!("{error:?}"), error.to_string());
+        assert!(error.to_string().contains("Fix: start it"), "{error}");
+        let alternate = format!("{error:#?}");
+        assert!(
+            alternate.starts_with(&error.to_string()) && alternate.contains("caused by: refused"),
+            "{alternate}"
+        );
+    }
 }

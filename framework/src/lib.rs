@@ -89,11 +89,12 @@ pub use driver::sqlserver::SqlServerToken;
 pub use driver::{DriverError, FailureKind};
 pub use endpoint::background::BackgroundBus;
 pub use endpoint::builder::{
-    BusBuilder, DEFAULT_DATABASE_URL, DEFAULT_IDLE_POLL, DEFAULT_PEEK_DELAY,
-    MAX_RECOMMENDED_PEEK_DELAY, MIN_PEEK_DELAY,
+    BusBuilder, DEFAULT_DATABASE_URL, DEFAULT_DEAD_LETTER_RETENTION, DEFAULT_IDLE_POLL,
+    DEFAULT_INSTANCE_HEARTBEAT, DEFAULT_PEEK_DELAY, MAX_RECOMMENDED_PEEK_DELAY,
+    MIN_DEAD_LETTER_RETENTION, MIN_INSTANCE_HEARTBEAT, MIN_PEEK_DELAY,
 };
 pub use endpoint::bus::{Bus, Endpoint};
-pub use endpoint::settings::BusSettings;
+pub use endpoint::settings::{BusSettings, Retention};
 pub use endpoint::transactional::{PreparedSends, TransactionalSends};
 pub use envelope::SendOptions;
 pub use error::{HandlerError, NimbusError, Result, Unrecoverable};
@@ -108,6 +109,7 @@ pub use pipeline::handler_connections::HandlerPostgres;
 pub use pipeline::handler_connections::HandlerSqlServer;
 pub use pipeline::lease::{Lease, DEFAULT_LEASE_HANDLER_TIMEOUT, MAX_LEASE, MIN_LEASE};
 pub use pipeline::metrics::Metrics;
+pub use transport::instances::host_name;
 pub use transport::{
     BodyStringColumn, DatabaseKind, StorageLayout, SweepReport, DEFAULT_CONNECT_TIMEOUT,
 };

@@ -47,6 +47,11 @@ impl PartialEq<Kind> for Setup {
 }
 
 impl Setup {
+    /// `kind` in `layout`.
+    pub const fn new(kind: Kind, layout: StorageLayout) -> Self {
+        Setup { kind, layout }
+    }
+
     /// The shared-table layout (seed 003).
     pub fn shared_table(&self) -> bool {
         self.layout == StorageLayout::SharedTable
@@ -462,6 +467,32 @@ impl TestDatabase {
     }
 
     /// Sets the last heartbeat of every subscription of `queue` to `minutes` ago.
+    /// Moves the `FailedAt` of dead letter `id` back by `days`, as if it had failed that long
+    /// ago.
+    pub async fn age_dead_letter(&self, id: &str, days: u32) {
+        let (ago, id_param) = match self.kind {
+            Kind::Sqlite => (
+                format!("strftime('%Y-%m-%d %H:%M:%f', 'now', '-{days} days')"),
+                self.param(1),
+            ),
+            Kind::Postgres => (
+                format!("(now() AT TIME ZONE 'utc') - interval '{days} days'"),
+                format!("CAST(CAST({} AS text) AS uuid)", self.param(1)),
+            ),
+            Kind::SqlServer => (
+                format!("DATEADD(day, -{days}, SYSUTCDATETIME())"),
+                self.param(1),
+            ),
+        };
+        let sql = format!(
+            "UPDATE {} SET {} = {ago} WHERE {} = {id_param}",
+            self.table("NimbusDeadLetters"),
+            self.admin.quote("FailedAt"),
+            self.admin.quote("MessageId"),
+        );
+        self.scalar(&sql, &[id]).await;
+    }
+
     pub async fn age_subscriptions_by(&self, queue: &str, minutes: u32) {
         let ago = match self.kind {
             Kind::Sqlite => format!("strftime('%Y-%m-%d %H:%M:%f', 'now', '-{minutes} minutes')"),

@@ -115,6 +115,8 @@ fn router(console: Arc<Console>) -> Router {
 struct PageQuery {
     note: Option<String>,
     limit: Option<i64>,
+    /// `1`: also what a page hides by default (stopped instances).
+    all: Option<String>,
 }
 
 /// An HTML response.
@@ -199,7 +201,11 @@ async fn subscriptions(
 }
 
 async fn instances(State(console): State<Arc<Console>>, Query(q): Query<PageQuery>) -> Response {
-    page(pages::instances(&console, q.note.as_deref()))
+    page(pages::instances(
+        &console,
+        q.note.as_deref(),
+        q.all.as_deref() == Some("1"),
+    ))
 }
 
 async fn script() -> Response {

@@ -405,24 +405,52 @@ pub fn subscriptions(console: &Console, note: Option<&str>) -> Markup {
     layout(console, "Subscriptions", note, content)
 }
 
-pub fn instances(console: &Console, note: Option<&str>) -> Markup {
+pub fn instances(console: &Console, note: Option<&str>, all: bool) -> Markup {
+    use nimbus::admin::InstanceState;
     let snapshot = console.snapshot.read().unwrap_or_else(|p| p.into_inner());
-    let now = Utc::now().naive_utc();
-    let content = html! {
-        table #instances {
-            thead { tr { th { "Instance queue" } th { "Last heartbeat" } th { "State" } } }
-            tbody {
-                @for s in snapshot.subscriptions.iter().filter(|s| s.topic == nimbus::subscriptions::INSTANCE_QUEUE_TOPIC) {
-                    @let lapsed = lapsed(s.last_seen_at, s.idle_seconds, now);
-                    tr.lapsed[lapsed] {
-                        td { (s.queue) }
-                        td { (heartbeat_age(s.last_seen_at, now)) }
-                        td { @if lapsed { span.badge.paused { "gone" } } @else { "alive" } }
+    let content = match &snapshot.instances {
+        None => html! {
+            p #instances-missing { "No bus has registered here: this database has no NimbusInstances table. Buses of this version create it when they start (with auto-create), or run " code { "nimbus schema apply" } "." }
+        },
+        Some(instances) => {
+            let stopped = instances
+                .iter()
+                .filter(|i| i.state == InstanceState::Stopped)
+                .count();
+            html! {
+                table #instances {
+                    thead { tr {
+                        th { "Application" } th { "Instance" } th { "State" } th { "Last heartbeat" }
+                        th { "Host" } th.num { "PID" } th { "Version" } th { "Queues" } th { "Handles" } th { "Started" }
+                    } }
+                    tbody {
+                        @for i in instances.iter().filter(|i| all || i.state != InstanceState::Stopped) {
+                            tr.lapsed[i.state == InstanceState::NotResponding] data-state=(i.state.as_str()) {
+                                td { (i.application) }
+                                td { (i.instance) }
+                                td.state { @match i.state {
+                                    InstanceState::Live => "live",
+                                    InstanceState::NotResponding => span.badge.paused { "not responding" },
+                                    InstanceState::Stopped => span.badge { "stopped" },
+                                    _ => (i.state.as_str()),
+                                } }
+                                td { (ago(Duration::from_secs(i.seconds_since_seen.max(0).unsigned_abs()))) " ago" }
+                                td { (i.host) }
+                                td.num { (i.process_id) }
+                                td { (i.version) }
+                                td { (i.queues.join(", ")) }
+                                td { (i.handlers.join(", ")) }
+                                td { (i.started_at.map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string()).unwrap_or_default()) }
+                            }
+                        }
                     }
                 }
+                @if stopped > 0 && !all {
+                    p { (stopped) " stopped instances (kept a day) are not shown. " a href="/instances?all=1" { "Show them" } }
+                }
+                p.hint { "Every running bus registers here and refreshes its heartbeat (every 5 s by default); one that misses three heartbeats in a row is not responding: killed, frozen or cut off from the database. Times are the database's." }
             }
         }
-        p.hint { "Instances that hold a queue of their own (for replies and multicast events) heartbeat it; an instance without one does not show here." }
     };
     drop(snapshot);
     layout(console, "Instances", note, content)

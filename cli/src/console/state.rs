@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, NaiveDateTime, Utc};
 use nimbus::admin::{
-    Database, DeadLetterInfo, DeadLetterQuery, PausedQueue, QueueInfo, SubscriptionInfo,
+    Database, DeadLetterInfo, DeadLetterQuery, InstanceInfo, PausedQueue, QueueInfo,
+    SubscriptionInfo,
 };
 
 use super::Settings;
@@ -51,6 +52,8 @@ pub struct Snapshot {
     pub subscriptions: Vec<SubscriptionInfo>,
     /// Who paused which queue, and when.
     pub paused: Vec<PausedQueue>,
+    /// The registered buses; `None` where `NimbusInstances` does not exist.
+    pub instances: Option<Vec<InstanceInfo>>,
     /// Each queue's depth at the last reads, oldest first.
     pub history: BTreeMap<String, VecDeque<i64>>,
     pub read_at: Option<DateTime<Utc>>,
@@ -291,12 +294,13 @@ impl Console {
             let queues = self.db.queues().await?;
             let subscriptions = self.db.subscriptions().await?;
             let paused = self.db.paused_queues().await?;
-            Ok::<_, nimbus::NimbusError>((queues, subscriptions, paused))
+            let instances = self.db.instances().await?;
+            Ok::<_, nimbus::NimbusError>((queues, subscriptions, paused, instances))
         };
         let result = read.await;
         let mut snapshot = self.snapshot.write().unwrap_or_else(|p| p.into_inner());
         match result {
-            Ok((queues, subscriptions, paused)) => {
+            Ok((queues, subscriptions, paused, instances)) => {
                 for queue in &queues {
                     let samples = snapshot.history.entry(queue.name.clone()).or_default();
                     samples.push_back(queue.depth);
@@ -310,6 +314,7 @@ impl Console {
                 snapshot.queues = queues;
                 snapshot.subscriptions = subscriptions;
                 snapshot.paused = paused;
+                snapshot.instances = instances;
                 snapshot.read_at = Some(Utc::now());
                 snapshot.error = None;
             }

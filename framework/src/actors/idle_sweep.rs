@@ -1,6 +1,8 @@
 //! The idle sweep: every instance runs it; it deletes subscriptions whose heartbeat has lapsed
 //! and drops the per-instance queues left without subscriptions. Concurrent sweeps are safe:
-//! each lapsed row is deleted, and its queue dropped, by exactly one of them.
+//! each lapsed row is deleted, and its queue dropped, by exactly one of them. It also deletes
+//! the dead letters older than the endpoint's retention period, in batches, until a batch comes
+//! back short.
 
 use std::sync::Arc;
 
@@ -28,8 +30,39 @@ pub(crate) fn idle_sweep(endpoint: Arc<EndpointState>) -> Periodic {
                         "swept idle subscriptions"
                     );
                 }
+                if let Some(retention) = endpoint.config.dead_letter_retention {
+                    expire_dead_letters(&endpoint, retention).await?;
+                }
                 Ok(())
             })
         }),
     )
+}
+
+/// Deletes the dead letters that failed longer than `retention` ago, a batch at a time.
+async fn expire_dead_letters(
+    endpoint: &EndpointState,
+    retention: std::time::Duration,
+) -> crate::error::Result<()> {
+    let batch = endpoint.config.purge_batch_size;
+    let mut deleted = 0u64;
+    loop {
+        let n = endpoint
+            .transport
+            .expire_dead_letters(retention, batch)
+            .await?;
+        deleted += n;
+        if n < batch.unsigned_abs() {
+            break;
+        }
+    }
+    if deleted > 0 {
+        crate::pipeline::metrics::count_dead_letters_expired(deleted);
+        tracing::info!(
+            deleted,
+            retention = ?retention,
+            "deleted dead letters past their retention period"
+        );
+    }
+    Ok(())
 }

@@ -57,6 +57,8 @@ async fn create<D: Driver>(
         &s.leases,
         &s.paused_queues,
         &s.paused_queues,
+        &s.instances,
+        &s.instances,
         &s.sagas,
         &s.sagas,
     ] {

@@ -15,6 +15,7 @@ mod catalog_names;
 mod contract_tests;
 #[cfg(any(feature = "postgres", feature = "sqlserver"))]
 pub(crate) mod home;
+pub(crate) mod instance_statements;
 pub(crate) mod shard;
 pub(crate) mod statements;
 mod value;

@@ -555,6 +555,24 @@ impl<D: Driver> Held<D> {
         Ok(inserted > 0)
     }
 
+    /// `dead_letter_expire.sql`: deletes at most `batch` dead letters that failed more than
+    /// `retention_seconds` ago; returns how many.
+    pub async fn expire_dead_letters(
+        &mut self,
+        sql: &str,
+        retention_seconds: i64,
+        batch: i64,
+    ) -> DriverResult<u64> {
+        self.execute(
+            sql,
+            &[
+                Param::BigInt(Some(retention_seconds)),
+                Param::BigInt(Some(batch)),
+            ],
+        )
+        .await
+    }
+
     /// `dead_letter_take.sql`: deletes the dead letter `id` and returns its original destination
     /// and body.
     pub async fn take_dead_letter(

@@ -17,6 +17,7 @@ use crate::pipeline::handler::{
 use crate::pipeline::lease::{Lease, Leases};
 use crate::recoverability::RetryPolicy;
 use crate::subscriptions::{DEFAULT_AUTO_DELETE_ON_IDLE, MIN_AUTO_DELETE_ON_IDLE};
+use crate::transport::instances::host_name;
 use crate::transport::{DatabaseUrl, StorageLayout};
 
 /// The database used when the builder is given none: a file in the working directory.
@@ -44,6 +45,16 @@ pub const DEFAULT_PURGE_BATCH_SIZE: i64 = 10_000;
 pub const DEFAULT_CRITICAL_ERROR_AFTER: Duration = Duration::from_secs(120);
 /// How long `Bus::request` waits for the reply, unless configured.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// How often a running bus refreshes its row in `NimbusInstances`, unless configured: an
+/// instance that misses three heartbeats in a row shows as "not responding".
+pub const DEFAULT_INSTANCE_HEARTBEAT: Duration = Duration::from_secs(5);
+/// How long dead letters are kept, unless configured: older ones are deleted by the endpoints'
+/// maintenance (about hourly).
+pub const DEFAULT_DEAD_LETTER_RETENTION: Duration = Duration::from_secs(30 * 24 * 3600);
+/// The shortest dead-letter retention accepted.
+pub const MIN_DEAD_LETTER_RETENTION: Duration = Duration::from_secs(60);
+/// The shortest instance heartbeat interval accepted.
+pub const MIN_INSTANCE_HEARTBEAT: Duration = Duration::from_secs(1);
 /// How long one database statement (or commit) may take before its connection is dropped as
 /// frozen, unless configured (ADO.NET's default command timeout).
 pub const DEFAULT_DATABASE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -101,6 +112,9 @@ pub struct BusBuilder {
     sagas: bool,
     /// The message types sagas handle (their timeouts included).
     saga_types: Vec<&'static str>,
+    instance_heartbeat: Duration,
+    share_instance_name: bool,
+    dead_letter_retention: Option<Duration>,
     #[cfg(feature = "sqlserver")]
     sql_server_token: Option<crate::SqlServerToken>,
 }
@@ -144,6 +158,9 @@ impl Default for BusBuilder {
             leases: Leases::default(),
             sagas: false,
             saga_types: Vec::new(),
+            instance_heartbeat: DEFAULT_INSTANCE_HEARTBEAT,
+            share_instance_name: false,
+            dead_letter_retention: Some(DEFAULT_DEAD_LETTER_RETENTION),
             #[cfg(feature = "sqlserver")]
             sql_server_token: None,
         }
@@ -168,8 +185,30 @@ impl std::fmt::Debug for BusBuilder {
 }
 
 impl BusBuilder {
-    /// The application name (it is also the endpoint's input queue) and this instance's name.
-    /// Required.
+    /// The application name (it is also the endpoint's input queue); this instance is named
+    /// after the host it runs on ([`host_name`]), as NServiceBus names instances after the
+    /// machine. Each process needs an instance name of its own: run several processes of one
+    /// application on one host with [`names`](Self::names) instead.
+    ///
+    /// ```
+    /// let endpoint = nimbus::Bus::builder()
+    ///     .application("Sales")
+    ///     .database_url("sqlite://sales.db")
+    ///     .build()
+    ///     .expect("valid configuration");
+    /// assert_eq!(endpoint.instance_name(), nimbus::host_name());
+    /// ```
+    pub fn application(mut self, application: impl Into<String>) -> Self {
+        self.application = Some(application.into());
+        self.instance = Some(host_name());
+        self
+    }
+
+    /// The application name (it is also the endpoint's input queue) and this instance's name,
+    /// which no other live process may use (a start with the name of a live instance fails,
+    /// naming the other process) unless both allow it with
+    /// [`share_instance_name`](Self::share_instance_name). Required, or
+    /// [`application`](Self::application).
     pub fn names(mut self, application: impl Into<String>, instance: impl Into<String>) -> Self {
         self.application = Some(application.into());
         self.instance = Some(instance.into());
@@ -401,6 +440,33 @@ impl BusBuilder {
     /// exchange messages must use the same layout.
     pub fn storage_layout(mut self, layout: StorageLayout) -> Self {
         self.layout = layout;
+        self
+    }
+
+    /// How often the bus refreshes its row in `NimbusInstances` (default 5 s, at least 1 s): one
+    /// `UPDATE` per interval. An instance that misses three heartbeats in a row shows as "not
+    /// responding" in `nimbus instances` and the console, and no longer holds its name.
+    pub fn instance_heartbeat(mut self, every: Duration) -> Self {
+        self.instance_heartbeat = every;
+        self
+    }
+
+    /// How long dead letters are kept (default 30 days, at least a minute): every receiving
+    /// endpoint deletes older ones (by `FailedAt`, database time) in batches of the
+    /// `expiry_purge` size with its idle sweep, at start and then about hourly, and logs how
+    /// many at `INFO`. `None` keeps them until someone replays or purges them
+    /// (`nimbus dead-letters purge --older-than 30days`).
+    pub fn dead_letter_retention(mut self, retention: Option<Duration>) -> Self {
+        self.dead_letter_retention = retention;
+        self
+    }
+
+    /// Lets other live processes start with this bus's application and instance name (each of
+    /// them must allow it too); refused by default, because processes sharing a name share its
+    /// instance queue: a reply to a request can reach the process that did not ask, and
+    /// multicast events reach only one of them.
+    pub fn share_instance_name(mut self, share: bool) -> Self {
+        self.share_instance_name = share;
         self
     }
 
@@ -637,7 +703,8 @@ impl BusBuilder {
         let (Some(application), Some(instance)) = (self.application, self.instance) else {
             return Err(NimbusError::config(
                 "the bus has no application and instance names",
-                "call .names(\"MyApplication\", \"instance-1\") on the builder",
+                "call .application(\"MyApplication\") (the instance is named after the host) \
+                 or .names(\"MyApplication\", \"instance-1\") on the builder",
             ));
         };
         let input_queue = QueueName::new(application.clone())?;
@@ -768,6 +835,30 @@ impl BusBuilder {
             return Err(NimbusError::config(
                 "critical_error_after is zero: every passing database hiccup would be critical",
                 "use .critical_error_after(Duration::from_secs(120)) or another positive duration",
+            ));
+        }
+        if self.instance_heartbeat < MIN_INSTANCE_HEARTBEAT {
+            return Err(NimbusError::config(
+                format!(
+                    "instance_heartbeat of {:?} is below the minimum of 1 s",
+                    self.instance_heartbeat
+                ),
+                "use .instance_heartbeat(Duration::from_secs(5)) (the default) or another \
+                 interval of 1 s or more",
+            ));
+        }
+        if self
+            .dead_letter_retention
+            .is_some_and(|r| r < MIN_DEAD_LETTER_RETENTION)
+        {
+            return Err(NimbusError::config(
+                format!(
+                    "dead_letter_retention of {:?} is below the minimum of 1 minute: failed \
+                     messages would be deleted before anyone could look at them",
+                    self.dead_letter_retention.unwrap_or_default()
+                ),
+                "use .dead_letter_retention(Some(Duration::from_secs(30 * 24 * 3600))) (the \
+                 default), a shorter period of a minute or more, or None to keep them",
             ));
         }
         if self.concurrency == 0 {
@@ -935,6 +1026,9 @@ impl BusBuilder {
             layout: self.layout,
             leases: self.leases,
             sagas: self.sagas,
+            instance_heartbeat: self.instance_heartbeat,
+            share_instance_name: self.share_instance_name,
+            dead_letter_retention: self.dead_letter_retention,
         }))
     }
 }

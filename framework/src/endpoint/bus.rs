@@ -6,8 +6,9 @@ use std::sync::{Arc, Mutex};
 use actix::prelude::*;
 
 use crate::actors::{
-    delayed_delivery, heartbeat, idle_sweep, pause_watch, read_pauses, table_maintenance,
-    DeadLetterer, Drain, QueueSupervisor, Shutdown,
+    delayed_delivery, heartbeat, idle_sweep, instance_heartbeat, mark_stopped, pause_watch,
+    read_pauses, register, registration, table_maintenance, DeadLetterer, Drain, QueueSupervisor,
+    Shutdown,
 };
 use crate::endpoint::builder::BusBuilder;
 use crate::endpoint::shared_commits::SharedCommits;
@@ -54,6 +55,11 @@ impl Endpoint {
     /// The queue this endpoint receives from: its application name.
     pub fn input_queue(&self) -> &str {
         self.config.identity.input_queue.as_str()
+    }
+
+    /// This instance's name (see [`BusBuilder::names`]).
+    pub fn instance_name(&self) -> &str {
+        &self.config.identity.instance
     }
 
     /// Connects to the database, creates (or checks) the schema, checks the queue's indexes,
@@ -198,6 +204,27 @@ impl Endpoint {
                     .recipient(),
             );
         }
+        // Last of what can fail: a start refused here has taken no message yet.
+        let queue_names: Vec<String> = queues.iter().map(|q| q.as_str().to_string()).collect();
+        let registration = Arc::new(registration(&endpoint, &queue_names));
+        let run_id = match register(&endpoint, &registration).await {
+            Ok(true) => {
+                maintenance.push(
+                    instance_heartbeat(endpoint.clone(), registration.clone())
+                        .start()
+                        .recipient(),
+                );
+                Some(registration.run_id)
+            }
+            Ok(false) => None,
+            Err(e) => {
+                for actor in maintenance {
+                    let _ = actor.send(Shutdown).await;
+                }
+                endpoint.dispatcher.stop();
+                return Err(e);
+            }
+        };
         let supervisors = queues
             .into_iter()
             .map(|queue| QueueSupervisor::new(endpoint.clone(), queue).start())
@@ -218,6 +245,7 @@ impl Endpoint {
                 supervisors: Mutex::new(supervisors),
                 maintenance: Mutex::new(maintenance),
                 warnings,
+                run_id,
                 stopped: AtomicBool::new(false),
             }),
         })
@@ -303,6 +331,8 @@ struct BusInner {
     maintenance: Mutex<Vec<Recipient<Shutdown>>>,
     /// The warnings of the start-up checks (see [`Bus::warnings`]).
     warnings: Vec<String>,
+    /// This start's row in `NimbusInstances`, where it is registered.
+    run_id: Option<uuid::Uuid>,
     stopped: AtomicBool,
 }
 
@@ -622,6 +652,9 @@ impl Bus {
         }
         // Every receive has finished (the supervisors drained): no handler runs any more.
         self.inner.endpoint.dispatcher.stop();
+        if let Some(run_id) = self.inner.run_id {
+            mark_stopped(&self.inner.endpoint, run_id).await;
+        }
         // What this bus wrote last still wakes other processes' receivers.
         self.inner.endpoint.transport.flush_wakeups().await;
         tracing::info!(application = %self.inner.endpoint.config.identity.application, "bus stopped");

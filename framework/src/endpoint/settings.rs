@@ -25,10 +25,19 @@ use crate::transport::StorageLayout;
 #[serde(default, deny_unknown_fields)]
 #[non_exhaustive]
 pub struct BusSettings {
-    /// The application's name (its input queue); applied together with `instance`.
+    /// The application's name (its input queue); without `instance`, the instance is named
+    /// after the host ([`BusBuilder::application`]).
     pub application: Option<String>,
     /// This instance's name; applied together with `application`.
     pub instance: Option<String>,
+    /// [`BusBuilder::instance_heartbeat`].
+    #[serde(default, with = "humantime_serde")]
+    pub instance_heartbeat: Option<Duration>,
+    /// [`BusBuilder::share_instance_name`].
+    pub share_instance_name: Option<bool>,
+    /// [`BusBuilder::dead_letter_retention`]; `"forever"` keeps them.
+    #[serde(default, deserialize_with = "retention")]
+    pub dead_letter_retention: Option<Retention>,
     /// The database URL or ADO.NET connection string.
     pub database_url: Option<String>,
     /// The schema.
@@ -80,6 +89,32 @@ pub struct BusSettings {
     /// How long `Bus::request` waits for its reply.
     #[serde(with = "humantime_serde")]
     pub request_timeout: Option<Duration>,
+}
+
+/// How long something is kept: a period, or forever.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Retention {
+    /// Kept this long.
+    For(Duration),
+    /// Kept until someone deletes it.
+    Forever,
+}
+
+/// Reads a [`Retention`]: `"forever"`, or a duration written the human way (`"30days"`).
+fn retention<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Retention>, D::Error> {
+    let text: Option<String> = Option::deserialize(d)?;
+    text.map(|t| {
+        if t.trim().eq_ignore_ascii_case("forever") {
+            Ok(Retention::Forever)
+        } else {
+            humantime_serde::re::humantime::parse_duration(&t)
+                .map(Retention::For)
+                .map_err(|e| {
+                    serde::de::Error::custom(format!("{t:?}: {e}; write \"30days\" or \"forever\""))
+                })
+        }
+    })
+    .transpose()
 }
 
 /// The prefix of the environment variables [`BusSettings::from_env`] reads.
@@ -139,13 +174,25 @@ impl BusBuilder {
         let s = settings.clone();
         match (s.application, s.instance) {
             (Some(application), Some(instance)) => self = self.names(application, instance),
+            (Some(application), None) => self = self.application(application),
             (None, None) => {}
-            (application, instance) => tracing::warn!(
-                ?application,
+            (None, Some(instance)) => tracing::warn!(
                 ?instance,
-                "bus settings name only one of application and instance; both are needed, so \
-                 neither was applied"
+                "bus settings name an instance but no application; the instance name was not \
+                 applied"
             ),
+        }
+        if let Some(every) = s.instance_heartbeat {
+            self = self.instance_heartbeat(every);
+        }
+        if let Some(share) = s.share_instance_name {
+            self = self.share_instance_name(share);
+        }
+        if let Some(retention) = s.dead_letter_retention {
+            self = self.dead_letter_retention(match retention {
+                Retention::For(period) => Some(period),
+                Retention::Forever => None,
+            });
         }
         if let Some(url) = s.database_url {
             self = self.database_url(url);

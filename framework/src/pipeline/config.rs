@@ -54,6 +54,13 @@ pub(crate) struct EndpointConfig {
     pub leases: crate::pipeline::lease::Leases,
     /// Some handlers are sagas: `NimbusSagas` belongs to the schema.
     pub sagas: bool,
+    /// How often the bus refreshes its row in `NimbusInstances`.
+    pub instance_heartbeat: Duration,
+    /// Other live processes may use this bus's instance name (see
+    /// `BusBuilder::share_instance_name`).
+    pub share_instance_name: bool,
+    /// How long dead letters are kept; `None`: until someone deletes them.
+    pub dead_letter_retention: Option<Duration>,
 }
 
 /// Called once when the database has been failing for longer than

@@ -14,6 +14,7 @@
 //! | `nimbus_messages_dead_lettered_total` | counter | queue, message_type |
 //! | `nimbus_messages_expired_total` | counter | queue, message_type, how (`discarded`, `purged`) |
 //! | `nimbus_delayed_messages_delivered_total` | counter | |
+//! | `nimbus_dead_letters_expired_total` | counter | (dead letters deleted after the retention period) |
 //! | `nimbus_handling_seconds` | histogram | queue, message_type |
 //! | `nimbus_send_to_handled_seconds` | histogram | queue, message_type (by `NServiceBus.TimeSent`, the sender's clock) |
 //! | `nimbus_queue_depth` | gauge | queue (the estimate of the last peek) |
@@ -48,6 +49,7 @@ pub(crate) fn describe() {
             ("nimbus_messages_dead_lettered_total", "Messages moved to NimbusDeadLetters"),
             ("nimbus_messages_expired_total", "Messages past their Expires, discarded when received or purged"),
             ("nimbus_delayed_messages_delivered_total", "Delayed messages moved into their queues when due"),
+            ("nimbus_dead_letters_expired_total", "Dead letters deleted after the retention period"),
             ("nimbus_queue_table_vacuums_total", "Vacuums this endpoint ran on its queue tables (PostgreSQL)"),
             ("nimbus_queue_peeks_total", "Depth estimates asked of the database: the polling load"),
             ("nimbus_queue_empty_receives_total", "Receives that found nothing to take"),
@@ -399,6 +401,11 @@ pub(crate) fn count_expired(queue: &str, message_type: &str, how: &'static str, 
         "how" => how
     )
     .increment(n);
+}
+
+/// Dead letters deleted after the retention period.
+pub(crate) fn count_dead_letters_expired(n: u64) {
+    metrics::counter!("nimbus_dead_letters_expired_total").increment(n);
 }
 
 /// How long handling took, and how long since the message was sent.

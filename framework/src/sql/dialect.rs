@@ -89,6 +89,15 @@ pub(crate) struct Files {
     pub nservicebus_subscription_table: &'static str,
     pub nservicebus_subscribe: &'static str,
     pub nservicebus_subscribers: &'static str,
+    pub instances: &'static str,
+    pub instance_lock: &'static str,
+    pub instance_holders: &'static str,
+    pub instance_register: &'static str,
+    pub instance_heartbeat: &'static str,
+    pub instance_stop: &'static str,
+    pub instance_list: &'static str,
+    pub instance_cleanup: &'static str,
+    pub dead_letter_expire: &'static str,
 }
 
 /// Builds a [`Files`] from `schema/<dir>/`, one `include_str!` per field, so a missing file is a
@@ -125,6 +134,8 @@ macro_rules! all_files {
             handler_statement_timeout, paused_queues, queue_pause, queue_resume, paused_list,
             dead_letter_get, sagas, saga_get, saga_insert, saga_update, saga_delete, saga_list,
             nservicebus_subscription_table, nservicebus_subscribe, nservicebus_subscribers,
+            instances, instance_lock, instance_holders, instance_register, instance_heartbeat,
+            instance_stop, instance_list, instance_cleanup, dead_letter_expire,
         )
     };
 }

@@ -204,6 +204,24 @@ pub(crate) struct SchemaSql {
     pub saga_delete: String,
     /// Lists saga instances for operators.
     pub saga_list: String,
+    /// Creates `NimbusInstances`, where running buses register and heartbeat.
+    pub instances: String,
+    /// Serializes the starts of buses with one name (none needed on SQLite).
+    pub instance_lock: Script,
+    /// The other live holders of an application and instance name.
+    pub instance_holders: String,
+    /// Registers a start of a bus.
+    pub instance_register: String,
+    /// A running bus's heartbeat.
+    pub instance_heartbeat: String,
+    /// Marks a bus stopped.
+    pub instance_stop: String,
+    /// Lists the registered buses for operators.
+    pub instance_list: String,
+    /// Deletes the rows of buses long gone.
+    pub instance_cleanup: String,
+    /// Deletes a batch of dead letters older than the retention period.
+    pub dead_letter_expire: String,
 }
 
 /// Which columns a queue table has, and so which parameters its insert takes.
@@ -374,6 +392,15 @@ impl Dialect {
             saga_update: r(f.saga_update),
             saga_delete: r(f.saga_delete),
             saga_list: r(f.saga_list),
+            instances: r(f.instances),
+            instance_lock: script(r(f.instance_lock)),
+            instance_holders: r(f.instance_holders),
+            instance_register: r(f.instance_register),
+            instance_heartbeat: r(f.instance_heartbeat),
+            instance_stop: r(f.instance_stop),
+            instance_list: r(f.instance_list),
+            instance_cleanup: r(f.instance_cleanup),
+            dead_letter_expire: r(f.dead_letter_expire),
             messages_table,
         }
     }

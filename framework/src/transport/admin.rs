@@ -60,6 +60,10 @@ pub(crate) trait Admin: Transport {
     async fn sagas(&self, saga_type: Option<&str>, limit: i64) -> Result<Vec<ListedSaga>>;
     /// The instance of `saga_type` for `correlation`; `None` when there is none.
     async fn saga(&self, saga_type: &str, correlation: &str) -> Result<Option<SagaRow>>;
+    /// Every registered instance; `None` where `NimbusInstances` does not exist.
+    async fn instances(
+        &self,
+    ) -> Result<Option<Vec<crate::driver::instance_statements::ListedInstance>>>;
     /// Pauses `queue` (`by`: who, for operators); `true` when it was not paused before. The
     /// error names `nimbus schema apply` where `NimbusPausedQueues` is missing.
     async fn pause(&self, queue: &str, by: &str) -> Result<bool>;
@@ -147,6 +151,12 @@ impl<D: Driver> Admin for SqlTransport<D> {
         let queues = s.storage.known_queues(&mut c).await?;
         c.release();
         Ok(queues)
+    }
+
+    async fn instances(
+        &self,
+    ) -> Result<Option<Vec<crate::driver::instance_statements::ListedInstance>>> {
+        self.inner().list_instances().await
     }
 
     async fn purge_dead_letter(&self, id: uuid::Uuid) -> Result<bool> {

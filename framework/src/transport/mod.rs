@@ -15,6 +15,7 @@ mod batching;
 mod catalog;
 mod database_url;
 pub(crate) mod index_check;
+pub(crate) mod instances;
 mod server_wait;
 mod sql_transport;
 mod storage;
@@ -363,9 +364,29 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// skipping rows other transactions hold. Returns how many it deleted.
     async fn purge_expired(&self, queue: &QueueName, batch: i64) -> Result<u64>;
 
+    /// Deletes at most `batch` dead letters that failed longer than `retention` ago (by
+    /// database time), skipping rows others hold. Returns how many it deleted.
+    async fn expire_dead_letters(&self, retention: std::time::Duration, batch: i64) -> Result<u64>;
+
     /// Moves at most `batch` due delayed messages into their queues, in one transaction, skipping
     /// rows another mover holds. Returns how many it moved.
     async fn deliver_due(&self, batch: i64) -> Result<u64>;
+
+    /// Registers a start of a bus in `NimbusInstances`, unless another live holder of its name
+    /// that `blocks` says forbids it holds the name (then nothing is written and that holder is
+    /// returned). Serialized per name across processes.
+    async fn register_instance(
+        &self,
+        registration: &instances::InstanceRegistration,
+        blocks: &(dyn for<'h> Fn(&'h instances::InstanceHolder) -> bool + Send + Sync),
+    ) -> Result<instances::Registered>;
+
+    /// The heartbeat of the start `run_id` (`stopped` false), or its stop (`stopped` true);
+    /// `false` when its row is gone.
+    async fn touch_instance(&self, run_id: Uuid, stopped: bool) -> Result<bool>;
+
+    /// Deletes the rows of instances not seen (stopped or silent) for `older_than`.
+    async fn cleanup_instances(&self, older_than: std::time::Duration) -> Result<u64>;
 
     /// The queues an operator paused, read from `NimbusPausedQueues`; `None` when that table
     /// does not exist (a schema made before pausing, with auto-create off): nothing can be

@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 use super::catalog::{Catalog, QueueEntry};
 use super::index_check::ProblemKind;
+use super::instances::{InstanceHolder, InstanceRegistration, Registered};
 use super::storage::{self, Context, Creation, Storage};
 use super::{
     CommitFailure, HeldLease, IndexProblem, LeaseTerms, NextReceive, PlannedSends,
@@ -132,6 +133,17 @@ impl<D: Driver> SqlTransport<D> {
         if !self.pause_table_exists().await? {
             return Ok(false);
         }
+        // The same for the instance registry: an endpoint runs without it, unregistered.
+        let mut c = self.inner.connection("checking the schema").await?;
+        let registry = self
+            .inner
+            .cx
+            .table_exists(&mut c, "NimbusInstances")
+            .await?;
+        c.release();
+        if !registry {
+            return Ok(false);
+        }
         match self.verify_schema(queues).await {
             Ok(()) => {}
             Err(NimbusError::MissingSchema { .. }) => return Ok(false),
@@ -198,7 +210,7 @@ impl<D: Driver> Inner<D> {
     }
 
     /// A connection with a transaction open.
-    async fn transaction(&self, purpose: &str) -> Result<Held<D>> {
+    pub(super) async fn transaction(&self, purpose: &str) -> Result<Held<D>> {
         let mut c = self.connection(purpose).await?;
         c.begin().await.map_err(self.cx.db(purpose))?;
         Ok(c)
@@ -235,7 +247,12 @@ impl<D: Driver> Inner<D> {
     }
 
     /// Commits `c`'s transaction, then marks the queues it created as existing.
-    async fn commit(&self, c: Held<D>, created: &[Arc<QueueEntry>], purpose: &str) -> Result<()> {
+    pub(super) async fn commit(
+        &self,
+        c: Held<D>,
+        created: &[Arc<QueueEntry>],
+        purpose: &str,
+    ) -> Result<()> {
         c.commit()
             .await
             .map_err(self.cx.db(|| format!("committing ({purpose})")))?;
@@ -627,6 +644,8 @@ impl<D: Driver> Transport for SqlTransport<D> {
             &[schema],
         )
         .await?;
+        cx.create(&mut c, "NimbusInstances", &cx.sql.instances, &[schema])
+            .await?;
         if !s.has_last_seen_at(&mut c).await? {
             tracing::warn!(schema = %cx.schema, "upgrading NimbusSubscriptions: adding LastSeenAt");
             cx.create(
@@ -1165,6 +1184,26 @@ impl<D: Driver> Transport for SqlTransport<D> {
         Ok(())
     }
 
+    async fn expire_dead_letters(&self, retention: std::time::Duration, batch: i64) -> Result<u64> {
+        let s = &self.inner;
+        let purpose = "deleting dead letters past their retention period";
+        let mut c = s.connection(purpose).await?;
+        let seconds = i64::try_from(retention.as_secs()).unwrap_or(i64::MAX);
+        let mut deleted = 0u64;
+        for size in s.driver.dialect().statement_sizes(batch) {
+            let n = c
+                .expire_dead_letters(&s.cx.sql.dead_letter_expire, seconds, size)
+                .await
+                .map_err(s.cx.db(purpose))?;
+            deleted += n;
+            if n < size.unsigned_abs() {
+                break;
+            }
+        }
+        c.release();
+        Ok(deleted)
+    }
+
     async fn purge_expired(&self, queue: &QueueName, batch: i64) -> Result<u64> {
         let s = &self.inner;
         let mut c = s.connection("purging expired messages").await?;
@@ -1201,6 +1240,22 @@ impl<D: Driver> Transport for SqlTransport<D> {
         let written = s.write(&mut c, &messages, Creation::IfMissing).await?;
         s.commit_written(c, &written, "delayed deliveries").await?;
         Ok(count)
+    }
+
+    async fn register_instance(
+        &self,
+        registration: &InstanceRegistration,
+        blocks: &(dyn for<'h> Fn(&'h InstanceHolder) -> bool + Send + Sync),
+    ) -> Result<Registered> {
+        self.inner.register_instance(registration, blocks).await
+    }
+
+    async fn touch_instance(&self, run_id: Uuid, stopped: bool) -> Result<bool> {
+        self.inner.touch_instance(run_id, stopped).await
+    }
+
+    async fn cleanup_instances(&self, older_than: std::time::Duration) -> Result<u64> {
+        self.inner.cleanup_instances(older_than).await
     }
 
     async fn paused_queues(&self) -> Result<Option<Vec<PausedRow>>> {

@@ -1,0 +1,3 @@
+UPDATE "Zeb]ra ""x"" 'y'"."NimbusInstances"
+SET "LastSeenAt" = (now() AT TIME ZONE 'utc')
+WHERE "RunId" = $1 AND "StoppedAt" IS NULL

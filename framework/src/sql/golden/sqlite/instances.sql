@@ -1,0 +1,15 @@
+CREATE TABLE IF NOT EXISTS "NimbusInstances" (
+    "RunId"            TEXT    NOT NULL PRIMARY KEY,
+    "Application"      TEXT    NOT NULL,
+    "Instance"         TEXT    NOT NULL,
+    "Host"             TEXT    NOT NULL,
+    "ProcessId"        INTEGER NOT NULL,
+    "Version"          TEXT    NOT NULL,
+    "Queues"           TEXT    NOT NULL,
+    "Handlers"         TEXT    NOT NULL,
+    "SharesName"       INTEGER NOT NULL,
+    "HeartbeatSeconds" INTEGER NOT NULL,
+    "StartedAt"        TEXT    NOT NULL,
+    "LastSeenAt"       TEXT    NOT NULL,
+    "StoppedAt"        TEXT    NULL
+)

@@ -1,0 +1,3 @@
+UPDATE [Zeb]]ra "x" 'y'].[NimbusInstances]
+SET [StoppedAt] = SYSUTCDATETIME(), [LastSeenAt] = SYSUTCDATETIME()
+WHERE [RunId] = @P1;

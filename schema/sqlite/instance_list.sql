@@ -1,0 +1,9 @@
+-- Lists every registered start of a bus, with how long ago (database time) it was last seen.
+-- Parameters: none
+-- Returns: RunId, Application, Instance, Host, ProcessId, Version, Queues, Handlers,
+-- SharesName, HeartbeatSeconds, StartedAt, LastSeenAt, StoppedAt, SecondsSinceSeen
+SELECT "RunId", "Application", "Instance", "Host", "ProcessId", "Version", "Queues",
+    "Handlers", "SharesName", "HeartbeatSeconds", "StartedAt", "LastSeenAt", "StoppedAt",
+    CAST((julianday('now') - julianday("LastSeenAt")) * 86400 AS INTEGER)
+FROM "NimbusInstances"
+ORDER BY "Application", "Instance", "StartedAt" DESC

@@ -1,0 +1,2 @@
+-- Nothing to run: the start's transaction begins with BEGIN IMMEDIATE, which already holds the database file's single write lock.
+-- Parameters: none
