@@ -87,7 +87,7 @@ mod transport;
 #[cfg(feature = "sqlserver")]
 pub use driver::sqlserver::SqlServerToken;
 pub use driver::{DriverError, FailureKind};
-pub use endpoint::background::BackgroundBus;
+pub use endpoint::background::{stop_signal, BackgroundBus};
 pub use endpoint::builder::{
     BusBuilder, DEFAULT_DATABASE_URL, DEFAULT_DEAD_LETTER_RETENTION, DEFAULT_IDLE_POLL,
     DEFAULT_INSTANCE_HEARTBEAT, DEFAULT_PEEK_DELAY, MAX_RECOMMENDED_PEEK_DELAY,
@@ -107,6 +107,7 @@ pub use pipeline::handler::{BlockingHandler, Handler, HandlerContext};
 pub use pipeline::handler_connections::HandlerPostgres;
 #[cfg(feature = "sqlserver")]
 pub use pipeline::handler_connections::HandlerSqlServer;
+pub use pipeline::health::{Health, QueueHealth};
 pub use pipeline::lease::{Lease, DEFAULT_LEASE_HANDLER_TIMEOUT, MAX_LEASE, MIN_LEASE};
 pub use pipeline::metrics::Metrics;
 pub use transport::instances::host_name;

@@ -81,6 +81,8 @@ pub(crate) struct QueueSupervisor {
     /// When the database started failing, for the critical-error callback.
     failing_since: Option<Instant>,
     critical_raised: bool,
+    /// Where `Bus::health` reads what this supervisor last saw of the database.
+    health: Arc<crate::pipeline::health::QueueHealthCell>,
     stopping: bool,
     drained: Vec<oneshot::Sender<()>>,
 }
@@ -88,7 +90,9 @@ pub(crate) struct QueueSupervisor {
 impl QueueSupervisor {
     pub fn new(endpoint: Arc<EndpointState>, queue: QueueName) -> Self {
         let sizer = BatchSizer::new(endpoint.config.receive_batch);
+        let health = endpoint.health.cell(queue.as_str());
         QueueSupervisor {
+            health,
             endpoint,
             queue,
             peeker: None,
@@ -202,6 +206,7 @@ impl QueueSupervisor {
 
     /// The database answered: the outage, if there was one, is over.
     fn database_ok(&mut self) {
+        self.health.ok();
         self.consecutive_errors = 0;
         self.last_counted_failure = None;
         if self.critical_raised {
@@ -235,6 +240,7 @@ impl QueueSupervisor {
                 callback(error);
             }
         }
+        self.health.failed(&error.to_string(), self.critical_raised);
     }
 
     /// The wait after `consecutive_errors` failures in a row: the peek delay, doubled each time,

@@ -107,6 +107,10 @@ impl Bus {
     /// registers with a load balancer) still stops the bus gracefully instead of killing the
     /// process. Call it inside the runtime the bus runs on.
     ///
+    /// In a web service, stop the HTTP server first and the bus after it (see
+    /// [`stop_signal`](crate::stop_signal)): stopped first, the bus would fail the requests
+    /// still in flight that send through it.
+    ///
     /// ```no_run
     /// # async fn demo(bus: nimbus::Bus) -> nimbus::Result<()> {
     /// let stopped = bus.stop_on_signal(); // SIGTERM from here on stops the bus gracefully
@@ -121,6 +125,30 @@ impl Bus {
             tracing::info!("stop signal received; stopping the bus");
             self.stop().await
         }
+    }
+}
+
+/// Waits for SIGTERM or Ctrl-C (SIGINT; Ctrl-C on Windows), listening from the moment it is
+/// called, without stopping anything: for a service that must stop other work first, such as
+/// an HTTP server that drains its requests before the bus stops (`Bus::stop_on_signal` stops
+/// the bus at once). Call it inside a tokio runtime. Fails only when the process cannot listen
+/// for signals.
+///
+/// ```no_run
+/// # async fn demo(bus: nimbus::Bus, listener: tokio::net::TcpListener, app: axum::Router) -> Result<(), Box<dyn std::error::Error>> {
+/// let signal = nimbus::stop_signal(); // listening from here on
+/// axum::serve(listener, app)
+///     .with_graceful_shutdown(async move { let _ = signal.await; })
+///     .await?;                        // every request in flight answered
+/// bus.stop().await?;                  // then the bus: handlers in flight finish
+/// # Ok(()) }
+/// ```
+pub fn stop_signal() -> impl std::future::Future<Output = Result<()>> {
+    let signals = StopSignals::listen();
+    async move {
+        signals?.next().await;
+        tracing::info!("stop signal received");
+        Ok(())
     }
 }
 

@@ -172,6 +172,7 @@ impl Endpoint {
             config,
             transport,
             counters,
+            health: Default::default(),
             dead_letterer,
             pending_requests: Default::default(),
             database_target,
@@ -551,6 +552,69 @@ impl Bus {
             endpoint.transport.clone(),
             row.headers_json,
         ))
+    }
+
+    /// What a liveness or readiness probe needs: whether the bus runs (`live`: started, not
+    /// stopped), whether it can work now (`ready`: live, the database answers — checked now,
+    /// within `database_timeout` and at most 5 s — and no queue has been failing longer than
+    /// `critical_error_after`), and each received queue's state (paused, when the database last
+    /// answered it, since when it fails and why). Never fails: a database that does not answer
+    /// is part of the answer. With the `axum` feature, [`Bus::health_routes`] serves it.
+    ///
+    /// ```no_run
+    /// # async fn demo(bus: nimbus::Bus) {
+    /// let health = bus.health().await;
+    /// if !health.ready {
+    ///     eprintln!("not ready: {}", health.reasons.join("; "));
+    /// }
+    /// # }
+    /// ```
+    pub async fn health(&self) -> crate::Health {
+        let endpoint = &self.inner.endpoint;
+        let identity = &endpoint.config.identity;
+        let live = !self.inner.stopped.load(Ordering::Acquire);
+        let within = endpoint
+            .config
+            .database_timeout
+            .min(std::time::Duration::from_secs(5));
+        let database_error = match endpoint.transport.ping(within).await {
+            Ok(()) => None,
+            Err(e) => Some(e.to_string()),
+        };
+        let paused = endpoint
+            .counters
+            .paused_queues
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let mut queues = endpoint.health.queues(&paused);
+        let mut reasons = Vec::new();
+        if !live {
+            reasons.push("the bus was stopped".to_string());
+            for queue in &mut queues {
+                queue.receiving = false;
+            }
+        }
+        if let Some(error) = &database_error {
+            reasons.push(format!("the database does not answer: {error}"));
+        }
+        for queue in queues.iter().filter(|q| q.critical) {
+            reasons.push(format!(
+                "queue {:?} has been failing for {:.0} s, longer than critical_error_after",
+                queue.queue,
+                queue.failing_for_seconds.unwrap_or_default()
+            ));
+        }
+        crate::Health {
+            live,
+            ready: reasons.is_empty(),
+            application: identity.application.clone(),
+            instance: identity.instance.clone(),
+            database_reachable: database_error.is_none(),
+            database_error,
+            queues,
+            reasons,
+        }
     }
 
     /// The endpoint's counters: handled, failed, retried, dead-lettered, expired, queue depth.

@@ -4,6 +4,8 @@
 pub(crate) mod background;
 pub(crate) mod builder;
 pub(crate) mod bus;
+#[cfg(feature = "axum")]
+pub(crate) mod health_routes;
 pub(crate) mod settings;
 pub(crate) mod shared_commits;
 pub(crate) mod transactional;

@@ -8,6 +8,7 @@ pub(crate) mod config;
 pub(crate) mod dispatch;
 pub(crate) mod handler;
 pub(crate) mod handler_connections;
+pub(crate) mod health;
 pub(crate) mod lease;
 pub(crate) mod metrics;
 pub(crate) mod panic_output;
@@ -41,6 +42,8 @@ pub(crate) struct EndpointState {
     pub config: EndpointConfig,
     pub transport: Arc<dyn Transport>,
     pub counters: Arc<Counters>,
+    /// What each queue's supervisor last saw of the database, for `Bus::health`.
+    pub health: health::HealthBoard,
     pub dead_letterer: Recipient<MoveToDeadLetters>,
     pub pending_requests: PendingRequests,
     /// The database the endpoint's receives hold open (its target), marked on handler code.

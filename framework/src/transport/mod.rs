@@ -385,6 +385,10 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// `false` when its row is gone.
     async fn touch_instance(&self, run_id: Uuid, stopped: bool) -> Result<bool>;
 
+    /// A round trip to the database within `within` (taking a connection included): reads
+    /// whether `NimbusDeadLetters` exists. For health checks.
+    async fn ping(&self, within: std::time::Duration) -> Result<()>;
+
     /// Deletes the rows of instances not seen (stopped or silent) for `older_than`.
     async fn cleanup_instances(&self, older_than: std::time::Duration) -> Result<u64>;
 

@@ -1254,6 +1254,20 @@ impl<D: Driver> Transport for SqlTransport<D> {
         self.inner.touch_instance(run_id, stopped).await
     }
 
+    async fn ping(&self, within: std::time::Duration) -> Result<()> {
+        let s = &self.inner;
+        let deadlines = crate::driver::Deadlines {
+            connect: within,
+            statement: within,
+        };
+        let mut c = s
+            .connection_within(deadlines, "checking the database's health")
+            .await?;
+        s.cx.table_exists(&mut c, "NimbusDeadLetters").await?;
+        c.release();
+        Ok(())
+    }
+
     async fn cleanup_instances(&self, older_than: std::time::Duration) -> Result<u64> {
         self.inner.cleanup_instances(older_than).await
     }
