@@ -293,7 +293,10 @@ impl<S: SagaTimeout<T>, T: Message> Handler<T> for TimeoutAdapter<S, T> {
         let mut instance = match instance {
             Some(instance) if instance.id.to_string() == id => instance,
             _ => {
-                tracing::info!(
+                // Expected: every instance that completes before its timeouts leaves them to
+                // come due later. Counted, not logged above DEBUG.
+                crate::pipeline::metrics::count_saga_timeout_dropped(S::NAME);
+                tracing::debug!(
                     saga = S::NAME,
                     correlation = %correlation,
                     saga_id = %id,

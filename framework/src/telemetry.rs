@@ -9,6 +9,11 @@
 //! | `send <queue>` / `publish <event type>` | producer | `Bus::send*`, `Bus::publish`, `Bus::request*`, and `ctx.send*`/`ctx.publish`/`ctx.reply` in a handler | `messaging.system` = `nimbus`, `messaging.operation.type` = `send`, `messaging.operation.name` = `send`/`publish`/`reply`, `messaging.destination.name`, `messaging.message.id`, `messaging.message.conversation_id`, `messaging.batch.message_count` (batches), `nimbus.message.type`, `nimbus.message.correlation_id` |
 //! | `process <queue>` | consumer | each attempt at a received message | `messaging.system`, `messaging.operation.type` = `process`, `messaging.destination.name`, `messaging.message.id`, `messaging.message.conversation_id`, `messaging.message.body.size`, `nimbus.message.type`, `nimbus.message.correlation_id`, `nimbus.attempt` (1 for the first), `nimbus.outcome` |
 //!
+//! Without the `opentelemetry` feature the spans carry only what tells messages apart in a log
+//! line (`messaging.destination.name`, `messaging.message.id`, `nimbus.message.type`, and
+//! `nimbus.attempt` or `messaging.batch.message_count`), since every line an attempt logs shows
+//! them; with it, every attribute above.
+//!
 //! `nimbus.outcome` is one of `handled`, `expired`, `retried` (at once), `retried_later`,
 //! `dead_lettered` or `database_error` (rolled back; the message stays where it was). A failed
 //! attempt sets `otel.status_code` = `ERROR` and `error.type`. A send that a handler makes is
@@ -61,6 +66,19 @@ pub(crate) fn send_span(
     } else {
         "send"
     };
+    #[cfg(not(feature = "opentelemetry"))]
+    let span = {
+        // Without OpenTelemetry the span is read in log lines: only what tells messages apart.
+        let _ = (verb, operation);
+        tracing::info_span!(
+            "send",
+            messaging.destination.name = %destination_name,
+            messaging.batch.message_count = Empty,
+            messaging.message.id = Empty,
+            nimbus.message.type = %message_type,
+        )
+    };
+    #[cfg(feature = "opentelemetry")]
     let span = tracing::info_span!(
         "send",
         otel.name = %format_args!("{verb} {destination_name}"),
@@ -145,6 +163,18 @@ struct SentIds<'a> {
 /// The consumer span of one attempt at the message `row_id` of `queue`; its parent is the trace
 /// context in `headers`, when there is one.
 pub(crate) fn process_span(queue: &str, row_id: &str) -> Span {
+    // Without OpenTelemetry the span is read in log lines, as the prefix of every line an
+    // attempt logs: only what tells messages apart (the attributes below are recorded only
+    // where declared).
+    #[cfg(not(feature = "opentelemetry"))]
+    return tracing::info_span!(
+        "process",
+        messaging.destination.name = %queue,
+        messaging.message.id = %row_id,
+        nimbus.message.type = Empty,
+        nimbus.attempt = Empty,
+    );
+    #[cfg(feature = "opentelemetry")]
     tracing::info_span!(
         "process",
         otel.name = %format_args!("process {queue}"),
@@ -165,13 +195,22 @@ pub(crate) fn process_span(queue: &str, row_id: &str) -> Span {
     )
 }
 
-/// Records what is known once a received message decodes: its id, type, ids, attempt number
-/// and size.
-pub(crate) fn record_incoming(span: &Span, incoming: &Incoming, attempt: u32, body_size: usize) {
-    span.record(
-        "messaging.message.id",
-        tracing::field::display(&incoming.message_id),
-    );
+/// Records what is known once a received message decodes: its id (where its headers name
+/// another than its row's, which the span has from the start: recorded twice, a log line would
+/// show it twice), type, ids, attempt number and size.
+pub(crate) fn record_incoming(
+    span: &Span,
+    incoming: &Incoming,
+    row_id: &str,
+    attempt: u32,
+    body_size: usize,
+) {
+    if incoming.message_id != row_id {
+        span.record(
+            "messaging.message.id",
+            tracing::field::display(&incoming.message_id),
+        );
+    }
     span.record(
         "nimbus.message.type",
         tracing::field::display(&incoming.type_name),

@@ -68,7 +68,7 @@ impl Actor for Receiver {
 
 impl Supervised for Receiver {
     fn restarting(&mut self, _ctx: &mut Self::Context) {
-        tracing::warn!(queue = %self.queue, receiver = self.index, "receiver restarted after a handler panic");
+        tracing::debug!(queue = %self.queue, receiver = self.index, "receiver restarted after a handler panic");
     }
 }
 

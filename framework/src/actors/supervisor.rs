@@ -522,7 +522,8 @@ impl QueueSupervisor {
             }) => {
                 self.database_ok();
                 if panicked {
-                    tracing::warn!(queue = %self.queue, receiver = index, %reason, "restarting the receiver of a panicked handler");
+                    // The attempt's own WARN (retrying, or dead-lettered) says what panicked.
+                    tracing::debug!(queue = %self.queue, receiver = index, %reason, "restarting the receiver of a panicked handler");
                 }
                 if recovery == Recovery::Immediate {
                     // It went back to the end of the queue: receive it again.

@@ -472,6 +472,15 @@ impl Driver for PostgresDriver {
         sql: &str,
         _names: &[&str],
     ) -> DriverResult<()> {
-        connection.batch_execute(sql).await.map_err(error)
+        // `CREATE … IF NOT EXISTS` of what exists says so in a NOTICE, which tokio-postgres logs
+        // at INFO: several lines per start of an endpoint that found something missing. Only
+        // warnings and errors of the script are sent back (for this transaction, or for the
+        // script's own implicit one).
+        connection
+            .batch_execute(&format!(
+                "SELECT set_config('client_min_messages', 'warning', true);\n{sql}"
+            ))
+            .await
+            .map_err(error)
     }
 }

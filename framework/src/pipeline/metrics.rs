@@ -15,6 +15,8 @@
 //! | `nimbus_messages_expired_total` | counter | queue, message_type, how (`discarded`, `purged`) |
 //! | `nimbus_delayed_messages_delivered_total` | counter | |
 //! | `nimbus_dead_letters_expired_total` | counter | (dead letters deleted after the retention period) |
+//! | `nimbus_saga_timeouts_dropped_total` | counter | saga (timeouts that came due after their instance completed) |
+//! | `nimbus_published_to_no_subscriber_total` | counter | message_type (events published while nothing subscribed to them: no copy written) |
 //! | `nimbus_handling_seconds` | histogram | queue, message_type |
 //! | `nimbus_send_to_handled_seconds` | histogram | queue, message_type (by `NServiceBus.TimeSent`, the sender's clock) |
 //! | `nimbus_queue_depth` | gauge | queue (the estimate of the last peek) |
@@ -50,6 +52,8 @@ pub(crate) fn describe() {
             ("nimbus_messages_expired_total", "Messages past their Expires, discarded when received or purged"),
             ("nimbus_delayed_messages_delivered_total", "Delayed messages moved into their queues when due"),
             ("nimbus_dead_letters_expired_total", "Dead letters deleted after the retention period"),
+            ("nimbus_saga_timeouts_dropped_total", "Saga timeouts that came due after their instance completed"),
+            ("nimbus_published_to_no_subscriber_total", "Events published while nothing subscribed to them: no copy written"),
             ("nimbus_queue_table_vacuums_total", "Vacuums this endpoint ran on its queue tables (PostgreSQL)"),
             ("nimbus_queue_peeks_total", "Depth estimates asked of the database: the polling load"),
             ("nimbus_queue_empty_receives_total", "Receives that found nothing to take"),
@@ -406,6 +410,11 @@ pub(crate) fn count_expired(queue: &str, message_type: &str, how: &'static str, 
 /// Dead letters deleted after the retention period.
 pub(crate) fn count_dead_letters_expired(n: u64) {
     metrics::counter!("nimbus_dead_letters_expired_total").increment(n);
+}
+
+/// A saga timeout that came due after its instance completed.
+pub(crate) fn count_saga_timeout_dropped(saga: &'static str) {
+    metrics::counter!("nimbus_saga_timeouts_dropped_total", "saga" => saga).increment(1);
 }
 
 /// How long handling took, and how long since the message was sent.

@@ -411,6 +411,7 @@ async fn handle_received(
     telemetry::record_incoming(
         &tracing::Span::current(),
         &incoming,
+        &row.row_id,
         failures_so_far(&incoming.headers).saturating_add(1),
         row.body.len(),
     );

@@ -698,3 +698,29 @@ mod tests {
         assert_eq!(settings.layout, StorageLayout::NServiceBusPostgreSql);
     }
 }
+
+/// An event published while nothing subscribed to it; logged at INFO the first time per type in
+/// this process.
+pub(crate) fn published_to_nobody(message_type: &str) {
+    metrics::counter!(
+        "nimbus_published_to_no_subscriber_total",
+        "message_type" => message_type.to_string()
+    )
+    .increment(1);
+    static SEEN: std::sync::Mutex<Option<std::collections::BTreeSet<String>>> =
+        std::sync::Mutex::new(None);
+    let first = SEEN
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get_or_insert_with(std::collections::BTreeSet::new)
+        .insert(message_type.to_string());
+    if first {
+        tracing::info!(
+            message_type,
+            "an event was published while nothing subscribes to it: no copy was written (an \
+             endpoint that handles it subscribes when it starts; events published before then \
+             are not delivered). Said once per type; nimbus_published_to_no_subscriber_total \
+             counts them"
+        );
+    }
+}

@@ -297,6 +297,7 @@ impl<D: Driver> Inner<D> {
                     None => Vec::new(),
                 };
                 if names.is_empty() && nservicebus.is_empty() {
+                    super::published_to_nobody(topic);
                     tracing::debug!(topic, "no live subscription: the event reaches no queue (no subscriber has started yet, or subscribers know the type under another name: compare #[nimbus(type_name = ..)] on both sides)");
                 }
                 let dialect = self.driver.dialect();
