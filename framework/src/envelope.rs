@@ -100,6 +100,8 @@ pub(crate) struct EndpointIdentity {
     pub address_form: crate::names::AddressForm,
     /// The input queue's address, made on first use (see [`EndpointIdentity::reply_address`]).
     pub reply_address: std::sync::OnceLock<String>,
+    /// The largest body (serialized) a send may write.
+    pub max_body_size: usize,
 }
 
 impl EndpointIdentity {
@@ -381,6 +383,48 @@ pub(crate) fn build_outgoing<M: Message>(
     )
 }
 
+/// `message` as JSON, refused once it grows past `limit` bytes: a body too large for the bus is
+/// found before anything is written, and without serializing all of it.
+fn serialize_within<M: Message>(message: &M, limit: usize) -> Result<Vec<u8>> {
+    /// A buffer that refuses to grow past its limit.
+    struct Bounded {
+        bytes: Vec<u8>,
+        limit: usize,
+    }
+    impl std::io::Write for Bounded {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.bytes.len() + buf.len() > self.limit {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::FileTooLarge,
+                    "the body is larger than max_body_size",
+                ));
+            }
+            self.bytes.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut out = Bounded {
+        bytes: Vec::new(),
+        limit,
+    };
+    match serde_json::to_writer(&mut out, message) {
+        Ok(()) => Ok(out.bytes),
+        Err(e) if e.io_error_kind() == Some(std::io::ErrorKind::FileTooLarge) => {
+            Err(NimbusError::MessageTooLarge {
+                type_name: M::TYPE_NAME,
+                limit,
+            })
+        }
+        Err(source) => Err(NimbusError::Serialize {
+            type_name: M::TYPE_NAME,
+            source,
+        }),
+    }
+}
+
 fn build_outgoing_inner<M: Message>(
     message: &M,
     intent: Intent,
@@ -390,10 +434,7 @@ fn build_outgoing_inner<M: Message>(
     id: Option<Uuid>,
     extra_headers: impl FnOnce(&mut Headers, &str),
 ) -> Result<OutgoingMessage> {
-    let body = serde_json::to_vec(message).map_err(|source| NimbusError::Serialize {
-        type_name: M::TYPE_NAME,
-        source,
-    })?;
+    let body = serialize_within(message, origin.max_body_size)?;
     let id = id.unwrap_or_else(|| origin.message_ids.next());
     let id_text = id.to_string();
     let correlation_id = causation
@@ -718,6 +759,7 @@ mod tests {
             schema: crate::names::SchemaName::new("main").unwrap(),
             address_form: crate::names::AddressForm::OwnSchemaOnly,
             reply_address: Default::default(),
+            max_body_size: usize::MAX,
         })
     }
 
@@ -795,6 +837,7 @@ mod tests {
                 schema: crate::names::SchemaName::new("main").unwrap(),
                 address_form: crate::names::AddressForm::OwnSchemaOnly,
                 reply_address: Default::default(),
+                max_body_size: usize::MAX,
             }),
             None,
         )

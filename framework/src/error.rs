@@ -101,6 +101,16 @@ pub enum NimbusError {
         source: serde_json::Error,
     },
 
+    /// A message's body is larger than the bus accepts (`BusBuilder::max_body_size`); nothing
+    /// was written.
+    #[error("a {type_name} is larger than the {limit} bytes this bus sends (its body as JSON); nothing was written. Fix: keep large data out of the message (store it, in a table or an object store, and send its key), or raise the limit with BusBuilder::max_body_size(..)")]
+    MessageTooLarge {
+        /// The message's type name.
+        type_name: &'static str,
+        /// The limit in bytes.
+        limit: usize,
+    },
+
     /// A request was answered with another message type than the caller expected.
     #[error("the reply is a {got}, not the {expected} the caller expected. Fix: reply with the type the requester names")]
     UnexpectedReply {
@@ -224,6 +234,7 @@ impl NimbusError {
             NimbusError::NotRunning(_) => "not_running",
             NimbusError::Timeout { .. } => "timeout",
             NimbusError::InstanceNameTaken { .. } => "instance_name_taken",
+            NimbusError::MessageTooLarge { .. } => "message_too_large",
         }
     }
 
@@ -283,6 +294,7 @@ impl NimbusError {
             | NimbusError::InvalidName { .. }
             | NimbusError::MissingSchema { .. }
             | NimbusError::Serialize { .. }
+            | NimbusError::MessageTooLarge { .. }
             | NimbusError::NoRoute { .. }
             | NimbusError::UnknownQueue { .. } => true,
             _ => false,

@@ -154,6 +154,7 @@ impl TestContext {
             schema: crate::names::SchemaName::constant("main"),
             address_form: crate::names::AddressForm::OwnSchemaOnly,
             reply_address: Default::default(),
+            max_body_size: usize::MAX,
         });
         let causation = Causation {
             conversation_id: headers.get(headers::CONVERSATION_ID).cloned(),

@@ -53,6 +53,8 @@ pub const DEFAULT_INSTANCE_HEARTBEAT: Duration = Duration::from_secs(5);
 pub const DEFAULT_DEAD_LETTER_RETENTION: Duration = Duration::from_secs(30 * 24 * 3600);
 /// The shortest dead-letter retention accepted.
 pub const MIN_DEAD_LETTER_RETENTION: Duration = Duration::from_secs(60);
+/// The largest message body (as JSON) a bus sends, unless configured: 16 MiB.
+pub const DEFAULT_MAX_BODY_SIZE: usize = 16 * 1024 * 1024;
 /// The shortest instance heartbeat interval accepted.
 pub const MIN_INSTANCE_HEARTBEAT: Duration = Duration::from_secs(1);
 /// How long one database statement (or commit) may take before its connection is dropped as
@@ -115,6 +117,7 @@ pub struct BusBuilder {
     instance_heartbeat: Duration,
     share_instance_name: bool,
     dead_letter_retention: Option<Duration>,
+    max_body_size: usize,
     #[cfg(feature = "sqlserver")]
     sql_server_token: Option<crate::SqlServerToken>,
 }
@@ -161,6 +164,7 @@ impl Default for BusBuilder {
             instance_heartbeat: DEFAULT_INSTANCE_HEARTBEAT,
             share_instance_name: false,
             dead_letter_retention: Some(DEFAULT_DEAD_LETTER_RETENTION),
+            max_body_size: DEFAULT_MAX_BODY_SIZE,
             #[cfg(feature = "sqlserver")]
             sql_server_token: None,
         }
@@ -458,6 +462,16 @@ impl BusBuilder {
     /// (`nimbus dead-letters purge --older-than 30days`).
     pub fn dead_letter_retention(mut self, retention: Option<Duration>) -> Self {
         self.dead_letter_retention = retention;
+        self
+    }
+
+    /// The largest body, in bytes of JSON, a send of this bus writes (default 16 MiB): a larger
+    /// message is refused with `NimbusError::MessageTooLarge` before anything is written (a
+    /// handler's send fails its attempt). Every row is read whole into memory by its receiver,
+    /// so a body of hundreds of megabytes costs that much memory on both sides; keep such data
+    /// elsewhere and send its key.
+    pub fn max_body_size(mut self, bytes: usize) -> Self {
+        self.max_body_size = bytes;
         self
     }
 
@@ -861,6 +875,12 @@ impl BusBuilder {
                  default), a shorter period of a minute or more, or None to keep them",
             ));
         }
+        if self.max_body_size == 0 {
+            return Err(NimbusError::config(
+                "max_body_size is 0, so every send would be refused",
+                "use .max_body_size(16 * 1024 * 1024) (the default) or another positive size",
+            ));
+        }
         if self.concurrency == 0 {
             return Err(NimbusError::config(
                 "the concurrency limit is 0, so no message would ever be handled",
@@ -989,6 +1009,7 @@ impl BusBuilder {
             schema: schema.clone(),
             address_form: dialect.address_form,
             reply_address: Default::default(),
+            max_body_size: self.max_body_size,
         });
         tracing::debug!(database = dialect.name, queue = %identity.input_queue, "endpoint configured");
         Ok(crate::endpoint::bus::Endpoint::new(EndpointConfig {

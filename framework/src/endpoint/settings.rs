@@ -35,6 +35,8 @@ pub struct BusSettings {
     pub instance_heartbeat: Option<Duration>,
     /// [`BusBuilder::share_instance_name`].
     pub share_instance_name: Option<bool>,
+    /// [`BusBuilder::max_body_size`], in bytes.
+    pub max_body_size: Option<usize>,
     /// [`BusBuilder::dead_letter_retention`]; `"forever"` keeps them.
     #[serde(default, deserialize_with = "retention")]
     pub dead_letter_retention: Option<Retention>,
@@ -187,6 +189,9 @@ impl BusBuilder {
         }
         if let Some(share) = s.share_instance_name {
             self = self.share_instance_name(share);
+        }
+        if let Some(bytes) = s.max_body_size {
+            self = self.max_body_size(bytes);
         }
         if let Some(retention) = s.dead_letter_retention {
             self = self.dead_letter_retention(match retention {
