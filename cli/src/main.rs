@@ -100,13 +100,17 @@ enum Command {
         /// The queue: a name in --schema, or an address naming its schema (Billing@[sales]).
         queue: String,
     },
-    /// The first messages of a queue, without removing them.
+    /// The first messages of a queue, without removing them. Bodies longer than 2,000
+    /// characters are cut, saying how much more there is (`--full` prints them whole).
     Peek {
         /// The queue: a name in --schema, or an address naming its schema (Billing@[sales]).
         queue: String,
         /// How many messages at most.
         #[arg(short = 'n', long, default_value_t = 10)]
         limit: i64,
+        /// Print every body whole, however long.
+        #[arg(long)]
+        full: bool,
     },
     /// Sends one message with a JSON body to a queue that exists, with the headers an endpoint
     /// writes; prints its id.
@@ -258,6 +262,21 @@ impl Filter {
     }
 }
 
+/// How much of a body `nimbus peek` prints without `--full`.
+const PEEK_BODY_CHARS: usize = 2_000;
+
+/// `text` cut to its first `max` characters, saying how many more there are.
+fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_string(),
+        Some((at, _)) => format!(
+            "{}… ({} more characters; --full prints them)",
+            &text[..at],
+            text[at..].chars().count()
+        ),
+    }
+}
+
 /// Dead letters read per statement while listing, showing or collecting them.
 const DEAD_LETTER_PAGE: i64 = 500;
 
@@ -350,6 +369,14 @@ type Failure = Box<dyn std::error::Error>;
 
 #[actix_rt::main]
 async fn main() -> ExitCode {
+    // A reader that goes away (`nimbus peek Sales | head`) ends the process quietly, as it ends
+    // other command-line tools, instead of a panic at the next line printed.
+    #[cfg(unix)]
+    // SAFETY: `signal` only sets the process's disposition of SIGPIPE back to the default;
+    // nothing in this program relies on it being ignored (writes to a closed pipe end it).
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     match run(cli).await {
         Ok(()) => ExitCode::SUCCESS,
@@ -565,7 +592,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 println!("sent {message_type} {id} to {queue:?}");
             }
         }
-        Command::Peek { queue, limit } => {
+        Command::Peek { queue, limit, full } => {
             let (db, name) = connect_for(&cli, queue).await?;
             let messages = db.peek(&name, *limit).await?;
             if cli.json {
@@ -582,11 +609,16 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             } else {
                 println!("{} message(s) at the head of {queue:?}", messages.len());
                 for m in &messages {
+                    let body = text(&m.body);
                     println!(
                         "- {}\n  headers: {}\n  body: {}",
                         m.id,
                         m.headers,
-                        text(&m.body)
+                        if *full {
+                            body
+                        } else {
+                            cut(&body, PEEK_BODY_CHARS)
+                        }
                     );
                     if let Some(why) = &m.unreadable {
                         println!("  unreadable: {why}");
@@ -790,7 +822,9 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                         d.message_type().unwrap_or_else(|| "-".into()),
                         d.delivery_attempts.to_string(),
                         d.failed_at.map(|t| t.to_string()).unwrap_or_default(),
-                        first_line(&d.reason().unwrap_or_default(), 80),
+                        // Without "message <id> (<type>): ", which the id and type columns show:
+                        // the cause fits in the column.
+                        first_line(&d.reason_without_message().unwrap_or_default(), 100),
                     ]
                 });
                 print_table(

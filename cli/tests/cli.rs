@@ -294,6 +294,16 @@ async fn flow(url: &str, schema: Option<&str>) {
             && out.contains("Shop.Unknown"),
         "{out}"
     );
+    // The reason column starts with the cause, not with the id and type the other columns show.
+    let unknown = out
+        .lines()
+        .find(|l| l.contains("Shop.Unknown"))
+        .unwrap_or_default();
+    let cause = listed_reason_of(url, schema, "Shop.Unknown");
+    assert!(
+        !cause.is_empty() && unknown.contains(&cause[..cause.len().min(60)]),
+        "the cause {cause:?} is in the row: {unknown}"
+    );
     let (ok, out, err) = nimbus(
         url,
         schema,
@@ -1581,4 +1591,76 @@ async fn instances_are_listed_on_sqlite() {
 #[actix_rt::test]
 async fn instances_are_listed_on_postgres() {
     on_postgres("cli instances", instances_are_listed).await;
+}
+
+/// The reason of the dead letter of `message_type`, without its "message <id> (<type>): ",
+/// as `--json dead-letters list` gives it.
+fn listed_reason_of(url: &str, schema: Option<&str>, message_type: &str) -> String {
+    let (_, out, _) = nimbus(url, schema, &["--json", "dead-letters", "list"]);
+    let listed: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let reason = listed["dead_letters"]
+        .as_array()
+        .and_then(|l| l.iter().find(|d| d["type"] == message_type))
+        .and_then(|d| d["reason"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    reason
+        .split_once("): ")
+        .map_or(reason.clone(), |(_, cause)| cause.to_string())
+}
+
+/// `nimbus peek` cuts long bodies unless `--full`, and a reader that goes away (`| head`) ends
+/// it quietly.
+async fn peek_cuts_bodies_and_minds_closed_pipes(url: &str, schema: Option<&str>) {
+    let (ok, _, err) = nimbus(url, schema, &["schema", "apply", "--queue", "Long"]);
+    assert!(ok, "{err}");
+    let db = match schema {
+        Some(schema) => Database::connect_with(url, ConnectOptions::new().schema(schema))
+            .await
+            .unwrap(),
+        None => Database::connect(url).await.unwrap(),
+    };
+    let body = format!("\"{}\"", "y".repeat(5_000));
+    for _ in 0..60 {
+        db.insert_raw(
+            "Long",
+            &RawMessage::new(
+                r#"{"NServiceBus.EnclosedMessageTypes":"Cli.Long"}"#,
+                body.clone(),
+            ),
+        )
+        .await
+        .unwrap();
+    }
+    let (ok, out, err) = nimbus(url, schema, &["peek", "Long", "-n", "1"]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("3002 more characters; --full prints them") && out.len() < 3_000,
+        "{out}"
+    );
+    let (ok, out, _) = nimbus(url, schema, &["peek", "Long", "-n", "1", "--full"]);
+    assert!(ok && out.contains(&body), "--full prints the body whole");
+    // 60 bodies of 5,000 characters overflow the pipe long after `head` has gone.
+    let mut command = format!(
+        "'{}' --database '{url}' peek Long -n 60 --full",
+        env!("CARGO_BIN_EXE_nimbus")
+    );
+    if let Some(schema) = schema {
+        command.push_str(&format!(" --schema '{schema}'"));
+    }
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{command} | head -c 100 >/dev/null"))
+        .output()
+        .expect("run sh");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
+        "{stderr}"
+    );
+}
+
+#[actix_rt::test]
+async fn peek_cuts_bodies_and_minds_closed_pipes_on_sqlite() {
+    on_sqlite("cli-peek-long", peek_cuts_bodies_and_minds_closed_pipes).await;
 }

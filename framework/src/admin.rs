@@ -265,8 +265,9 @@ pub struct PausedQueue {
 }
 
 /// A dead letter, as [`Database::dead_letters`] lists it. `Default` makes one for tests of tools
-/// that read dead letters.
-#[derive(Clone, Debug, Default)]
+/// that read dead letters. Its `Debug` shows the envelope as text (cut after 1,000 characters),
+/// not as bytes.
+#[derive(Clone, Default)]
 #[non_exhaustive]
 pub struct DeadLetterInfo {
     /// The dead letter's id (the failed message's id), to replay it.
@@ -280,6 +281,24 @@ pub struct DeadLetterInfo {
     pub delivery_attempts: i64,
     /// When it failed for good (UTC).
     pub failed_at: Option<NaiveDateTime>,
+}
+
+impl std::fmt::Debug for DeadLetterInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const SHOWN: usize = 1_000;
+        let text = String::from_utf8_lossy(&self.body);
+        let body = match text.char_indices().nth(SHOWN) {
+            None => text.into_owned(),
+            Some((at, _)) => format!("{}… ({} bytes in all)", &text[..at], self.body.len()),
+        };
+        f.debug_struct("DeadLetterInfo")
+            .field("message_id", &self.message_id)
+            .field("original_destination", &self.original_destination)
+            .field("delivery_attempts", &self.delivery_attempts)
+            .field("failed_at", &self.failed_at)
+            .field("body", &body)
+            .finish()
+    }
 }
 
 impl From<crate::driver::statements::ListedDeadLetter> for DeadLetterInfo {
@@ -1004,6 +1023,20 @@ mod tests {
             delivery_attempts: 1,
             failed_at: None,
         }
+    }
+
+    #[test]
+    fn debug_shows_the_envelope_as_text_cut_short() {
+        let letter = DeadLetterInfo {
+            body: format!(r#"{{"reason":"declined","body":"{}"}}"#, "x".repeat(5_000)).into_bytes(),
+            ..DeadLetterInfo::default()
+        };
+        let debug = format!("{letter:?}");
+        assert!(debug.contains(r#"{\"reason\":\"declined\""#), "{debug}");
+        assert!(
+            debug.contains("bytes in all") && debug.len() < 1_300,
+            "{debug}"
+        );
     }
 
     #[test]
