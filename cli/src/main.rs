@@ -165,8 +165,23 @@ enum SagaCommand {
         #[arg(short = 'n', long, default_value_t = 100)]
         limit: i64,
     },
-    /// One instance's state, as JSON.
+    /// One instance's state, as JSON (running or completed).
     Show {
+        /// The saga (its NAME).
+        saga_type: String,
+        /// The instance's correlation value.
+        correlation: String,
+    },
+    /// Ends a running instance as its own mark_complete() would: it stays, completed, so that
+    /// messages of it that come later are ignored, until completed_sagas_kept has passed.
+    Complete {
+        /// The saga (its NAME).
+        saga_type: String,
+        /// The instance's correlation value.
+        correlation: String,
+    },
+    /// Deletes an instance, running or completed: a message that may start it starts it anew.
+    Delete {
         /// The saga (its NAME).
         saga_type: String,
         /// The instance's correlation value.
@@ -952,8 +967,36 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             println!(
                 "{:#}",
                 json!({"type": saga_type, "correlation": correlation, "id": saga.id,
-                       "version": saga.version, "state": state})
+                       "version": saga.version, "completed": saga.completed, "state": state})
             );
+        }
+        Command::Sagas(SagaCommand::Complete {
+            saga_type,
+            correlation,
+        }) => {
+            let db = connect(&cli).await?;
+            if !db.complete_saga(saga_type, correlation).await? {
+                return Err(format!(
+                    "no running instance of saga {saga_type:?} for {correlation:?} (it never \
+                     started, or it completed already). Fix: copy both from `nimbus sagas list`"
+                )
+                .into());
+            }
+            println!("completed saga {saga_type:?} {correlation:?}: messages of it that come later are ignored");
+        }
+        Command::Sagas(SagaCommand::Delete {
+            saga_type,
+            correlation,
+        }) => {
+            let db = connect(&cli).await?;
+            if !db.delete_saga(saga_type, correlation).await? {
+                return Err(format!(
+                    "no instance of saga {saga_type:?} for {correlation:?}. Fix: copy both \
+                     from `nimbus sagas list`"
+                )
+                .into());
+            }
+            println!("deleted saga {saga_type:?} {correlation:?}");
         }
         Command::Console(settings) => {
             let db = connect(&cli).await?;

@@ -1298,6 +1298,24 @@ async fn sagas_are_listed(url: &str, schema: Option<&str>) {
     let (ok, out, _) =
         nimbus_beside_a_bus(url, schema, &["sagas", "list", "--type", "Cli.Other"]).await;
     assert!(ok && !out.contains("ada"), "{out}");
+    // Ended by hand: completed (kept, no longer listed), then deleted.
+    let (ok, out, err) =
+        nimbus_beside_a_bus(url, schema, &["sagas", "complete", "Cli.GuestBook", "ada"]).await;
+    assert!(ok && out.contains("completed saga"), "{out}{err}");
+    let (ok, out, _) = nimbus_beside_a_bus(url, schema, &["sagas", "list"]).await;
+    assert!(ok && !out.contains("ada") && out.contains("grace"), "{out}");
+    let (ok, out, _) =
+        nimbus_beside_a_bus(url, schema, &["sagas", "show", "Cli.GuestBook", "ada"]).await;
+    assert!(ok && out.contains("\"completed\": true"), "{out}");
+    let (ok, _, err) =
+        nimbus_beside_a_bus(url, schema, &["sagas", "complete", "Cli.GuestBook", "ada"]).await;
+    assert!(!ok && err.contains("completed already"), "{err}");
+    let (ok, out, err) =
+        nimbus_beside_a_bus(url, schema, &["sagas", "delete", "Cli.GuestBook", "ada"]).await;
+    assert!(ok && out.contains("deleted saga"), "{out}{err}");
+    let (ok, _, _) =
+        nimbus_beside_a_bus(url, schema, &["sagas", "show", "Cli.GuestBook", "ada"]).await;
+    assert!(!ok, "deleted");
     bus.stop().await.unwrap();
 }
 

@@ -146,6 +146,8 @@ pub struct SagaState {
     pub state: String,
     /// How many changes it has had (1 when it started).
     pub version: i64,
+    /// It completed: kept a while so that messages of it that come late are ignored.
+    pub completed: bool,
 }
 
 /// Whether a registered instance is alive, as [`Database::instances`] judges it.
@@ -918,7 +920,21 @@ impl Database {
                 id: row.id,
                 state: row.state,
                 version: row.version,
+                completed: row.completed,
             }))
+    }
+
+    /// Marks the running instance of saga `saga_type` for `correlation` completed, as its own
+    /// `mark_complete()` would: messages of it that come later are ignored, and it is deleted
+    /// once `completed_sagas_kept` has passed. `false` when there is no running instance.
+    pub async fn complete_saga(&self, saga_type: &str, correlation: &str) -> Result<bool> {
+        self.transport.end_saga(saga_type, correlation, false).await
+    }
+
+    /// Deletes the instance of saga `saga_type` for `correlation`, running or completed: a
+    /// message that may start it starts it anew. `false` when there is none.
+    pub async fn delete_saga(&self, saga_type: &str, correlation: &str) -> Result<bool> {
+        self.transport.end_saga(saga_type, correlation, true).await
     }
 
     /// Every start of a bus registered in `NimbusInstances` (live, not responding, or stopped

@@ -222,25 +222,43 @@ impl<S, M> SagaAdapter<S, M> {
 impl<S: SagaHandler<M>, M: Message> Handler<M> for SagaAdapter<S, M> {
     async fn handle(&self, message: M, ctx: &mut HandlerContext) -> Result<(), HandlerError> {
         let correlation = S::correlation(&message);
-        let Some(mut instance) = load::<S>(ctx, correlation.clone(), S::STARTS).await? else {
-            return match S::not_found(&message) {
-                NotFound::Ignore => {
-                    tracing::info!(
-                        saga = S::NAME,
-                        correlation = %correlation,
-                        message_type = M::TYPE_NAME,
-                        message_id = ctx.message_id(),
-                        "no saga instance for this message, which does not start one: ignored"
-                    );
-                    Ok(())
+        let mut instance = match load::<S>(ctx, correlation.clone(), S::STARTS).await? {
+            Loaded::Instance(instance) => instance,
+            Loaded::Completed => {
+                // A message that comes after its instance completed (late, or replayed from
+                // the dead letters): the process is over, and starting it again would leave an
+                // instance that waits for ever.
+                metrics::counter!("nimbus_saga_messages_after_completion_total", "saga" => S::NAME)
+                    .increment(1);
+                tracing::debug!(
+                    saga = S::NAME,
+                    correlation = %correlation,
+                    message_type = M::TYPE_NAME,
+                    message_id = ctx.message_id(),
+                    "a message came after its saga instance completed: ignored"
+                );
+                return Ok(());
+            }
+            Loaded::None => {
+                return match S::not_found(&message) {
+                    NotFound::Ignore => {
+                        tracing::info!(
+                            saga = S::NAME,
+                            correlation = %correlation,
+                            message_type = M::TYPE_NAME,
+                            message_id = ctx.message_id(),
+                            "no saga instance for this message, which does not start one: ignored"
+                        );
+                        Ok(())
+                    }
+                    NotFound::Fail => Err(format!(
+                        "no instance of saga {} for {correlation:?}, and {} does not start one",
+                        S::NAME,
+                        M::TYPE_NAME
+                    )
+                    .into()),
                 }
-                NotFound::Fail => Err(format!(
-                    "no instance of saga {} for {correlation:?}, and {} does not start one",
-                    S::NAME,
-                    M::TYPE_NAME
-                )
-                .into()),
-            };
+            }
         };
         let from = ctx.outgoing_len();
         self.saga.handle(message, &mut instance, ctx).await?;
@@ -291,7 +309,7 @@ impl<S: SagaTimeout<T>, T: Message> Handler<T> for TimeoutAdapter<S, T> {
         }
         let instance = load::<S>(ctx, correlation.clone(), false).await?;
         let mut instance = match instance {
-            Some(instance) if instance.id.to_string() == id => instance,
+            Loaded::Instance(instance) if instance.id.to_string() == id => instance,
             _ => {
                 // Expected: every instance that completes before its timeouts leaves them to
                 // come due later. Counted, not logged above DEBUG.
@@ -313,18 +331,29 @@ impl<S: SagaTimeout<T>, T: Message> Handler<T> for TimeoutAdapter<S, T> {
     }
 }
 
+/// What [`load`] found.
+enum Loaded<State> {
+    /// The running instance, or a new one.
+    Instance(SagaInstance<State>),
+    /// The instance completed (and is kept a while for messages that come late).
+    Completed,
+    /// None, and the message may not start one.
+    None,
+}
+
 /// Reads the instance of `S` for `correlation` in the receive's transaction: a new one when
-/// there is none and `starts`; `None` when there is none and it may not start.
+/// there is none and `starts`.
 async fn load<S: Saga>(
     ctx: &mut HandlerContext,
     correlation: String,
     starts: bool,
-) -> Result<Option<SagaInstance<S::State>>, HandlerError> {
+) -> Result<Loaded<S::State>, HandlerError> {
     let found = ctx
         .saga_transaction()?
         .saga_get(S::NAME, &correlation)
         .await?;
     Ok(match found {
+        Some(row) if row.completed => Loaded::Completed,
         Some(row) => {
             let state: S::State = serde_json::from_str(&row.state).map_err(|e| {
                 NimbusError::config(
@@ -338,7 +367,7 @@ async fn load<S: Saga>(
                      for new fields), or fix the row in NimbusSagas",
                 )
             })?;
-            Some(SagaInstance {
+            Loaded::Instance(SagaInstance {
                 state,
                 saga_type: S::NAME,
                 id: row.id,
@@ -347,8 +376,10 @@ async fn load<S: Saga>(
                 complete: false,
             })
         }
-        None if starts => Some(SagaInstance::new(S::NAME, correlation, S::State::default())),
-        None => None,
+        None if starts => {
+            Loaded::Instance(SagaInstance::new(S::NAME, correlation, S::State::default()))
+        }
+        None => Loaded::None,
     })
 }
 
@@ -371,7 +402,14 @@ async fn save<S: Saga>(
         )
     })?;
     let change = match (instance.version, instance.complete) {
-        (None, true) => return Ok(()),
+        // Started and completed by one message: kept completed, so that a late message of
+        // the same instance does not start it again.
+        (None, true) => SagaChange::Insert {
+            id: instance.id,
+            saga_type: S::NAME,
+            correlation: &instance.correlation,
+            state: &state,
+        },
         (None, false) => SagaChange::Insert {
             id: instance.id,
             saga_type: S::NAME,
@@ -383,19 +421,37 @@ async fn save<S: Saga>(
             version,
             state: &state,
         },
-        (Some(version), true) => SagaChange::Delete {
+        (Some(version), true) => SagaChange::Complete {
             id: instance.id,
             version,
+            state: &state,
         },
     };
-    let counted = match change {
-        SagaChange::Insert { .. } => Some("nimbus_sagas_started_total"),
-        SagaChange::Delete { .. } => Some("nimbus_sagas_completed_total"),
-        SagaChange::Update { .. } => None,
+    let counted: &[&'static str] = match (change, instance.complete) {
+        (SagaChange::Insert { .. }, true) => {
+            &["nimbus_sagas_started_total", "nimbus_sagas_completed_total"]
+        }
+        (SagaChange::Insert { .. }, false) => &["nimbus_sagas_started_total"],
+        (SagaChange::Complete { .. }, _) => &["nimbus_sagas_completed_total"],
+        (SagaChange::Update { .. }, _) => &[],
     };
-    let saved = ctx.saga_transaction()?.saga_save(change).await;
-    if let (Ok(()), Some(name)) = (&saved, counted) {
-        ctx.on_commit(move || metrics::counter!(name, "saga" => S::NAME).increment(1));
+    let saved = match ctx.saga_transaction()?.saga_save(change).await {
+        // The instance was inserted completed: mark it so in the same transaction.
+        Ok(()) if instance.version.is_none() && instance.complete => {
+            ctx.saga_transaction()?
+                .saga_save(SagaChange::Complete {
+                    id: instance.id,
+                    version: 1,
+                    state: &state,
+                })
+                .await
+        }
+        other => other,
+    };
+    if saved.is_ok() {
+        for &name in counted {
+            ctx.on_commit(move || metrics::counter!(name, "saga" => S::NAME).increment(1));
+        }
     }
     if let Err(e) = &saved {
         if crate::driver::access::failure_kind_in(e) == Some(crate::FailureKind::Transient) {

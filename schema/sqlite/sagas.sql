@@ -1,5 +1,7 @@
--- Creates NimbusSagas (the state of each running saga instance, as JSON, with the version its
--- last change gave it) and its unique (SagaType, CorrelationId) index where missing.
+-- Creates NimbusSagas (the state of each saga instance, as JSON, with the version its last
+-- change gave it, and when it completed: a completed instance stays for a while, so that a
+-- message arriving late finds it completed instead of starting it again) and its unique
+-- (SagaType, CorrelationId) index where missing.
 -- Parameters: none
 CREATE TABLE IF NOT EXISTS "NimbusSagas" (
     "Id"            TEXT    NOT NULL PRIMARY KEY,
@@ -8,7 +10,8 @@ CREATE TABLE IF NOT EXISTS "NimbusSagas" (
     "State"         TEXT    NOT NULL,
     "Version"       INTEGER NOT NULL,
     "StartedAt"     TEXT    NOT NULL,
-    "UpdatedAt"     TEXT    NOT NULL
+    "UpdatedAt"     TEXT    NOT NULL,
+    "CompletedAt"   TEXT    NULL
 );
 CREATE UNIQUE INDEX IF NOT EXISTS "NimbusSagas_Index_Correlation"
 ON "NimbusSagas"

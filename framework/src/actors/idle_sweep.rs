@@ -2,7 +2,8 @@
 //! and drops the per-instance queues left without subscriptions. Concurrent sweeps are safe:
 //! each lapsed row is deleted, and its queue dropped, by exactly one of them. It also deletes
 //! the dead letters older than the endpoint's retention period, in batches, until a batch comes
-//! back short.
+//! back short, and, on endpoints with sagas, the saga instances completed longer ago than
+//! `completed_sagas_kept`.
 
 use std::sync::Arc;
 
@@ -33,10 +34,34 @@ pub(crate) fn idle_sweep(endpoint: Arc<EndpointState>) -> Periodic {
                 if let Some(retention) = endpoint.config.dead_letter_retention {
                     expire_dead_letters(&endpoint, retention).await?;
                 }
+                if endpoint.config.sagas {
+                    cleanup_sagas(&endpoint).await?;
+                }
                 Ok(())
             })
         }),
     )
+}
+
+/// Deletes the saga instances completed longer than `completed_sagas_kept` ago, a batch at a
+/// time.
+async fn cleanup_sagas(endpoint: &EndpointState) -> crate::error::Result<()> {
+    let (kept, batch) = (
+        endpoint.config.completed_sagas_kept,
+        endpoint.config.purge_batch_size,
+    );
+    let mut deleted = 0u64;
+    loop {
+        let n = endpoint.transport.cleanup_sagas(kept, batch).await?;
+        deleted += n;
+        if n < batch.unsigned_abs() {
+            break;
+        }
+    }
+    if deleted > 0 {
+        tracing::debug!(deleted, kept = ?kept, "deleted saga instances completed long ago");
+    }
+    Ok(())
 }
 
 /// Deletes the dead letters that failed longer than `retention` ago, a batch at a time.

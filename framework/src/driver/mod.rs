@@ -313,6 +313,18 @@ pub(crate) trait Driver: Send + Sync + Sized + 'static {
         sql: &str,
         names: &[&str],
     ) -> DriverResult<()>;
+
+    /// Runs one of the framework's creation scripts (`CREATE … IF NOT EXISTS`, upgrades), as
+    /// [`Driver::run_script`] does, without the server's notices about what exists already
+    /// (PostgreSQL sends one per existing table, which its client logs).
+    async fn run_creation_script(
+        &self,
+        connection: &mut Self::Connection,
+        sql: &str,
+        names: &[&str],
+    ) -> DriverResult<()> {
+        self.run_script(connection, sql, names).await
+    }
 }
 
 /// Cross-process wake-ups ([`Driver::wake_channel`]): payloads sent on `announce` reach every

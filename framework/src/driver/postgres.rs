@@ -472,6 +472,15 @@ impl Driver for PostgresDriver {
         sql: &str,
         _names: &[&str],
     ) -> DriverResult<()> {
+        connection.batch_execute(sql).await.map_err(error)
+    }
+
+    async fn run_creation_script(
+        &self,
+        connection: &mut Object,
+        sql: &str,
+        _names: &[&str],
+    ) -> DriverResult<()> {
         // `CREATE … IF NOT EXISTS` of what exists says so in a NOTICE, which tokio-postgres logs
         // at INFO: several lines per start of an endpoint that found something missing. Only
         // warnings and errors of the script are sent back (for this transaction, or for the

@@ -252,6 +252,8 @@ pub(crate) struct SagaRow {
     pub id: Uuid,
     pub state: String,
     pub version: i64,
+    /// It completed (it stays a while, so that late messages find it completed).
+    pub completed: bool,
 }
 
 /// A saga instance as `saga_list.sql` lists it.
@@ -343,6 +345,18 @@ impl<D: Driver> Held<D> {
             deadline,
             "a script",
             driver.run_script(connection, sql, names),
+        )
+        .await;
+        self.note(result)
+    }
+
+    /// Runs one of the framework's creation scripts (see [`Driver::run_creation_script`]).
+    pub async fn run_creation_script(&mut self, sql: &str, names: &[&str]) -> DriverResult<()> {
+        let (driver, connection, deadline) = self.parts()?;
+        let result = bounded(
+            deadline,
+            "a script",
+            driver.run_creation_script(connection, sql, names),
         )
         .await;
         self.note(result)
@@ -555,6 +569,24 @@ impl<D: Driver> Held<D> {
         Ok(inserted > 0)
     }
 
+    /// `saga_cleanup.sql`: deletes at most `batch` saga instances completed more than
+    /// `kept_seconds` ago; returns how many.
+    pub async fn cleanup_sagas(
+        &mut self,
+        sql: &str,
+        kept_seconds: i64,
+        batch: i64,
+    ) -> DriverResult<u64> {
+        self.execute(
+            sql,
+            &[
+                Param::BigInt(Some(kept_seconds)),
+                Param::BigInt(Some(batch)),
+            ],
+        )
+        .await
+    }
+
     /// `dead_letter_expire.sql`: deletes at most `batch` dead letters that failed more than
     /// `retention_seconds` ago; returns how many.
     pub async fn expire_dead_letters(
@@ -662,6 +694,7 @@ impl<D: Driver> Held<D> {
                 id: Uuid::parse_str(&id).map_err(|e| format!("saga id {id:?}: {e}"))?,
                 state: row.text(1)?.ok_or("a saga without a state")?,
                 version: row.int(2)?.ok_or("a saga without a version")?,
+                completed: row.time(3)?.is_some(),
             })
         };
         read()

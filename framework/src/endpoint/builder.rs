@@ -53,6 +53,9 @@ pub const DEFAULT_INSTANCE_HEARTBEAT: Duration = Duration::from_secs(5);
 pub const DEFAULT_DEAD_LETTER_RETENTION: Duration = Duration::from_secs(30 * 24 * 3600);
 /// The shortest dead-letter retention accepted.
 pub const MIN_DEAD_LETTER_RETENTION: Duration = Duration::from_secs(60);
+/// How long a completed saga instance is kept, unless configured, so that a message of it that
+/// comes late finds it completed instead of starting it again.
+pub const DEFAULT_COMPLETED_SAGAS_KEPT: Duration = Duration::from_secs(7 * 24 * 3600);
 /// The largest message body (as JSON) a bus sends, unless configured: 16 MiB.
 pub const DEFAULT_MAX_BODY_SIZE: usize = 16 * 1024 * 1024;
 /// The shortest instance heartbeat interval accepted.
@@ -118,6 +121,7 @@ pub struct BusBuilder {
     share_instance_name: bool,
     dead_letter_retention: Option<Duration>,
     max_body_size: usize,
+    completed_sagas_kept: Duration,
     #[cfg(feature = "sqlserver")]
     sql_server_token: Option<crate::SqlServerToken>,
 }
@@ -165,6 +169,7 @@ impl Default for BusBuilder {
             share_instance_name: false,
             dead_letter_retention: Some(DEFAULT_DEAD_LETTER_RETENTION),
             max_body_size: DEFAULT_MAX_BODY_SIZE,
+            completed_sagas_kept: DEFAULT_COMPLETED_SAGAS_KEPT,
             #[cfg(feature = "sqlserver")]
             sql_server_token: None,
         }
@@ -462,6 +467,16 @@ impl BusBuilder {
     /// (`nimbus dead-letters purge --older-than 30days`).
     pub fn dead_letter_retention(mut self, retention: Option<Duration>) -> Self {
         self.dead_letter_retention = retention;
+        self
+    }
+
+    /// How long a completed saga instance stays in `NimbusSagas`, marked completed (default 7
+    /// days, at least a minute): a message of it that comes later (a replayed dead letter, a
+    /// process that sent it late) finds it completed and is ignored, counted in
+    /// `nimbus_saga_messages_after_completion_total`, instead of starting a new instance that
+    /// would wait for ever. Endpoints with sagas delete older ones with their idle sweep.
+    pub fn completed_sagas_kept(mut self, kept: Duration) -> Self {
+        self.completed_sagas_kept = kept;
         self
     }
 
@@ -875,6 +890,17 @@ impl BusBuilder {
                  default), a shorter period of a minute or more, or None to keep them",
             ));
         }
+        if self.completed_sagas_kept < Duration::from_secs(60) {
+            return Err(NimbusError::config(
+                format!(
+                    "completed_sagas_kept of {:?} is below the minimum of 1 minute: a message \
+                     that comes a little late would start its saga instance again",
+                    self.completed_sagas_kept
+                ),
+                "use .completed_sagas_kept(Duration::from_secs(7 * 24 * 3600)) (the default) or \
+                 another period of a minute or more",
+            ));
+        }
         if self.max_body_size == 0 {
             return Err(NimbusError::config(
                 "max_body_size is 0, so every send would be refused",
@@ -1050,6 +1076,7 @@ impl BusBuilder {
             instance_heartbeat: self.instance_heartbeat,
             share_instance_name: self.share_instance_name,
             dead_letter_retention: self.dead_letter_retention,
+            completed_sagas_kept: self.completed_sagas_kept,
         }))
     }
 }

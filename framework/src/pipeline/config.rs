@@ -61,6 +61,8 @@ pub(crate) struct EndpointConfig {
     pub share_instance_name: bool,
     /// How long dead letters are kept; `None`: until someone deletes them.
     pub dead_letter_retention: Option<Duration>,
+    /// How long completed saga instances are kept for late messages.
+    pub completed_sagas_kept: Duration,
 }
 
 /// Called once when the database has been failing for longer than

@@ -98,6 +98,10 @@ pub(crate) struct Files {
     pub instance_list: &'static str,
     pub instance_cleanup: &'static str,
     pub dead_letter_expire: &'static str,
+    pub catalog_sagas_has_completed_at: &'static str,
+    pub upgrade_sagas_completed_at: &'static str,
+    pub saga_complete: &'static str,
+    pub saga_cleanup: &'static str,
 }
 
 /// Builds a [`Files`] from `schema/<dir>/`, one `include_str!` per field, so a missing file is a
@@ -136,6 +140,8 @@ macro_rules! all_files {
             nservicebus_subscription_table, nservicebus_subscribe, nservicebus_subscribers,
             instances, instance_lock, instance_holders, instance_register, instance_heartbeat,
             instance_stop, instance_list, instance_cleanup, dead_letter_expire,
+            catalog_sagas_has_completed_at, upgrade_sagas_completed_at, saga_complete,
+            saga_cleanup,
         )
     };
 }

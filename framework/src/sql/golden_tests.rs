@@ -66,6 +66,16 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
         ("instance_cleanup", s.instance_cleanup.clone()),
         ("dead_letter_expire", s.dead_letter_expire.clone()),
         (
+            "catalog_sagas_has_completed_at",
+            s.catalog_sagas_has_completed_at.clone(),
+        ),
+        (
+            "upgrade_sagas_completed_at",
+            s.upgrade_sagas_completed_at.clone(),
+        ),
+        ("saga_complete", s.saga_complete.clone()),
+        ("saga_cleanup", s.saga_cleanup.clone()),
+        (
             "handler_statement_timeout",
             s.handler_statement_timeout.clone().unwrap_or_default(),
         ),

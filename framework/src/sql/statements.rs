@@ -222,6 +222,14 @@ pub(crate) struct SchemaSql {
     pub instance_cleanup: String,
     /// Deletes a batch of dead letters older than the retention period.
     pub dead_letter_expire: String,
+    /// Whether `NimbusSagas` has `CompletedAt`.
+    pub catalog_sagas_has_completed_at: String,
+    /// Adds `CompletedAt` to an older `NimbusSagas`.
+    pub upgrade_sagas_completed_at: String,
+    /// Marks a saga instance completed at the version read.
+    pub saga_complete: String,
+    /// Deletes a batch of saga instances completed long ago.
+    pub saga_cleanup: String,
 }
 
 /// Which columns a queue table has, and so which parameters its insert takes.
@@ -401,6 +409,10 @@ impl Dialect {
             instance_list: r(f.instance_list),
             instance_cleanup: r(f.instance_cleanup),
             dead_letter_expire: r(f.dead_letter_expire),
+            catalog_sagas_has_completed_at: r(f.catalog_sagas_has_completed_at),
+            upgrade_sagas_completed_at: r(f.upgrade_sagas_completed_at),
+            saga_complete: r(f.saga_complete),
+            saga_cleanup: r(f.saga_cleanup),
             messages_table,
         }
     }

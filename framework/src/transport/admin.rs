@@ -60,6 +60,11 @@ pub(crate) trait Admin: Transport {
     async fn sagas(&self, saga_type: Option<&str>, limit: i64) -> Result<Vec<ListedSaga>>;
     /// The instance of `saga_type` for `correlation`; `None` when there is none.
     async fn saga(&self, saga_type: &str, correlation: &str) -> Result<Option<SagaRow>>;
+    /// Ends the saga instance of `saga_type` for `correlation`: marks it completed (`delete`
+    /// false; messages that come later are ignored) or deletes it (`delete` true; a later
+    /// starting message starts it anew). `false` when there is none (or it completed already,
+    /// for a completion).
+    async fn end_saga(&self, saga_type: &str, correlation: &str, delete: bool) -> Result<bool>;
     /// Every registered instance; `None` where `NimbusInstances` does not exist.
     async fn instances(
         &self,
@@ -157,6 +162,41 @@ impl<D: Driver> Admin for SqlTransport<D> {
         &self,
     ) -> Result<Option<Vec<crate::driver::instance_statements::ListedInstance>>> {
         self.inner().list_instances().await
+    }
+
+    async fn end_saga(&self, saga_type: &str, correlation: &str, delete: bool) -> Result<bool> {
+        let s = self.inner();
+        let purpose = if delete {
+            "deleting a saga instance"
+        } else {
+            "completing a saga instance"
+        };
+        if !self.table_exists("NimbusSagas").await? {
+            return Ok(false);
+        }
+        let mut c = s.transaction(purpose).await?;
+        let found = c
+            .saga_get(&s.cx.sql.saga_get, saga_type, correlation)
+            .await
+            .map_err(s.cx.db(purpose))?;
+        let ended = match found {
+            Some(row) if delete => c
+                .saga_write(&s.cx.sql.saga_delete, row.id, row.version, None)
+                .await
+                .map_err(s.cx.db(purpose))?,
+            Some(row) if !row.completed => c
+                .saga_write(
+                    &s.cx.sql.saga_complete,
+                    row.id,
+                    row.version,
+                    Some(&row.state),
+                )
+                .await
+                .map_err(s.cx.db(purpose))?,
+            _ => false,
+        };
+        s.commit(c, &[], purpose).await?;
+        Ok(ended)
     }
 
     async fn purge_dead_letter(&self, id: uuid::Uuid) -> Result<bool> {

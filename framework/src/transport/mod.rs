@@ -368,6 +368,10 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// database time), skipping rows others hold. Returns how many it deleted.
     async fn expire_dead_letters(&self, retention: std::time::Duration, batch: i64) -> Result<u64>;
 
+    /// Deletes at most `batch` saga instances that completed longer than `kept` ago (by
+    /// database time), skipping rows others hold. Returns how many it deleted.
+    async fn cleanup_sagas(&self, kept: std::time::Duration, batch: i64) -> Result<u64>;
+
     /// Moves at most `batch` due delayed messages into their queues, in one transaction, skipping
     /// rows another mover holds. Returns how many it moved.
     async fn deliver_due(&self, batch: i64) -> Result<u64>;
@@ -519,8 +523,13 @@ pub(crate) enum SagaChange<'a> {
         version: i64,
         state: &'a str,
     },
-    /// The instance read at `version` completed.
-    Delete { id: Uuid, version: i64 },
+    /// The instance read at `version` completed, with its last state: it stays, marked
+    /// completed, until the cleanup deletes it.
+    Complete {
+        id: Uuid,
+        version: i64,
+        state: &'a str,
+    },
 }
 
 /// How a message is held under a lease.

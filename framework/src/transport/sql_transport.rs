@@ -456,6 +456,15 @@ impl<D: Driver> Inner<D> {
         .map_err(self.cx.db("checking NimbusSubscriptions for IdleSeconds"))
     }
 
+    async fn sagas_have_completed_at(&self, c: &mut Held<D>) -> Result<bool> {
+        c.exists(
+            &self.cx.sql.catalog_sagas_has_completed_at,
+            &[Param::Text(Some(self.cx.schema.as_str()))],
+        )
+        .await
+        .map_err(self.cx.db("checking NimbusSagas for CompletedAt"))
+    }
+
     async fn has_last_seen_at(&self, c: &mut Held<D>) -> Result<bool> {
         c.exists(
             &self.cx.sql.catalog_has_last_seen_at,
@@ -635,8 +644,19 @@ impl<D: Driver> Transport for SqlTransport<D> {
                 .await?;
         }
         if cx.sagas {
+            let upgrading = cx.table_exists(&mut c, "NimbusSagas").await?;
             cx.create(&mut c, "NimbusSagas", &cx.sql.sagas, &[schema])
                 .await?;
+            if upgrading && !s.sagas_have_completed_at(&mut c).await? {
+                tracing::warn!(schema = %cx.schema, "upgrading NimbusSagas: adding CompletedAt");
+                cx.create(
+                    &mut c,
+                    "CompletedAt of NimbusSagas",
+                    &cx.sql.upgrade_sagas_completed_at,
+                    &[schema],
+                )
+                .await?;
+            }
         }
         cx.create(
             &mut c,
@@ -708,6 +728,15 @@ impl<D: Driver> Transport for SqlTransport<D> {
                     object: "column LastSeenAt of NimbusSubscriptions (added for heartbeats)"
                         .into(),
                     statement: cx.sql.upgrade_subscriptions_last_seen_at.clone(),
+                });
+            }
+            if table == "NimbusSagas" && !s.sagas_have_completed_at(&mut c).await? {
+                return Err(NimbusError::MissingSchema {
+                    backend: cx.name,
+                    object: "column CompletedAt of NimbusSagas (completed instances kept for \
+                             late messages)"
+                        .into(),
+                    statement: cx.sql.upgrade_sagas_completed_at.clone(),
                 });
             }
             if table == "NimbusSubscriptions" && !s.has_idle_seconds(&mut c).await? {
@@ -1183,6 +1212,26 @@ impl<D: Driver> Transport for SqlTransport<D> {
         s.storage.drop_queue(&mut c, queue).await?;
         c.release();
         Ok(())
+    }
+
+    async fn cleanup_sagas(&self, kept: std::time::Duration, batch: i64) -> Result<u64> {
+        let s = &self.inner;
+        let purpose = "deleting saga instances completed long ago";
+        let mut c = s.connection(purpose).await?;
+        let seconds = i64::try_from(kept.as_secs()).unwrap_or(i64::MAX);
+        let mut deleted = 0u64;
+        for size in s.driver.dialect().statement_sizes(batch) {
+            let n = c
+                .cleanup_sagas(&s.cx.sql.saga_cleanup, seconds, size)
+                .await
+                .map_err(s.cx.db(purpose))?;
+            deleted += n;
+            if n < size.unsigned_abs() {
+                break;
+            }
+        }
+        c.release();
+        Ok(deleted)
     }
 
     async fn expire_dead_letters(&self, retention: std::time::Duration, batch: i64) -> Result<u64> {
@@ -1699,10 +1748,10 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
                     ))),
                 }
             }
-            SagaChange::Delete { id, version } => {
+            SagaChange::Complete { id, version, state } => {
                 let deleted = self
                     .connection
-                    .saga_write(&cx.sql.saga_delete, id, version, None)
+                    .saga_write(&cx.sql.saga_complete, id, version, Some(state))
                     .await
                     .map_err(cx.db(|| format!("completing saga {id}")))?;
                 match deleted {

@@ -120,7 +120,7 @@ impl Context {
         script: &str,
         names: &[&str],
     ) -> Result<()> {
-        match c.run_script(script, names).await {
+        match c.run_creation_script(script, names).await {
             Ok(()) => Ok(()),
             Err(e) => {
                 let advice = if c.driver_of().permission_denied(&e) {

@@ -5,7 +5,8 @@ CREATE TABLE IF NOT EXISTS "Zeb]ra ""x"" 'y'"."NimbusSagas" (
     "State"         text         NOT NULL,
     "Version"       bigint       NOT NULL,
     "StartedAt"     timestamp    NOT NULL,
-    "UpdatedAt"     timestamp    NOT NULL
+    "UpdatedAt"     timestamp    NOT NULL,
+    "CompletedAt"   timestamp    NULL
 );
 CREATE UNIQUE INDEX IF NOT EXISTS "NimbusSagas_Index_Correlation"
 ON "Zeb]ra ""x"" 'y'"."NimbusSagas"

@@ -1,3 +1,3 @@
-SELECT "Id", "State", "Version"
+SELECT "Id", "State", "Version", "CompletedAt"
 FROM "NimbusSagas"
 WHERE "SagaType" = ?1 AND "CorrelationId" = ?2

@@ -5,7 +5,8 @@ CREATE TABLE IF NOT EXISTS "NimbusSagas" (
     "State"         TEXT    NOT NULL,
     "Version"       INTEGER NOT NULL,
     "StartedAt"     TEXT    NOT NULL,
-    "UpdatedAt"     TEXT    NOT NULL
+    "UpdatedAt"     TEXT    NOT NULL,
+    "CompletedAt"   TEXT    NULL
 );
 CREATE UNIQUE INDEX IF NOT EXISTS "NimbusSagas_Index_Correlation"
 ON "NimbusSagas"

@@ -9,7 +9,8 @@ BEGIN
         [State]         nvarchar(max)    NOT NULL,
         [Version]       bigint           NOT NULL,
         [StartedAt]     datetime2        NOT NULL,
-        [UpdatedAt]     datetime2        NOT NULL
+        [UpdatedAt]     datetime2        NOT NULL,
+        [CompletedAt]   datetime2        NULL
     );
     CREATE UNIQUE NONCLUSTERED INDEX [Index_Correlation]
     ON [Zeb]]ra "x" 'y'].[NimbusSagas]

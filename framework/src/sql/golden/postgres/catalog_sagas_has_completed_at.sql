@@ -1,0 +1,1 @@
+SELECT 1 FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'NimbusSagas' AND column_name = 'CompletedAt'

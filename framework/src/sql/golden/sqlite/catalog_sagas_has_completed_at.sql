@@ -1,0 +1,1 @@
+SELECT 1 FROM pragma_table_info('NimbusSagas') WHERE name = 'CompletedAt' AND ?1 = 'main'

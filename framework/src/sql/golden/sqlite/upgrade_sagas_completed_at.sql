@@ -1,0 +1,1 @@
+ALTER TABLE "NimbusSagas" ADD COLUMN "CompletedAt" TEXT NULL;
