@@ -315,12 +315,13 @@ pub fn group(console: &Console, key: &GroupKey, group: &Group, note: Option<&str
                 &format!("Delete {} messages for good?", group.letters.len()), "/failed"))
         }
         table #letters {
-            thead { tr { th { "Message" } th { "Failed" } th.num { "Attempts" } th {} } }
+            thead { tr { th { "Message" } th { "Reason" } th { "Failed" } th.num { "Attempts" } th {} } }
             tbody {
                 @for letter in group.letters.iter().take(500) {
                     @let path = format!("/letters/{}", encode(&letter.id));
                     tr {
                         td { a href=(path) { code { (letter.id) } } }
+                        td.reason { (letter.variant.as_deref().unwrap_or(&key.reason)) }
                         td.time { (time(letter.failed_at)) }
                         td.num { (letter.attempts) }
                         td.actions {

@@ -62,7 +62,8 @@ pub struct Snapshot {
 }
 
 /// What groups failed messages: where they failed, what they were and why (the first line of
-/// the reason), as ServicePulse groups them.
+/// the reason, its numbers and ids replaced by `#` and `<id>`: "declined: 150000 cents" and
+/// "declined: 300000 cents" are one group), as ServicePulse groups them.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct GroupKey {
     pub queue: String,
@@ -82,7 +83,7 @@ impl GroupKey {
                 .clone()
                 .unwrap_or_else(|| "(unknown)".into()),
             message_type: letter.message_type().unwrap_or_else(|| "(unknown)".into()),
-            reason: first_line.chars().take(REASON_CHARS).collect(),
+            reason: reason_shape(&first_line.chars().take(REASON_CHARS).collect::<String>()),
         }
     }
 
@@ -94,12 +95,53 @@ impl GroupKey {
     }
 }
 
+/// `reason` with the numbers and ids that tell one failure of a kind from another replaced: a
+/// UUID by `<id>`, a number standing alone (not part of a word such as `v2`) by `#`.
+pub fn reason_shape(reason: &str) -> String {
+    let chars: Vec<char> = reason.chars().collect();
+    let is_uuid_at = |at: usize| {
+        chars.len() >= at + 36
+            && chars[at..at + 36].iter().enumerate().all(|(i, c)| {
+                if matches!(i, 8 | 13 | 18 | 23) {
+                    *c == '-'
+                } else {
+                    c.is_ascii_hexdigit()
+                }
+            })
+    };
+    let mut shape = String::with_capacity(reason.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let word_before = i > 0 && (chars[i - 1].is_alphanumeric() || chars[i - 1] == '_');
+        if !word_before && is_uuid_at(i) {
+            shape.push_str("<id>");
+            i += 36;
+        } else if !word_before && chars[i].is_ascii_digit() {
+            while i < chars.len()
+                && (chars[i].is_ascii_digit()
+                    || (matches!(chars[i], '.' | ',')
+                        && chars.get(i + 1).is_some_and(char::is_ascii_digit)))
+            {
+                i += 1;
+            }
+            shape.push('#');
+        } else {
+            shape.push(chars[i]);
+            i += 1;
+        }
+    }
+    shape
+}
+
 /// One dead letter, as the index keeps it (its body stays in the database).
 #[derive(Clone, Debug)]
 pub struct LetterRef {
     pub id: String,
     pub failed_at: Option<NaiveDateTime>,
     pub attempts: i64,
+    /// The first line of its reason, where it is not its group's shape word for word (numbers
+    /// and ids in it): the variants a group page lists.
+    pub variant: Option<String>,
 }
 
 /// The dead letters of one group.
@@ -126,7 +168,16 @@ pub struct FailedIndex {
 impl FailedIndex {
     fn add(&mut self, page: &[DeadLetterInfo]) {
         for letter in page {
-            let group = self.groups.entry(GroupKey::of(letter)).or_default();
+            let key = GroupKey::of(letter);
+            let variant = letter
+                .reason_without_message()
+                .and_then(|r| {
+                    r.lines()
+                        .next()
+                        .map(|l| l.chars().take(REASON_CHARS).collect())
+                })
+                .filter(|line: &String| *line != key.reason);
+            let group = self.groups.entry(key).or_default();
             let at = letter.failed_at;
             group.first = earliest(group.first, at);
             group.last = group.last.max(at);
@@ -134,6 +185,7 @@ impl FailedIndex {
                 id: letter.message_id.clone(),
                 failed_at: at,
                 attempts: letter.delivery_attempts,
+                variant,
             });
             self.total += 1;
         }
@@ -464,6 +516,45 @@ mod tests {
         letter.delivery_attempts = 3;
         letter.failed_at = Some(Utc::now().naive_utc() - chrono::Duration::minutes(minutes_ago));
         letter
+    }
+
+    #[test]
+    fn reasons_that_differ_only_in_numbers_and_ids_share_a_shape() {
+        assert_eq!(
+            reason_shape("card declined: 150000 cents, order 7f3c1e9a-0b2d-4c5e-8f90-123456789abc"),
+            "card declined: # cents, order <id>"
+        );
+        assert_eq!(
+            reason_shape("card declined: 3,000.50 cents"),
+            "card declined: # cents"
+        );
+        assert_eq!(
+            reason_shape("utf8 v2 step_3 failed after 3 tries"),
+            "utf8 v2 step_3 failed after # tries",
+            "digits inside words stay"
+        );
+        let mut index = FailedIndex::default();
+        index.add(&[
+            letter("a1", "Billing", "card declined: 150000 cents", 0),
+            letter("a2", "Billing", "card declined: 300000 cents", 1),
+            letter("a3", "Billing", "card declined: 450000 cents", 2),
+        ]);
+        assert_eq!(index.groups.len(), 1, "{:?}", index.groups.keys());
+        let (key, group) = index.groups.iter().next().unwrap();
+        assert_eq!(key.reason, "card declined: # cents");
+        let variants: Vec<_> = group
+            .letters
+            .iter()
+            .filter_map(|l| l.variant.as_deref())
+            .collect();
+        assert_eq!(
+            variants,
+            vec![
+                "card declined: 150000 cents",
+                "card declined: 300000 cents",
+                "card declined: 450000 cents"
+            ]
+        );
     }
 
     #[test]
