@@ -419,6 +419,37 @@ async fn in_the_browser(url: &str, schema: Option<&str>) {
     .await;
     screenshot(&client, &shots, "instances").await;
 
+    // The own queue of an instance that stopped is hidden from the overview, behind a link.
+    let mut gone = nimbus::Bus::builder()
+        .names("Shop", "shop-gone")
+        .database_url(url)
+        .enable_requests();
+    if let Some(schema) = schema {
+        gone = gone.schema(schema);
+    }
+    let gone = gone.build().unwrap().start().await.unwrap();
+    gone.stop().await.unwrap();
+    client.goto(&format!("{address}/")).await.unwrap();
+    wait_until("the stopped instance's queue is hidden", || async {
+        text_of(&client, "#hidden-queues")
+            .await
+            .is_some_and(|t| t.contains("1 queue of instances that are not running"))
+    })
+    .await;
+    assert!(text_of(&client, "tr[data-queue='Shop.shop-gone']")
+        .await
+        .is_none());
+    assert!(text_of(&client, "tr[data-queue='Shop.shop-1']")
+        .await
+        .is_some());
+    client.goto(&format!("{address}/?all=1")).await.unwrap();
+    wait_until("?all=1 shows it", || async {
+        text_of(&client, "tr[data-queue='Shop.shop-gone']")
+            .await
+            .is_some()
+    })
+    .await;
+
     // Beyond loopback, with a token: the browser without it is refused.
     let (_guarded, guarded_address) =
         console(url, schema, &["--bind", "0.0.0.0:0"], Some("s3cret-token"));

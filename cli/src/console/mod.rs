@@ -129,7 +129,11 @@ fn page(markup: Markup) -> Response {
 }
 
 async fn overview(State(console): State<Arc<Console>>, Query(q): Query<PageQuery>) -> Response {
-    page(pages::overview(&console, q.note.as_deref()))
+    page(pages::overview(
+        &console,
+        q.note.as_deref(),
+        q.all.as_deref() == Some("1"),
+    ))
 }
 
 async fn queue(

@@ -76,8 +76,13 @@ fn action(console: &Console, path: &str, label: &str, confirm: &str, back: &str)
     }
 }
 
-pub fn overview(console: &Console, note: Option<&str>) -> Markup {
+pub fn overview(console: &Console, note: Option<&str>, all: bool) -> Markup {
     let snapshot = console.snapshot.read().unwrap_or_else(|p| p.into_inner());
+    let hidden = snapshot
+        .queues
+        .iter()
+        .filter(|q| !all && snapshot.queue_of_gone_instance(&q.name))
+        .count();
     let failed = console.failed.read().unwrap_or_else(|p| p.into_inner());
     let now = Utc::now();
     let utc_now = now.naive_utc();
@@ -95,7 +100,7 @@ pub fn overview(console: &Console, note: Option<&str>) -> Markup {
                 th.num { "Failed" } th { "State" } th {}
             } }
             tbody {
-                @for queue in &snapshot.queues {
+                @for queue in snapshot.queues.iter().filter(|q| all || !snapshot.queue_of_gone_instance(&q.name)) {
                     @let link = format!("/queues/{}", encode(&queue.name));
                     tr data-queue=(queue.name) {
                         td { a href=(link) { (queue.name) } }
@@ -121,6 +126,9 @@ pub fn overview(console: &Console, note: Option<&str>) -> Markup {
             }
         }
         @if snapshot.queues.is_empty() { p { "No queues (yet)." } }
+        @if hidden > 0 {
+            p #hidden-queues { (plural(hidden, "queue")) " of instances that are not running (their own queues for replies and multicast events, swept after auto_delete_on_idle) are not shown. " a href="/?all=1" { "Show them" } }
+        }
         p.hint { "Depth is exact (a count); the oldest message's age is by its sender's clock. Failed counts come from the dead letters' failure times." }
     };
     // Released before the layout reads them again: a second read while a writer waits would

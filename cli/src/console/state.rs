@@ -284,6 +284,24 @@ impl Job {
 }
 
 impl Snapshot {
+    /// Whether `queue` is the own queue (for replies and multicast events) of an instance that
+    /// does not run: registered, not live, or not registered at all while others are. `false`
+    /// where the database has no instance registry, or for any other queue.
+    pub fn queue_of_gone_instance(&self, queue: &str) -> bool {
+        let Some(instances) = &self.instances else {
+            return false;
+        };
+        let is_instance_queue = self
+            .subscriptions
+            .iter()
+            .any(|s| s.topic == nimbus::subscriptions::INSTANCE_QUEUE_TOPIC && s.queue == queue);
+        is_instance_queue
+            && !instances.iter().any(|i| {
+                i.state == nimbus::admin::InstanceState::Live
+                    && format!("{}.{}", i.application, i.instance) == queue
+            })
+    }
+
     /// Who paused `queue` and when, as a line for people; `None` when it is not paused.
     pub fn paused_by(&self, queue: &str) -> Option<String> {
         let p = self
