@@ -2,7 +2,7 @@
 //!
 //! * [`TestContext`]: call a handler directly with a context that needs no database, then
 //!   assert what it sent, published and replied (typed), or which error it returned.
-//! * [`TestBus`] (with the `sqlite` feature): one endpoint on a temporary SQLite database, for
+//! * `TestBus` (with the `sqlite` feature): one endpoint on a temporary SQLite database, for
 //!   end-to-end tests: start it, send, wait until handled, look at its queues and dead letters;
 //!   the file goes away when the test bus is dropped.
 //!
@@ -98,7 +98,7 @@ impl Recorded {
 
 /// A [`HandlerContext`] for calling a handler in a unit test, with no database: it records what
 /// the handler sends, publishes and replies. The handler's own SQL (`ctx.postgres()` and the
-/// others) returns an error here; test that with a [`TestBus`] or a database of your own.
+/// others) returns an error here; test that with a `TestBus` or a database of your own.
 pub struct TestContext {
     ctx: HandlerContext,
     routes: Vec<(&'static str, QueueName)>,

@@ -559,7 +559,7 @@ impl Bus {
     /// within `database_timeout` and at most 5 s — and no queue has been failing longer than
     /// `critical_error_after`), and each received queue's state (paused, when the database last
     /// answered it, since when it fails and why). Never fails: a database that does not answer
-    /// is part of the answer. With the `axum` feature, [`Bus::health_routes`] serves it.
+    /// is part of the answer. With the `axum` feature, `Bus::health_routes` serves it.
     ///
     /// ```no_run
     /// # async fn demo(bus: nimbus::Bus) {

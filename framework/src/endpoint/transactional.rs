@@ -32,7 +32,7 @@ use crate::SendOptions;
 ///
 /// On SQLite, whose writes are synchronous and whose file has one writer, prepare first and
 /// write inside the transaction: [`TransactionalSends::prepare`], then
-/// [`PreparedSends::write_sqlite`].
+/// `PreparedSends::write_sqlite`.
 pub struct TransactionalSends<'b> {
     endpoint: &'b EndpointState,
     bus: &'b Bus,

@@ -122,8 +122,8 @@ impl Routes {
 
 /// What a handler can do besides handling: read the incoming message's headers, send or
 /// publish messages that commit with the receive, and run its own SQL in the receive's
-/// transaction ([`postgres`](Self::postgres), [`sqlite`](Self::sqlite),
-/// [`sql_server`](Self::sql_server)), so that the data it changes commits together with the
+/// transaction (`postgres`, `sqlite`,
+/// `sql_server`), so that the data it changes commits together with the
 /// message's removal and its sends, or not at all.
 pub struct HandlerContext {
     origin: Arc<EndpointIdentity>,
@@ -346,7 +346,7 @@ impl HandlerContext {
     /// `execute`, `query` and `simple_query` are bounded by the endpoint's
     /// [`database_timeout`](crate::BusBuilder::database_timeout) (see
     /// [`HandlerSqlServer`](crate::HandlerSqlServer)); a database error that may pass does not
-    /// spend the message's retry budget, as with [`postgres`](Self::postgres).
+    /// spend the message's retry budget, as with `postgres`.
     #[cfg(feature = "sqlserver")]
     pub async fn sql_server(&mut self) -> Result<crate::HandlerSqlServer<'_>> {
         let deadline = self.statement_deadline();
