@@ -526,3 +526,60 @@ fn beyond_loopback_the_console_needs_a_token() {
         "it says what to set: {err}"
     );
 }
+
+/// The body of `GET path` on 127.0.0.1:`port`.
+fn http_body(port: &str, path: &str) -> String {
+    let mut stream = std::net::TcpStream::connect(format!("127.0.0.1:{port}")).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    response
+}
+
+#[actix_rt::test]
+async fn the_console_never_shows_the_password_on_postgres() {
+    // The local server trusts the login: the password in the URL is accepted and ignored.
+    const SECRET: &str = "S3cret-in-console";
+    let schema = format!("nimbus console secret {}", unique());
+    let url = postgres_url().replacen("postgres@", &format!("postgres:{SECRET}@"), 1);
+    assert!(url.contains(SECRET), "{url}");
+    let mut builder = nimbus::Bus::builder()
+        .names("Secret", "secret-1")
+        .database_url(&url)
+        .schema(&schema)
+        .enable_requests()
+        .handler(Orders::default());
+    builder = builder.route::<Order>("Secret");
+    let bus = builder.build().unwrap().start().await.unwrap();
+    let (_console, address) = console(&url, Some(&schema), &["--bind", "127.0.0.1:0"], None);
+    let port = address.rsplit(':').next().unwrap().to_string();
+    wait_until("the console lists the bus", || async {
+        http_body(&port, "/instances").contains("secret-1")
+    })
+    .await;
+    for path in [
+        "/",
+        "/instances",
+        "/subscriptions",
+        "/failed",
+        "/queues/Secret",
+    ] {
+        let page = http_body(&port, path);
+        assert!(page.contains("nimbus console"), "{path}: {page}");
+        assert!(!page.contains(SECRET), "{path} shows the password: {page}");
+    }
+    bus.stop().await.unwrap();
+    let db = Database::connect_with(
+        &postgres_url(),
+        nimbus::admin::ConnectOptions::new().schema(&schema),
+    )
+    .await
+    .unwrap();
+    db.execute(&format!("DROP SCHEMA {} CASCADE", db.quote(&schema)))
+        .await
+        .unwrap();
+}
