@@ -936,6 +936,55 @@ mod postgres {
         c.release();
     }
 
+    /// The server process behind `c`.
+    async fn backend(c: &mut Held<PostgresDriver>) -> i64 {
+        let rows = c
+            .query("SELECT pg_backend_pid()::bigint", &[])
+            .await
+            .expect("the backend's pid");
+        rows[0].int(0).expect("an integer").expect("a pid")
+    }
+
+    /// A connection that read or wrote a value past `LARGE_VALUE` is closed when given back
+    /// (its buffers grew to that size and would stay so in the pool); others are pooled.
+    #[tokio::test]
+    async fn a_connection_that_moved_a_large_value_is_closed_not_pooled() {
+        let (driver, _schema) = fresh().await;
+        let driver = Arc::new(driver);
+        let mut c = Held::take(&driver, DEADLINES).await.expect("a connection");
+        let first = backend(&mut c).await;
+        c.release();
+        let mut c = Held::take(&driver, DEADLINES).await.expect("a connection");
+        assert_eq!(
+            backend(&mut c).await,
+            first,
+            "a small query's connection is pooled"
+        );
+        let large = crate::driver::LARGE_VALUE + 1;
+        c.query(&format!("SELECT repeat('x', {large})"), &[])
+            .await
+            .expect("a large value");
+        c.release();
+        let mut c = Held::take(&driver, DEADLINES).await.expect("a connection");
+        let second = backend(&mut c).await;
+        assert_ne!(second, first, "the connection that read it was closed");
+        let body = vec![b'y'; large];
+        c.query(
+            "SELECT length($1::bytea)::bigint",
+            &[Param::Bytes(Some(&body))],
+        )
+        .await
+        .expect("a large parameter");
+        c.release();
+        let mut c = Held::take(&driver, DEADLINES).await.expect("a connection");
+        assert_ne!(
+            backend(&mut c).await,
+            second,
+            "the connection that sent it was closed"
+        );
+        c.release();
+    }
+
     #[tokio::test]
     async fn every_statement_keeps_its_contract() {
         let (driver, schema) = fresh().await;

@@ -272,6 +272,13 @@ pub(crate) trait Driver: Send + Sync + Sized + 'static {
         false
     }
 
+    /// Whether a connection keeps buffers as large as the largest value it moved (the
+    /// network drivers' read and write buffers), so that one that moved a large body should
+    /// be closed rather than pooled: pooled, it would hold that memory until it is closed.
+    fn keeps_large_buffers(&self) -> bool {
+        false
+    }
+
     /// Commits the open transaction, then opens the next and runs `sql` in it — in one round
     /// trip where the driver [pipelines](Self::pipelines_commit) them. Returns the commit's
     /// outcome and, when the commit succeeded, the query's rows (`None` after a failed commit:
@@ -363,7 +370,14 @@ pub(crate) struct Held<D: Driver> {
     deadlines: Deadlines,
     /// A call ran past its deadline: the connection may be mid-reply, never reuse it.
     frozen: bool,
+    /// It moved a value larger than [`LARGE_VALUE`] on a driver whose connections keep their
+    /// buffers: closed when given back, so its memory is given back too.
+    retire: bool,
 }
+
+/// The size from which a value a connection moved makes it close when given back (where the
+/// driver [keeps large buffers](Driver::keeps_large_buffers)).
+pub(crate) const LARGE_VALUE: usize = 4 * 1024 * 1024;
 
 /// Runs `call` within `deadline`.
 async fn bounded<T>(
@@ -405,6 +419,7 @@ impl<D: Driver> Held<D> {
             connection: Some(connection),
             deadlines,
             frozen: false,
+            retire: false,
         })
     }
 
@@ -438,7 +453,7 @@ impl<D: Driver> Held<D> {
     /// Gives the connection back to the pool: call only when no transaction is open.
     pub fn release(mut self) {
         if let Some(connection) = self.connection.take() {
-            if self.frozen {
+            if self.frozen || self.retire {
                 self.driver.discard(connection);
             } else {
                 self.driver.release(connection);
@@ -463,7 +478,7 @@ impl<D: Driver> Held<D> {
         )
         .await;
         match committed {
-            Ok(()) if !self.frozen => {
+            Ok(()) if !self.frozen && !self.retire => {
                 driver.release(connection);
                 Ok(())
             }

@@ -343,6 +343,11 @@ impl Driver for PostgresDriver {
         let _ = Object::take(connection);
     }
 
+    fn keeps_large_buffers(&self) -> bool {
+        // tokio-postgres's read and write buffers grow to the largest message and stay so.
+        true
+    }
+
     async fn begin(&self, connection: &mut Object) -> DriverResult<()> {
         connection.batch_execute("BEGIN").await.map_err(error)
     }

@@ -7,7 +7,9 @@ use uuid::Uuid;
 
 use std::time::Duration;
 
-use super::{bounded, Driver, DriverError, DriverResult, FailureKind, Held, Param, Row, Statement};
+use super::{
+    bounded, Driver, DriverError, DriverResult, FailureKind, Held, Param, Row, Statement, Value,
+};
 
 /// A row for a queue table (`queue_insert.sql`).
 #[derive(Debug, Clone, Copy)]
@@ -310,6 +312,31 @@ impl<D: Driver> Held<D> {
         Ok((driver, connection, deadline))
     }
 
+    /// Notes large values among `params`: the connection then closes when given back (see
+    /// [`Driver::keeps_large_buffers`]).
+    fn weigh_params(&mut self, params: &[Param<'_>]) {
+        if !self.retire && self.driver.keeps_large_buffers() {
+            self.retire = params.iter().any(|p| match p {
+                Param::Bytes(Some(b)) => b.len() > super::LARGE_VALUE,
+                Param::Text(Some(t)) => t.len() > super::LARGE_VALUE,
+                _ => false,
+            });
+        }
+    }
+
+    /// Notes large values among `rows`, as [`Held::weigh_params`] does.
+    fn weigh_rows(&mut self, rows: &[Row]) {
+        if !self.retire && self.driver.keeps_large_buffers() {
+            self.retire = rows.iter().any(|row| {
+                row.0.iter().any(|v| match v {
+                    Value::Bytes(b) => b.len() > super::LARGE_VALUE,
+                    Value::Text(t) => t.len() > super::LARGE_VALUE,
+                    _ => false,
+                })
+            });
+        }
+    }
+
     /// Notes a call that ran past its deadline: the connection is never reused.
     fn note<T>(&mut self, result: DriverResult<T>) -> DriverResult<T> {
         if matches!(&result, Err(e) if e.is_timeout()) {
@@ -320,6 +347,7 @@ impl<D: Driver> Held<D> {
 
     /// Runs a statement; returns the rows it affected.
     pub async fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> DriverResult<u64> {
+        self.weigh_params(params);
         let (driver, connection, deadline) = self.parts()?;
         let result = bounded(
             deadline,
@@ -332,9 +360,12 @@ impl<D: Driver> Held<D> {
 
     /// Runs a statement and returns its rows.
     pub async fn query(&mut self, sql: &str, params: &[Param<'_>]) -> DriverResult<Vec<Row>> {
+        self.weigh_params(params);
         let (driver, connection, deadline) = self.parts()?;
         let result = bounded(deadline, "a query", driver.query(connection, sql, params)).await;
-        self.note(result)
+        let rows = self.note(result)?;
+        self.weigh_rows(&rows);
+        Ok(rows)
     }
 
     /// Runs a DDL script; `names` are the schema, table and index names SQL Server's scripts
@@ -427,6 +458,7 @@ impl<D: Driver> Held<D> {
         )
         .await;
         let rows = self.note(result)?;
+        self.weigh_rows(&rows);
         Ok(rows.first().map(|row| message_row(row, RECEIVED)))
     }
 
@@ -463,7 +495,7 @@ impl<D: Driver> Held<D> {
             return Err(e);
         }
         let rows = match received {
-            Some(rows) => self.note(rows),
+            Some(rows) => self.note(rows).inspect(|rows| self.weigh_rows(rows)),
             None => Err(DriverError::other(
                 FailureKind::Permanent,
                 "the driver committed but did not run the receive after it",
@@ -487,6 +519,7 @@ impl<D: Driver> Held<D> {
         )
         .await;
         let rows = self.note(result)?;
+        self.weigh_rows(&rows);
         Ok(rows.iter().map(|row| message_row(row, RECEIVED)).collect())
     }
 

@@ -284,6 +284,11 @@ impl Driver for SqlServerDriver {
         let _ = Object::take(connection);
     }
 
+    fn keeps_large_buffers(&self) -> bool {
+        // tiberius's packet buffers grow with what the connection moves.
+        true
+    }
+
     async fn begin(&self, connection: &mut Connection) -> DriverResult<()> {
         connection.begin_transaction().await.map_err(error)
     }
