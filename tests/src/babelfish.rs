@@ -24,6 +24,16 @@ pub struct Gap {
     pub sql_server: &'static str,
 }
 
+/// Whether a failure is Babelfish 4.3's catalog race: a statement that checks or creates one
+/// test's table or index (`CREATE INDEX`, the catalog views) fails on a table another test is
+/// dropping or making at that moment, with `column "id" of relation "dropped" does not exist`
+/// (its log: `acl.c`). Seen once in three runs of the suite; SQL Server has no such race. The
+/// harness runs such a test once more: a real missing column fails again.
+pub fn is_catalog_race(message: &str) -> bool {
+    (message.contains("\" of relation \"") || message.contains("\\\" of relation \\\""))
+        && message.contains("does not exist")
+}
+
 /// Every known gap, as measured on Babelfish 4.2 and 4.3.
 pub const GAPS: &[Gap] = &[
     Gap {
@@ -144,4 +154,19 @@ pub async fn version(connection_string: &str) -> Option<String> {
     let version: Option<&str> = row.as_ref().and_then(|r| r.get(0));
     let version = version.unwrap_or_default().to_string();
     version.contains("Babelfish").then_some(version)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_catalog_race_is_told_from_other_failures() {
+        let race = "called `Result::unwrap()` on an `Err` value: SQL Server failed while creating \
+                    index Index_Expires of queue table \"Poison\": Token error: 'column \"id\" of \
+                    relation \"dropped\" does not exist' on server BABELFISH";
+        assert!(super::is_catalog_race(race));
+        assert!(super::is_catalog_race(&format!("{race:?}")));
+        assert!(!super::is_catalog_race(
+            "queue \"Sales\" does not exist: no endpoint has created it"
+        ));
+    }
 }

@@ -23,7 +23,7 @@ pub mod tls_proxy;
 pub use db::{Kind, Setup, TestDatabase};
 
 /// One test of the suite, run to its end on the calling thread (a panic is its failure).
-pub type Runner = Box<dyn FnOnce() + Send>;
+pub type Runner = Box<dyn Fn() + Send>;
 
 /// Waits until `done` says so, checking every 10 ms; panics with `what` after `within`, so a
 /// test that goes wrong fails instead of hanging.

@@ -40,6 +40,8 @@ struct Counts {
     ran: AtomicUsize,
     passed: AtomicUsize,
     gaps: AtomicUsize,
+    /// Run twice after Babelfish's catalog race (see `babelfish::is_catalog_race`).
+    retried: AtomicUsize,
 }
 
 /// The text of a panic's payload.
@@ -60,7 +62,21 @@ fn run_one(
     counts: &Counts,
 ) -> Result<(), libtest_mimic::Failed> {
     counts.ran.fetch_add(1, Ordering::SeqCst);
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+    let mut outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(&run));
+    if let (Some(_), Err(payload)) = (babelfish, &outcome) {
+        let message = panic_text(payload.as_ref());
+        if babelfish::is_catalog_race(&message) {
+            // Babelfish lost a concurrent test's dropped table while it checked this one's
+            // DDL; SQL Server has no such race. Run once more, and say so.
+            counts.retried.fetch_add(1, Ordering::SeqCst);
+            println!(
+                "note: {name} met Babelfish's catalog race ({}); running it once more",
+                message.lines().next().unwrap_or_default()
+            );
+            outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(&run));
+        }
+    }
+    match outcome {
         Ok(()) => {
             counts.passed.fetch_add(1, Ordering::SeqCst);
             if babelfish.is_some() && babelfish::listed(name).is_some() {
@@ -206,6 +222,12 @@ fn main() -> ExitCode {
             babelfish.as_deref().is_some(),
         )
     );
+    let retried = counts.retried.load(Ordering::SeqCst);
+    if retried > 0 {
+        println!(
+            "SQL Server: {retried} test(s) ran twice after Babelfish's catalog race (notes above)"
+        );
+    }
     conclusion.exit_code()
 }
 
