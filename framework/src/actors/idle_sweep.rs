@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use super::periodic::Periodic;
 use crate::pipeline::EndpointState;
+use crate::transport::AgedRows;
 
 /// The idle-sweep actor of an endpoint.
 pub(crate) fn idle_sweep(endpoint: Arc<EndpointState>) -> Periodic {
@@ -32,10 +33,28 @@ pub(crate) fn idle_sweep(endpoint: Arc<EndpointState>) -> Periodic {
                     );
                 }
                 if let Some(retention) = endpoint.config.dead_letter_retention {
-                    expire_dead_letters(&endpoint, retention).await?;
+                    let deleted =
+                        delete_all_aged(&endpoint, AgedRows::DeadLetters, retention).await?;
+                    if deleted > 0 {
+                        crate::pipeline::metrics::count_dead_letters_expired(deleted);
+                        tracing::info!(
+                            deleted,
+                            retention = ?retention,
+                            "deleted dead letters past their retention period"
+                        );
+                    }
                 }
                 if endpoint.config.sagas {
-                    cleanup_sagas(&endpoint).await?;
+                    let kept = endpoint.config.completed_sagas_kept;
+                    let deleted =
+                        delete_all_aged(&endpoint, AgedRows::CompletedSagas, kept).await?;
+                    if deleted > 0 {
+                        tracing::debug!(
+                            deleted,
+                            kept = ?kept,
+                            "deleted saga instances completed long ago"
+                        );
+                    }
                 }
                 Ok(())
             })
@@ -43,51 +62,23 @@ pub(crate) fn idle_sweep(endpoint: Arc<EndpointState>) -> Periodic {
     )
 }
 
-/// Deletes the saga instances completed longer than `completed_sagas_kept` ago, a batch at a
-/// time.
-async fn cleanup_sagas(endpoint: &EndpointState) -> crate::error::Result<()> {
-    let (kept, batch) = (
-        endpoint.config.completed_sagas_kept,
-        endpoint.config.purge_batch_size,
-    );
-    let mut deleted = 0u64;
-    loop {
-        let n = endpoint.transport.cleanup_sagas(kept, batch).await?;
-        deleted += n;
-        if n < batch.unsigned_abs() {
-            break;
-        }
-    }
-    if deleted > 0 {
-        tracing::debug!(deleted, kept = ?kept, "deleted saga instances completed long ago");
-    }
-    Ok(())
-}
-
-/// Deletes the dead letters that failed longer than `retention` ago, a batch at a time.
-async fn expire_dead_letters(
+/// Deletes every row of `rows` older than `older_than`, a batch (the endpoint's purge batch
+/// size) at a time, until a batch comes back short; returns how many.
+async fn delete_all_aged(
     endpoint: &EndpointState,
-    retention: std::time::Duration,
-) -> crate::error::Result<()> {
+    rows: AgedRows,
+    older_than: std::time::Duration,
+) -> crate::error::Result<u64> {
     let batch = endpoint.config.purge_batch_size;
     let mut deleted = 0u64;
     loop {
         let n = endpoint
             .transport
-            .expire_dead_letters(retention, batch)
+            .delete_aged(rows, older_than, batch)
             .await?;
         deleted += n;
         if n < batch.unsigned_abs() {
-            break;
+            return Ok(deleted);
         }
     }
-    if deleted > 0 {
-        crate::pipeline::metrics::count_dead_letters_expired(deleted);
-        tracing::info!(
-            deleted,
-            retention = ?retention,
-            "deleted dead letters past their retention period"
-        );
-    }
-    Ok(())
 }

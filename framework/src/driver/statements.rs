@@ -602,38 +602,17 @@ impl<D: Driver> Held<D> {
         Ok(inserted > 0)
     }
 
-    /// `saga_cleanup.sql`: deletes at most `batch` saga instances completed more than
-    /// `kept_seconds` ago; returns how many.
-    pub async fn cleanup_sagas(
+    /// `saga_cleanup.sql` or `dead_letter_expire.sql`: deletes at most `batch` rows older than
+    /// `seconds` (by database time); returns how many.
+    pub async fn delete_older_than(
         &mut self,
         sql: &str,
-        kept_seconds: i64,
+        seconds: i64,
         batch: i64,
     ) -> DriverResult<u64> {
         self.execute(
             sql,
-            &[
-                Param::BigInt(Some(kept_seconds)),
-                Param::BigInt(Some(batch)),
-            ],
-        )
-        .await
-    }
-
-    /// `dead_letter_expire.sql`: deletes at most `batch` dead letters that failed more than
-    /// `retention_seconds` ago; returns how many.
-    pub async fn expire_dead_letters(
-        &mut self,
-        sql: &str,
-        retention_seconds: i64,
-        batch: i64,
-    ) -> DriverResult<u64> {
-        self.execute(
-            sql,
-            &[
-                Param::BigInt(Some(retention_seconds)),
-                Param::BigInt(Some(batch)),
-            ],
+            &[Param::BigInt(Some(seconds)), Param::BigInt(Some(batch))],
         )
         .await
     }

@@ -364,13 +364,15 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// skipping rows other transactions hold. Returns how many it deleted.
     async fn purge_expired(&self, queue: &QueueName, batch: i64) -> Result<u64>;
 
-    /// Deletes at most `batch` dead letters that failed longer than `retention` ago (by
-    /// database time), skipping rows others hold. Returns how many it deleted.
-    async fn expire_dead_letters(&self, retention: std::time::Duration, batch: i64) -> Result<u64>;
-
-    /// Deletes at most `batch` saga instances that completed longer than `kept` ago (by
-    /// database time), skipping rows others hold. Returns how many it deleted.
-    async fn cleanup_sagas(&self, kept: std::time::Duration, batch: i64) -> Result<u64>;
+    /// Deletes at most `batch` of `rows` older than `older_than` (by database time: a dead
+    /// letter's `FailedAt`, a saga's `CompletedAt`), skipping rows others hold. Returns how
+    /// many it deleted.
+    async fn delete_aged(
+        &self,
+        rows: AgedRows,
+        older_than: std::time::Duration,
+        batch: i64,
+    ) -> Result<u64>;
 
     /// Moves at most `batch` due delayed messages into their queues, in one transaction, skipping
     /// rows another mover holds. Returns how many it moved.
@@ -404,6 +406,15 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// Moves the dead letter `id` back to its queue in one transaction, rebuilt by `rebuild`
     /// from its original destination and body. `false` when there is no such dead letter.
     async fn replay_dead_letter(&self, id: Uuid, rebuild: RebuildDeadLetter) -> Result<bool>;
+}
+
+/// Rows the endpoints' maintenance deletes once they are old enough.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AgedRows {
+    /// Dead letters past the retention period.
+    DeadLetters,
+    /// Saga instances completed longer than `completed_sagas_kept` ago.
+    CompletedSagas,
 }
 
 /// What one idle sweep removed.

@@ -13,7 +13,7 @@ use super::index_check::ProblemKind;
 use super::instances::{InstanceHolder, InstanceRegistration, Registered};
 use super::storage::{self, Context, Creation, Storage};
 use super::{
-    CommitFailure, HeldLease, IndexProblem, LeaseTerms, NextReceive, PlannedSends,
+    AgedRows, CommitFailure, HeldLease, IndexProblem, LeaseTerms, NextReceive, PlannedSends,
     RebuildDeadLetter, ReceiveTransaction, ReceivedBatch, SagaChange, ServerWait, StopSignal,
     SweepReport, TableHealth, TableStats, Transport, TransportSettings,
 };
@@ -1214,35 +1214,29 @@ impl<D: Driver> Transport for SqlTransport<D> {
         Ok(())
     }
 
-    async fn cleanup_sagas(&self, kept: std::time::Duration, batch: i64) -> Result<u64> {
+    async fn delete_aged(
+        &self,
+        rows: AgedRows,
+        older_than: std::time::Duration,
+        batch: i64,
+    ) -> Result<u64> {
         let s = &self.inner;
-        let purpose = "deleting saga instances completed long ago";
+        let (sql, purpose) = match rows {
+            AgedRows::DeadLetters => (
+                &s.cx.sql.dead_letter_expire,
+                "deleting dead letters past their retention period",
+            ),
+            AgedRows::CompletedSagas => (
+                &s.cx.sql.saga_cleanup,
+                "deleting saga instances completed long ago",
+            ),
+        };
         let mut c = s.connection(purpose).await?;
-        let seconds = i64::try_from(kept.as_secs()).unwrap_or(i64::MAX);
+        let seconds = i64::try_from(older_than.as_secs()).unwrap_or(i64::MAX);
         let mut deleted = 0u64;
         for size in s.driver.dialect().statement_sizes(batch) {
             let n = c
-                .cleanup_sagas(&s.cx.sql.saga_cleanup, seconds, size)
-                .await
-                .map_err(s.cx.db(purpose))?;
-            deleted += n;
-            if n < size.unsigned_abs() {
-                break;
-            }
-        }
-        c.release();
-        Ok(deleted)
-    }
-
-    async fn expire_dead_letters(&self, retention: std::time::Duration, batch: i64) -> Result<u64> {
-        let s = &self.inner;
-        let purpose = "deleting dead letters past their retention period";
-        let mut c = s.connection(purpose).await?;
-        let seconds = i64::try_from(retention.as_secs()).unwrap_or(i64::MAX);
-        let mut deleted = 0u64;
-        for size in s.driver.dialect().statement_sizes(batch) {
-            let n = c
-                .expire_dead_letters(&s.cx.sql.dead_letter_expire, seconds, size)
+                .delete_older_than(sql, seconds, size)
                 .await
                 .map_err(s.cx.db(purpose))?;
             deleted += n;
