@@ -949,6 +949,19 @@ impl Database {
             .map(|rows| rows.into_iter().map(InstanceInfo::from).collect()))
     }
 
+    /// The monitoring reports of the last `window`, combined into a series per queue and per
+    /// endpoint ([`crate::monitoring`]); `None` where `NimbusMonitoring` does not exist.
+    pub async fn monitoring(
+        &self,
+        window: std::time::Duration,
+    ) -> Result<Option<crate::monitoring::MonitoringView>> {
+        Ok(self
+            .transport
+            .monitoring_reports(window)
+            .await?
+            .map(|reports| crate::monitoring::combine(&reports, window)))
+    }
+
     /// The paused queues (none where `NimbusPausedQueues` does not exist yet).
     pub async fn paused_queues(&self) -> Result<Vec<PausedQueue>> {
         Ok(self

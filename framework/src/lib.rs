@@ -73,6 +73,7 @@ mod error;
 pub mod headers;
 mod incoming_headers;
 mod message;
+pub mod monitoring;
 mod names;
 mod pipeline;
 pub mod recoverability;

@@ -493,6 +493,39 @@ impl TestDatabase {
         self.scalar(&sql, &[id]).await;
     }
 
+    /// Moves every monitoring report `hours` back in time (by its `ReportedAt`).
+    pub async fn age_monitoring_reports(&self, hours: u32) {
+        let col = self.admin.quote("ReportedAt");
+        let ago = match self.kind {
+            Kind::Sqlite => format!("strftime('%Y-%m-%d %H:%M:%f', {col}, '-{hours} hours')"),
+            Kind::Postgres => format!("{col} - interval '{hours} hours'"),
+            Kind::SqlServer => format!("DATEADD(hour, -{hours}, {col})"),
+        };
+        let sql = format!(
+            "UPDATE {} SET {col} = {ago}",
+            self.table("NimbusMonitoring")
+        );
+        self.scalar(&sql, &[]).await;
+    }
+
+    /// How many monitoring reports `NimbusMonitoring` holds.
+    pub async fn monitoring_rows(&self) -> i64 {
+        let sql = format!("SELECT COUNT(*) FROM {}", self.table("NimbusMonitoring"));
+        self.scalar(&sql, &[]).await
+    }
+
+    /// The monitoring reports of the last `window`, combined.
+    pub async fn monitoring(
+        &self,
+        window: std::time::Duration,
+    ) -> nimbus::monitoring::MonitoringView {
+        must(
+            "reading the monitoring reports",
+            self.admin.monitoring(window).await,
+        )
+        .expect("NimbusMonitoring exists")
+    }
+
     pub async fn age_subscriptions_by(&self, queue: &str, minutes: u32) {
         let ago = match self.kind {
             Kind::Sqlite => format!("strftime('%Y-%m-%d %H:%M:%f', 'now', '-{minutes} minutes')"),

@@ -2,8 +2,8 @@
 //! and drops the per-instance queues left without subscriptions. Concurrent sweeps are safe:
 //! each lapsed row is deleted, and its queue dropped, by exactly one of them. It also deletes
 //! the dead letters older than the endpoint's retention period, in batches, until a batch comes
-//! back short, and, on endpoints with sagas, the saga instances completed longer ago than
-//! `completed_sagas_kept`.
+//! back short, the monitoring reports older than `monitoring_retention`, and, on endpoints with
+//! sagas, the saga instances completed longer ago than `completed_sagas_kept`.
 
 use std::sync::Arc;
 
@@ -41,6 +41,18 @@ pub(crate) fn idle_sweep(endpoint: Arc<EndpointState>) -> Periodic {
                             deleted,
                             retention = ?retention,
                             "deleted dead letters past their retention period"
+                        );
+                    }
+                }
+                if endpoint.config.monitoring_interval.is_some() {
+                    let kept = endpoint.config.monitoring_retention;
+                    let deleted =
+                        delete_all_aged(&endpoint, AgedRows::MonitoringReports, kept).await?;
+                    if deleted > 0 {
+                        tracing::debug!(
+                            deleted,
+                            kept = ?kept,
+                            "deleted monitoring reports past their retention period"
                         );
                     }
                 }

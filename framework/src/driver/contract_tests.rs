@@ -59,6 +59,8 @@ async fn create<D: Driver>(
         &s.paused_queues,
         &s.instances,
         &s.instances,
+        &s.monitoring,
+        &s.monitoring,
         &s.sagas,
         &s.sagas,
     ] {

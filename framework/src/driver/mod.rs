@@ -16,6 +16,7 @@ mod contract_tests;
 #[cfg(any(feature = "postgres", feature = "sqlserver"))]
 pub(crate) mod home;
 pub(crate) mod instance_statements;
+pub(crate) mod monitoring_statements;
 pub(crate) mod shard;
 pub(crate) mod statements;
 mod value;

@@ -58,6 +58,11 @@ pub const MIN_DEAD_LETTER_RETENTION: Duration = Duration::from_secs(60);
 pub const DEFAULT_COMPLETED_SAGAS_KEPT: Duration = Duration::from_secs(7 * 24 * 3600);
 /// The largest message body (as JSON) a bus sends, unless configured: 16 MiB.
 pub const DEFAULT_MAX_BODY_SIZE: usize = 16 * 1024 * 1024;
+/// How often a receiving bus writes its monitoring report (a row per queue in
+/// `NimbusMonitoring`, one statement), unless configured.
+pub const DEFAULT_MONITORING_INTERVAL: Duration = Duration::from_secs(10);
+/// How long monitoring reports are kept, unless configured: the console's longest window.
+pub const DEFAULT_MONITORING_RETENTION: Duration = Duration::from_secs(6 * 3600);
 /// The shortest instance heartbeat interval accepted.
 pub const MIN_INSTANCE_HEARTBEAT: Duration = Duration::from_secs(1);
 /// How long one database statement (or commit) may take before its connection is dropped as
@@ -120,6 +125,8 @@ pub struct BusBuilder {
     instance_heartbeat: Duration,
     share_instance_name: bool,
     dead_letter_retention: Option<Duration>,
+    monitoring_interval: Option<Duration>,
+    monitoring_retention: Duration,
     max_body_size: usize,
     completed_sagas_kept: Duration,
     #[cfg(feature = "sqlserver")]
@@ -168,6 +175,8 @@ impl Default for BusBuilder {
             instance_heartbeat: DEFAULT_INSTANCE_HEARTBEAT,
             share_instance_name: false,
             dead_letter_retention: Some(DEFAULT_DEAD_LETTER_RETENTION),
+            monitoring_interval: Some(DEFAULT_MONITORING_INTERVAL),
+            monitoring_retention: DEFAULT_MONITORING_RETENTION,
             max_body_size: DEFAULT_MAX_BODY_SIZE,
             completed_sagas_kept: DEFAULT_COMPLETED_SAGAS_KEPT,
             #[cfg(feature = "sqlserver")]
@@ -467,6 +476,26 @@ impl BusBuilder {
     /// (`nimbus dead-letters purge --older-than 30days`).
     pub fn dead_letter_retention(mut self, retention: Option<Duration>) -> Self {
         self.dead_letter_retention = retention;
+        self
+    }
+
+    /// How often a receiving bus writes what it handled into `NimbusMonitoring` (default 10 s,
+    /// at least 1 s): one row per queue it receives from, in one statement, with the messages
+    /// handled, failed, retried and dead-lettered in the period, the processing time (its
+    /// handlers' run) and critical time (from the sender's `TimeSent` to handled) as
+    /// histograms, and the queue's length. The console's Monitoring page draws its charts from
+    /// these rows, for every instance at once. `None` writes none.
+    pub fn monitoring_interval(mut self, every: Option<Duration>) -> Self {
+        self.monitoring_interval = every;
+        self
+    }
+
+    /// How long monitoring reports are kept (default 6 hours, the console's longest window; at
+    /// least a minute): receiving endpoints delete older ones with their idle sweep, at start
+    /// and then about hourly. Each report row is a few hundred bytes: an instance receiving
+    /// from two queues writes about 4,300 rows in 6 hours at the default interval.
+    pub fn monitoring_retention(mut self, kept: Duration) -> Self {
+        self.monitoring_retention = kept;
         self
     }
 
@@ -890,6 +919,27 @@ impl BusBuilder {
                  default), a shorter period of a minute or more, or None to keep them",
             ));
         }
+        if self
+            .monitoring_interval
+            .is_some_and(|every| every < Duration::from_secs(1))
+        {
+            return Err(NimbusError::config(
+                format!(
+                    "monitoring_interval of {:?} is below the minimum of 1 s",
+                    self.monitoring_interval.unwrap_or_default()
+                ),
+                "use .monitoring_interval(Some(Duration::from_secs(10))) (the default), another                  interval of 1 s or more, or None to write no reports",
+            ));
+        }
+        if self.monitoring_retention < Duration::from_secs(60) {
+            return Err(NimbusError::config(
+                format!(
+                    "monitoring_retention of {:?} is below the minimum of 1 minute",
+                    self.monitoring_retention
+                ),
+                "use .monitoring_retention(Duration::from_secs(6 * 3600)) (the default) or                  another period of a minute or more",
+            ));
+        }
         if self.completed_sagas_kept < Duration::from_secs(60) {
             return Err(NimbusError::config(
                 format!(
@@ -1076,6 +1126,8 @@ impl BusBuilder {
             instance_heartbeat: self.instance_heartbeat,
             share_instance_name: self.share_instance_name,
             dead_letter_retention: self.dead_letter_retention,
+            monitoring_interval: self.monitoring_interval,
+            monitoring_retention: self.monitoring_retention,
             completed_sagas_kept: self.completed_sagas_kept,
         }))
     }

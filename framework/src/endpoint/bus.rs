@@ -6,9 +6,9 @@ use std::sync::{Arc, Mutex};
 use actix::prelude::*;
 
 use crate::actors::{
-    delayed_delivery, heartbeat, idle_sweep, instance_heartbeat, mark_stopped, pause_watch,
-    read_pauses, register, registration, table_maintenance, DeadLetterer, Drain, QueueSupervisor,
-    Shutdown,
+    delayed_delivery, heartbeat, idle_sweep, instance_heartbeat, mark_stopped, monitoring_reporter,
+    pause_watch, read_pauses, register, registration, table_maintenance, DeadLetterer, Drain,
+    QueueSupervisor, Shutdown,
 };
 use crate::endpoint::builder::BusBuilder;
 use crate::endpoint::shared_commits::SharedCommits;
@@ -226,6 +226,13 @@ impl Endpoint {
                 return Err(e);
             }
         };
+        if receiving {
+            let reporter =
+                monitoring_reporter(endpoint.clone(), registration.run_id, queue_names.clone());
+            if let Some(reporter) = reporter {
+                maintenance.push(reporter.start().recipient());
+            }
+        }
         let supervisors = queues
             .into_iter()
             .map(|queue| QueueSupervisor::new(endpoint.clone(), queue).start())

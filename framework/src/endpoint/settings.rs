@@ -40,6 +40,12 @@ pub struct BusSettings {
     /// [`BusBuilder::dead_letter_retention`]; `"forever"` keeps them.
     #[serde(default, deserialize_with = "retention")]
     pub dead_letter_retention: Option<Retention>,
+    /// [`BusBuilder::monitoring_interval`] (`"10s"`); `"off"` writes no reports.
+    #[serde(default, deserialize_with = "interval_or_off")]
+    pub monitoring_interval: Option<Option<Duration>>,
+    /// [`BusBuilder::monitoring_retention`].
+    #[serde(default, with = "humantime_serde")]
+    pub monitoring_retention: Option<Duration>,
     /// The database URL or ADO.NET connection string.
     pub database_url: Option<String>,
     /// The schema.
@@ -113,6 +119,26 @@ fn retention<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Retention>
                 .map(Retention::For)
                 .map_err(|e| {
                     serde::de::Error::custom(format!("{t:?}: {e}; write \"30days\" or \"forever\""))
+                })
+        }
+    })
+    .transpose()
+}
+
+/// Reads an interval that can be turned off: `"off"` (`Some(None)`), or a duration written the
+/// human way (`"10s"`).
+fn interval_or_off<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Option<Duration>>, D::Error> {
+    let text: Option<String> = Option::deserialize(d)?;
+    text.map(|t| {
+        if t.trim().eq_ignore_ascii_case("off") {
+            Ok(None)
+        } else {
+            humantime_serde::re::humantime::parse_duration(&t)
+                .map(Some)
+                .map_err(|e| {
+                    serde::de::Error::custom(format!("{t:?}: {e}; write \"10s\" or \"off\""))
                 })
         }
     })
@@ -198,6 +224,12 @@ impl BusBuilder {
                 Retention::For(period) => Some(period),
                 Retention::Forever => None,
             });
+        }
+        if let Some(every) = s.monitoring_interval {
+            self = self.monitoring_interval(every);
+        }
+        if let Some(kept) = s.monitoring_retention {
+            self = self.monitoring_retention(kept);
         }
         if let Some(url) = s.database_url {
             self = self.database_url(url);

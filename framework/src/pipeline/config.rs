@@ -61,6 +61,10 @@ pub(crate) struct EndpointConfig {
     pub share_instance_name: bool,
     /// How long dead letters are kept; `None`: until someone deletes them.
     pub dead_letter_retention: Option<Duration>,
+    /// How often a receiving bus writes its monitoring report; `None`: never.
+    pub monitoring_interval: Option<Duration>,
+    /// How long monitoring reports are kept.
+    pub monitoring_retention: Duration,
     /// How long completed saga instances are kept for late messages.
     pub completed_sagas_kept: Duration,
 }

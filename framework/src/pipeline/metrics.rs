@@ -125,6 +125,8 @@ pub(crate) struct Counters {
     pub paused_queues: Mutex<BTreeSet<String>>,
     /// The input queue, whose depth `Metrics::queue_depth` reports.
     pub input_queue: String,
+    /// What the next monitoring report carries.
+    pub monitor: super::monitor::Monitor,
 }
 
 impl Counters {
@@ -417,17 +419,19 @@ pub(crate) fn count_saga_timeout_dropped(saga: &'static str) {
     metrics::counter!("nimbus_saga_timeouts_dropped_total", "saga" => saga).increment(1);
 }
 
-/// How long handling took, and how long since the message was sent.
+/// How long handling took, and how long since the message was sent (returned: the critical
+/// time, when the sender said when it sent; zero when its clock is ahead).
 pub(crate) fn record_handled(
     queue: &str,
     message_type: &str,
     handling: std::time::Duration,
     sent: Option<chrono::DateTime<chrono::Utc>>,
-) {
+) -> Option<Duration> {
     let labels = message_labels(queue, message_type);
     metrics::histogram!("nimbus_handling_seconds", labels.iter()).record(handling.as_secs_f64());
-    if let Some(sent) = sent {
-        let since = (chrono::Utc::now() - sent).num_microseconds().unwrap_or(0) as f64 / 1e6;
-        metrics::histogram!("nimbus_send_to_handled_seconds", labels.iter()).record(since.max(0.0));
-    }
+    let sent = sent?;
+    let since = (chrono::Utc::now() - sent).to_std().unwrap_or_default();
+    metrics::histogram!("nimbus_send_to_handled_seconds", labels.iter())
+        .record(since.as_secs_f64());
+    Some(since)
 }

@@ -11,6 +11,7 @@ pub(crate) mod handler_connections;
 pub(crate) mod health;
 pub(crate) mod lease;
 pub(crate) mod metrics;
+pub(crate) mod monitor;
 pub(crate) mod panic_output;
 pub(crate) mod requests;
 
@@ -609,7 +610,9 @@ async fn handle_received(
             after_commit(move || {
                 Counters::add(&counters.handled, 1);
                 metrics::count("nimbus_messages_handled_total", queue.as_str(), &type_name);
-                metrics::record_handled(queue.as_str(), &type_name, handling, sent_at);
+                let critical =
+                    metrics::record_handled(queue.as_str(), &type_name, handling, sent_at);
+                counters.monitor.handled(queue.as_str(), handling, critical);
                 committed_effects.into_iter().for_each(|effect| effect());
             });
             Outcome::Handled
@@ -902,6 +905,7 @@ async fn fail(
         );
         move || {
             Counters::add(&counters.failed, 1);
+            counters.monitor.failed(queue.as_str());
             metrics::count(
                 "nimbus_messages_failed_total",
                 queue.as_str(),
@@ -919,6 +923,7 @@ async fn fail(
                     count_failed();
                     Counters::add(&counters.immediate_retries, 1);
                     metrics::count_retry(queue_name.as_str(), &message_type, "immediate");
+                    counters.monitor.retried(queue_name.as_str());
                     tracing::warn!(queue = %queue_name, attempt = failures, %reason, "handler failed; retrying at once");
                 })
             })
@@ -937,6 +942,7 @@ async fn fail(
                     count_failed();
                     Counters::add(&counters.delayed_retries, 1);
                     metrics::count_retry(queue_name.as_str(), &message_type, "delayed");
+                    counters.monitor.retried(queue_name.as_str());
                     tracing::warn!(queue = %queue_name, attempt = failures, ?delay, %reason, "handler failed; retrying later");
                 })
             })
@@ -961,6 +967,7 @@ async fn fail(
                     after_commit(move || {
                         count_failed();
                         Counters::add(&counters.dead_lettered, 1);
+                        counters.monitor.dead_lettered(queue_name.as_str());
                         metrics::count(
                             "nimbus_messages_dead_lettered_total",
                             queue_name.as_str(),

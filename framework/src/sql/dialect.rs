@@ -102,6 +102,10 @@ pub(crate) struct Files {
     pub upgrade_sagas_completed_at: &'static str,
     pub saga_complete: &'static str,
     pub saga_cleanup: &'static str,
+    pub monitoring: &'static str,
+    pub monitoring_report: &'static str,
+    pub monitoring_read: &'static str,
+    pub monitoring_cleanup: &'static str,
 }
 
 /// Builds a [`Files`] from `schema/<dir>/`, one `include_str!` per field, so a missing file is a
@@ -141,7 +145,7 @@ macro_rules! all_files {
             instances, instance_lock, instance_holders, instance_register, instance_heartbeat,
             instance_stop, instance_list, instance_cleanup, dead_letter_expire,
             catalog_sagas_has_completed_at, upgrade_sagas_completed_at, saga_complete,
-            saga_cleanup,
+            saga_cleanup, monitoring, monitoring_report, monitoring_read, monitoring_cleanup,
         )
     };
 }

@@ -75,6 +75,10 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
         ),
         ("saga_complete", s.saga_complete.clone()),
         ("saga_cleanup", s.saga_cleanup.clone()),
+        ("monitoring", s.monitoring.clone()),
+        ("monitoring_report", s.monitoring_report.clone()),
+        ("monitoring_read", s.monitoring_read.clone()),
+        ("monitoring_cleanup", s.monitoring_cleanup.clone()),
         (
             "handler_statement_timeout",
             s.handler_statement_timeout.clone().unwrap_or_default(),

@@ -230,6 +230,14 @@ pub(crate) struct SchemaSql {
     pub saga_complete: String,
     /// Deletes a batch of saga instances completed long ago.
     pub saga_cleanup: String,
+    /// Creates `NimbusMonitoring`, where running buses write what they handled per queue.
+    pub monitoring: String,
+    /// Writes one queue's report of a period (one `VALUES` tuple; repeated for several queues).
+    pub monitoring_report: String,
+    /// Reads the reports of a recent window for the console's charts.
+    pub monitoring_read: String,
+    /// Deletes a batch of reports older than the retention period.
+    pub monitoring_cleanup: String,
 }
 
 /// Which columns a queue table has, and so which parameters its insert takes.
@@ -413,6 +421,10 @@ impl Dialect {
             upgrade_sagas_completed_at: r(f.upgrade_sagas_completed_at),
             saga_complete: r(f.saga_complete),
             saga_cleanup: r(f.saga_cleanup),
+            monitoring: r(f.monitoring),
+            monitoring_report: r(f.monitoring_report),
+            monitoring_read: r(f.monitoring_read),
+            monitoring_cleanup: r(f.monitoring_cleanup),
             messages_table,
         }
     }

@@ -69,6 +69,12 @@ pub(crate) trait Admin: Transport {
     async fn instances(
         &self,
     ) -> Result<Option<Vec<crate::driver::instance_statements::ListedInstance>>>;
+    /// The monitoring reports of the last `window`, oldest first; `None` where
+    /// `NimbusMonitoring` does not exist.
+    async fn monitoring_reports(
+        &self,
+        window: std::time::Duration,
+    ) -> Result<Option<Vec<crate::driver::monitoring_statements::ListedReport>>>;
     /// Pauses `queue` (`by`: who, for operators); `true` when it was not paused before. The
     /// error names `nimbus schema apply` where `NimbusPausedQueues` is missing.
     async fn pause(&self, queue: &str, by: &str) -> Result<bool>;
@@ -162,6 +168,13 @@ impl<D: Driver> Admin for SqlTransport<D> {
         &self,
     ) -> Result<Option<Vec<crate::driver::instance_statements::ListedInstance>>> {
         self.inner().list_instances().await
+    }
+
+    async fn monitoring_reports(
+        &self,
+        window: std::time::Duration,
+    ) -> Result<Option<Vec<crate::driver::monitoring_statements::ListedReport>>> {
+        self.inner().monitoring_reports(window).await
     }
 
     async fn end_saga(&self, saga_type: &str, correlation: &str, delete: bool) -> Result<bool> {

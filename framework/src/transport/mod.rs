@@ -16,6 +16,7 @@ mod catalog;
 mod database_url;
 pub(crate) mod index_check;
 pub(crate) mod instances;
+pub(crate) mod monitoring;
 mod server_wait;
 mod sql_transport;
 mod storage;
@@ -391,6 +392,13 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// `false` when its row is gone.
     async fn touch_instance(&self, run_id: Uuid, stopped: bool) -> Result<bool>;
 
+    /// Writes one monitoring report of this bus (a row per queue); `false` when
+    /// `NimbusMonitoring` does not exist.
+    async fn write_monitoring(
+        &self,
+        rows: &[crate::driver::monitoring_statements::ReportRow],
+    ) -> Result<bool>;
+
     /// A round trip to the database within `within` (taking a connection included): reads
     /// whether `NimbusDeadLetters` exists. For health checks.
     async fn ping(&self, within: std::time::Duration) -> Result<()>;
@@ -415,6 +423,8 @@ pub(crate) enum AgedRows {
     DeadLetters,
     /// Saga instances completed longer than `completed_sagas_kept` ago.
     CompletedSagas,
+    /// Monitoring reports older than `monitoring_retention`.
+    MonitoringReports,
 }
 
 /// What one idle sweep removed.

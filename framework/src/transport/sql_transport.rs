@@ -133,17 +133,16 @@ impl<D: Driver> SqlTransport<D> {
         if !self.pause_table_exists().await? {
             return Ok(false);
         }
-        // The same for the instance registry: an endpoint runs without it, unregistered.
+        // The same for the instance registry and the monitoring reports: an endpoint runs
+        // without them, unregistered and unmonitored.
         let mut c = self.inner.connection("checking the schema").await?;
-        let registry = self
-            .inner
-            .cx
-            .table_exists(&mut c, "NimbusInstances")
-            .await?;
-        c.release();
-        if !registry {
-            return Ok(false);
+        for table in ["NimbusInstances", "NimbusMonitoring"] {
+            if !self.inner.cx.table_exists(&mut c, table).await? {
+                c.release();
+                return Ok(false);
+            }
         }
+        c.release();
         match self.verify_schema(queues).await {
             Ok(()) => {}
             Err(NimbusError::MissingSchema { .. }) => return Ok(false),
@@ -666,6 +665,8 @@ impl<D: Driver> Transport for SqlTransport<D> {
         )
         .await?;
         cx.create(&mut c, "NimbusInstances", &cx.sql.instances, &[schema])
+            .await?;
+        cx.create(&mut c, "NimbusMonitoring", &cx.sql.monitoring, &[schema])
             .await?;
         if !s.has_last_seen_at(&mut c).await? {
             tracing::warn!(schema = %cx.schema, "upgrading NimbusSubscriptions: adding LastSeenAt");
@@ -1230,6 +1231,10 @@ impl<D: Driver> Transport for SqlTransport<D> {
                 &s.cx.sql.saga_cleanup,
                 "deleting saga instances completed long ago",
             ),
+            AgedRows::MonitoringReports => (
+                &s.cx.sql.monitoring_cleanup,
+                "deleting monitoring reports past their retention period",
+            ),
         };
         let mut c = s.connection(purpose).await?;
         let seconds = i64::try_from(older_than.as_secs()).unwrap_or(i64::MAX);
@@ -1296,6 +1301,13 @@ impl<D: Driver> Transport for SqlTransport<D> {
 
     async fn touch_instance(&self, run_id: Uuid, stopped: bool) -> Result<bool> {
         self.inner.touch_instance(run_id, stopped).await
+    }
+
+    async fn write_monitoring(
+        &self,
+        rows: &[crate::driver::monitoring_statements::ReportRow],
+    ) -> Result<bool> {
+        self.inner.write_monitoring(rows).await
     }
 
     async fn ping(&self, within: std::time::Duration) -> Result<()> {

@@ -1,0 +1,20 @@
+CREATE TABLE IF NOT EXISTS "Zeb]ra ""x"" 'y'"."NimbusMonitoring" (
+    "ReportedAt"      timestamp        NOT NULL,
+    "RunId"           uuid             NOT NULL,
+    "Queue"           varchar(255)     NOT NULL,
+    "Application"     varchar(255)     NOT NULL,
+    "Instance"        varchar(255)     NOT NULL,
+    "PeriodMs"        bigint           NOT NULL,
+    "Handled"         bigint           NOT NULL,
+    "Failed"          bigint           NOT NULL,
+    "Retried"         bigint           NOT NULL,
+    "DeadLettered"    bigint           NOT NULL,
+    "QueueLength"     bigint           NULL,
+    "ProcessingP50Us" bigint           NULL,
+    "ProcessingP95Us" bigint           NULL,
+    "CriticalP50Us"   bigint           NULL,
+    "CriticalP95Us"   bigint           NULL,
+    "ProcessingTimes" text             NULL,
+    "CriticalTimes"   text             NULL,
+    PRIMARY KEY ("ReportedAt", "RunId", "Queue")
+)

@@ -1,0 +1,20 @@
+CREATE TABLE IF NOT EXISTS "NimbusMonitoring" (
+    "ReportedAt"      TEXT    NOT NULL,
+    "RunId"           TEXT    NOT NULL,
+    "Queue"           TEXT    NOT NULL,
+    "Application"     TEXT    NOT NULL,
+    "Instance"        TEXT    NOT NULL,
+    "PeriodMs"        INTEGER NOT NULL,
+    "Handled"         INTEGER NOT NULL,
+    "Failed"          INTEGER NOT NULL,
+    "Retried"         INTEGER NOT NULL,
+    "DeadLettered"    INTEGER NOT NULL,
+    "QueueLength"     INTEGER NULL,
+    "ProcessingP50Us" INTEGER NULL,
+    "ProcessingP95Us" INTEGER NULL,
+    "CriticalP50Us"   INTEGER NULL,
+    "CriticalP95Us"   INTEGER NULL,
+    "ProcessingTimes" TEXT    NULL,
+    "CriticalTimes"   TEXT    NULL,
+    PRIMARY KEY ("ReportedAt", "RunId", "Queue")
+)

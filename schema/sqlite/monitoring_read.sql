@@ -1,0 +1,14 @@
+-- Reads the reports of the last given seconds (database time), oldest first, each with how long
+-- ago it was written, for the console's charts.
+-- Parameters: 1 how far back in seconds (integer)
+-- Returns: ReportedAt, AgeMs, RunId, Queue, Application, Instance, PeriodMs, Handled, Failed,
+-- Retried, DeadLettered, QueueLength, ProcessingP50Us, ProcessingP95Us, CriticalP50Us,
+-- CriticalP95Us, ProcessingTimes, CriticalTimes
+SELECT "ReportedAt",
+    CAST((julianday('now') - julianday("ReportedAt")) * 86400000 AS INTEGER),
+    "RunId", "Queue", "Application", "Instance", "PeriodMs", "Handled", "Failed", "Retried",
+    "DeadLettered", "QueueLength", "ProcessingP50Us", "ProcessingP95Us", "CriticalP50Us",
+    "CriticalP95Us", "ProcessingTimes", "CriticalTimes"
+FROM "NimbusMonitoring"
+WHERE "ReportedAt" >= strftime('%Y-%m-%d %H:%M:%f', 'now', (-?1) || ' seconds')
+ORDER BY "ReportedAt"

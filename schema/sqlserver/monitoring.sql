@@ -1,0 +1,31 @@
+-- Creates NimbusMonitoring where missing: what every running bus handled per queue in each
+-- report period (counts, processing and critical times, queue length), written by the bus
+-- itself every `monitoring_interval`, so one console draws the charts of all instances without
+-- scraping any of them. Clustered by time first: charts read, and the cleanup deletes, a time
+-- range.
+-- Parameters: 1 schema name (sysname, passed as the value @P1)
+IF NOT EXISTS (
+    SELECT 1 FROM sys.tables
+    WHERE [schema_id] = SCHEMA_ID(@P1) AND [name] = N'NimbusMonitoring')
+BEGIN
+    CREATE TABLE {schema}.[NimbusMonitoring] (
+        [ReportedAt]      datetime2        NOT NULL,
+        [RunId]           uniqueidentifier NOT NULL,
+        [Queue]           nvarchar(255)    NOT NULL,
+        [Application]     nvarchar(255)    NOT NULL,
+        [Instance]        nvarchar(255)    NOT NULL,
+        [PeriodMs]        bigint           NOT NULL,
+        [Handled]         bigint           NOT NULL,
+        [Failed]          bigint           NOT NULL,
+        [Retried]         bigint           NOT NULL,
+        [DeadLettered]    bigint           NOT NULL,
+        [QueueLength]     bigint           NULL,
+        [ProcessingP50Us] bigint           NULL,
+        [ProcessingP95Us] bigint           NULL,
+        [CriticalP50Us]   bigint           NULL,
+        [CriticalP95Us]   bigint           NULL,
+        [ProcessingTimes] nvarchar(max)    NULL,
+        [CriticalTimes]   nvarchar(max)    NULL,
+        PRIMARY KEY CLUSTERED ([ReportedAt], [RunId], [Queue])
+    );
+END;
