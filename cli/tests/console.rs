@@ -186,6 +186,14 @@ async fn text_of(client: &Client, css: &str) -> Option<String> {
     }
 }
 
+/// The attribute `name` of the first element `css` finds.
+async fn attribute_of(client: &Client, css: &str, name: &str) -> Option<String> {
+    match client.find(Locator::Css(css)).await {
+        Ok(element) => element.attr(name).await.ok().flatten(),
+        Err(_) => None,
+    }
+}
+
 /// Clicks the button of the form whose action ends with `action_suffix`, and accepts the
 /// confirmation the page asks for. The page replaces its content every second: a button found
 /// just before that is gone when clicked, so it is found again and clicked again.
@@ -247,6 +255,8 @@ async fn in_the_browser(url: &str, schema: Option<&str>) {
         .names("Shop", "shop-1")
         .database_url(url)
         .peek_delay(Duration::from_millis(100))
+        // A monitoring report every second, for the Monitoring page's charts.
+        .monitoring_interval(Some(Duration::from_secs(1)))
         .route::<Order>("Shop")
         // Its own queue for replies: the overview lists it beside the application's.
         .enable_requests()
@@ -381,6 +391,56 @@ async fn in_the_browser(url: &str, schema: Option<&str>) {
         orders.handled.load(Ordering::SeqCst) == 5
     })
     .await;
+
+    // Monitoring: the charts of the Shop queue, drawn from the endpoint's reports: 5 handled, 3
+    // failed (the declined orders), with times.
+    client
+        .goto(&format!("{address}/monitoring?window=15m&queue=Shop"))
+        .await
+        .unwrap();
+    wait_until(
+        "the Shop queue's charts count its 5 handled orders",
+        || async {
+            attribute_of(&client, "#charts", "data-total-handled")
+                .await
+                .as_deref()
+                == Some("5")
+        },
+    )
+    .await;
+    for chart in ["throughput", "processing", "critical", "length"] {
+        let css = format!("svg[data-chart='{chart}']");
+        let max: f64 = attribute_of(&client, &css, "data-max")
+            .await
+            .unwrap_or_else(|| panic!("the {chart} chart"))
+            .parse()
+            .unwrap();
+        if chart != "length" {
+            assert!(max > 0.0, "the {chart} chart draws real numbers: {max}");
+        }
+        let drawn = client
+            .find_all(Locator::Css(&format!("{css} [data-series]")))
+            .await
+            .unwrap();
+        assert!(!drawn.is_empty(), "the {chart} chart has a line or a point");
+    }
+    let throughput = text_of(&client, "svg[data-chart='throughput']")
+        .await
+        .unwrap_or_default();
+    assert!(
+        throughput.contains("msg/s") && throughput.contains("UTC"),
+        "the chart has its unit and times: {throughput}"
+    );
+    assert_eq!(
+        text_of(&client, "#monitored-queues tr[data-name='Shop'] td.handled")
+            .await
+            .as_deref(),
+        Some("5")
+    );
+    assert!(text_of(&client, "#endpoints tr[data-name='Shop']")
+        .await
+        .is_some());
+    screenshot(&client, &shots, "monitoring").await;
 
     // A post without the console's token (a forged form) is refused and changes nothing.
     let status = client

@@ -1,10 +1,13 @@
 //! `nimbus console`: a web console over `nimbus::admin` for operators — every queue with its
 //! depth, chart and pause state, the failed messages grouped by queue, type and reason with
-//! replay and delete, the subscriptions and the live instances. Built on axum (the HTTP server)
+//! replay and delete, the subscriptions, the live instances, and charts of what every instance
+//! handled (from `NimbusMonitoring`). Built on axum (the HTTP server)
 //! and maud (HTML escaped by construction); the pages render from what background readers
 //! last read, so a database with many queues and dead letters does not slow them down.
 
 mod actions;
+mod charts;
+mod monitoring;
 mod pages;
 mod security;
 mod state;
@@ -100,6 +103,7 @@ fn router(console: Arc<Console>) -> Router {
         .route("/subscriptions", get(subscriptions))
         .route("/subscriptions/sweep", post(actions::sweep))
         .route("/instances", get(instances))
+        .route("/monitoring", get(monitoring_page))
         .route("/console.js", get(script))
         .route("/console.css", get(style))
         .layer(axum::middleware::from_fn_with_state(
@@ -210,6 +214,31 @@ async fn instances(State(console): State<Arc<Console>>, Query(q): Query<PageQuer
         q.note.as_deref(),
         q.all.as_deref() == Some("1"),
     ))
+}
+
+/// The Monitoring page's query: the window (`15m`, `1h`, `6h`) and what to chart.
+#[derive(Debug, Default, Deserialize)]
+struct MonitoringQuery {
+    window: Option<String>,
+    queue: Option<String>,
+    endpoint: Option<String>,
+}
+
+async fn monitoring_page(
+    State(console): State<Arc<Console>>,
+    Query(q): Query<MonitoringQuery>,
+) -> Response {
+    page(
+        monitoring::page(
+            &console,
+            monitoring::Selection {
+                window: q.window.as_deref().unwrap_or("15m"),
+                queue: q.queue.as_deref(),
+                endpoint: q.endpoint.as_deref(),
+            },
+        )
+        .await,
+    )
 }
 
 async fn script() -> Response {

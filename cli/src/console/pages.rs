@@ -34,6 +34,7 @@ pub fn layout(console: &Console, title: &str, note: Option<&str>, content: Marku
                     strong { "nimbus console" }
                     nav {
                         a href="/" { "Queues" }
+                        a href="/monitoring" { "Monitoring" }
                         a href="/failed" { "Failed messages (" (failed.total) ")" }
                         a href="/subscriptions" { "Subscriptions" }
                         a href="/instances" { "Instances" }
@@ -573,5 +574,14 @@ progress { width: 12em; vertical-align: middle; }
 article.message { background: #fff; border: 1px solid #e3e6ea; padding: .2em 1em 1em; margin-bottom: 1em; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: .2em 1em; }
 dt { font-weight: 600; }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 1em; }
+figure.chart { margin: 0; background: #fff; border: 1px solid #e3e6ea; padding: .4em .6em; }
+figure.chart figcaption { font-weight: 600; }
+svg.chart line.grid { stroke: #e3e6ea; }
+svg.chart line.axis { stroke: #8a99a8; }
+svg.chart text { font-size: 11px; fill: #4a5560; }
+svg.chart text.unit { font-weight: 600; }
+p.legend span { margin-right: 1em; }
+p.windows a, p.windows strong { margin-right: .6em; }
 dd { margin: 0; overflow-wrap: anywhere; }
 "#;

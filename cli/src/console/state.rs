@@ -43,6 +43,8 @@ pub struct Console {
     next_job: AtomicU64,
     /// Asks the dead-letter indexer for a full scan now (after an action changed the letters).
     pub rescan: tokio::sync::Notify,
+    /// The monitoring reports, as last read per window.
+    pub monitoring: super::monitoring::MonitoringCache,
 }
 
 /// The queues and subscriptions, as last read.
@@ -328,6 +330,7 @@ impl Console {
             jobs: Mutex::default(),
             next_job: AtomicU64::new(1),
             rescan: tokio::sync::Notify::new(),
+            monitoring: Default::default(),
         }
     }
 
