@@ -4,6 +4,7 @@
 //! SQLite, PostgreSQL and SQL Server through `nimbus::admin`, prints a table for people or JSON
 //! (`--json`) for scripts, and fails with the library's errors (what went wrong, what to do).
 
+#[cfg(feature = "bench")]
 mod bench;
 mod console;
 mod logging;
@@ -143,15 +144,29 @@ enum Command {
     /// the median and the spread (lowest-highest) of the per-round ratios. Makes its own queues
     /// (`Bench…`), empties them between rounds and drops them at the end. With `--latency RATE`,
     /// measures latency instead: throttled senders, idle receivers, in one process and two.
+    #[cfg(feature = "bench")]
     Bench(bench::Settings),
+    /// Benchmarks the framework against bare SQL: not in this build (install the CLI with
+    /// `--features bench`).
+    #[cfg(not(feature = "bench"))]
+    Bench(NoBench),
     /// Serves a web console for operators: queues (depth, chart, pause and resume), failed
     /// messages grouped by queue, type and reason (replay, delete), subscriptions and
     /// instances. Listens on 127.0.0.1:8080 by default; any other address needs the
     /// NIMBUS_CONSOLE_TOKEN environment variable.
     Console(console::Settings),
     /// The receiving process of `bench --latency` (started by it, not by people).
+    #[cfg(feature = "bench")]
     #[command(hide = true, name = "bench-receiver")]
     BenchReceiver(bench::latency::ReceiverArgs),
+}
+
+/// What `nimbus bench` takes in a build without the benchmark: anything, to say so.
+#[cfg(not(feature = "bench"))]
+#[derive(Debug, Clone, clap::Args)]
+struct NoBench {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    args: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -896,6 +911,16 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 print_table(&["topic", "queue", "last seen"], &[], rows);
             }
         }
+        #[cfg(not(feature = "bench"))]
+        Command::Bench(_) => {
+            return Err(
+                "this nimbus was built without the benchmark. Fix: cargo install \
+                        nimbus-bus-cli --features bench (it brings what the benchmark needs: \
+                        a PostgreSQL client for pg_stat_statements and its workloads)"
+                    .into(),
+            );
+        }
+        #[cfg(feature = "bench")]
         Command::Bench(settings) => {
             // The endpoints it runs say on stderr what goes wrong (a refused statement, a stall).
             logging::to_stderr("warn");
@@ -1002,6 +1027,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             let db = connect(&cli).await?;
             console::run(db, settings.clone()).await?;
         }
+        #[cfg(feature = "bench")]
         Command::BenchReceiver(args) => {
             logging::to_stderr("warn");
             bench::latency::receive(bench_target(&cli)?, args.clone()).await?;
@@ -1042,6 +1068,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
 }
 
 /// The database `bench` runs on, from the global options.
+#[cfg(feature = "bench")]
 fn bench_target(cli: &Cli) -> Result<bench::Target, Failure> {
     let url = database_url(cli)?;
     if matches!(cli.layout, Layout::Nservicebus) {

@@ -426,525 +426,546 @@ async fn flow(url: &str, schema: Option<&str>) {
     assert!(!ok && err.contains("not JSON"), "{err}");
 }
 
-/// The workloads `nimbus bench` reports, in its order.
-const WORKLOADS: [&str; 4] = ["send_1", "send_batch", "receive_handle", "end_to_end"];
+/// `nimbus bench`, in builds that have it (`--features bench`; `.ci/run` runs these).
+#[cfg(feature = "bench")]
+mod bench_command {
+    use super::*;
 
-/// `nimbus bench` with tiny sizes, as a script runs it: every workload has a positive rate on
-/// both sides and a ratio in every round, the rounds alternate which side goes first, and the run
-/// leaves no queue and no dead letter behind. Not a timed test: nothing is asserted about speed.
-async fn bench(url: &str, schema: Option<&str>, layout: &str) {
-    let (ok, out, err) = nimbus(
-        url,
-        schema,
-        &[
-            "--json",
-            "--layout",
-            layout,
-            "bench",
-            "--messages",
-            "60",
-            "--rounds",
-            "2",
-            "--concurrency",
-            "2",
-            "--batch",
-            "7",
-        ],
-    );
-    assert!(ok, "{err}");
-    assert_eq!(out.lines().count(), 1, "one JSON line: {out}");
-    let report: serde_json::Value = serde_json::from_str(&out).expect("JSON");
-    let bench = &report["bench"];
-    assert_eq!(
-        (bench["messages"].as_u64(), bench["rounds"].as_u64()),
-        (Some(60), Some(2))
-    );
-    assert_eq!(bench["layout"], layout, "{out}");
-    let workloads = bench["workloads"].as_array().expect("workloads");
-    let names: Vec<_> = workloads.iter().map(|w| w["name"].as_str()).collect();
-    assert_eq!(names, WORKLOADS.map(Some), "{out}");
-    let positive = |v: &serde_json::Value| v.as_f64().is_some_and(|x| x > 0.0);
-    for w in workloads {
-        for key in [
-            "nimbus_per_s",
-            "bare_per_s",
-            "ratio",
-            "ratio_min",
-            "ratio_max",
-        ] {
-            assert!(positive(&w[key]), "{key} of {}: {out}", w["name"]);
-        }
-        let rounds = w["rounds"].as_array().expect("rounds");
-        let first: Vec<_> = rounds.iter().map(|r| r["first"].as_str()).collect();
-        assert_eq!(
-            first,
-            [Some("nimbus"), Some("bare")],
-            "A B, then B A: {out}"
+    /// The workloads `nimbus bench` reports, in its order.
+    const WORKLOADS: [&str; 4] = ["send_1", "send_batch", "receive_handle", "end_to_end"];
+
+    /// `nimbus bench` with tiny sizes, as a script runs it: every workload has a positive rate on
+    /// both sides and a ratio in every round, the rounds alternate which side goes first, and the run
+    /// leaves no queue and no dead letter behind. Not a timed test: nothing is asserted about speed.
+    async fn bench(url: &str, schema: Option<&str>, layout: &str) {
+        let (ok, out, err) = nimbus(
+            url,
+            schema,
+            &[
+                "--json",
+                "--layout",
+                layout,
+                "bench",
+                "--messages",
+                "60",
+                "--rounds",
+                "2",
+                "--concurrency",
+                "2",
+                "--batch",
+                "7",
+            ],
         );
-        for r in rounds {
-            assert!(
-                positive(&r["nimbus_per_s"]) && positive(&r["bare_per_s"]) && positive(&r["ratio"]),
-                "{out}"
-            );
-        }
-    }
-    for side in ["nimbus", "bare"] {
-        assert!(positive(&bench["latency_ms"][side]["max"]), "{out}");
-    }
-    // Two concurrent senders share a commit at most two by two.
-    let per_commit = bench["send_1_messages_per_commit"].as_f64();
-    assert!(
-        per_commit.is_some_and(|x| (1.0..=2.0).contains(&x)),
-        "messages per commit of send 1/tx at concurrency 2: {out}"
-    );
-    cpu_keys(bench, url, &out);
-    no_queue_left(url, schema).await;
-}
-
-/// The CPU per message of every workload and side: the process's is a number (a clock tick is
-/// 10 ms, so one fast side of a tiny run may read 0) and positive over the run; the database's
-/// is a number where `db_cpu` says the server's processes are read (PostgreSQL on this machine),
-/// and null where it says they are not (SQLite: in process; a remote server).
-fn cpu_keys(bench: &serde_json::Value, url: &str, out: &str) {
-    let workloads = bench["workloads"].as_array().expect("workloads");
-    let db_measured = match bench["db_cpu"].as_str() {
-        Some("postgres_processes") => true,
-        Some("in_process") => {
-            assert!(url.starts_with("sqlite"), "{out}");
-            false
-        }
-        Some("unavailable") => false,
-        other => panic!("db_cpu is {other:?}: {out}"),
-    };
-    let (mut process_total, mut switches_total) = (0.0, 0.0);
-    for w in workloads {
-        for side in ["nimbus", "bare"] {
-            let switches = w["process_switches_per_msg"][side]
-                .as_f64()
-                .unwrap_or_else(|| panic!("context switches of {} {side}: {out}", w["name"]));
-            assert!(switches >= 0.0, "{out}");
-            switches_total += switches;
-            let process = w["process_cpu_us_per_msg"][side]
-                .as_f64()
-                .unwrap_or_else(|| panic!("process CPU of {} {side}: {out}", w["name"]));
-            assert!(process >= 0.0, "{out}");
-            process_total += process;
-            let db = &w["db_cpu_us_per_msg"][side];
-            if db_measured {
-                assert!(db.as_f64().is_some_and(|x| x >= 0.0), "{out}");
-            } else {
-                assert!(db.is_null(), "{out}");
-            }
-        }
-    }
-    assert!(process_total > 0.0, "the benchmark used CPU: {out}");
-    assert!(
-        switches_total > 0.0,
-        "the benchmark's threads waited on the database: {out}"
-    );
-}
-
-/// The benchmark left no queue and no dead letter behind.
-async fn no_queue_left(url: &str, schema: Option<&str>) {
-    let mut options = ConnectOptions::new();
-    if let Some(schema) = schema {
-        options = options.schema(schema);
-    }
-    let db = Database::connect_with(url, options).await.expect("connect");
-    let left: Vec<_> = db
-        .queues()
-        .await
-        .expect("queues")
-        .into_iter()
-        .filter(|q| q.name.starts_with("Bench"))
-        .map(|q| (q.name, q.depth))
-        .collect();
-    assert!(left.is_empty(), "the benchmark drops its queues: {left:?}");
-    assert!(
-        db.dead_letters(10).await.expect("dead letters").is_empty(),
-        "no benchmark message failed"
-    );
-}
-
-/// The latency series `nimbus bench --latency` reports, in its order.
-const SERIES: [&str; 4] = [
-    "same_process",
-    "cross_process",
-    "request_response",
-    "bare_round_trip",
-];
-
-/// `nimbus bench --latency 50` with 20 messages and one round, as a script runs it: every series
-/// (the one across processes included) has 20 samples with 0 < p50 <= p99 <= max, after 5
-/// warm-up messages reported apart, and the run leaves no queue behind. Not a timed test:
-/// nothing is asserted about speed.
-async fn bench_latency(url: &str, schema: Option<&str>) {
-    let (ok, out, err) = nimbus(
-        url,
-        schema,
-        &[
-            "--json",
-            "bench",
-            "--latency",
-            "50",
-            "--messages",
-            "20",
-            "--rounds",
-            "1",
-        ],
-    );
-    assert!(ok, "{err}");
-    assert_eq!(out.lines().count(), 1, "one JSON line: {out}");
-    let report: serde_json::Value = serde_json::from_str(&out).expect("JSON");
-    let latency = &report["bench_latency"];
-    assert_eq!(latency["rate_per_s"].as_f64(), Some(50.0), "{out}");
-    assert_eq!(latency["peek_delay_ms"].as_u64(), Some(1000), "{out}");
-    assert_eq!(latency["warm_up"].as_u64(), Some(5), "{out}");
-    let wakeup = if url.starts_with("postgres") {
-        "listen_notify"
-    } else if url.starts_with("sqlite") {
-        "data_version_watch"
-    } else {
-        "idle_poll"
-    };
-    assert_eq!(latency["cross_process_wakeup"], wakeup, "{out}");
-    let series = latency["latency_ms"].as_object().expect("latency_ms");
-    assert_eq!(series.len(), SERIES.len(), "{out}");
-    for name in SERIES {
-        let s = &series[name];
-        let [p50, p99, max] = ["p50", "p99", "max"]
-            .map(|k| s[k].as_f64().unwrap_or_else(|| panic!("{name} {k}: {out}")));
-        assert!(0.0 < p50 && p50 <= p99 && p99 <= max, "{name}: {out}");
-        assert_eq!(s["samples"].as_u64(), Some(20), "{name}: {out}");
-        assert_eq!(s["p50_rounds"].as_array().map(Vec::len), Some(1), "{out}");
-        let warm_up_max = s["warm_up_max"].as_f64();
-        assert!(warm_up_max.is_some_and(|ms| ms > 0.0), "{name}: {out}");
-    }
-    no_queue_left(url, schema).await;
-}
-
-/// The endpoints `nimbus bench` runs in its own process say what they do on stderr (here a
-/// receiver's start, at `RUST_LOG=nimbus=info`; by default their warnings), while stdout stays
-/// one JSON line.
-#[test]
-fn bench_prints_the_framework_s_log_lines_on_stderr() {
-    let path = std::env::temp_dir().join(format!("nimbus-bench-log-{}.db", unique()));
-    let output = Command::new(env!("CARGO_BIN_EXE_nimbus"))
-        .env("RUST_LOG", "nimbus=info")
-        .arg("--database")
-        .arg(format!("sqlite://{}", path.display()))
-        .args(["--json", "bench", "--latency", "50", "--messages", "3"])
-        .args(["--rounds", "1", "--warm-up", "0"])
-        .output()
-        .expect("run nimbus");
-    let _ = std::fs::remove_file(&path);
-    let (out, err) = (
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr),
-    );
-    assert!(output.status.success(), "{err}");
-    assert_eq!(out.lines().count(), 1, "one JSON line: {out}");
-    assert!(
-        err.lines()
-            .any(|l| l.contains("INFO") && l.contains("receiving") && l.contains("BenchLatLocal")),
-        "the start of the receiver in the benchmark's own process, on stderr: {err}"
-    );
-}
-
-#[actix_rt::test]
-async fn bench_latency_runs_on_sqlite() {
-    on_sqlite("latency", bench_latency).await;
-}
-
-#[actix_rt::test]
-async fn bench_latency_runs_on_postgres() {
-    on_postgres("latency", bench_latency).await;
-}
-
-#[actix_rt::test]
-async fn bench_runs_on_sqlite_in_both_layouts() {
-    for layout in ["table", "shared"] {
-        let path = std::env::temp_dir().join(format!("nimbus-bench-{}.db", unique()));
-        let url = format!("sqlite://{}", path.display());
-        bench(&url, None, layout).await;
-        let _ = std::fs::remove_file(&path);
-    }
-}
-
-#[actix_rt::test]
-async fn bench_runs_on_postgres() {
-    let url = postgres_url();
-    let schema = format!("nimbus bench {}", unique());
-    bench(&url, Some(&schema), "table").await;
-    drop_schema(&url, &schema).await;
-}
-
-/// `url` with its database replaced by `database` (its query string kept).
-fn with_database(url: &str, database: &str) -> String {
-    let (path, query) = url.split_once('?').map_or((url, ""), |(p, q)| (p, q));
-    let base = path.rsplit_once('/').map_or(path, |(base, _)| base);
-    match query {
-        "" => format!("{base}/{database}"),
-        query => format!("{base}/{database}?{query}"),
-    }
-}
-
-/// Where the server has pgmq, `nimbus bench` runs pgmq's own functions as a third side in a
-/// database that created the extension (every workload gets pgmq's rate and the ratio to it,
-/// each round starts with the next side, and pgmq's queues are dropped at the end); where it
-/// has not, the report says so (pgmq null) and the run goes on without it.
-#[actix_rt::test]
-async fn bench_compares_with_pgmq_where_the_database_has_it() {
-    let server = Database::connect(&postgres_url())
-        .await
-        .expect("PostgreSQL is reachable");
-    let name = format!("nimbus_pgmq_{}", unique());
-    server
-        .execute(&format!("CREATE DATABASE {name}"))
-        .await
-        .expect("create the test database");
-    let url = with_database(&postgres_url(), &name);
-    let db = Database::connect(&url).await.expect("the new database");
-    let available = db
-        .execute("CREATE EXTENSION pgmq")
-        .await
-        .map_err(|e| {
-            eprintln!("pgmq is not installed on this server ({e}): checking the run without it")
-        })
-        .is_ok();
-    let (ok, out, err) = nimbus(
-        &url,
-        None,
-        &[
-            "--json",
-            "bench",
-            "--messages",
-            "40",
-            "--rounds",
-            "3",
-            "--concurrency",
-            "2",
-            "--batch",
-            "5",
-        ],
-    );
-    assert!(ok, "{err}");
-    let report: serde_json::Value = serde_json::from_str(&out).expect("JSON");
-    let bench = &report["bench"];
-    let workloads = bench["workloads"].as_array().expect("workloads");
-    let positive = |v: &serde_json::Value| v.as_f64().is_some_and(|x| x > 0.0);
-    if available {
-        assert!(bench["pgmq"].as_str().is_some(), "its version: {out}");
+        assert!(ok, "{err}");
+        assert_eq!(out.lines().count(), 1, "one JSON line: {out}");
+        let report: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+        let bench = &report["bench"];
+        assert_eq!(
+            (bench["messages"].as_u64(), bench["rounds"].as_u64()),
+            (Some(60), Some(2))
+        );
+        assert_eq!(bench["layout"], layout, "{out}");
+        let workloads = bench["workloads"].as_array().expect("workloads");
+        let names: Vec<_> = workloads.iter().map(|w| w["name"].as_str()).collect();
+        assert_eq!(names, WORKLOADS.map(Some), "{out}");
+        let positive = |v: &serde_json::Value| v.as_f64().is_some_and(|x| x > 0.0);
         for w in workloads {
-            for key in ["per_s", "ratio", "ratio_min", "ratio_max"] {
-                assert!(
-                    positive(&w["pgmq"][key]),
-                    "pgmq {key} of {}: {out}",
-                    w["name"]
-                );
+            for key in [
+                "nimbus_per_s",
+                "bare_per_s",
+                "ratio",
+                "ratio_min",
+                "ratio_max",
+            ] {
+                assert!(positive(&w[key]), "{key} of {}: {out}", w["name"]);
             }
             let rounds = w["rounds"].as_array().expect("rounds");
             let first: Vec<_> = rounds.iter().map(|r| r["first"].as_str()).collect();
-            assert_eq!(first, [Some("nimbus"), Some("bare"), Some("bare")], "{out}");
-            assert!(rounds.iter().all(|r| positive(&r["pgmq_per_s"])), "{out}");
-        }
-        assert!(positive(&bench["latency_ms"]["pgmq"]["max"]), "{out}");
-        let left = db
-            .query_scalar(
-                "SELECT count(*) FROM pgmq.list_queues() WHERE queue_name LIKE 'pgmq_bench%'",
-                &[],
-            )
-            .await
-            .expect("pgmq's queues listed");
-        assert_eq!(left, 0, "the benchmark drops pgmq's queues too");
-    } else {
-        assert!(bench["pgmq"].is_null(), "{out}");
-        assert!(workloads.iter().all(|w| w["pgmq"].is_null()), "{out}");
-        assert!(err.contains("pgmq is not installed"), "{err}");
-    }
-    drop(db);
-    server
-        .execute(&format!("DROP DATABASE {name} WITH (FORCE)"))
-        .await
-        .expect("drop the test database");
-}
-
-/// `nimbus bench --json` with tiny sizes and `extra` options; returns the report's `bench`
-/// object, with the output for messages.
-fn bench_json(url: &str, schema: Option<&str>, extra: &[&str]) -> (serde_json::Value, String) {
-    let mut args = vec![
-        "--json",
-        "bench",
-        "--messages",
-        "30",
-        "--rounds",
-        "1",
-        "--concurrency",
-        "2",
-        "--batch",
-        "5",
-    ];
-    args.extend_from_slice(extra);
-    let (ok, out, err) = nimbus(url, schema, &args);
-    assert!(ok, "{err}");
-    let report: serde_json::Value = serde_json::from_str(&out).expect("JSON");
-    (report["bench"].clone(), out)
-}
-
-/// `--e2e-send-batch` is in the report, and every workload still has a rate on both sides (its
-/// senders sent whole batches, and the receivers handled them all).
-fn e2e_send_batch_reported(bench: &serde_json::Value, out: &str) {
-    assert_eq!(bench["e2e_send_batch"].as_u64(), Some(7), "{out}");
-    assert_eq!(bench["receive_batch"].as_u64(), Some(3), "{out}");
-    let workloads = bench["workloads"].as_array().expect("workloads");
-    assert_eq!(workloads.len(), WORKLOADS.len(), "{out}");
-    for w in workloads {
-        for key in ["nimbus_per_s", "bare_per_s", "ratio"] {
-            assert!(
-                w[key].as_f64().is_some_and(|x| x > 0.0),
-                "{key} of {}: {out}",
-                w["name"]
+            assert_eq!(
+                first,
+                [Some("nimbus"), Some("bare")],
+                "A B, then B A: {out}"
             );
+            for r in rounds {
+                assert!(
+                    positive(&r["nimbus_per_s"])
+                        && positive(&r["bare_per_s"])
+                        && positive(&r["ratio"]),
+                    "{out}"
+                );
+            }
         }
-    }
-}
-
-/// The statement breakdown of every workload and side: per message totals and the top
-/// statements, each with its calls per message, mean time, time per message and rows per call.
-fn statements_reported(bench: &serde_json::Value, out: &str) {
-    assert_eq!(bench["statements"], "pg_stat_statements", "{out}");
-    for w in bench["workloads"].as_array().expect("workloads") {
         for side in ["nimbus", "bare"] {
-            let s = &w["statements"][side];
-            assert!(s["messages"].as_u64().is_some_and(|m| m >= 30), "{out}");
-            assert!(
-                s["calls_per_msg"].as_f64().is_some_and(|c| c > 0.0),
-                "{out}"
-            );
-            assert!(
-                s["exec_us_per_msg"].as_f64().is_some_and(|t| t >= 0.0),
-                "{out}"
-            );
-            let top = s["top"].as_array().expect("top");
-            assert!(!top.is_empty() && top.len() <= 8, "{out}");
-            for t in top {
-                assert!(t["query"].as_str().is_some_and(|q| !q.is_empty()), "{out}");
-                for key in [
-                    "calls_per_msg",
-                    "mean_ms",
-                    "exec_us_per_msg",
-                    "rows_per_call",
-                ] {
-                    assert!(t[key].as_f64().is_some_and(|x| x >= 0.0), "{key}: {out}");
+            assert!(positive(&bench["latency_ms"][side]["max"]), "{out}");
+        }
+        // Two concurrent senders share a commit at most two by two.
+        let per_commit = bench["send_1_messages_per_commit"].as_f64();
+        assert!(
+            per_commit.is_some_and(|x| (1.0..=2.0).contains(&x)),
+            "messages per commit of send 1/tx at concurrency 2: {out}"
+        );
+        cpu_keys(bench, url, &out);
+        no_queue_left(url, schema).await;
+    }
+
+    /// The CPU per message of every workload and side: the process's is a number (a clock tick is
+    /// 10 ms, so one fast side of a tiny run may read 0) and positive over the run; the database's
+    /// is a number where `db_cpu` says the server's processes are read (PostgreSQL on this machine),
+    /// and null where it says they are not (SQLite: in process; a remote server).
+    fn cpu_keys(bench: &serde_json::Value, url: &str, out: &str) {
+        let workloads = bench["workloads"].as_array().expect("workloads");
+        let db_measured = match bench["db_cpu"].as_str() {
+            Some("postgres_processes") => true,
+            Some("in_process") => {
+                assert!(url.starts_with("sqlite"), "{out}");
+                false
+            }
+            Some("unavailable") => false,
+            other => panic!("db_cpu is {other:?}: {out}"),
+        };
+        let (mut process_total, mut switches_total) = (0.0, 0.0);
+        for w in workloads {
+            for side in ["nimbus", "bare"] {
+                let switches = w["process_switches_per_msg"][side]
+                    .as_f64()
+                    .unwrap_or_else(|| panic!("context switches of {} {side}: {out}", w["name"]));
+                assert!(switches >= 0.0, "{out}");
+                switches_total += switches;
+                let process = w["process_cpu_us_per_msg"][side]
+                    .as_f64()
+                    .unwrap_or_else(|| panic!("process CPU of {} {side}: {out}", w["name"]));
+                assert!(process >= 0.0, "{out}");
+                process_total += process;
+                let db = &w["db_cpu_us_per_msg"][side];
+                if db_measured {
+                    assert!(db.as_f64().is_some_and(|x| x >= 0.0), "{out}");
+                } else {
+                    assert!(db.is_null(), "{out}");
                 }
             }
         }
+        assert!(process_total > 0.0, "the benchmark used CPU: {out}");
+        assert!(
+            switches_total > 0.0,
+            "the benchmark's threads waited on the database: {out}"
+        );
     }
-}
 
-/// `--workloads` runs only the workloads it names, and refuses receive+handle without the send
-/// that fills its queue.
-#[actix_rt::test]
-async fn bench_runs_only_the_workloads_named_on_sqlite() {
-    let path = std::env::temp_dir().join(format!("nimbus-bench-{}.db", unique()));
-    let url = format!("sqlite://{}", path.display());
-    let (bench, out) = bench_json(&url, None, &["--workloads", "end_to_end,send_1"]);
-    let workloads = bench["workloads"].as_array().expect("workloads");
-    let names: Vec<_> = workloads.iter().map(|w| w["name"].as_str()).collect();
-    assert_eq!(names, [Some("send_1"), Some("end_to_end")], "{out}");
-    for w in workloads {
-        assert!(w["ratio"].as_f64().is_some_and(|x| x > 0.0), "{out}");
+    /// The benchmark left no queue and no dead letter behind.
+    async fn no_queue_left(url: &str, schema: Option<&str>) {
+        let mut options = ConnectOptions::new();
+        if let Some(schema) = schema {
+            options = options.schema(schema);
+        }
+        let db = Database::connect_with(url, options).await.expect("connect");
+        let left: Vec<_> = db
+            .queues()
+            .await
+            .expect("queues")
+            .into_iter()
+            .filter(|q| q.name.starts_with("Bench"))
+            .map(|q| (q.name, q.depth))
+            .collect();
+        assert!(left.is_empty(), "the benchmark drops its queues: {left:?}");
+        assert!(
+            db.dead_letters(10).await.expect("dead letters").is_empty(),
+            "no benchmark message failed"
+        );
     }
-    no_queue_left(&url, None).await;
 
-    let (ok, out, err) = nimbus(&url, None, &["bench", "--workloads", "receive_handle"]);
-    assert!(!ok, "{out}");
-    assert!(
-        err.contains("receive_handle") && err.contains("send_1"),
-        "the error says what to add: {err}"
-    );
-    let (ok, out, err) = nimbus(&url, None, &["bench", "--workloads", "send_2"]);
-    assert!(!ok, "{out}");
-    assert!(
-        err.contains("send_2"),
-        "an unknown workload is named: {err}"
-    );
-    let _ = std::fs::remove_file(&path);
-}
+    /// The latency series `nimbus bench --latency` reports, in its order.
+    const SERIES: [&str; 4] = [
+        "same_process",
+        "cross_process",
+        "request_response",
+        "bare_round_trip",
+    ];
 
-#[actix_rt::test]
-async fn bench_e2e_send_batch_and_statements_on_sqlite() {
-    let path = std::env::temp_dir().join(format!("nimbus-bench-{}.db", unique()));
-    let url = format!("sqlite://{}", path.display());
-    let (bench, out) = bench_json(
-        &url,
-        None,
-        &["--receive-batch", "3", "--e2e-send-batch", "7"],
-    );
-    e2e_send_batch_reported(&bench, &out);
-    assert!(bench["statements"].is_null(), "{out}");
-    for w in bench["workloads"].as_array().expect("workloads") {
-        assert!(w["statements"].is_null(), "{out}");
+    /// `nimbus bench --latency 50` with 20 messages and one round, as a script runs it: every series
+    /// (the one across processes included) has 20 samples with 0 < p50 <= p99 <= max, after 5
+    /// warm-up messages reported apart, and the run leaves no queue behind. Not a timed test:
+    /// nothing is asserted about speed.
+    async fn bench_latency(url: &str, schema: Option<&str>) {
+        let (ok, out, err) = nimbus(
+            url,
+            schema,
+            &[
+                "--json",
+                "bench",
+                "--latency",
+                "50",
+                "--messages",
+                "20",
+                "--rounds",
+                "1",
+            ],
+        );
+        assert!(ok, "{err}");
+        assert_eq!(out.lines().count(), 1, "one JSON line: {out}");
+        let report: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+        let latency = &report["bench_latency"];
+        assert_eq!(latency["rate_per_s"].as_f64(), Some(50.0), "{out}");
+        assert_eq!(latency["peek_delay_ms"].as_u64(), Some(1000), "{out}");
+        assert_eq!(latency["warm_up"].as_u64(), Some(5), "{out}");
+        let wakeup = if url.starts_with("postgres") {
+            "listen_notify"
+        } else if url.starts_with("sqlite") {
+            "data_version_watch"
+        } else {
+            "idle_poll"
+        };
+        assert_eq!(latency["cross_process_wakeup"], wakeup, "{out}");
+        let series = latency["latency_ms"].as_object().expect("latency_ms");
+        assert_eq!(series.len(), SERIES.len(), "{out}");
+        for name in SERIES {
+            let s = &series[name];
+            let [p50, p99, max] = ["p50", "p99", "max"]
+                .map(|k| s[k].as_f64().unwrap_or_else(|| panic!("{name} {k}: {out}")));
+            assert!(0.0 < p50 && p50 <= p99 && p99 <= max, "{name}: {out}");
+            assert_eq!(s["samples"].as_u64(), Some(20), "{name}: {out}");
+            assert_eq!(s["p50_rounds"].as_array().map(Vec::len), Some(1), "{out}");
+            let warm_up_max = s["warm_up_max"].as_f64();
+            assert!(warm_up_max.is_some_and(|ms| ms > 0.0), "{name}: {out}");
+        }
+        no_queue_left(url, schema).await;
     }
-    no_queue_left(&url, None).await;
 
-    // --statements needs PostgreSQL: a clear error before anything is made.
-    let (ok, out, err) = nimbus(&url, None, &["bench", "--statements", "--messages", "10"]);
-    assert!(!ok, "{out}");
-    assert!(
-        err.contains("--statements")
-            && err.contains("pg_stat_statements")
-            && err.contains("sqlite")
-            && err.contains("Fix:"),
-        "{err}"
-    );
-    no_queue_left(&url, None).await;
-    let (ok, _, err) = nimbus(&url, None, &["bench", "--statements", "--latency", "10"]);
-    assert!(!ok && err.contains("--latency"), "{err}");
-    let _ = std::fs::remove_file(&path);
-}
+    /// The endpoints `nimbus bench` runs in its own process say what they do on stderr (here a
+    /// receiver's start, at `RUST_LOG=nimbus=info`; by default their warnings), while stdout stays
+    /// one JSON line.
+    #[test]
+    fn bench_prints_the_framework_s_log_lines_on_stderr() {
+        let path = std::env::temp_dir().join(format!("nimbus-bench-log-{}.db", unique()));
+        let output = Command::new(env!("CARGO_BIN_EXE_nimbus"))
+            .env("RUST_LOG", "nimbus=info")
+            .arg("--database")
+            .arg(format!("sqlite://{}", path.display()))
+            .args(["--json", "bench", "--latency", "50", "--messages", "3"])
+            .args(["--rounds", "1", "--warm-up", "0"])
+            .output()
+            .expect("run nimbus");
+        let _ = std::fs::remove_file(&path);
+        let (out, err) = (
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr),
+        );
+        assert!(output.status.success(), "{err}");
+        assert_eq!(out.lines().count(), 1, "one JSON line: {out}");
+        assert!(
+            err.lines().any(|l| l.contains("INFO")
+                && l.contains("receiving")
+                && l.contains("BenchLatLocal")),
+            "the start of the receiver in the benchmark's own process, on stderr: {err}"
+        );
+    }
 
-#[actix_rt::test]
-async fn bench_e2e_send_batch_and_statements_on_postgres() {
-    let url = postgres_url();
-    let schema = format!("nimbus bench {}", unique());
-    let (bench, out) = bench_json(
-        &url,
-        Some(&schema),
-        &["--receive-batch", "3", "--e2e-send-batch", "7"],
-    );
-    e2e_send_batch_reported(&bench, &out);
-    no_queue_left(&url, Some(&schema)).await;
+    #[actix_rt::test]
+    async fn bench_latency_runs_on_sqlite() {
+        on_sqlite("latency", bench_latency).await;
+    }
 
-    // --statements: the breakdown where the server preloads pg_stat_statements (the cluster of
-    // scripts/pg-stat-statements-cluster.sh), else a clear error that leaves the server as it
-    // was (the shared test server does not preload it).
-    let (ok, out, err) = nimbus(
-        &url,
-        Some(&schema),
-        &[
+    #[actix_rt::test]
+    async fn bench_latency_runs_on_postgres() {
+        on_postgres("latency", bench_latency).await;
+    }
+
+    #[actix_rt::test]
+    async fn bench_runs_on_sqlite_in_both_layouts() {
+        for layout in ["table", "shared"] {
+            let path = std::env::temp_dir().join(format!("nimbus-bench-{}.db", unique()));
+            let url = format!("sqlite://{}", path.display());
+            bench(&url, None, layout).await;
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+
+    #[actix_rt::test]
+    async fn bench_runs_on_postgres() {
+        let url = postgres_url();
+        let schema = format!("nimbus bench {}", unique());
+        bench(&url, Some(&schema), "table").await;
+        drop_schema(&url, &schema).await;
+    }
+
+    /// `url` with its database replaced by `database` (its query string kept).
+    fn with_database(url: &str, database: &str) -> String {
+        let (path, query) = url.split_once('?').map_or((url, ""), |(p, q)| (p, q));
+        let base = path.rsplit_once('/').map_or(path, |(base, _)| base);
+        match query {
+            "" => format!("{base}/{database}"),
+            query => format!("{base}/{database}?{query}"),
+        }
+    }
+
+    /// Where the server has pgmq, `nimbus bench` runs pgmq's own functions as a third side in a
+    /// database that created the extension (every workload gets pgmq's rate and the ratio to it,
+    /// each round starts with the next side, and pgmq's queues are dropped at the end); where it
+    /// has not, the report says so (pgmq null) and the run goes on without it.
+    #[actix_rt::test]
+    async fn bench_compares_with_pgmq_where_the_database_has_it() {
+        let server = Database::connect(&postgres_url())
+            .await
+            .expect("PostgreSQL is reachable");
+        let name = format!("nimbus_pgmq_{}", unique());
+        server
+            .execute(&format!("CREATE DATABASE {name}"))
+            .await
+            .expect("create the test database");
+        let url = with_database(&postgres_url(), &name);
+        let db = Database::connect(&url).await.expect("the new database");
+        let available = db
+            .execute("CREATE EXTENSION pgmq")
+            .await
+            .map_err(|e| {
+                eprintln!("pgmq is not installed on this server ({e}): checking the run without it")
+            })
+            .is_ok();
+        let (ok, out, err) = nimbus(
+            &url,
+            None,
+            &[
+                "--json",
+                "bench",
+                "--messages",
+                "40",
+                "--rounds",
+                "3",
+                "--concurrency",
+                "2",
+                "--batch",
+                "5",
+            ],
+        );
+        assert!(ok, "{err}");
+        let report: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+        let bench = &report["bench"];
+        let workloads = bench["workloads"].as_array().expect("workloads");
+        let positive = |v: &serde_json::Value| v.as_f64().is_some_and(|x| x > 0.0);
+        if available {
+            assert!(bench["pgmq"].as_str().is_some(), "its version: {out}");
+            for w in workloads {
+                for key in ["per_s", "ratio", "ratio_min", "ratio_max"] {
+                    assert!(
+                        positive(&w["pgmq"][key]),
+                        "pgmq {key} of {}: {out}",
+                        w["name"]
+                    );
+                }
+                let rounds = w["rounds"].as_array().expect("rounds");
+                let first: Vec<_> = rounds.iter().map(|r| r["first"].as_str()).collect();
+                assert_eq!(first, [Some("nimbus"), Some("bare"), Some("bare")], "{out}");
+                assert!(rounds.iter().all(|r| positive(&r["pgmq_per_s"])), "{out}");
+            }
+            assert!(positive(&bench["latency_ms"]["pgmq"]["max"]), "{out}");
+            let left = db
+                .query_scalar(
+                    "SELECT count(*) FROM pgmq.list_queues() WHERE queue_name LIKE 'pgmq_bench%'",
+                    &[],
+                )
+                .await
+                .expect("pgmq's queues listed");
+            assert_eq!(left, 0, "the benchmark drops pgmq's queues too");
+        } else {
+            assert!(bench["pgmq"].is_null(), "{out}");
+            assert!(workloads.iter().all(|w| w["pgmq"].is_null()), "{out}");
+            assert!(err.contains("pgmq is not installed"), "{err}");
+        }
+        drop(db);
+        server
+            .execute(&format!("DROP DATABASE {name} WITH (FORCE)"))
+            .await
+            .expect("drop the test database");
+    }
+
+    /// `nimbus bench --json` with tiny sizes and `extra` options; returns the report's `bench`
+    /// object, with the output for messages.
+    fn bench_json(url: &str, schema: Option<&str>, extra: &[&str]) -> (serde_json::Value, String) {
+        let mut args = vec![
             "--json",
             "bench",
-            "--statements",
             "--messages",
             "30",
             "--rounds",
             "1",
             "--concurrency",
             "2",
-        ],
-    );
-    if ok {
+            "--batch",
+            "5",
+        ];
+        args.extend_from_slice(extra);
+        let (ok, out, err) = nimbus(url, schema, &args);
+        assert!(ok, "{err}");
         let report: serde_json::Value = serde_json::from_str(&out).expect("JSON");
-        statements_reported(&report["bench"], &out);
-    } else {
+        (report["bench"].clone(), out)
+    }
+
+    /// `--e2e-send-batch` is in the report, and every workload still has a rate on both sides (its
+    /// senders sent whole batches, and the receivers handled them all).
+    fn e2e_send_batch_reported(bench: &serde_json::Value, out: &str) {
+        assert_eq!(bench["e2e_send_batch"].as_u64(), Some(7), "{out}");
+        assert_eq!(bench["receive_batch"].as_u64(), Some(3), "{out}");
+        let workloads = bench["workloads"].as_array().expect("workloads");
+        assert_eq!(workloads.len(), WORKLOADS.len(), "{out}");
+        for w in workloads {
+            for key in ["nimbus_per_s", "bare_per_s", "ratio"] {
+                assert!(
+                    w[key].as_f64().is_some_and(|x| x > 0.0),
+                    "{key} of {}: {out}",
+                    w["name"]
+                );
+            }
+        }
+    }
+
+    /// The statement breakdown of every workload and side: per message totals and the top
+    /// statements, each with its calls per message, mean time, time per message and rows per call.
+    fn statements_reported(bench: &serde_json::Value, out: &str) {
+        assert_eq!(bench["statements"], "pg_stat_statements", "{out}");
+        for w in bench["workloads"].as_array().expect("workloads") {
+            for side in ["nimbus", "bare"] {
+                let s = &w["statements"][side];
+                assert!(s["messages"].as_u64().is_some_and(|m| m >= 30), "{out}");
+                assert!(
+                    s["calls_per_msg"].as_f64().is_some_and(|c| c > 0.0),
+                    "{out}"
+                );
+                assert!(
+                    s["exec_us_per_msg"].as_f64().is_some_and(|t| t >= 0.0),
+                    "{out}"
+                );
+                let top = s["top"].as_array().expect("top");
+                assert!(!top.is_empty() && top.len() <= 8, "{out}");
+                for t in top {
+                    assert!(t["query"].as_str().is_some_and(|q| !q.is_empty()), "{out}");
+                    for key in [
+                        "calls_per_msg",
+                        "mean_ms",
+                        "exec_us_per_msg",
+                        "rows_per_call",
+                    ] {
+                        assert!(t[key].as_f64().is_some_and(|x| x >= 0.0), "{key}: {out}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// `--workloads` runs only the workloads it names, and refuses receive+handle without the send
+    /// that fills its queue.
+    #[actix_rt::test]
+    async fn bench_runs_only_the_workloads_named_on_sqlite() {
+        let path = std::env::temp_dir().join(format!("nimbus-bench-{}.db", unique()));
+        let url = format!("sqlite://{}", path.display());
+        let (bench, out) = bench_json(&url, None, &["--workloads", "end_to_end,send_1"]);
+        let workloads = bench["workloads"].as_array().expect("workloads");
+        let names: Vec<_> = workloads.iter().map(|w| w["name"].as_str()).collect();
+        assert_eq!(names, [Some("send_1"), Some("end_to_end")], "{out}");
+        for w in workloads {
+            assert!(w["ratio"].as_f64().is_some_and(|x| x > 0.0), "{out}");
+        }
+        no_queue_left(&url, None).await;
+
+        let (ok, out, err) = nimbus(&url, None, &["bench", "--workloads", "receive_handle"]);
+        assert!(!ok, "{out}");
         assert!(
-            err.contains("does not preload pg_stat_statements") && err.contains("Fix:"),
+            err.contains("receive_handle") && err.contains("send_1"),
+            "the error says what to add: {err}"
+        );
+        let (ok, out, err) = nimbus(&url, None, &["bench", "--workloads", "send_2"]);
+        assert!(!ok, "{out}");
+        assert!(
+            err.contains("send_2"),
+            "an unknown workload is named: {err}"
+        );
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[actix_rt::test]
+    async fn bench_e2e_send_batch_and_statements_on_sqlite() {
+        let path = std::env::temp_dir().join(format!("nimbus-bench-{}.db", unique()));
+        let url = format!("sqlite://{}", path.display());
+        let (bench, out) = bench_json(
+            &url,
+            None,
+            &["--receive-batch", "3", "--e2e-send-batch", "7"],
+        );
+        e2e_send_batch_reported(&bench, &out);
+        assert!(bench["statements"].is_null(), "{out}");
+        for w in bench["workloads"].as_array().expect("workloads") {
+            assert!(w["statements"].is_null(), "{out}");
+        }
+        no_queue_left(&url, None).await;
+
+        // --statements needs PostgreSQL: a clear error before anything is made.
+        let (ok, out, err) = nimbus(&url, None, &["bench", "--statements", "--messages", "10"]);
+        assert!(!ok, "{out}");
+        assert!(
+            err.contains("--statements")
+                && err.contains("pg_stat_statements")
+                && err.contains("sqlite")
+                && err.contains("Fix:"),
             "{err}"
         );
+        no_queue_left(&url, None).await;
+        let (ok, _, err) = nimbus(&url, None, &["bench", "--statements", "--latency", "10"]);
+        assert!(!ok && err.contains("--latency"), "{err}");
+        let _ = std::fs::remove_file(&path);
     }
-    no_queue_left(&url, Some(&schema)).await;
-    drop_schema(&url, &schema).await;
+
+    #[actix_rt::test]
+    async fn bench_e2e_send_batch_and_statements_on_postgres() {
+        let url = postgres_url();
+        let schema = format!("nimbus bench {}", unique());
+        let (bench, out) = bench_json(
+            &url,
+            Some(&schema),
+            &["--receive-batch", "3", "--e2e-send-batch", "7"],
+        );
+        e2e_send_batch_reported(&bench, &out);
+        no_queue_left(&url, Some(&schema)).await;
+
+        // --statements: the breakdown where the server preloads pg_stat_statements (the cluster of
+        // scripts/pg-stat-statements-cluster.sh), else a clear error that leaves the server as it
+        // was (the shared test server does not preload it).
+        let (ok, out, err) = nimbus(
+            &url,
+            Some(&schema),
+            &[
+                "--json",
+                "bench",
+                "--statements",
+                "--messages",
+                "30",
+                "--rounds",
+                "1",
+                "--concurrency",
+                "2",
+            ],
+        );
+        if ok {
+            let report: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+            statements_reported(&report["bench"], &out);
+        } else {
+            assert!(
+                err.contains("does not preload pg_stat_statements") && err.contains("Fix:"),
+                "{err}"
+            );
+        }
+        no_queue_left(&url, Some(&schema)).await;
+        drop_schema(&url, &schema).await;
+    }
+}
+
+/// Without `--features bench`, `nimbus bench` says how to get it.
+#[cfg(not(feature = "bench"))]
+#[test]
+fn bench_says_how_to_install_it_where_it_is_not_built_in() {
+    let (ok, _, err) = nimbus("sqlite::memory:", None, &["bench", "--messages", "10"]);
+    assert!(!ok, "{err}");
+    assert!(
+        err.contains("without the benchmark") && err.contains("--features bench"),
+        "{err}"
+    );
 }
 
 #[actix_rt::test]
