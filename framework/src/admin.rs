@@ -1023,6 +1023,36 @@ impl Database {
         self.transport.run_sql(sql).await
     }
 
+    /// Drops `schema` and every table in it (PostgreSQL, SQL Server): what a test bus made.
+    /// SQLite has no schemas: nothing to do.
+    pub(crate) async fn drop_schema_with_everything(&self, schema: &str) -> Result<()> {
+        let schema = SchemaName::new(schema)?;
+        let quoted = self.dialect.quote(schema.as_str());
+        let sql = match self.dialect.folder {
+            "postgres" => format!("DROP SCHEMA IF EXISTS {quoted} CASCADE"),
+            "sqlserver" => format!(
+                // One table at a time: Babelfish keeps only the last row of `SELECT @s += …`.
+                "DECLARE @schema sysname = N'{name}';
+DECLARE @table sysname, @sql nvarchar(max);
+WHILE 1 = 1
+BEGIN
+    SET @table = NULL;
+    SELECT TOP (1) @table = t.name
+    FROM sys.tables AS t JOIN sys.schemas AS s ON s.schema_id = t.schema_id
+    WHERE s.name = @schema;
+    IF @table IS NULL BREAK;
+    SET @sql = N'DROP TABLE ' + QUOTENAME(@schema) + N'.' + QUOTENAME(@table);
+    EXEC sys.sp_executesql @sql;
+END;
+SET @sql = N'DROP SCHEMA ' + QUOTENAME(@schema);
+IF SCHEMA_ID(@schema) IS NOT NULL EXEC sys.sp_executesql @sql;",
+                name = schema.as_str().replace('\'', "''")
+            ),
+            _ => return Ok(()),
+        };
+        self.transport.run_sql(&sql).await
+    }
+
     /// Runs a query and returns the integer in its first column of its first row (0 when it
     /// returns no row). `params` are bound as text, in order. An SQL error is an error.
     pub async fn query_scalar(&self, sql: &str, params: &[&str]) -> Result<i64> {

@@ -2,9 +2,10 @@
 //!
 //! * [`TestContext`]: call a handler directly with a context that needs no database, then
 //!   assert what it sent, published and replied (typed), or which error it returned.
-//! * `TestBus` (with the `sqlite` feature): one endpoint on a temporary SQLite database, for
-//!   end-to-end tests: start it, send, wait until handled, look at its queues and dead letters;
-//!   the file goes away when the test bus is dropped.
+//! * `TestBus`: one endpoint on a temporary SQLite database (`TestBus::start`, with the
+//!   `sqlite` feature) or a temporary schema of a PostgreSQL or SQL Server database the test
+//!   names (`TestBus::start_on`), for end-to-end tests: start it, send, wait until handled, look
+//!   at its queues and dead letters; the file or schema goes away when the test bus is dropped.
 //!
 //! ```
 //! use nimbus::testing::TestContext;
@@ -328,10 +329,10 @@ impl TestContext {
     }
 }
 
-#[cfg(feature = "sqlite")]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "sqlserver"))]
 pub use test_bus::{TestBus, DEFAULT_WAIT};
 
-#[cfg(feature = "sqlite")]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "sqlserver"))]
 mod test_bus {
     use std::path::PathBuf;
     use std::time::Duration;
@@ -343,10 +344,11 @@ mod test_bus {
     /// How long [`TestBus::wait_until`] waits unless told otherwise.
     pub const DEFAULT_WAIT: Duration = Duration::from_secs(30);
 
-    /// One endpoint on a temporary SQLite database, for end-to-end tests of an application's
-    /// handlers: the real transport, retries and dead letters, with nothing to set up. The
-    /// database file is removed when the test bus is dropped (stop it first to let handlers
-    /// finish).
+    /// One endpoint on a temporary database, for end-to-end tests of an application's
+    /// handlers: the real transport, retries and dead letters, with nothing to set up. With
+    /// [`TestBus::start`], a new SQLite file; with [`TestBus::start_on`], a new schema of the
+    /// PostgreSQL or SQL Server database the test names. The file or schema (with everything
+    /// in it) is removed when the test bus is dropped (stop it first to let handlers finish).
     ///
     /// ```
     /// use nimbus::testing::TestBus;
@@ -376,15 +378,28 @@ mod test_bus {
     /// ```
     pub struct TestBus {
         bus: Bus,
-        path: PathBuf,
+        place: Place,
         admin: crate::admin::Database,
+    }
+
+    /// Where a test bus keeps its queues, removed when it is dropped.
+    #[derive(Debug)]
+    enum Place {
+        /// A new SQLite file.
+        #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+        File(PathBuf),
+        /// A new schema of a server's database (its URL holds no secret shown anywhere).
+        Schema { url: String, schema: String },
     }
 
     impl std::fmt::Debug for TestBus {
         fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.debug_struct("TestBus")
-                .field("path", &self.path)
-                .finish_non_exhaustive()
+            let mut d = f.debug_struct("TestBus");
+            match &self.place {
+                Place::File(path) => d.field("path", path),
+                Place::Schema { schema, .. } => d.field("schema", schema),
+            };
+            d.finish_non_exhaustive()
         }
     }
 
@@ -393,33 +408,90 @@ mod test_bus {
         /// `configure` (handlers, routes, retries…) on top of test-friendly defaults: a 100 ms
         /// peek delay, delayed retries 100 ms apart, and sends that may create the queues they
         /// name. Inside an actix `System` (`#[actix_rt::test]`).
+        #[cfg(feature = "sqlite")]
         pub async fn start(
             application: &str,
             configure: impl FnOnce(BusBuilder) -> BusBuilder,
         ) -> Result<TestBus> {
             let path = std::env::temp_dir()
                 .join(format!("nimbus-test-{}.db", uuid::Uuid::new_v4().simple()));
-            let builder = Bus::builder()
+            let url = format!("sqlite://{}", path.display());
+            Self::start_in(Place::File(path), &url, None, application, configure).await
+        }
+
+        /// Starts the endpoint `application` in a new schema (`nimbus_test_…`, made by the
+        /// bus's auto-create) of the PostgreSQL or SQL Server database at `url`, with the same
+        /// defaults as [`TestBus::start`]: for handlers whose SQL needs that database. The
+        /// schema and everything in it are dropped when the test bus is dropped. An SQLite URL
+        /// is refused: [`TestBus::start`] makes a file of its own.
+        ///
+        /// ```no_run
+        /// # use nimbus::{Command, Handler, HandlerContext, HandlerError};
+        /// # #[derive(serde::Serialize, serde::Deserialize, Command)] struct PlaceOrder { order_id: u32 }
+        /// # struct Sales;
+        /// # impl Handler<PlaceOrder> for Sales {
+        /// #     async fn handle(&self, _: PlaceOrder, _: &mut HandlerContext) -> Result<(), HandlerError> { Ok(()) }
+        /// # }
+        /// # #[actix_rt::main] async fn main() -> Result<(), nimbus::NimbusError> {
+        /// use nimbus::testing::TestBus;
+        /// let url = std::env::var("TEST_DATABASE_URL")
+        ///     .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into());
+        /// let test = TestBus::start_on(&url, "Sales", |b| b.handler(Sales).route::<PlaceOrder>("Sales")).await?;
+        /// test.bus().send(PlaceOrder { order_id: 1 }).await?;
+        /// test.wait_until(|m| m.handled == 1).await?;
+        /// test.stop().await
+        /// # }
+        /// ```
+        pub async fn start_on(
+            url: &str,
+            application: &str,
+            configure: impl FnOnce(BusBuilder) -> BusBuilder,
+        ) -> Result<TestBus> {
+            let kind = crate::transport::DatabaseUrl::parse(url)?.kind();
+            if kind == crate::DatabaseKind::Sqlite {
+                return Err(NimbusError::config(
+                    "TestBus::start_on takes a PostgreSQL or SQL Server database: an SQLite                      database has no schemas to keep tests apart",
+                    "use TestBus::start, which makes an SQLite file of its own",
+                ));
+            }
+            let schema = format!(
+                "nimbus_test_{}",
+                &uuid::Uuid::new_v4().simple().to_string()[..12]
+            );
+            let place = Place::Schema {
+                url: url.to_string(),
+                schema: schema.clone(),
+            };
+            Self::start_in(place, url, Some(&schema), application, configure).await
+        }
+
+        async fn start_in(
+            place: Place,
+            url: &str,
+            schema: Option<&str>,
+            application: &str,
+            configure: impl FnOnce(BusBuilder) -> BusBuilder,
+        ) -> Result<TestBus> {
+            let mut builder = Bus::builder()
                 .names(application, format!("{application}-test"))
-                .database_url(format!("sqlite://{}", path.display()))
+                .database_url(url)
                 .peek_delay(crate::MIN_PEEK_DELAY)
                 .delayed_retries(3, Duration::from_millis(100))
                 .create_queues_on_send(true);
+            let mut options = crate::admin::ConnectOptions::new();
+            if let Some(schema) = schema {
+                builder = builder.schema(schema);
+                options = options.schema(schema);
+            }
             let started = async {
                 let bus = configure(builder).build()?.start().await?;
-                let admin =
-                    crate::admin::Database::connect(&format!("sqlite://{}", path.display()))
-                        .await?;
-                Ok::<_, NimbusError>(TestBus {
-                    bus,
-                    path: path.clone(),
-                    admin,
-                })
+                let admin = crate::admin::Database::connect_with(url, options).await?;
+                Ok::<_, NimbusError>((bus, admin))
             };
             match started.await {
-                Ok(test) => Ok(test),
+                Ok((bus, admin)) => Ok(TestBus { bus, place, admin }),
                 Err(e) => {
-                    remove_database(&path);
+                    remove(&place);
                     Err(e)
                 }
             }
@@ -469,9 +541,21 @@ mod test_bus {
             self.admin.peek(queue, 10_000).await
         }
 
-        /// The database's URL, for a second endpoint or the `nimbus` tool.
+        /// The database's URL, for a second endpoint or the `nimbus` tool (with
+        /// [`schema`](Self::schema) on a server).
         pub fn database_url(&self) -> String {
-            format!("sqlite://{}", self.path.display())
+            match &self.place {
+                Place::File(path) => format!("sqlite://{}", path.display()),
+                Place::Schema { url, .. } => url.clone(),
+            }
+        }
+
+        /// The schema the test bus made on a server (`None` on SQLite).
+        pub fn schema(&self) -> Option<&str> {
+            match &self.place {
+                Place::File(_) => None,
+                Place::Schema { schema, .. } => Some(schema),
+            }
         }
 
         /// Stops the endpoint: in-flight handlers finish.
@@ -482,16 +566,50 @@ mod test_bus {
 
     impl Drop for TestBus {
         fn drop(&mut self) {
-            remove_database(&self.path);
+            remove(&self.place);
         }
     }
 
-    /// Removes an SQLite file and its journal files; one already gone is fine.
-    fn remove_database(path: &std::path::Path) {
-        for suffix in ["", "-wal", "-shm", "-journal"] {
-            let mut file = path.as_os_str().to_owned();
-            file.push(suffix);
-            let _ = std::fs::remove_file(PathBuf::from(file));
+    /// Removes an SQLite file and its journal files, or drops a schema with everything in it;
+    /// one already gone is fine.
+    fn remove(place: &Place) {
+        match place {
+            Place::File(path) => {
+                for suffix in ["", "-wal", "-shm", "-journal"] {
+                    let mut file = path.as_os_str().to_owned();
+                    file.push(suffix);
+                    let _ = std::fs::remove_file(PathBuf::from(file));
+                }
+            }
+            Place::Schema { url, schema } => {
+                // Drop runs inside the test's runtime, which cannot be blocked on: the schema is
+                // dropped from a thread and a runtime of its own.
+                let (url, name) = (url.clone(), schema.clone());
+                let dropped = std::thread::spawn(move || {
+                    let runtime = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .map_err(|e| e.to_string())?;
+                    runtime.block_on(async {
+                        let db = crate::admin::Database::connect(&url)
+                            .await
+                            .map_err(|e| e.to_string())?;
+                        db.drop_schema_with_everything(&name)
+                            .await
+                            .map_err(|e| e.to_string())
+                    })
+                })
+                .join();
+                match dropped {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => {
+                        tracing::warn!(%schema, error = %e, "could not drop the test bus's schema; drop it by hand")
+                    }
+                    Err(_) => {
+                        tracing::warn!(%schema, "dropping the test bus's schema panicked; drop it by hand")
+                    }
+                }
+            }
         }
     }
 }

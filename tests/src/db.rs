@@ -789,13 +789,19 @@ impl Drop for Target {
                 let drop_all = format!(
                     "SET LOCK_TIMEOUT 10000;
 DECLARE @schema sysname = N'{}';
-DECLARE @sql nvarchar(max) = N'';
-SELECT @sql += N'DROP TABLE ' + QUOTENAME(s.name) + N'.' + QUOTENAME(t.name) + N';'
-FROM sys.tables AS t JOIN sys.schemas AS s ON s.schema_id = t.schema_id
-WHERE s.name = @schema;
-EXEC sys.sp_executesql @sql;
-DECLARE @drop nvarchar(max) = N'DROP SCHEMA ' + QUOTENAME(@schema);
-EXEC sys.sp_executesql @drop;",
+DECLARE @table sysname, @sql nvarchar(max);
+WHILE 1 = 1
+BEGIN
+    SET @table = NULL;
+    SELECT TOP (1) @table = t.name
+    FROM sys.tables AS t JOIN sys.schemas AS s ON s.schema_id = t.schema_id
+    WHERE s.name = @schema;
+    IF @table IS NULL BREAK;
+    SET @sql = N'DROP TABLE ' + QUOTENAME(@schema) + N'.' + QUOTENAME(@table);
+    EXEC sys.sp_executesql @sql;
+END;
+SET @sql = N'DROP SCHEMA ' + QUOTENAME(@schema);
+EXEC sys.sp_executesql @sql;",
                     schema.replace('\'', "''")
                 );
                 Box::new(move || {
