@@ -643,3 +643,129 @@ async fn the_console_never_shows_the_password_on_postgres() {
         .await
         .unwrap();
 }
+
+/// A visit that starts a guest book entry; a saga keyed by the guest's name.
+#[derive(serde::Serialize, serde::Deserialize, nimbus::Command)]
+#[nimbus(type_name = "Console.Visit")]
+struct Visit {
+    guest: String,
+}
+
+#[derive(Clone)]
+struct GuestBook;
+
+impl nimbus::saga::Saga for GuestBook {
+    type State = u32;
+    const NAME: &'static str = "Console.GuestBook";
+}
+
+impl nimbus::saga::SagaHandler<Visit> for GuestBook {
+    const STARTS: bool = true;
+    fn correlation(m: &Visit) -> String {
+        m.guest.clone()
+    }
+    async fn handle(
+        &self,
+        _m: Visit,
+        saga: &mut nimbus::saga::SagaInstance<u32>,
+        _ctx: &mut HandlerContext,
+    ) -> Result<(), HandlerError> {
+        saga.state += 1;
+        Ok(())
+    }
+}
+
+/// The Sagas page lists the running instances; *Complete* and *Delete* end one each (and the
+/// database says so); the console's probes answer without its token.
+#[actix_rt::test]
+async fn the_console_ends_saga_instances_and_answers_probes_on_sqlite() {
+    let path = std::env::temp_dir().join(format!("nimbus-console-sagas-{}.db", unique()));
+    let url = format!("sqlite://{}", path.display());
+    let bus = nimbus::Bus::builder()
+        .names("Guests", "guests-1")
+        .database_url(&url)
+        .peek_delay(Duration::from_millis(100))
+        .route::<Visit>("Guests")
+        .saga_handler::<Visit, _>(GuestBook)
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    for guest in ["ada", "bob/builder", "cy"] {
+        bus.send(Visit {
+            guest: guest.into(),
+        })
+        .await
+        .unwrap();
+    }
+    let db = Database::connect(&url).await.unwrap();
+    wait_until("three saga instances run", || async {
+        db.sagas(None, 10).await.unwrap().len() == 3
+    })
+    .await;
+    bus.stop().await.unwrap();
+
+    // A console that needs a token: its probes still answer without it.
+    let (_guarded, guarded) = console(&url, None, &["--bind", "127.0.0.1:0"], Some("probe-token"));
+    let port = guarded.rsplit(':').next().unwrap().to_string();
+    // The probes need no token; the pages do.
+    let live = http_body(&port, "/health/live");
+    assert!(
+        live.starts_with("HTTP/1.1 200") && live.contains("\"live\":true"),
+        "{live}"
+    );
+    let ready = {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let ready = http_body(&port, "/health/ready");
+            if ready.starts_with("HTTP/1.1 200") || Instant::now() > deadline {
+                break ready;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    assert!(ready.contains("\"ready\":true"), "{ready}");
+    assert_eq!(http_status(&port, None), 401);
+
+    let (_console, address) = console(&url, None, &["--bind", "127.0.0.1:0"], None);
+    let (_driver, client) = browser().await;
+    let shots = screenshot_dir();
+    client.goto(&format!("{address}/sagas")).await.unwrap();
+    wait_until("the Sagas page lists the three instances", || async {
+        client
+            .find_all(Locator::Css("#sagas tr[data-saga]"))
+            .await
+            .map(|rows| rows.len())
+            .unwrap_or(0)
+            == 3
+    })
+    .await;
+    screenshot(&client, &shots, "sagas").await;
+    click_action(&client, "/sagas/Console.GuestBook/ada/complete").await;
+    wait_until("ada's instance is completed", || async {
+        db.saga("Console.GuestBook", "ada")
+            .await
+            .unwrap()
+            .is_some_and(|s| s.completed)
+    })
+    .await;
+    click_action(&client, "/sagas/Console.GuestBook/bob%2Fbuilder/delete").await;
+    wait_until("bob/builder's instance is deleted", || async {
+        db.saga("Console.GuestBook", "bob/builder")
+            .await
+            .unwrap()
+            .is_none()
+    })
+    .await;
+    wait_until("the page lists only cy", || async {
+        text_of(&client, "#sagas tbody")
+            .await
+            .is_some_and(|t| t.contains("cy") && !t.contains("ada") && !t.contains("bob"))
+    })
+    .await;
+    client.close().await.unwrap();
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+}

@@ -41,7 +41,7 @@ impl IntoResponse for Refused {
 }
 
 /// Refuses a form without this console's token; otherwise the page to go back to.
-fn checked(console: &Console, form: &ActionForm) -> Result<String, Refused> {
+pub fn checked(console: &Console, form: &ActionForm) -> Result<String, Refused> {
     if !form_token_ok(console, &form.csrf) {
         tracing::warn!("refused a form without the console's token (a forged post, or a page from before a restart)");
         return Err(Refused);
@@ -56,12 +56,12 @@ fn checked(console: &Console, form: &ActionForm) -> Result<String, Refused> {
 }
 
 /// Back to `back` with `note` shown at the top.
-fn back_with(back: &str, note: &str) -> Response {
+pub fn back_with(back: &str, note: &str) -> Response {
     let separator = if back.contains('?') { '&' } else { '?' };
     Redirect::to(&format!("{back}{separator}note={}", encode(note))).into_response()
 }
 
-fn failed(back: &str, what: &str, error: impl std::fmt::Display) -> Response {
+pub fn failed(back: &str, what: &str, error: impl std::fmt::Display) -> Response {
     tracing::warn!(what, %error, "a console action failed");
     back_with(back, &format!("{what} failed: {error}"))
 }

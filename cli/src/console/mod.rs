@@ -9,6 +9,7 @@ mod actions;
 mod charts;
 mod monitoring;
 mod pages;
+mod sagas;
 mod security;
 mod state;
 
@@ -104,13 +105,69 @@ fn router(console: Arc<Console>) -> Router {
         .route("/subscriptions/sweep", post(actions::sweep))
         .route("/instances", get(instances))
         .route("/monitoring", get(monitoring_page))
+        .route("/sagas", get(sagas::page))
+        .route("/sagas/{saga}/{correlation}/{action}", post(sagas::act))
         .route("/console.js", get(script))
         .route("/console.css", get(style))
         .layer(axum::middleware::from_fn_with_state(
             console.clone(),
             security::guard,
         ))
+        // After the guard: probes carry no token, and these say nothing but up or down.
+        .route("/health/live", get(live))
+        .route("/health/ready", get(ready))
         .with_state(console)
+}
+
+/// The console's liveness: it serves.
+async fn live() -> Response {
+    json_response(
+        axum::http::StatusCode::OK,
+        serde_json::json!({ "live": true }),
+    )
+}
+
+/// The console's readiness: its last read of the database worked, and was recent (within
+/// three refresh intervals, and at most a minute ago). 503 otherwise, with why in words that
+/// name no host or secret (the console's log has the error).
+async fn ready(State(console): State<Arc<Console>>) -> Response {
+    let why = {
+        let snapshot = console.snapshot.read().unwrap_or_else(|p| p.into_inner());
+        let limit = (console.settings.refresh * 3).max(Duration::from_secs(60));
+        let age = snapshot
+            .read_at
+            .and_then(|at| (chrono::Utc::now() - at).to_std().ok());
+        if snapshot.error.is_some() {
+            Some("the last read of the database failed (see the console's log)".to_string())
+        } else {
+            match age {
+                None => Some("the database has not been read yet".to_string()),
+                Some(age) if age > limit => {
+                    Some(format!("the database was last read {}s ago", age.as_secs()))
+                }
+                Some(_) => None,
+            }
+        }
+    };
+    let status = if why.is_none() {
+        axum::http::StatusCode::OK
+    } else {
+        axum::http::StatusCode::SERVICE_UNAVAILABLE
+    };
+    json_response(
+        status,
+        serde_json::json!({ "ready": why.is_none(), "reason": why }),
+    )
+}
+
+/// A JSON response.
+fn json_response(status: axum::http::StatusCode, body: serde_json::Value) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
 }
 
 /// The query every page takes: a note to show (after an action), and how many messages a
@@ -124,7 +181,7 @@ struct PageQuery {
 }
 
 /// An HTML response.
-fn page(markup: Markup) -> Response {
+pub fn page(markup: Markup) -> Response {
     (
         [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
         markup.into_string(),

@@ -37,6 +37,7 @@ pub fn layout(console: &Console, title: &str, note: Option<&str>, content: Marku
                         a href="/monitoring" { "Monitoring" }
                         a href="/failed" { "Failed messages (" (failed.total) ")" }
                         a href="/subscriptions" { "Subscriptions" }
+                        a href="/sagas" { "Sagas" }
                         a href="/instances" { "Instances" }
                     }
                     span.database { (console.db.database_name()) }
@@ -64,7 +65,7 @@ pub fn layout(console: &Console, title: &str, note: Option<&str>, content: Marku
 }
 
 /// A form that posts an action, with the console's token and a confirmation in the page.
-fn action(console: &Console, path: &str, label: &str, confirm: &str, back: &str) -> Markup {
+pub fn action(console: &Console, path: &str, label: &str, confirm: &str, back: &str) -> Markup {
     if console.settings.read_only {
         return html! {};
     }
@@ -490,7 +491,7 @@ pub fn not_found(console: &Console, what: &str) -> Markup {
 }
 
 /// `n thing` or `n things`.
-fn plural(n: usize, thing: &str) -> String {
+pub fn plural(n: usize, thing: &str) -> String {
     if n == 1 {
         format!("1 {thing}")
     } else {
@@ -504,7 +505,7 @@ fn time(at: Option<NaiveDateTime>) -> String {
 }
 
 /// A duration as people read it, to the second.
-fn ago(d: Duration) -> String {
+pub fn ago(d: Duration) -> String {
     humantime::format_duration(Duration::from_secs(d.as_secs())).to_string()
 }
 
