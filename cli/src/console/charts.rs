@@ -8,7 +8,7 @@ use maud::{html, Markup};
 const WIDTH: f64 = 560.0;
 const HEIGHT: f64 = 200.0;
 const LEFT: f64 = 58.0;
-const RIGHT: f64 = 12.0;
+const RIGHT: f64 = 22.0;
 const TOP: f64 = 24.0;
 const BOTTOM: f64 = 26.0;
 
@@ -101,9 +101,10 @@ pub fn draw(chart: &Chart) -> Markup {
                 text.unit x="4" y="12" { (chart.unit) }
                 // The x axis: five UTC times.
                 line.axis x1=(LEFT) x2=(WIDTH - RIGHT) y1=(TOP + plot_h) y2=(TOP + plot_h) {}
-                @for (tx, text) in &ticks {
+                @for (k, (tx, text)) in ticks.iter().enumerate() {
                     line.axis x1=(tx) x2=(tx) y1=(TOP + plot_h) y2=(TOP + plot_h + 4.0) {}
-                    text.tick x=(tx) y=(HEIGHT - 8.0) text-anchor="middle" { (text) }
+                    // The last time ends at its tick, inside the picture.
+                    text.tick x=(tx) y=(HEIGHT - 8.0) text-anchor=(if k == 4 { "end" } else { "middle" }) { (text) }
                 }
                 text.unit x="4" y=(HEIGHT - 8.0) { "UTC" }
                 @for line in &chart.lines {
