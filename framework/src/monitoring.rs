@@ -161,6 +161,31 @@ impl Bucket {
         }
     }
 
+    /// Adds everything `other` gathered: a window's totals from its steps, without reading
+    /// every report twice.
+    fn absorb(&mut self, other: &Bucket) {
+        for (id, theirs) in &other.runs {
+            let run = self.runs.entry(id.clone()).or_default();
+            run.handled += theirs.handled;
+            run.failed += theirs.failed;
+            run.retried += theirs.retried;
+            run.dead_lettered += theirs.dead_lettered;
+            run.periods_ms
+                .extend(theirs.periods_ms.iter().map(|(k, v)| (*k, *v)));
+        }
+        self.processing.merge(&other.processing);
+        self.critical.merge(&other.critical);
+        for (queue, runs) in &other.lengths {
+            let mine = self.lengths.entry(queue.clone()).or_default();
+            for (run, &(at, length)) in runs {
+                let latest = mine.entry(run.clone()).or_insert((at, length));
+                if at >= latest.0 {
+                    *latest = (at, length);
+                }
+            }
+        }
+    }
+
     fn point(&self, start: Option<NaiveDateTime>) -> Point {
         let mut p = Point {
             start,
@@ -231,7 +256,6 @@ pub(crate) fn combine(reports: &[ListedReport], window: Duration) -> MonitoringV
                 (buckets, Bucket::default(), Vec::new(), Vec::new())
             });
             entry.0[index].add(r);
-            entry.1.add(r);
             if !entry.2.iter().any(|i| i == &r.instance) {
                 entry.2.push(r.instance.clone());
             }
@@ -242,7 +266,10 @@ pub(crate) fn combine(reports: &[ListedReport], window: Duration) -> MonitoringV
         }
         by_name
             .into_iter()
-            .map(|(name, (buckets, whole, mut instances, mut related))| {
+            .map(|(name, (buckets, mut whole, mut instances, mut related))| {
+                for bucket in &buckets {
+                    whole.absorb(bucket);
+                }
                 instances.sort();
                 related.sort();
                 let points = buckets

@@ -38,9 +38,12 @@ pub struct Selection<'a> {
     pub endpoint: Option<&'a str>,
 }
 
-/// The reports of `window`, read at most once per refresh interval.
+/// The reports of `window`, read at most once per refresh interval, and per step of the
+/// window's charts (6 minutes over 6 hours): a longer window's points change only that often,
+/// and each read of it moves many rows.
 async fn read(console: &Console, window: &'static str, length: Duration) -> Read {
-    let fresh = |at: &Instant| at.elapsed() < console.settings.refresh;
+    let step = length / nimbus::monitoring::POINTS_PER_WINDOW;
+    let fresh = |at: &Instant| at.elapsed() < console.settings.refresh.max(step);
     if let Some((at, view)) = console
         .monitoring
         .reads

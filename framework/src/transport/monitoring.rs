@@ -5,10 +5,10 @@
 //! ([`Timings`]), so a percentile over several instances and periods is a true one, not an
 //! average of percentiles. Written once over the driver.
 
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
 use std::time::Duration;
 
-use base64::Engine;
-use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 
 use super::sql_transport::Inner;
@@ -22,28 +22,31 @@ const LONGEST_US: u64 = 24 * 3600 * 1_000_000;
 /// How many queues' rows go into one INSERT (SQL Server takes at most 2,100 parameters).
 const ROWS_PER_STATEMENT: usize = 100;
 
-/// A histogram of durations (processing or critical times), to two significant digits from a
-/// microsecond to a day: what a bus reports per queue and period, and what the console merges
-/// over instances and periods before it reads a percentile.
-#[derive(Clone, Debug)]
-pub struct Timings {
-    /// `None` only if hdrhistogram refused the constant bounds below, which it documents as
-    /// valid: then nothing is counted, and the reports carry no times.
-    histogram: Option<Histogram<u64>>,
+/// hdrhistogram's buckets of two significant digits from a microsecond to a day: what a time
+/// is rounded to before it is counted. `None` only if hdrhistogram refused these constant
+/// bounds, which it documents as valid: times are then counted to the microsecond.
+fn buckets() -> Option<&'static Histogram<u64>> {
+    static BUCKETS: OnceLock<Option<Histogram<u64>>> = OnceLock::new();
+    BUCKETS
+        .get_or_init(|| Histogram::new_with_bounds(1, LONGEST_US, 2).ok())
+        .as_ref()
 }
 
-impl Default for Timings {
-    fn default() -> Self {
-        Self::new()
-    }
+/// A histogram of durations (processing or critical times), each rounded to two significant
+/// digits (within 1%) from a microsecond to a day: what a bus reports per queue and period,
+/// and what the console merges over instances and periods before it reads a percentile. Kept
+/// sparse (a count per distinct rounded time), so merging thousands of reports costs what they
+/// hold, not a full table each.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Timings {
+    /// Rounded time in microseconds → how many.
+    counts: BTreeMap<u64, u64>,
 }
 
 impl Timings {
     /// No times yet.
     pub fn new() -> Self {
-        Timings {
-            histogram: Histogram::new_with_bounds(1, LONGEST_US, 2).ok(),
-        }
+        Self::default()
     }
 
     /// Counts one duration.
@@ -51,52 +54,61 @@ impl Timings {
         let us = u64::try_from(time.as_micros())
             .unwrap_or(u64::MAX)
             .clamp(1, LONGEST_US);
-        if let Some(h) = &mut self.histogram {
-            h.saturating_record(us);
-        }
+        let rounded = buckets().map_or(us, |b| b.median_equivalent(us));
+        *self.counts.entry(rounded).or_default() += 1;
     }
 
     /// Adds every time of `other`.
     pub fn merge(&mut self, other: &Timings) {
-        if let (Some(mine), Some(theirs)) = (&mut self.histogram, &other.histogram) {
-            // Both have the same bounds, and a refusal (times beyond them) keeps what is here.
-            let _ = mine.add(theirs);
+        for (&us, &n) in &other.counts {
+            *self.counts.entry(us).or_default() += n;
         }
     }
 
     /// How many times were counted.
     pub fn count(&self) -> u64 {
-        self.histogram.as_ref().map_or(0, Histogram::len)
+        self.counts.values().sum()
     }
 
     /// The duration below which `percent` of the times fall (50.0: the median); `None` without
     /// any time.
     pub fn percentile(&self, percent: f64) -> Option<Duration> {
-        let h = self.histogram.as_ref().filter(|h| !h.is_empty())?;
-        Some(Duration::from_micros(
-            h.value_at_percentile(percent.clamp(0.0, 100.0)),
-        ))
+        let total = self.count();
+        if total == 0 {
+            return None;
+        }
+        // The rank of the time asked for, 1-based: at least the first, at most the last.
+        let rank = ((percent.clamp(0.0, 100.0) / 100.0) * total as f64).ceil() as u64;
+        let rank = rank.clamp(1, total);
+        let mut seen = 0u64;
+        self.counts.iter().find_map(|(&us, &n)| {
+            seen += n;
+            (seen >= rank).then(|| Duration::from_micros(us))
+        })
     }
 
-    /// The text stored in `NimbusMonitoring` (hdrhistogram's V2 encoding, base64); `None`
-    /// without any time.
+    /// The text stored in `NimbusMonitoring`: `microseconds:count` pairs, space-separated, in
+    /// increasing time (`"2500:14 3100:2"`); `None` without any time.
     pub fn encode(&self) -> Option<String> {
-        let h = self.histogram.as_ref().filter(|h| !h.is_empty())?;
-        let mut bytes = Vec::new();
-        V2Serializer::new().serialize(h, &mut bytes).ok()?;
-        Some(base64::engine::general_purpose::STANDARD.encode(bytes))
+        if self.counts.is_empty() {
+            return None;
+        }
+        let pairs: Vec<String> = self
+            .counts
+            .iter()
+            .map(|(us, n)| format!("{us}:{n}"))
+            .collect();
+        Some(pairs.join(" "))
     }
 
-    /// Reads what [`Timings::encode`] wrote; `None` for text that is not such a histogram.
+    /// Reads what [`Timings::encode`] wrote; `None` for text that is not such pairs.
     pub fn decode(text: &str) -> Option<Timings> {
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(text.trim())
-            .ok()?;
-        let read: Histogram<u64> = Deserializer::new()
-            .deserialize(&mut bytes.as_slice())
-            .ok()?;
         let mut timings = Timings::new();
-        timings.histogram.as_mut()?.add(&read).ok()?;
+        for pair in text.split_whitespace() {
+            let (us, n) = pair.split_once(':')?;
+            let (us, n): (u64, u64) = (us.parse().ok()?, n.parse().ok()?);
+            *timings.counts.entry(us.min(LONGEST_US)).or_default() += n;
+        }
         Some(timings)
     }
 }
@@ -166,7 +178,7 @@ mod tests {
             slow.record(Duration::from_secs(2));
         }
         let text = slow.encode().expect("an encoding");
-        assert!(text.len() < 200, "{} characters", text.len());
+        assert!(text.len() < 20, "one rounded time: {text}");
         let mut merged = Timings::decode(&fast.encode().expect("an encoding")).expect("decoded");
         merged.merge(&Timings::decode(&text).expect("decoded"));
         assert_eq!(merged.count(), 100);
@@ -182,7 +194,9 @@ mod tests {
             "{p95:?}"
         );
         assert!(Timings::new().percentile(50.0).is_none());
+        assert!(Timings::new().encode().is_none());
         assert!(Timings::decode("not a histogram").is_none());
+        assert!(Timings::decode("12:x").is_none());
     }
 
     #[test]
