@@ -86,6 +86,14 @@ enum Command {
         #[arg(long)]
         all: bool,
     },
+    /// What every endpoint and queue handled over a recent window, from the reports running
+    /// buses write into NimbusMonitoring: handled (and per second), failed and retried per
+    /// second, processing and critical time p95, queue length. The console charts the same.
+    Monitoring {
+        /// How far back, e.g. "15m", "1h", "6h" (reports are kept 6 hours by default).
+        #[arg(long, default_value = "15m", value_parser = humantime::parse_duration)]
+        window: Duration,
+    },
     /// Pauses a queue: its endpoints, in every process, stop taking its messages within one
     /// peek delay (handlers already running finish); sends still go in. Kept in the database
     /// until `nimbus resume`.
@@ -503,6 +511,80 @@ async fn connect_for(cli: &Cli, address: &str) -> Result<(Database, String), Fai
 /// Prints a table for people: a header, then `rows`, columns as wide as their widest cell
 /// (wide characters counted as they show), the columns in `right` aligned right, no borders
 /// (scripts use `--json`).
+/// `nimbus monitoring`: a row per endpoint, then per queue, with the window's totals.
+fn print_monitoring(cli: &Cli, view: &nimbus::monitoring::MonitoringView) {
+    let ms = |d: Option<Duration>| d.map(|d| d.as_secs_f64() * 1000.0);
+    let totals = |kind: &str, s: &nimbus::monitoring::Series| {
+        let t = &s.totals;
+        json!({"kind": kind, "name": s.name, "instances": s.instances, "related": s.related,
+               "handled": t.handled, "failed": t.failed, "retried": t.retried,
+               "dead_lettered": t.dead_lettered, "handled_per_second": t.handled_per_second,
+               "failed_per_second": t.failed_per_second,
+               "retried_per_second": t.retried_per_second,
+               "processing_p50_ms": ms(t.processing_p50), "processing_p95_ms": ms(t.processing_p95),
+               "critical_p50_ms": ms(t.critical_p50), "critical_p95_ms": ms(t.critical_p95),
+               "queue_length": t.queue_length})
+    };
+    let series = view
+        .endpoints
+        .iter()
+        .map(|s| ("endpoint", s))
+        .chain(view.queues.iter().map(|s| ("queue", s)));
+    if cli.json {
+        let rows: Vec<_> = series.map(|(kind, s)| totals(kind, s)).collect();
+        println!(
+            "{}",
+            json!({"window_seconds": view.window.as_secs(), "monitoring": rows})
+        );
+        return;
+    }
+    if view.queues.is_empty() {
+        println!(
+            "no reports in the last {}: no receiving bus ran, or they run with monitoring off",
+            humantime::format_duration(view.window)
+        );
+        return;
+    }
+    let time = |d: Option<Duration>| {
+        ms(d)
+            .map(|v| format!("{v:.1} ms"))
+            .unwrap_or_else(|| "-".into())
+    };
+    let rows = series.map(|(kind, s)| {
+        let t = &s.totals;
+        vec![
+            kind.to_string(),
+            s.name.clone(),
+            s.instances.len().to_string(),
+            t.handled.to_string(),
+            format!("{:.2}", t.handled_per_second),
+            format!("{:.2}", t.failed_per_second),
+            format!("{:.2}", t.retried_per_second),
+            time(t.processing_p95),
+            time(t.critical_p95),
+            t.queue_length
+                .map(|n| n.to_string())
+                .unwrap_or_else(|| "-".into()),
+        ]
+    });
+    print_table(
+        &[
+            "",
+            "name",
+            "instances",
+            "handled",
+            "handled/s",
+            "failed/s",
+            "retried/s",
+            "processing p95",
+            "critical p95",
+            "length",
+        ],
+        &[2, 3, 4, 5, 6, 7, 8, 9],
+        rows,
+    );
+}
+
 fn print_table(header: &[&str], right: &[usize], rows: impl Iterator<Item = Vec<String>>) {
     let mut table = comfy_table::Table::new();
     table
@@ -697,6 +779,18 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     rows,
                 );
             }
+        }
+        Command::Monitoring { window } => {
+            let db = connect(&cli).await?;
+            let Some(view) = db.monitoring(*window).await? else {
+                return Err(
+                    "this database has no NimbusMonitoring table, where running buses write what \
+                     they handle: no bus of this version has started on it with auto-create. \
+                     Fix: start one, or create the tables with `nimbus schema apply`"
+                        .into(),
+                );
+            };
+            print_monitoring(&cli, &view);
         }
         Command::Instances { all } => {
             let db = connect(&cli).await?;

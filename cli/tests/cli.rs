@@ -1632,6 +1632,66 @@ async fn instances_are_listed_on_postgres() {
     on_postgres("cli instances", instances_are_listed).await;
 }
 
+/// `nimbus monitoring` reads what a running bus reported: its queue with the messages it
+/// handled, as a table and as JSON.
+async fn monitoring_is_reported(url: &str, schema: Option<&str>) {
+    let handled = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut builder = nimbus::Bus::builder()
+        .names("Watched", "watched-1")
+        .database_url(url)
+        .peek_delay(std::time::Duration::from_millis(100))
+        .monitoring_interval(Some(std::time::Duration::from_secs(1)))
+        .route::<Ping>("Watched")
+        .handler(CountingPings(handled.clone()));
+    if let Some(schema) = schema {
+        builder = builder.schema(schema);
+    }
+    let bus = builder.build().unwrap().start().await.unwrap();
+    for _ in 0..3 {
+        bus.send(Ping).await.unwrap();
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let row = loop {
+        let (ok, out, err) =
+            nimbus_beside_a_bus(url, schema, &["--json", "monitoring", "--window", "15m"]).await;
+        assert!(ok, "{err}");
+        let report: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+        let row = report["monitoring"].as_array().and_then(|rows| {
+            rows.iter()
+                .find(|r| r["kind"] == "queue" && r["name"] == "Watched" && r["handled"] == 3)
+                .cloned()
+        });
+        if let Some(row) = row {
+            break row;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the report never showed 3 handled: {out}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    assert_eq!(row["instances"], serde_json::json!(["watched-1"]), "{row}");
+    assert!(row["processing_p95_ms"].as_f64().is_some(), "{row}");
+    let (ok, out, err) = nimbus_beside_a_bus(url, schema, &["monitoring"]).await;
+    assert!(ok, "{err}");
+    assert!(
+        out.lines()
+            .any(|l| l.contains("queue") && l.contains("Watched") && l.contains(" 3 ")),
+        "{out}"
+    );
+    bus.stop().await.unwrap();
+}
+
+#[actix_rt::test]
+async fn monitoring_is_reported_on_sqlite() {
+    on_sqlite("cli-monitoring", monitoring_is_reported).await;
+}
+
+#[actix_rt::test]
+async fn monitoring_is_reported_on_postgres() {
+    on_postgres("cli monitoring", monitoring_is_reported).await;
+}
+
 /// The reason of the dead letter of `message_type`, without its "message <id> (<type>): ",
 /// as `--json dead-letters list` gives it.
 fn listed_reason_of(url: &str, schema: Option<&str>, message_type: &str) -> String {
