@@ -493,7 +493,7 @@ impl Database {
             pool_size: 2,
             deadlines: crate::driver::Deadlines {
                 connect: database_connect_timeout,
-                statement: crate::endpoint::builder::DEFAULT_DATABASE_TIMEOUT,
+                statement: crate::driver::DEFAULT_DATABASE_TIMEOUT,
             },
             leases: false,
             sagas: false,

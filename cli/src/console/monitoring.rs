@@ -3,8 +3,7 @@
 //! and queue length, from the reports every running bus writes into `NimbusMonitoring`. One
 //! read per window serves every page for a refresh interval.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use maud::{html, Markup};
@@ -12,7 +11,7 @@ use nimbus::monitoring::{MonitoringView, Point, Series};
 
 use super::charts::{self, Chart, Line};
 use super::pages::{encode, layout};
-use super::state::Console;
+use super::state::{Console, MonitoringRead as Read};
 
 /// The windows an operator can choose, as (query value, label, length).
 pub const WINDOWS: [(&str, &str, Duration); 3] = [
@@ -20,16 +19,6 @@ pub const WINDOWS: [(&str, &str, Duration); 3] = [
     ("1h", "1 hour", Duration::from_secs(3600)),
     ("6h", "6 hours", Duration::from_secs(6 * 3600)),
 ];
-
-/// One read of a window: the combined reports, none where the table is missing, or why the
-/// read failed.
-type Read = Arc<Result<Option<MonitoringView>, String>>;
-
-/// The last read of each window, and when.
-#[derive(Default)]
-pub struct MonitoringCache {
-    reads: Mutex<HashMap<&'static str, (Instant, Read)>>,
-}
 
 /// What the page shows.
 pub struct Selection<'a> {

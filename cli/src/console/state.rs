@@ -44,7 +44,17 @@ pub struct Console {
     /// Asks the dead-letter indexer for a full scan now (after an action changed the letters).
     pub rescan: tokio::sync::Notify,
     /// The monitoring reports, as last read per window.
-    pub monitoring: super::monitoring::MonitoringCache,
+    pub monitoring: MonitoringCache,
+}
+
+/// One read of a window: the combined reports, none where the table is missing, or why the
+/// read failed.
+pub type MonitoringRead = Arc<Result<Option<nimbus::monitoring::MonitoringView>, String>>;
+
+/// The last read of each window, and when.
+#[derive(Default)]
+pub struct MonitoringCache {
+    pub reads: Mutex<std::collections::HashMap<&'static str, (std::time::Instant, MonitoringRead)>>,
 }
 
 /// The queues and subscriptions, as last read.

@@ -353,6 +353,11 @@ pub(crate) enum Announcement {
     Flush(tokio::sync::oneshot::Sender<()>),
 }
 
+/// How long one database statement (or commit) may take before its connection is dropped as
+/// frozen, unless configured (ADO.NET's default command timeout). Here, below every layer that
+/// needs it.
+pub const DEFAULT_DATABASE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// How long database calls may take before the connection is dropped as frozen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Deadlines {

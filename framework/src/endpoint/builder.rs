@@ -65,9 +65,7 @@ pub const DEFAULT_MONITORING_INTERVAL: Duration = Duration::from_secs(10);
 pub const DEFAULT_MONITORING_RETENTION: Duration = Duration::from_secs(6 * 3600);
 /// The shortest instance heartbeat interval accepted.
 pub const MIN_INSTANCE_HEARTBEAT: Duration = Duration::from_secs(1);
-/// How long one database statement (or commit) may take before its connection is dropped as
-/// frozen, unless configured (ADO.NET's default command timeout).
-pub const DEFAULT_DATABASE_TIMEOUT: Duration = Duration::from_secs(30);
+pub use crate::driver::DEFAULT_DATABASE_TIMEOUT;
 
 /// Builds a bus. Start from [`crate::Bus::builder`].
 ///

@@ -360,7 +360,7 @@ impl HandlerContext {
     fn statement_deadline(&self) -> std::time::Duration {
         self.transaction
             .as_ref()
-            .map_or(crate::endpoint::builder::DEFAULT_DATABASE_TIMEOUT, |t| {
+            .map_or(crate::driver::DEFAULT_DATABASE_TIMEOUT, |t| {
                 t.statement_deadline()
             })
     }
