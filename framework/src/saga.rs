@@ -454,9 +454,10 @@ async fn save<S: Saga>(
         }
     }
     if let Err(e) = &saved {
-        if crate::driver::access::failure_kind_in(e) == Some(crate::FailureKind::Transient) {
+        if crate::driver::access::is_conflict_in(e) {
+            // An expected race, not an outage: the message is received again at once.
             metrics::counter!("nimbus_saga_conflicts_total", "saga" => S::NAME).increment(1);
-            tracing::info!(saga = S::NAME, error = %e, "saga conflict: the message is received again");
+            tracing::debug!(saga = S::NAME, error = %e, "saga conflict: the message is received again");
         }
     }
     saved.map_err(Into::into)

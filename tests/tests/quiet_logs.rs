@@ -232,3 +232,85 @@ async fn no_log_line_at_any_level_shows_the_password_on_postgres() {
     let leaks: Vec<&str> = log.lines().filter(|l| l.contains(SECRET)).collect();
     assert!(leaks.is_empty(), "{leaks:#?}");
 }
+
+/// A saga instance per four consecutive numbers, which any of them may start: concurrent
+/// receives race to start each.
+#[derive(Clone)]
+struct Tally;
+
+impl nimbus::saga::Saga for Tally {
+    type State = u32;
+    const NAME: &'static str = "QuietLogs.Tally";
+}
+
+impl nimbus::saga::SagaHandler<Numbered> for Tally {
+    const STARTS: bool = true;
+    fn correlation(m: &Numbered) -> String {
+        (m.n / 4).to_string()
+    }
+    async fn handle(
+        &self,
+        _m: Numbered,
+        saga: &mut nimbus::saga::SagaInstance<u32>,
+        _ctx: &mut HandlerContext,
+    ) -> Result<(), HandlerError> {
+        saga.state += 1;
+        Ok(())
+    }
+}
+
+/// Saga conflicts are an expected race: the message is received again at once, counted, logged
+/// at DEBUG — never a "receive failed; backing off" warning or a back-off of the queue.
+#[actix_rt::test]
+async fn saga_conflicts_are_retried_at_once_without_a_warning_on_postgres() {
+    lines();
+    let db = TestDatabase::new(Setup::new(Kind::Postgres, StorageLayout::TablePerQueue)).await;
+    let queue = unique("Tallied");
+    let mut buses = Vec::new();
+    for i in 0..2 {
+        let bus = db
+            .builder(&queue, &format!("tallied-{i}"))
+            .concurrency(8)
+            .route::<Numbered>(&queue)
+            .saga_handler::<Numbered, _>(Tally)
+            .build()
+            .unwrap()
+            .start()
+            .await
+            .unwrap();
+        buses.push(bus);
+    }
+    futures::future::join_all((0..120).map(|n| buses[0].send(Numbered { n })))
+        .await
+        .into_iter()
+        .for_each(|sent| sent.unwrap());
+    wait_for("all 120 messages are handled", async || {
+        buses.iter().map(|b| b.metrics().handled).sum::<u64>() == 120
+    })
+    .await;
+    let conflicts: u64 = buses.iter().map(|b| b.metrics().conflicts).sum();
+    let failed: u64 = buses.iter().map(|b| b.metrics().failed).sum();
+    for bus in &buses {
+        bus.stop().await.unwrap();
+    }
+    assert_eq!(failed, 0, "a conflict is not a failed attempt");
+    let log = captured();
+    let raced = log
+        .lines()
+        .filter(|l| l.contains("QuietLogs.Tally") || l.contains(&queue))
+        .filter(|l| l.contains("conflict") || l.contains("gave way") || l.contains("backing off"))
+        .count();
+    assert!(
+        conflicts > 0,
+        "16 receivers racing to start 30 saga instances gave way to each other ({raced} lines)"
+    );
+    let loud: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains(&queue) || l.contains("QuietLogs.Tally"))
+        .filter(|l| l.contains(" WARN ") || l.contains(" INFO ") || l.contains(" ERROR "))
+        .filter(|l| {
+            l.contains("conflict") || l.contains("backing off") || l.contains("rolled back")
+        })
+        .collect();
+    assert!(loud.is_empty(), "{loud:#?}");
+}

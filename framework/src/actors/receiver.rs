@@ -124,7 +124,10 @@ impl Handler<ReceiveRun> for Receiver {
                         )
                         .await;
                         carried = next;
-                        let took = !matches!(last, Outcome::Empty | Outcome::Infrastructure(_));
+                        let took = !matches!(
+                            last,
+                            Outcome::Empty | Outcome::Infrastructure(_) | Outcome::Conflict(_)
+                        );
                         // More waited: the commit took the next message with it (PostgreSQL),
                         // or this one came right after the run's last one.
                         let backlog =
@@ -142,12 +145,16 @@ impl Handler<ReceiveRun> for Receiver {
                         let run =
                             receive_and_handle_batch(&endpoint, &queue, asked, &stop, taken.take())
                                 .await;
-                        sizer.learn(
-                            run.taken,
-                            started.elapsed(),
-                            run.taken >= asked,
-                            run.healthy(),
-                        );
+                        if matches!(run.outcome, Outcome::Conflict(_)) {
+                            sizer.gave_way(run.taken);
+                        } else {
+                            sizer.learn(
+                                run.taken,
+                                started.elapsed(),
+                                run.taken >= asked,
+                                run.healthy(),
+                            );
+                        }
                         took_before = run.taken > 0;
                         run.outcome
                     };

@@ -530,6 +530,17 @@ impl QueueSupervisor {
                     self.remaining += 1;
                 }
             }
+            Ok(Outcome::Conflict(e)) => {
+                // Not an outage: the database chose this transaction to give way to another.
+                // Its messages are in the queue again; receive them again at once.
+                self.database_ok();
+                crate::pipeline::metrics::count_conflict(
+                    &self.endpoint.counters,
+                    self.queue.as_str(),
+                );
+                tracing::debug!(queue = %self.queue, error = %e, "a receive gave way to another transaction; receiving again");
+                self.remaining = self.remaining.max(1);
+            }
             Ok(Outcome::Infrastructure(e)) => {
                 self.database_failed(&e);
                 self.remaining = 0;

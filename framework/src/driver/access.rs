@@ -66,6 +66,29 @@ pub(crate) fn failure_kind_in(
     None
 }
 
+/// Whether `error` or one of its causes says a transaction gave way to another (a deadlock
+/// victim, a serialization failure, a saga race): tried again at once, not after a back-off.
+pub(crate) fn is_conflict_in(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(error);
+    while let Some(e) = cause {
+        if let Some(driver) = e.downcast_ref::<super::DriverError>() {
+            return driver.is_conflict();
+        }
+        #[cfg(feature = "postgres")]
+        if let Some(pg) = e.downcast_ref::<tokio_postgres::Error>() {
+            return super::is_conflict_code(pg.code().map(|c| c.code()));
+        }
+        #[cfg(feature = "sqlserver")]
+        if let Some(tiberius::error::Error::Server(token)) =
+            e.downcast_ref::<tiberius::error::Error>()
+        {
+            return token.code() == 1205;
+        }
+        cause = e.source();
+    }
+    false
+}
+
 /// The tiberius client of a SQL Server connection.
 #[cfg(feature = "sqlserver")]
 pub(crate) fn sql_server_client(

@@ -45,6 +45,14 @@ use crate::sql::Dialect;
 
 /// The code of a [`DriverError`] for a call that ran past its deadline.
 const TIMEOUT_CODE: &str = "nimbus:timeout";
+/// The code of a conflict the framework found itself (a saga race), beside the databases' own.
+const CONFLICT_CODE: &str = "nimbus:conflict";
+
+/// Whether a database error code says a transaction gave way to another: PostgreSQL's
+/// serialization failure (40001) and deadlock (40P01), SQL Server's deadlock victim (1205).
+pub(crate) fn is_conflict_code(code: Option<&str>) -> bool {
+    matches!(code, Some("40001" | "40P01" | "1205" | CONFLICT_CODE))
+}
 
 /// Whether a failed database call may succeed if tried again unchanged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,6 +121,21 @@ impl DriverError {
     /// Whether this is a call that ran past its deadline.
     pub fn is_timeout(&self) -> bool {
         self.code.as_deref() == Some(TIMEOUT_CODE)
+    }
+
+    /// Two transactions collided and this one was chosen to give way: `what` says which
+    /// (a saga started or changed by another message at the same moment). Tried again at once.
+    pub(crate) fn conflict(what: impl Into<String>) -> Self {
+        let mut error = Self::other(FailureKind::Transient, what);
+        error.code = Some(CONFLICT_CODE.into());
+        error
+    }
+
+    /// Whether this transaction gave way to another: a deadlock victim (PostgreSQL 40P01, SQL
+    /// Server 1205), a serialization failure (40001), or a saga race. Nothing is wrong with the
+    /// database: the work is tried again at once, without a back-off.
+    pub fn is_conflict(&self) -> bool {
+        is_conflict_code(self.code.as_deref())
     }
 
     /// Whether a unique key refused a row: PostgreSQL 23505, SQLite's UNIQUE and PRIMARY KEY

@@ -8,8 +8,8 @@
 //! message taken ahead of others waits about that long for them at most.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// The most messages one adaptive receive takes.
 pub const ADAPTIVE_MAX: usize = 32;
@@ -17,6 +17,14 @@ pub const ADAPTIVE_MAX: usize = 32;
 /// How long one adaptive batch's transaction may take: the size grows only after one that took
 /// less, and shrinks to what fits after one that took more.
 pub const ADAPTIVE_BUDGET: Duration = Duration::from_millis(10);
+
+/// How long a queue's receives take one message per transaction after a batch of them gave
+/// way to another transaction (a deadlock, a serialization failure): handlers that update the
+/// same few rows lock them in different orders within a batch, and one at a time they cannot.
+pub const CONFLICT_HOLD: Duration = Duration::from_secs(10);
+
+/// The longest such hold: each batch conflict soon after a hold ended doubles it up to this.
+pub const MAX_CONFLICT_HOLD: Duration = Duration::from_secs(320);
 
 /// How an endpoint's receivers size their transactions (see
 /// [`BusBuilder::receive_batch`](crate::BusBuilder::receive_batch)).
@@ -35,6 +43,18 @@ pub(crate) enum ReceiveBatching {
 pub(crate) struct BatchSizer {
     batching: ReceiveBatching,
     next: Arc<AtomicUsize>,
+    /// Set by batches that gave way to other transactions: one message per transaction until
+    /// then.
+    hold: Arc<Mutex<Hold>>,
+}
+
+/// The current hold after batch conflicts, if any.
+#[derive(Debug, Default)]
+struct Hold {
+    /// One message per transaction until this.
+    until: Option<Instant>,
+    /// The length of the last hold (doubling while conflicts come back).
+    length: Duration,
 }
 
 impl BatchSizer {
@@ -47,7 +67,47 @@ impl BatchSizer {
         BatchSizer {
             batching,
             next: Arc::new(AtomicUsize::new(next)),
+            hold: Arc::default(),
         }
+    }
+
+    /// A receive that took `taken` messages gave way to another transaction. Where it took
+    /// several, the queue's receives take one message per transaction for [`CONFLICT_HOLD`],
+    /// doubled (up to [`MAX_CONFLICT_HOLD`]) when batches conflict again within ten holds of the
+    /// last: batches grow back only where they stop colliding.
+    pub fn gave_way(&self, taken: usize) {
+        if self.batching != ReceiveBatching::Adaptive {
+            return;
+        }
+        self.next.store(1, Ordering::Relaxed);
+        if taken <= 1 {
+            return;
+        }
+        let now = Instant::now();
+        let mut hold = self.hold.lock().unwrap_or_else(|p| p.into_inner());
+        let recent = hold
+            .until
+            .is_some_and(|until| now < until + hold.length * 10);
+        hold.length = if recent {
+            (hold.length * 2).clamp(CONFLICT_HOLD, MAX_CONFLICT_HOLD)
+        } else {
+            CONFLICT_HOLD
+        };
+        hold.until = Some(now + hold.length);
+        tracing::debug!(
+            messages = taken,
+            hold = ?hold.length,
+            "a batch gave way to another transaction: one message per transaction for a while"
+        );
+    }
+
+    /// Whether a hold after batch conflicts keeps receives at one message.
+    fn held(&self) -> bool {
+        self.hold
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .until
+            .is_some_and(|until| Instant::now() < until)
     }
 
     /// How many messages the next receive takes at most.
@@ -78,7 +138,7 @@ impl BatchSizer {
         // Receivers learning at the same time may overwrite each other's lesson: each is about
         // the same queue, and the next receive learns again.
         let size = self.next();
-        let next = if !healthy {
+        let next = if !healthy || self.held() {
             1
         } else if taken == 0 {
             // Most often other receivers took what this one was sent for: no news of the
@@ -170,6 +230,30 @@ mod tests {
         sizer.learn(1, FAST, true, true);
         sizer.learn(2, FAST * 2, true, false);
         assert_eq!(sizer.next(), 1);
+    }
+
+    #[test]
+    fn a_batch_that_gave_way_holds_one_message_per_transaction_for_a_while() {
+        let sizer = grown();
+        sizer.gave_way(ADAPTIVE_MAX);
+        assert_eq!(sizer.next(), 1);
+        // A backlog of fast messages does not grow it while the hold lasts.
+        for _ in 0..10 {
+            sizer.learn(1, FAST, true, true);
+        }
+        assert_eq!(sizer.next(), 1);
+        assert_eq!(sizer.hold.lock().unwrap().length, CONFLICT_HOLD);
+        // Another conflict soon after doubles the hold.
+        sizer.gave_way(2);
+        assert_eq!(sizer.hold.lock().unwrap().length, CONFLICT_HOLD * 2);
+        // Once it is over, batches grow again.
+        sizer.hold.lock().unwrap().until = Some(Instant::now() - Duration::from_millis(1));
+        sizer.learn(1, FAST, true, true);
+        assert_eq!(sizer.next(), 2);
+        // A conflict of one message alone holds nothing: batches did not cause it.
+        let single = BatchSizer::new(ReceiveBatching::Adaptive);
+        single.gave_way(1);
+        assert!(!single.held());
     }
 
     #[test]

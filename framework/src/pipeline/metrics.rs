@@ -25,6 +25,7 @@
 //! | `nimbus_queue_peeks_total` | counter | queue (depth estimates this endpoint asked the database for: its polling load) |
 //! | `nimbus_queue_empty_receives_total` | counter | queue (receives that found nothing to take: other receivers got there first; many per handled message means wasted polling) |
 //! | `nimbus_queue_receives_total` | counter | queue (receives that took messages, each one transaction: fewer than the messages received where receivers took several at once) |
+//! | `nimbus_transaction_conflicts_total` | counter | queue (receives rolled back because their transaction gave way to another: a deadlock, a serialization failure, a saga race; received again at once) |
 //! | `nimbus_leases_taken_total` | counter | queue, message_type (messages moved out of their queue under a lease for a long handler) |
 //! | `nimbus_leases_renewed_total` | counter | queue (renewals of leases while their handlers ran) |
 //! | `nimbus_leases_expired_total` | counter | queue (leases taken back after their holder stopped or stalled past them: the message is retried or dead-lettered) |
@@ -58,6 +59,7 @@ pub(crate) fn describe() {
             ("nimbus_queue_peeks_total", "Depth estimates asked of the database: the polling load"),
             ("nimbus_queue_empty_receives_total", "Receives that found nothing to take"),
             ("nimbus_queue_receives_total", "Receives that took messages, each one transaction"),
+            ("nimbus_transaction_conflicts_total", "Receives rolled back because their transaction gave way to another (deadlock, serialization failure, saga race)"),
             ("nimbus_leases_taken_total", "Messages moved out of their queue under a lease"),
             ("nimbus_leases_renewed_total", "Lease renewals while handlers ran"),
             ("nimbus_leases_expired_total", "Leases taken back after their holder stopped or stalled past them"),
@@ -111,6 +113,7 @@ pub(crate) struct Counters {
     pub peeks: AtomicU64,
     pub empty_receives: AtomicU64,
     pub receives: AtomicU64,
+    pub conflicts: AtomicU64,
     pub leases_taken: AtomicU64,
     pub leases_renewed: AtomicU64,
     pub leases_expired: AtomicU64,
@@ -198,6 +201,7 @@ impl Counters {
             peeks: get(&self.peeks),
             empty_receives: get(&self.empty_receives),
             receives: get(&self.receives),
+            conflicts: get(&self.conflicts),
             leases_taken: get(&self.leases_taken),
             leases_renewed: get(&self.leases_renewed),
             leases_expired: get(&self.leases_expired),
@@ -255,6 +259,12 @@ pub struct Metrics {
     /// at once (a backlog of fast messages, or
     /// [`receive_batch`](crate::BusBuilder::receive_batch)).
     pub receives: u64,
+    /// Receives rolled back because their transaction gave way to another (a deadlock victim,
+    /// a serialization failure, a saga started or changed by another message at the same
+    /// moment): their messages were received again at once, no attempt counted. A few are
+    /// normal where handlers update the same rows; many mean batches that hold locks too
+    /// long, and receives fall back to one message per transaction for a while.
+    pub conflicts: u64,
     /// Messages taken out of their queue under a lease ([`crate::Lease`]).
     pub leases_taken: u64,
     /// Renewals of this endpoint's leases while their handlers ran.
@@ -312,6 +322,13 @@ pub(crate) fn count_peek(counters: &Counters, queue: &str) {
 pub(crate) fn count_receive(counters: &Counters, queue: &str) {
     Counters::add(&counters.receives, 1);
     metrics::counter!("nimbus_queue_receives_total", "queue" => queue.to_string()).increment(1);
+}
+
+/// A receive of `queue` rolled back by a conflict, counted here and through the facade.
+pub(crate) fn count_conflict(counters: &Counters, queue: &str) {
+    Counters::add(&counters.conflicts, 1);
+    metrics::counter!("nimbus_transaction_conflicts_total", "queue" => queue.to_string())
+        .increment(1);
 }
 
 /// A receive of `queue` that found nothing, counted here and through the `metrics` facade.

@@ -139,6 +139,23 @@ pub(crate) enum Outcome {
     /// The endpoint stopped while the message's handlers ran under a lease: the message was
     /// put back in its queue as it came, no attempt counted.
     HandedBack,
+    /// The transaction gave way to another (a deadlock victim, a serialization failure, a saga
+    /// started or changed by another message at the same moment): it was rolled back, its
+    /// messages are in their queue again and no attempt was counted. Not an outage: they are
+    /// received again at once, without a back-off.
+    Conflict(NimbusError),
+}
+
+impl Outcome {
+    /// What a database failure means for the receive: a conflict when the transaction gave way
+    /// to another, an outage otherwise.
+    fn of_database(error: NimbusError) -> Outcome {
+        if crate::driver::access::is_conflict_in(&error) {
+            Outcome::Conflict(error)
+        } else {
+            Outcome::Infrastructure(error)
+        }
+    }
 }
 
 /// Why an attempt failed.
@@ -304,7 +321,7 @@ async fn handle_batch(
             None => return Ok((batch, failures)),
         };
         match process(&endpoint, &queue, row, tx, None).await {
-            Outcome::Infrastructure(e) => return Err(e),
+            Outcome::Infrastructure(e) | Outcome::Conflict(e) => return Err(e),
             Outcome::Failed { .. } => failures += 1,
             _ => {}
         }
@@ -314,8 +331,18 @@ async fn handle_batch(
 /// A batch whose transaction failed: every message of it is back in its queue (what was
 /// counted as handled or failed in it did not happen).
 fn batch_rolled_back(queue: &QueueName, size: usize, error: NimbusError) -> Outcome {
-    tracing::warn!(queue = %queue, messages = size, error = %error, "a batch was rolled back; its messages are in their queue again");
-    Outcome::Infrastructure(error)
+    match Outcome::of_database(error) {
+        Outcome::Conflict(error) => {
+            tracing::debug!(queue = %queue, messages = size, error = %error, "a batch gave way to another transaction; its messages are received again");
+            Outcome::Conflict(error)
+        }
+        outcome => {
+            if let Outcome::Infrastructure(error) = &outcome {
+                tracing::warn!(queue = %queue, messages = size, error = %error, "a batch was rolled back; its messages are in their queue again");
+            }
+            outcome
+        }
+    }
 }
 
 /// Handles one received message in its transaction, inside a `process` span that continues
@@ -337,9 +364,13 @@ async fn process(
         }
         Some(Err(DecodeError::Headers(_))) | None => {}
     }
-    let outcome = handle_received(endpoint, queue, row, tx, decoded, take_next)
+    let outcome = match handle_received(endpoint, queue, row, tx, decoded, take_next)
         .instrument(span.clone())
-        .await;
+        .await
+    {
+        Outcome::Infrastructure(e) => Outcome::of_database(e),
+        outcome => outcome,
+    };
     let (name, error_type) = match &outcome {
         Outcome::Empty => ("empty", None),
         Outcome::Handled => ("handled", None),
@@ -359,6 +390,7 @@ async fn process(
         Outcome::Infrastructure(e) => ("database_error", Some(e.kind_name())),
         Outcome::LeaseLost => ("lease_lost", None),
         Outcome::HandedBack => ("handed_back", None),
+        Outcome::Conflict(_) => ("conflict", None),
     };
     telemetry::record_outcome(&span, name, error_type);
     outcome
@@ -542,15 +574,18 @@ async fn handle_received(
                 // As when the framework's own statements fail this way: the receive is rolled
                 // back (its connection dropped), the message is where it was, nothing is
                 // counted, and the supervisor backs off before receiving again.
-                let error = crate::driver::DriverError::other(
-                    crate::FailureKind::Transient,
-                    format!(
-                        "the handler of message {message_id} ({type_name}) failed on its own \
-                         statements with an error that may pass when tried again, so the \
-                         attempt is not counted: {}",
-                        crate::pipeline::handler::handler_error_text(e.as_ref())
-                    ),
+                let text = format!(
+                    "the handler of message {message_id} ({type_name}) failed on its own \
+                     statements with an error that may pass when tried again, so the attempt \
+                     is not counted: {}",
+                    crate::pipeline::handler::handler_error_text(e.as_ref())
                 );
+                // A conflict stays one: received again at once, not after a back-off.
+                let error = if crate::driver::access::is_conflict_in(e.as_ref()) {
+                    crate::driver::DriverError::conflict(text)
+                } else {
+                    crate::driver::DriverError::other(crate::FailureKind::Transient, text)
+                };
                 return Outcome::Infrastructure(NimbusError::database(
                     endpoint.transport.name(),
                     "running the handler's own statements",

@@ -1722,8 +1722,7 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
     async fn saga_save(&mut self, change: SagaChange<'_>) -> Result<()> {
         self.handler_connection().await?;
         let cx = &self.inner.cx;
-        let conflict =
-            |what: String| cx.db("saving a saga")(DriverError::other(FailureKind::Transient, what));
+        let conflict = |what: String| cx.db("saving a saga")(DriverError::conflict(what));
         match change {
             SagaChange::Insert {
                 id,
