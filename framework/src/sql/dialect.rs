@@ -106,6 +106,7 @@ pub(crate) struct Files {
     pub monitoring_report: &'static str,
     pub monitoring_read: &'static str,
     pub monitoring_cleanup: &'static str,
+    pub catalog_table_columns: &'static str,
 }
 
 /// Builds a [`Files`] from `schema/<dir>/`, one `include_str!` per field, so a missing file is a
@@ -146,6 +147,7 @@ macro_rules! all_files {
             instance_stop, instance_list, instance_cleanup, dead_letter_expire,
             catalog_sagas_has_completed_at, upgrade_sagas_completed_at, saga_complete,
             saga_cleanup, monitoring, monitoring_report, monitoring_read, monitoring_cleanup,
+            catalog_table_columns,
         )
     };
 }

@@ -79,6 +79,7 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
         ("monitoring_report", s.monitoring_report.clone()),
         ("monitoring_read", s.monitoring_read.clone()),
         ("monitoring_cleanup", s.monitoring_cleanup.clone()),
+        ("catalog_table_columns", s.catalog_table_columns.clone()),
         (
             "handler_statement_timeout",
             s.handler_statement_timeout.clone().unwrap_or_default(),

@@ -238,6 +238,8 @@ pub(crate) struct SchemaSql {
     pub monitoring_read: String,
     /// Deletes a batch of reports older than the retention period.
     pub monitoring_cleanup: String,
+    /// The columns of a table, to say why one named like a queue is not one.
+    pub catalog_table_columns: String,
 }
 
 /// Which columns a queue table has, and so which parameters its insert takes.
@@ -425,6 +427,7 @@ impl Dialect {
             monitoring_report: r(f.monitoring_report),
             monitoring_read: r(f.monitoring_read),
             monitoring_cleanup: r(f.monitoring_cleanup),
+            catalog_table_columns: r(f.catalog_table_columns),
             messages_table,
         }
     }

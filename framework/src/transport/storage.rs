@@ -263,6 +263,60 @@ impl Context {
             .collect())
     }
 
+    /// When a table named `queue` exists in the bus's schema without a queue table's columns
+    /// (a business table, a table of another tool or layout): the error that says so, naming
+    /// the columns it lacks. `None` when there is no such table, or the layout keeps queues in
+    /// one table (the shared layout).
+    pub async fn misshapen<D: Driver>(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+    ) -> Result<Option<NimbusError>> {
+        let needed: &[&str] = match self.layout {
+            super::StorageLayout::TablePerQueue => &["Id", "Headers", "Body", "RowVersion"],
+            super::StorageLayout::NServiceBusPostgreSql => &["id", "headers", "body", "seq"],
+            _ => return Ok(None),
+        };
+        let rows = c
+            .query(
+                &self.sql.catalog_table_columns,
+                &[
+                    Param::Text(Some(self.schema.as_str())),
+                    Param::Text(Some(queue.as_str())),
+                ],
+            )
+            .await
+            .map_err(self.db(|| format!("reading the columns of table {queue}")))?;
+        let columns: Vec<String> = rows
+            .iter()
+            .filter_map(|row| row.text(0).ok().flatten())
+            .collect();
+        if columns.is_empty() {
+            return Ok(None);
+        }
+        let missing: Vec<&str> = needed
+            .iter()
+            .copied()
+            .filter(|n| !columns.iter().any(|c| self.same_name(c, n)))
+            .collect();
+        if missing.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(NimbusError::config(
+            format!(
+                "queue {queue}: table {:?} in schema {:?} of {} exists but is not a queue table: \
+                 it lacks the column(s) {} (it has {})",
+                queue.as_str(),
+                self.schema.as_str(),
+                self.target,
+                missing.join(", "),
+                columns.join(", ")
+            ),
+            "send to another queue name, or rename that table (a queue table is made by the \
+             endpoint that receives from it, or by `nimbus schema apply --queue <name>`)",
+        )))
+    }
+
     /// The error for a send to `queue`, which does not exist, with the closest of `known`.
     fn unknown_queue(queue: &QueueName, known: &[String]) -> NimbusError {
         NimbusError::UnknownQueue {
@@ -540,6 +594,9 @@ async fn ensure_exists<D: Driver, S: Storage<D> + ?Sized>(
             // It exists whatever this transaction does: the next writes need not look again.
             entry.mark_exists();
         } else {
+            if let Some(misshapen) = cx.misshapen(c, queue).await? {
+                return Err(misshapen);
+            }
             if creation == Creation::Required && !cx.create_on_send {
                 return Err(Context::unknown_queue(queue, &known));
             }
