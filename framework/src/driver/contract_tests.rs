@@ -947,6 +947,38 @@ mod postgres {
         rows[0].int(0).expect("an integer").expect("a pid")
     }
 
+    /// A call past its deadline closes its connection and every idle pooled one (they may be
+    /// frozen too: a network freeze, a failover behind a virtual IP); the next call opens a new
+    /// connection instead of spending a deadline on each old one.
+    #[tokio::test]
+    async fn a_call_past_its_deadline_closes_the_idle_connections_too() {
+        let (driver, _schema) = fresh().await;
+        let driver = Arc::new(driver);
+        let mut first = Held::take(&driver, DEADLINES).await.expect("a connection");
+        let mut second = Held::take(&driver, DEADLINES).await.expect("a connection");
+        let idle = backend(&mut second).await;
+        second.release();
+        let short = Deadlines {
+            connect: DEADLINES.connect,
+            statement: std::time::Duration::from_millis(300),
+        };
+        first.deadlines = short;
+        let error = first
+            .query("SELECT pg_sleep(5)", &[])
+            .await
+            .err()
+            .expect("a call past its deadline");
+        assert!(error.is_timeout(), "{error}");
+        first.release();
+        let mut next = Held::take(&driver, DEADLINES).await.expect("a connection");
+        assert_ne!(
+            backend(&mut next).await,
+            idle,
+            "the idle connection given back before the freeze was closed, not handed out"
+        );
+        next.release();
+    }
+
     /// A connection that read or wrote a value past `LARGE_VALUE` is closed when given back
     /// (its buffers grew to that size and would stay so in the pool); others are pooled.
     #[tokio::test]

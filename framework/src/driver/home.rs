@@ -64,6 +64,14 @@ impl<P: Clone> ShardedPools<P> {
         })
     }
 
+    /// Every pool opened so far: the home one and each handler thread's.
+    pub fn all(&self) -> Vec<P> {
+        let shards = self.shards.lock().unwrap_or_else(|p| p.into_inner());
+        std::iter::once(self.home.clone())
+            .chain(shards.iter().flatten().cloned())
+            .collect()
+    }
+
     /// The pool for connections used on the calling thread.
     pub fn here(&self) -> super::DriverResult<P> {
         let Some(shard) = super::shard::current_shard() else {

@@ -253,6 +253,12 @@ pub(crate) trait Driver: Send + Sync + Sized + 'static {
     /// and the pool never hands it out again.
     fn discard(&self, connection: Self::Connection);
 
+    /// Closes every idle pooled connection: one of them froze (a call ran past its deadline),
+    /// and those given back before it may be frozen too (a network freeze, a failover behind a
+    /// virtual IP), each of which would cost another full deadline; new ones are opened
+    /// instead. Nothing to do where connections are not pooled over a network.
+    fn forget_idle(&self) {}
+
     /// Opens a transaction.
     async fn begin(&self, connection: &mut Self::Connection) -> DriverResult<()>;
 

@@ -343,6 +343,12 @@ impl Driver for PostgresDriver {
         let _ = Object::take(connection);
     }
 
+    fn forget_idle(&self) {
+        for pool in self.pools.all() {
+            pool.retain(|_, _| false);
+        }
+    }
+
     fn keeps_large_buffers(&self) -> bool {
         // tokio-postgres's read and write buffers grow to the largest message and stay so.
         true

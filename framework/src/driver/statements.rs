@@ -339,8 +339,14 @@ impl<D: Driver> Held<D> {
 
     /// Notes a call that ran past its deadline: the connection is never reused.
     fn note<T>(&mut self, result: DriverResult<T>) -> DriverResult<T> {
-        if matches!(&result, Err(e) if e.is_timeout()) {
+        if matches!(&result, Err(e) if e.is_timeout()) && !self.frozen {
             self.frozen = true;
+            // The idle connections beside it may be frozen as well: new ones, not a deadline
+            // spent on each.
+            self.driver.forget_idle();
+            tracing::debug!(
+                "a database call ran past its deadline: its connection and the idle pooled ones are closed"
+            );
         }
         result
     }

@@ -284,6 +284,12 @@ impl Driver for SqlServerDriver {
         let _ = Object::take(connection);
     }
 
+    fn forget_idle(&self) {
+        for pool in self.pools.all() {
+            pool.retain(|_, _| false);
+        }
+    }
+
     fn keeps_large_buffers(&self) -> bool {
         // tiberius's packet buffers grow with what the connection moves.
         true
