@@ -966,8 +966,7 @@ mod postgres {
         let error = first
             .query("SELECT pg_sleep(5)", &[])
             .await
-            .err()
-            .expect("a call past its deadline");
+            .expect_err("a call past its deadline");
         assert!(error.is_timeout(), "{error}");
         first.release();
         let mut next = Held::take(&driver, DEADLINES).await.expect("a connection");
