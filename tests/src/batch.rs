@@ -136,16 +136,30 @@ pub async fn each_message_of_a_batch_keeps_its_own_outcome(setup: Setup) {
     assert_eq!(db.dead_letters().await.len(), 1);
 }
 
-/// Counts what it handles, taking `pause` over each message.
+/// Counts what it handles, taking `pause` over each message; with `statements`, it also runs
+/// a statement of its own on the receive's connection (of that database).
 #[derive(Clone)]
 struct Paced {
     handled: Arc<AtomicUsize>,
     pause: Duration,
+    statements: Option<Kind>,
 }
 
 impl Handler<Numbered> for Paced {
-    async fn handle(&self, _: Numbered, _: &mut HandlerContext) -> Result<(), HandlerError> {
+    async fn handle(&self, _: Numbered, ctx: &mut HandlerContext) -> Result<(), HandlerError> {
         tokio::time::sleep(self.pause).await;
+        match self.statements {
+            Some(Kind::Postgres) => {
+                ctx.postgres().await?.execute("SELECT 1", &[]).await?;
+            }
+            Some(Kind::SqlServer) => {
+                ctx.sql_server().await?.execute("SELECT 1", &[]).await?;
+            }
+            Some(Kind::Sqlite) => {
+                ctx.sqlite(|db| db.execute_batch("SELECT 1")).await?;
+            }
+            None => {}
+        }
         self.handled.fetch_add(1, Ordering::SeqCst);
         Ok(())
     }
@@ -160,6 +174,17 @@ async fn receives_for_backlog(
     pause: Duration,
     fixed: Option<usize>,
 ) -> u64 {
+    receives_for_backlog_of(setup, total, pause, fixed, false).await
+}
+
+/// [`receives_for_backlog`], with a handler that runs a statement of its own when `statements`.
+async fn receives_for_backlog_of(
+    setup: Setup,
+    total: u32,
+    pause: Duration,
+    fixed: Option<usize>,
+    statements: bool,
+) -> u64 {
     let db = TestDatabase::new(setup).await;
     let queue = format!("Backlog{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
     let sender = crate::suite::sender(&db, &queue).await;
@@ -171,6 +196,7 @@ async fn receives_for_backlog(
     let handler = Paced {
         handled: Arc::default(),
         pause,
+        statements: statements.then_some(setup.kind),
     };
     let builder = db.builder(&queue, "backlog-1").handler(handler.clone());
     let builder = match fixed {
@@ -212,6 +238,21 @@ pub async fn slow_messages_are_received_one_at_a_time(setup: Setup) {
     let total = 12;
     let receives = receives_for_backlog(setup, total, Duration::from_millis(40), None).await;
     assert_eq!(receives, u64::from(total), "one receive per slow message");
+}
+
+/// With the default settings, handlers that run statements of their own in the receive's
+/// transaction take one message per receive, however many wait (several per transaction would
+/// take their row locks in orders that deadlock with other receivers'); a fixed
+/// `receive_batch(n)` batches them anyway.
+pub async fn handlers_with_statements_of_their_own_take_one_message_per_receive(setup: Setup) {
+    let total = 200;
+    let receives = receives_for_backlog_of(setup, total, Duration::ZERO, None, true).await;
+    assert_eq!(receives, u64::from(total), "one receive per message");
+    let batched = receives_for_backlog_of(setup, total, Duration::ZERO, Some(10), true).await;
+    assert!(
+        batched < u64::from(total),
+        "{batched} receives: receive_batch(10) batches them anyway"
+    );
 }
 
 /// `receive_batch(1)` takes one message per receive whatever the backlog.

@@ -173,6 +173,16 @@ fn main() -> ExitCode {
         }),
     ));
     server_tests.push((
+        "sqlserver::handlers_with_statements_of_their_own_take_one_message_per_receive",
+        Box::new(|| {
+            run_actix(
+                nimbus_conformance::batch::handlers_with_statements_of_their_own_take_one_message_per_receive(
+                    TABLE_PER_QUEUE,
+                ),
+            )
+        }),
+    ));
+    server_tests.push((
         "sqlserver::a_queue_in_another_database_on_the_same_server_takes_sends",
         Box::new(|| {
             run_actix(

@@ -107,6 +107,9 @@ impl Handler<ReceiveRun> for Receiver {
                 // Whether the run's last receive took a message.
                 let mut took_before = false;
                 loop {
+                    if endpoint.own_statements.seen(queue.as_str()) {
+                        sizer.keep_single();
+                    }
                     let started = Instant::now();
                     let carrying = !matches!(carried, NextReceive::NotTried);
                     let last = if carrying || !sizer.batched() {

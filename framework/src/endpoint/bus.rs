@@ -175,6 +175,7 @@ impl Endpoint {
             health: Default::default(),
             dead_letterer,
             pending_requests: Default::default(),
+            own_statements: Default::default(),
             database_target,
         });
         let mut maintenance: Vec<Recipient<Shutdown>> = Vec::new();

@@ -26,6 +26,36 @@ pub const CONFLICT_HOLD: Duration = Duration::from_secs(10);
 /// The longest such hold: each batch conflict soon after a hold ended doubles it up to this.
 pub const MAX_CONFLICT_HOLD: Duration = Duration::from_secs(320);
 
+/// The queues whose handlers ran statements of their own (or a saga's) in the receive's
+/// transaction. Their adaptive receives take one message per transaction: such handlers take
+/// row locks there, and several messages in one transaction take them in orders that deadlock
+/// with other receivers' (a few hot rows made batches 2–6 times slower than one at a time).
+/// A fixed [`receive_batch`](crate::BusBuilder::receive_batch) batches them anyway.
+#[derive(Debug, Default)]
+pub(crate) struct OwnStatements(Mutex<std::collections::BTreeSet<String>>);
+
+impl OwnStatements {
+    /// Notes that a handler of `queue` ran statements of its own; said once per queue.
+    pub fn mark(&self, queue: &str) {
+        let mut queues = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if !queues.contains(queue) {
+            queues.insert(queue.to_string());
+            tracing::debug!(
+                queue,
+                "handlers of this queue run statements in the receive's transaction: its receives take one message per transaction (receive_batch(n) batches them anyway)"
+            );
+        }
+    }
+
+    /// Whether a handler of `queue` ran statements of its own.
+    pub fn seen(&self, queue: &str) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(queue)
+    }
+}
+
 /// How an endpoint's receivers size their transactions (see
 /// [`BusBuilder::receive_batch`](crate::BusBuilder::receive_batch)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,6 +76,8 @@ pub(crate) struct BatchSizer {
     /// Set by batches that gave way to other transactions: one message per transaction until
     /// then.
     hold: Arc<Mutex<Hold>>,
+    /// The queue's handlers run statements of their own: one message per transaction.
+    single: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// The current hold after batch conflicts, if any.
@@ -68,6 +100,16 @@ impl BatchSizer {
             batching,
             next: Arc::new(AtomicUsize::new(next)),
             hold: Arc::default(),
+            single: Arc::default(),
+        }
+    }
+
+    /// The queue's handlers run statements of their own in the receive's transaction: an
+    /// adaptive size stays at one message from now on (see [`OwnStatements`]).
+    pub fn keep_single(&self) {
+        if self.batching == ReceiveBatching::Adaptive {
+            self.single.store(true, Ordering::Relaxed);
+            self.next.store(1, Ordering::Relaxed);
         }
     }
 
@@ -138,7 +180,7 @@ impl BatchSizer {
         // Receivers learning at the same time may overwrite each other's lesson: each is about
         // the same queue, and the next receive learns again.
         let size = self.next();
-        let next = if !healthy || self.held() {
+        let next = if !healthy || self.held() || self.single.load(Ordering::Relaxed) {
             1
         } else if taken == 0 {
             // Most often other receivers took what this one was sent for: no news of the
@@ -254,6 +296,23 @@ mod tests {
         let single = BatchSizer::new(ReceiveBatching::Adaptive);
         single.gave_way(1);
         assert!(!single.held());
+    }
+
+    #[test]
+    fn handlers_with_statements_of_their_own_keep_one_message_per_transaction() {
+        let sizer = grown();
+        sizer.keep_single();
+        assert_eq!(sizer.next(), 1);
+        for _ in 0..10 {
+            sizer.learn(1, FAST, true, true);
+        }
+        assert_eq!(sizer.next(), 1);
+        let fixed = BatchSizer::new(ReceiveBatching::Fixed(8));
+        fixed.keep_single();
+        assert_eq!(fixed.next(), 8, "a fixed size is the application's choice");
+        let seen = OwnStatements::default();
+        seen.mark("Orders");
+        assert!(seen.seen("Orders") && !seen.seen("Billing"));
     }
 
     #[test]

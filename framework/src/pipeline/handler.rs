@@ -139,6 +139,10 @@ pub struct HandlerContext {
     database: Option<crate::DatabaseKind>,
     /// What to do once the message's transaction has committed (a saga's counts).
     on_commit: Vec<Box<dyn FnOnce() + Send>>,
+    /// The handler ran statements of its own (or a saga's) in the receive's transaction: it
+    /// takes row locks there, which several messages in one transaction may take in different
+    /// orders.
+    own_statements: bool,
 }
 
 /// Why a context has no receive transaction at all.
@@ -176,6 +180,7 @@ impl HandlerContext {
             causation,
             outgoing: Vec::new(),
             on_commit: Vec::new(),
+            own_statements: false,
             without_receive: transaction.is_none().then_some(WithoutReceive::Lease),
             transaction,
             database: Some(database),
@@ -197,10 +202,17 @@ impl HandlerContext {
             causation,
             outgoing: Vec::new(),
             on_commit: Vec::new(),
+            own_statements: false,
             transaction: None,
             without_receive: Some(WithoutReceive::Test),
             database,
         }
+    }
+
+    /// Whether the handler ran statements of its own (or a saga's) in the receive's
+    /// transaction.
+    pub(crate) fn ran_own_statements(&self) -> bool {
+        self.own_statements
     }
 
     /// What the handler sent, published and replied so far.
@@ -210,6 +222,7 @@ impl HandlerContext {
 
     /// The receive's open transaction, for a saga's state; the error says why there is none.
     pub(crate) fn saga_transaction(&mut self) -> Result<&mut Box<dyn ReceiveTransaction>> {
+        self.own_statements = true;
         match self.transaction.as_mut() {
             Some(transaction) => Ok(transaction),
             None if self.without_receive == Some(WithoutReceive::Test) => Err(NimbusError::config(
@@ -236,6 +249,7 @@ impl HandlerContext {
     /// The receive's connection for the handler's own statements (a savepoint marks where they
     /// begin, the first time).
     async fn receive_connection(&mut self) -> Result<&mut (dyn std::any::Any + Send)> {
+        self.own_statements = true;
         match self.transaction.as_mut() {
             Some(transaction) => transaction.handler_connection().await,
             None if self.without_receive == Some(WithoutReceive::Test) => Err(NimbusError::config(
@@ -544,6 +558,7 @@ impl HandlerContext {
             causation: self.causation.clone(),
             outgoing: Vec::new(),
             on_commit: Vec::new(),
+            own_statements: false,
             transaction: None,
             without_receive: self.without_receive,
             database: self.database,

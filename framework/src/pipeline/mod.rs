@@ -57,6 +57,8 @@ pub(crate) struct EndpointState {
     pub stopping: tokio::sync::watch::Sender<bool>,
     /// The other end of `stopping`, for the receives.
     pub stop_signal: crate::transport::StopSignal,
+    /// The queues whose handlers ran statements of their own in the receive's transaction.
+    pub own_statements: batch_size::OwnStatements,
 }
 
 tokio::task_local! {
@@ -556,6 +558,9 @@ async fn handle_received(
             Err(e) => return Outcome::Infrastructure(e),
         };
         ctx = invocation.ctx;
+        if ctx.ran_own_statements() {
+            endpoint.own_statements.mark(queue.as_str());
+        }
         let what = |detail: String| format!("message {message_id} ({type_name}): {detail}");
         let failure = match invocation.invoked {
             Invoked::Done(Ok(())) => continue,
