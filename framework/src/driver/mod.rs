@@ -259,6 +259,13 @@ pub(crate) trait Driver: Send + Sync + Sized + 'static {
     /// instead. Nothing to do where connections are not pooled over a network.
     fn forget_idle(&self) {}
 
+    /// Closes the idle pooled connections nobody took for `unused_for`; how many. An endpoint
+    /// that went quiet gives its connections back to the server instead of holding a pool's
+    /// worth for ever.
+    fn close_unused(&self, _unused_for: std::time::Duration) -> usize {
+        0
+    }
+
     /// Opens a transaction.
     async fn begin(&self, connection: &mut Self::Connection) -> DriverResult<()>;
 

@@ -63,6 +63,8 @@ pub const DEFAULT_MAX_BODY_SIZE: usize = 16 * 1024 * 1024;
 pub const DEFAULT_MONITORING_INTERVAL: Duration = Duration::from_secs(10);
 /// How long monitoring reports are kept, unless configured: the console's longest window.
 pub const DEFAULT_MONITORING_RETENTION: Duration = Duration::from_secs(6 * 3600);
+/// How long a pooled connection nobody takes stays open, unless configured.
+pub const DEFAULT_CONNECTION_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// The shortest instance heartbeat interval accepted.
 pub const MIN_INSTANCE_HEARTBEAT: Duration = Duration::from_secs(1);
 pub use crate::driver::DEFAULT_DATABASE_TIMEOUT;
@@ -125,6 +127,7 @@ pub struct BusBuilder {
     dead_letter_retention: Option<Duration>,
     monitoring_interval: Option<Duration>,
     monitoring_retention: Duration,
+    connection_idle_timeout: Duration,
     max_body_size: usize,
     completed_sagas_kept: Duration,
     #[cfg(feature = "sqlserver")]
@@ -175,6 +178,7 @@ impl Default for BusBuilder {
             dead_letter_retention: Some(DEFAULT_DEAD_LETTER_RETENTION),
             monitoring_interval: Some(DEFAULT_MONITORING_INTERVAL),
             monitoring_retention: DEFAULT_MONITORING_RETENTION,
+            connection_idle_timeout: DEFAULT_CONNECTION_IDLE_TIMEOUT,
             max_body_size: DEFAULT_MAX_BODY_SIZE,
             completed_sagas_kept: DEFAULT_COMPLETED_SAGAS_KEPT,
             #[cfg(feature = "sqlserver")]
@@ -501,6 +505,16 @@ impl BusBuilder {
     /// from two queues writes about 4,300 rows in 6 hours at the default interval.
     pub fn monitoring_retention(mut self, kept: Duration) -> Self {
         self.monitoring_retention = kept;
+        self
+    }
+
+    /// How long a pooled connection nobody takes stays open (default 60 s, at least 1 s): an
+    /// endpoint that went quiet closes the connections a busy spell opened (up to
+    /// `concurrency` + 2 on PostgreSQL and SQL Server) and keeps only what its idle work uses —
+    /// the peeks, the heartbeats — instead of holding a full pool against the server's
+    /// `max_connections` for ever. Checked about every `timeout / 2` (at most every 30 s).
+    pub fn connection_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.connection_idle_timeout = timeout;
         self
     }
 
@@ -936,6 +950,16 @@ impl BusBuilder {
                 "use .monitoring_interval(Some(Duration::from_secs(10))) (the default), another                  interval of 1 s or more, or None to write no reports",
             ));
         }
+        if self.connection_idle_timeout < Duration::from_secs(1) {
+            return Err(NimbusError::config(
+                format!(
+                    "connection_idle_timeout of {:?} is below the minimum of 1 s",
+                    self.connection_idle_timeout
+                ),
+                "use .connection_idle_timeout(Duration::from_secs(60)) (the default) or another \
+                 period of 1 s or more",
+            ));
+        }
         if self.monitoring_retention < Duration::from_secs(60) {
             return Err(NimbusError::config(
                 format!(
@@ -1133,6 +1157,7 @@ impl BusBuilder {
             dead_letter_retention: self.dead_letter_retention,
             monitoring_interval: self.monitoring_interval,
             monitoring_retention: self.monitoring_retention,
+            connection_idle_timeout: self.connection_idle_timeout,
             completed_sagas_kept: self.completed_sagas_kept,
         }))
     }

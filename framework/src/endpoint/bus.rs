@@ -6,9 +6,9 @@ use std::sync::{Arc, Mutex};
 use actix::prelude::*;
 
 use crate::actors::{
-    delayed_delivery, heartbeat, idle_sweep, instance_heartbeat, mark_stopped, monitoring_reporter,
-    pause_watch, read_pauses, register, registration, table_maintenance, DeadLetterer, Drain,
-    QueueSupervisor, Shutdown,
+    delayed_delivery, heartbeat, idle_connections, idle_sweep, instance_heartbeat, mark_stopped,
+    monitoring_reporter, pause_watch, read_pauses, register, registration, table_maintenance,
+    DeadLetterer, Drain, QueueSupervisor, Shutdown,
 };
 use crate::endpoint::builder::BusBuilder;
 use crate::endpoint::shared_commits::SharedCommits;
@@ -178,7 +178,8 @@ impl Endpoint {
             own_statements: Default::default(),
             database_target,
         });
-        let mut maintenance: Vec<Recipient<Shutdown>> = Vec::new();
+        let mut maintenance: Vec<Recipient<Shutdown>> =
+            vec![idle_connections(endpoint.clone()).start().recipient()];
         if receiving {
             // A queue paused before this instance started is not received from at all.
             if !read_pauses(&endpoint, &queues).await? {

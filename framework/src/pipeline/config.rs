@@ -65,6 +65,8 @@ pub(crate) struct EndpointConfig {
     pub monitoring_interval: Option<Duration>,
     /// How long monitoring reports are kept.
     pub monitoring_retention: Duration,
+    /// How long a pooled connection nobody takes stays open.
+    pub connection_idle_timeout: Duration,
     /// How long completed saga instances are kept for late messages.
     pub completed_sagas_kept: Duration,
 }

@@ -25,6 +25,7 @@
 //! | `nimbus_queue_peeks_total` | counter | queue (depth estimates this endpoint asked the database for: its polling load) |
 //! | `nimbus_queue_empty_receives_total` | counter | queue (receives that found nothing to take: other receivers got there first; many per handled message means wasted polling) |
 //! | `nimbus_queue_receives_total` | counter | queue (receives that took messages, each one transaction: fewer than the messages received where receivers took several at once) |
+//! | `nimbus_connections_closed_idle_total` | counter | (pooled connections closed after nobody took them for `connection_idle_timeout`) |
 //! | `nimbus_transaction_conflicts_total` | counter | queue (receives rolled back because their transaction gave way to another: a deadlock, a serialization failure, a saga race; received again at once) |
 //! | `nimbus_leases_taken_total` | counter | queue, message_type (messages moved out of their queue under a lease for a long handler) |
 //! | `nimbus_leases_renewed_total` | counter | queue (renewals of leases while their handlers ran) |
@@ -59,6 +60,7 @@ pub(crate) fn describe() {
             ("nimbus_queue_peeks_total", "Depth estimates asked of the database: the polling load"),
             ("nimbus_queue_empty_receives_total", "Receives that found nothing to take"),
             ("nimbus_queue_receives_total", "Receives that took messages, each one transaction"),
+            ("nimbus_connections_closed_idle_total", "Pooled connections closed after nobody took them for connection_idle_timeout"),
             ("nimbus_transaction_conflicts_total", "Receives rolled back because their transaction gave way to another (deadlock, serialization failure, saga race)"),
             ("nimbus_leases_taken_total", "Messages moved out of their queue under a lease"),
             ("nimbus_leases_renewed_total", "Lease renewals while handlers ran"),

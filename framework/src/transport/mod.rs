@@ -403,6 +403,9 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// whether `NimbusDeadLetters` exists. For health checks.
     async fn ping(&self, within: std::time::Duration) -> Result<()>;
 
+    /// Closes the idle pooled connections nobody took for `unused_for`; how many.
+    fn close_unused_connections(&self, unused_for: std::time::Duration) -> usize;
+
     /// Deletes the rows of instances not seen (stopped or silent) for `older_than`.
     async fn cleanup_instances(&self, older_than: std::time::Duration) -> Result<u64>;
 

@@ -1310,6 +1310,10 @@ impl<D: Driver> Transport for SqlTransport<D> {
         self.inner.write_monitoring(rows).await
     }
 
+    fn close_unused_connections(&self, unused_for: std::time::Duration) -> usize {
+        self.inner.driver.close_unused(unused_for)
+    }
+
     async fn ping(&self, within: std::time::Duration) -> Result<()> {
         let s = &self.inner;
         let deadlines = crate::driver::Deadlines {

@@ -154,6 +154,9 @@ impl SqlServerDriver {
                 home,
             })
             .max_size(pool_size)
+            // The connection given back last is taken first: a quiet endpoint keeps reusing one
+            // or two, and the rest go unused long enough to be closed.
+            .queue_mode(deadpool::managed::QueueMode::Lifo)
             .runtime(deadpool::Runtime::Tokio1)
             .create_timeout(Some(timeout))
             .build()
@@ -288,6 +291,14 @@ impl Driver for SqlServerDriver {
         for pool in self.pools.all() {
             pool.retain(|_, _| false);
         }
+    }
+
+    fn close_unused(&self, unused_for: std::time::Duration) -> usize {
+        self.pools
+            .all()
+            .iter()
+            .map(|pool| pool.retain(|_, m| m.last_used() < unused_for).removed.len())
+            .sum()
     }
 
     fn keeps_large_buffers(&self) -> bool {

@@ -1,0 +1,89 @@
+//! An endpoint that went quiet closes the pooled connections a busy spell opened
+//! (`connection_idle_timeout`), counted by the server itself (`pg_stat_activity`), and keeps
+//! working: the next message opens what it needs.
+
+use std::time::Duration;
+
+use nimbus::{Handler, HandlerContext, HandlerError};
+use nimbus_conformance::suite::Numbered;
+
+struct Slowish;
+
+impl Handler<Numbered> for Slowish {
+    async fn handle(&self, _m: Numbered, _ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        Ok(())
+    }
+}
+
+async fn wait_for(what: &str, mut done: impl AsyncFnMut() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while !done().await {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting until {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[actix_rt::test]
+async fn a_quiet_endpoint_closes_the_connections_a_busy_spell_opened_on_postgres() {
+    let name = format!(
+        "nimbus_idle_{}",
+        &uuid::Uuid::new_v4().simple().to_string()[..8]
+    );
+    let base = nimbus_conformance::db::postgres_url();
+    let separator = if base.contains('?') { '&' } else { '?' };
+    let url = format!("{base}{separator}application_name={name}");
+    let admin = nimbus::admin::Database::connect(&base).await.unwrap();
+    let held = async || {
+        admin
+            .query_scalar(
+                "SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = $1",
+                &[&name],
+            )
+            .await
+            .unwrap()
+    };
+    let queue = format!("Idle{}", &name[12..]);
+    let bus = nimbus::Bus::builder()
+        .names(&queue, "idle-1")
+        .database_url(&url)
+        .schema(&name)
+        .concurrency(8)
+        .connection_idle_timeout(Duration::from_secs(2))
+        .route::<Numbered>(&queue)
+        .handler(Slowish)
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    futures::future::join_all((0..400).map(|n| bus.send(Numbered { n })))
+        .await
+        .into_iter()
+        .for_each(|sent| sent.unwrap());
+    wait_for("400 handled", async || bus.metrics().handled == 400).await;
+    let busy = held().await;
+    assert!(
+        busy >= 4,
+        "a busy spell with 8 receivers opened {busy} connections"
+    );
+    wait_for(
+        "the quiet endpoint closed what the busy spell opened",
+        async || held().await <= 3,
+    )
+    .await;
+    // It still works: the next message takes what it needs.
+    bus.send(Numbered { n: 400 }).await.unwrap();
+    wait_for("the next message is handled", async || {
+        bus.metrics().handled == 401
+    })
+    .await;
+    bus.stop().await.unwrap();
+    admin
+        .execute(&format!("DROP SCHEMA IF EXISTS \"{name}\" CASCADE"))
+        .await
+        .unwrap();
+}
