@@ -346,9 +346,10 @@ mod test_bus {
 
     /// One endpoint on a temporary database, for end-to-end tests of an application's
     /// handlers: the real transport, retries and dead letters, with nothing to set up. With
-    /// [`TestBus::start`], a new SQLite file; with [`TestBus::start_on`], a new schema of the
-    /// PostgreSQL or SQL Server database the test names. The file or schema (with everything
-    /// in it) is removed when the test bus is dropped (stop it first to let handlers finish).
+    /// `TestBus::start` (with the `sqlite` feature), a new SQLite file; with
+    /// [`TestBus::start_on`], a new schema of the PostgreSQL or SQL Server database the test
+    /// names. The file or schema (with everything in it) is removed when the test bus is
+    /// dropped (stop it first to let handlers finish).
     ///
     /// ```
     /// use nimbus::testing::TestBus;
@@ -421,9 +422,9 @@ mod test_bus {
 
         /// Starts the endpoint `application` in a new schema (`nimbus_test_…`, made by the
         /// bus's auto-create) of the PostgreSQL or SQL Server database at `url`, with the same
-        /// defaults as [`TestBus::start`]: for handlers whose SQL needs that database. The
+        /// defaults as `TestBus::start` (with the `sqlite` feature): for handlers whose SQL needs that database. The
         /// schema and everything in it are dropped when the test bus is dropped. An SQLite URL
-        /// is refused: [`TestBus::start`] makes a file of its own.
+        /// is refused: `TestBus::start` (with the `sqlite` feature) makes a file of its own.
         ///
         /// ```no_run
         /// # use nimbus::{Command, Handler, HandlerContext, HandlerError};
