@@ -422,9 +422,9 @@ mod test_bus {
 
         /// Starts the endpoint `application` in a new schema (`nimbus_test_…`, made by the
         /// bus's auto-create) of the PostgreSQL or SQL Server database at `url`, with the same
-        /// defaults as `TestBus::start` (with the `sqlite` feature): for handlers whose SQL needs that database. The
-        /// schema and everything in it are dropped when the test bus is dropped. An SQLite URL
-        /// is refused: `TestBus::start` (with the `sqlite` feature) makes a file of its own.
+        /// defaults as `TestBus::start`: for handlers whose SQL needs that database. The schema
+        /// and everything in it are dropped when the test bus is dropped. An SQLite URL is
+        /// refused: `TestBus::start` (with the `sqlite` feature) makes a file of its own.
         ///
         /// ```no_run
         /// # use nimbus::{Command, Handler, HandlerContext, HandlerError};
