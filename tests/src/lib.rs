@@ -38,6 +38,19 @@ pub async fn wait_for(what: &str, within: std::time::Duration, mut done: impl Fn
     }
 }
 
+/// Waits until the asynchronous check `done` says so, checking every 100 ms; panics with
+/// `what` after two minutes (a loaded machine is slow, never that slow).
+pub async fn eventually(what: &str, mut done: impl AsyncFnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !done().await {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting until {what}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
 /// `prefix` and 8 random hex digits: a queue name no other test uses.
 pub fn unique(prefix: &str) -> String {
     format!(

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use nimbus::{Handler, HandlerContext, HandlerError};
+use nimbus_conformance::eventually;
 use nimbus_conformance::suite::Numbered;
 
 struct Slowish;
@@ -13,17 +14,6 @@ impl Handler<Numbered> for Slowish {
     async fn handle(&self, _m: Numbered, _ctx: &mut HandlerContext) -> Result<(), HandlerError> {
         tokio::time::sleep(Duration::from_millis(5)).await;
         Ok(())
-    }
-}
-
-async fn wait_for(what: &str, mut done: impl AsyncFnMut() -> bool) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(120);
-    while !done().await {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "timed out waiting until {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
@@ -64,20 +54,20 @@ async fn a_quiet_endpoint_closes_the_connections_a_busy_spell_opened_on_postgres
         .await
         .into_iter()
         .for_each(|sent| sent.unwrap());
-    wait_for("400 handled", async || bus.metrics().handled == 400).await;
+    eventually("400 handled", async || bus.metrics().handled == 400).await;
     let busy = held().await;
     assert!(
         busy >= 4,
         "a busy spell with 8 receivers opened {busy} connections"
     );
-    wait_for(
+    eventually(
         "the quiet endpoint closed what the busy spell opened",
         async || held().await <= 3,
     )
     .await;
     // It still works: the next message takes what it needs.
     bus.send(Numbered { n: 400 }).await.unwrap();
-    wait_for("the next message is handled", async || {
+    eventually("the next message is handled", async || {
         bus.metrics().handled == 401
     })
     .await;

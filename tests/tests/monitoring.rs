@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use nimbus::{Handler, HandlerContext, HandlerError, StorageLayout, Unrecoverable};
+use nimbus_conformance::eventually;
 use nimbus_conformance::suite::Numbered;
 use nimbus_conformance::{Kind, Setup, TestDatabase};
 
@@ -19,17 +20,6 @@ impl Handler<Numbered> for Works {
         }
         tokio::time::sleep(Duration::from_millis(2)).await;
         Ok(())
-    }
-}
-
-async fn wait_for(what: &str, mut done: impl AsyncFnMut() -> bool) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(120);
-    while !done().await {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "timed out waiting until {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
@@ -53,7 +43,7 @@ async fn reports_reach_the_charts(setup: Setup) {
     for n in [1000, 1001] {
         bus.send(Numbered { n }).await.unwrap();
     }
-    wait_for(
+    eventually(
         "the reports hold 20 handled and 2 dead-lettered",
         async || {
             let view = db.monitoring(window).await;
@@ -104,7 +94,7 @@ async fn reports_reach_the_charts(setup: Setup) {
         .start()
         .await
         .unwrap();
-    wait_for("the aged reports are deleted", async || {
+    eventually("the aged reports are deleted", async || {
         db.monitoring_rows().await == 0
     })
     .await;
@@ -122,13 +112,13 @@ async fn reports_reach_the_charts(setup: Setup) {
         .await
         .unwrap();
     bus.send(Numbered { n: 1 }).await.unwrap();
-    wait_for("the message is handled", async || {
+    eventually("the message is handled", async || {
         bus.metrics().handled == 1
     })
     .await;
     // The bus ran several of the shortest intervals a report could have (1 s) meanwhile.
     let ran = std::time::Instant::now();
-    wait_for("three seconds pass", async || {
+    eventually("three seconds pass", async || {
         ran.elapsed() >= Duration::from_secs(3)
     })
     .await;

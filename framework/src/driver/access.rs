@@ -38,55 +38,66 @@ where
     )
 }
 
-/// Whether `error` or one of its causes is a database failure that may pass when tried again
-/// (a statement past its deadline, a lost connection, a deadlock victim): `Some` with the
-/// first database error found in its chain, classified as the framework's own statements are.
-pub(crate) fn failure_kind_in(
-    error: &(dyn std::error::Error + 'static),
-) -> Option<super::FailureKind> {
+/// The first database error in `error`'s chain of causes, classified as the framework's own
+/// statements are: whether it may pass when tried again, and whether its transaction gave way
+/// to another.
+struct DatabaseFailure {
+    kind: super::FailureKind,
+    conflict: bool,
+}
+
+fn first_database_failure(error: &(dyn std::error::Error + 'static)) -> Option<DatabaseFailure> {
     let mut cause = Some(error);
     while let Some(e) = cause {
         if let Some(driver) = e.downcast_ref::<super::DriverError>() {
-            return Some(driver.kind());
+            return Some(DatabaseFailure {
+                kind: driver.kind(),
+                conflict: driver.is_conflict(),
+            });
         }
         #[cfg(feature = "postgres")]
         if let Some(pg) = e.downcast_ref::<tokio_postgres::Error>() {
-            return Some(super::postgres::kind_of(pg));
+            return Some(DatabaseFailure {
+                kind: super::postgres::kind_of(pg),
+                conflict: super::is_conflict_code(pg.code().map(|c| c.code())),
+            });
         }
         #[cfg(feature = "sqlite")]
         if let Some(sqlite) = e.downcast_ref::<rusqlite::Error>() {
-            return Some(super::sqlite::kind_of(sqlite));
+            return Some(DatabaseFailure {
+                kind: super::sqlite::kind_of(sqlite),
+                conflict: false,
+            });
         }
         #[cfg(feature = "sqlserver")]
         if let Some(tds) = e.downcast_ref::<tiberius::error::Error>() {
-            return Some(super::sqlserver::kind_of(tds));
+            let code = match tds {
+                tiberius::error::Error::Server(token) => Some(token.code().to_string()),
+                _ => None,
+            };
+            return Some(DatabaseFailure {
+                kind: super::sqlserver::kind_of(tds),
+                conflict: super::is_conflict_code(code.as_deref()),
+            });
         }
         cause = e.source();
     }
     None
 }
 
+/// Whether `error` or one of its causes is a database failure that may pass when tried again
+/// (a statement past its deadline, a lost connection, a deadlock victim): `Some` with the
+/// first database error found in its chain, classified as the framework's own statements are.
+pub(crate) fn failure_kind_in(
+    error: &(dyn std::error::Error + 'static),
+) -> Option<super::FailureKind> {
+    first_database_failure(error).map(|f| f.kind)
+}
+
 /// Whether `error` or one of its causes says a transaction gave way to another (a deadlock
 /// victim, a serialization failure, a saga race): tried again at once, not after a back-off.
 pub(crate) fn is_conflict_in(error: &(dyn std::error::Error + 'static)) -> bool {
-    let mut cause = Some(error);
-    while let Some(e) = cause {
-        if let Some(driver) = e.downcast_ref::<super::DriverError>() {
-            return driver.is_conflict();
-        }
-        #[cfg(feature = "postgres")]
-        if let Some(pg) = e.downcast_ref::<tokio_postgres::Error>() {
-            return super::is_conflict_code(pg.code().map(|c| c.code()));
-        }
-        #[cfg(feature = "sqlserver")]
-        if let Some(tiberius::error::Error::Server(token)) =
-            e.downcast_ref::<tiberius::error::Error>()
-        {
-            return token.code() == 1205;
-        }
-        cause = e.source();
-    }
-    false
+    first_database_failure(error).is_some_and(|f| f.conflict)
 }
 
 /// The tiberius client of a SQL Server connection.
