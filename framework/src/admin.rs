@@ -491,6 +491,7 @@ impl Database {
             layout: options.layout,
             body_string: None,
             pool_size: 2,
+            connection_limit: None,
             deadlines: crate::driver::Deadlines {
                 connect: database_connect_timeout,
                 statement: crate::driver::DEFAULT_DATABASE_TIMEOUT,

@@ -29,6 +29,7 @@ pub mod latency;
 mod message;
 mod pgmq;
 mod report;
+mod shapes;
 mod statements;
 mod stats;
 mod workload;
@@ -107,6 +108,19 @@ pub struct Settings {
         conflicts_with = "latency"
     )]
     pub workloads: Vec<Workload>,
+    /// Handler-shape mode: instead of the throughput workloads, drain a queue of `--messages`
+    /// with the default receive and with `receive_batch(1)`, in interleaved rounds, for each of
+    /// these handler shapes (comma-separated): `none` (no SQL), `disjoint` (an UPDATE of a row
+    /// of the message's own), `hot:N` (an UPDATE of one of N shared rows), `slow:DURATION`,
+    /// `failing:P` (P % fail their first attempt). Reports default ÷ one-at-a-time per shape.
+    #[arg(
+        long,
+        alias = "handler-sql",
+        value_delimiter = ',',
+        value_parser = shapes::shape,
+        conflicts_with = "latency"
+    )]
+    pub handler_shapes: Vec<shapes::Shape>,
     /// Latency mode: instead of the throughput workloads, send `--messages` messages per series
     /// and round at RATE messages per second to idle endpoints, and report the latencies (same
     /// process, another process, request/response, bare SQL round trip). `--instances` and
@@ -260,6 +274,10 @@ pub async fn run(
     settings: Settings,
     json: bool,
 ) -> Result<(), Failure> {
+    if !settings.handler_shapes.is_empty() {
+        let shapes = settings.handler_shapes.clone();
+        return shapes::run(target, admin, settings, shapes, json).await;
+    }
     match settings.latency {
         Some(rate) => latency::run(target, settings, rate, json).await,
         None => throughput(target, admin, settings, json).await,

@@ -107,7 +107,7 @@ pub(crate) fn sql_server_client(
 ) -> Option<&mut super::sqlserver::Client> {
     connection
         .downcast_mut::<super::sqlserver::Connection>()
-        .map(|object| &mut **object)
+        .map(|object| &mut ***object)
 }
 
 /// Runs `statements` in the application's own PostgreSQL transaction.

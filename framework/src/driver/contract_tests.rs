@@ -918,7 +918,19 @@ mod postgres {
             other => panic!("not a PostgreSQL URL: {other:?}"),
         };
         let connector = tls.connector().expect("a TLS connector");
-        let driver = PostgresDriver::new(config, "test".into(), 2, tls, connector).expect("a pool");
+        let driver = PostgresDriver::new(
+            config,
+            "test".into(),
+            2,
+            crate::driver::budget::Request {
+                limit: None,
+                concurrency: 0,
+                default_limit: true,
+            },
+            tls,
+            connector,
+        )
+        .expect("a pool");
         let schema =
             SchemaName::new(format!("nimbus driver \"{}\"", unique())).expect("a valid name");
         (driver, schema)
@@ -1255,7 +1267,18 @@ mod sqlserver {
         let connection = std::env::var("NIMBUS_SQLSERVER")
             .expect("NIMBUS_SQLSERVER must hold an ADO.NET connection string for this test");
         let settings = parse_connection_string(&connection).expect("a connection string");
-        let driver = Arc::new(SqlServerDriver::new(settings, 2).expect("a pool"));
+        let driver = Arc::new(
+            SqlServerDriver::new(
+                settings,
+                2,
+                crate::driver::budget::Request {
+                    limit: None,
+                    concurrency: 0,
+                    default_limit: false,
+                },
+            )
+            .expect("a pool"),
+        );
         let schema = SchemaName::new(format!("nimbus_driver_{}", unique())).expect("a name");
         let mut c = Held::take(&driver, DEADLINES).await.expect("a connection");
         c.run_script(

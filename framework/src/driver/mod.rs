@@ -10,6 +10,8 @@
 //! again, so no later user finds a broken connection or a transaction left open.
 
 pub(crate) mod access;
+#[cfg(any(feature = "postgres", feature = "sqlserver"))]
+pub(crate) mod budget;
 mod catalog_names;
 #[cfg(test)]
 mod contract_tests;
@@ -18,6 +20,8 @@ pub(crate) mod home;
 pub(crate) mod instance_statements;
 pub(crate) mod monitoring_statements;
 pub(crate) mod shard;
+#[cfg(any(feature = "postgres", feature = "sqlserver"))]
+pub(crate) mod shared_runtime;
 pub(crate) mod statements;
 mod value;
 
@@ -216,6 +220,13 @@ pub(crate) trait Driver: Send + Sync + Sized + 'static {
 
     /// Takes a connection from the pool, opening one if needed.
     async fn connection(&self) -> DriverResult<Self::Connection>;
+
+    /// Waits, for as long as it takes, until a connection can be had without waiting for the
+    /// process's connection budget: the pool of the calling thread has an idle one, or the
+    /// budget has room to open one. Called before the deadline of taking a connection starts,
+    /// so that a busy budget is waited for and not taken for a frozen server. Nothing to wait
+    /// for where connections are not budgeted.
+    async fn wait_for_room(&self) {}
 
     /// As [`connection`](Self::connection), for a receive: where connections are shared (SQLite's
     /// one per file), a receiver may keep one a little longer while only other receivers wait
@@ -450,6 +461,7 @@ impl<D: Driver> Held<D> {
         deadlines: Deadlines,
         connecting: impl std::future::Future<Output = DriverResult<D::Connection>>,
     ) -> DriverResult<Self> {
+        driver.wait_for_room().await;
         let connection = bounded(
             deadlines.connect,
             "opening a database connection",

@@ -16,6 +16,9 @@ use crate::sql::{Dialect, POSTGRES};
 
 /// A PostgreSQL database.
 pub(crate) struct PostgresDriver {
+    /// What the process's drivers on the same database and credentials share (see
+    /// [`super::budget::key_of`]).
+    key: String,
     pools: super::home::ShardedPools<Pool>,
     /// For the LISTEN connection, which lives outside the pool.
     config: tokio_postgres::Config,
@@ -36,10 +39,12 @@ impl std::fmt::Debug for PostgresDriver {
 }
 
 /// Opens pooled connections, and runs their connection tasks, on the home runtime (see
-/// [`super::home`]), wherever the code that asked for one runs.
+/// [`super::home`]), wherever the code that asked for one runs; each within the database's
+/// budget, its slot given back when its connection task ends.
 struct ConnectAtHome {
     connector: MakeRustlsConnect,
     home: super::home::Home,
+    budget: std::sync::Arc<super::budget::Budget>,
 }
 
 impl deadpool_postgres::Connect for ConnectAtHome {
@@ -52,14 +57,19 @@ impl deadpool_postgres::Connect for ConnectAtHome {
     > {
         let (config, connector) = (config.clone(), self.connector.clone());
         Box::pin(async move {
+            let slot = self.budget.slot().await;
             let (opened_tx, opened) = tokio::sync::oneshot::channel();
             let (home_config, home_connector) = (config.clone(), connector.clone());
+            let fallback_slot = std::sync::Arc::new(std::sync::Mutex::new(Some(slot)));
+            let home_slot = fallback_slot.clone();
             let task = self.home.spawn(async move {
+                let slot = home_slot.lock().unwrap_or_else(|p| p.into_inner()).take();
                 match home_config.connect(home_connector).await {
                     Ok((client, connection)) => {
                         if opened_tx.send(Ok(client)).is_ok() {
                             report_closed(connection.await);
                         }
+                        drop(slot);
                     }
                     Err(e) => {
                         let _ = opened_tx.send(Err(e));
@@ -69,10 +79,17 @@ impl deadpool_postgres::Connect for ConnectAtHome {
             match opened.await {
                 Ok(Ok(client)) => Ok((client, task)),
                 Ok(Err(e)) => Err(e),
-                // The home runtime has shut down (the bus stopped): open it here instead.
+                // The home runtime has shut down: open it here instead.
                 Err(_) => {
+                    let slot = fallback_slot
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .take();
                     let (client, connection) = config.connect(connector).await?;
-                    let task = tokio::spawn(async move { report_closed(connection.await) });
+                    let task = tokio::spawn(async move {
+                        report_closed(connection.await);
+                        drop(slot);
+                    });
                     Ok((client, task))
                 }
             }
@@ -147,15 +164,17 @@ fn classify(code: Option<&str>) -> FailureKind {
 }
 
 impl PostgresDriver {
-    /// Builds the pool; connections open on first use, over TLS as `tls` says (`config`'s
-    /// `ssl_mode` must be `tls.mode.negotiation()`, as the URL parser sets it).
+    /// Builds the pools; connections open on first use, over TLS as `tls` says (`config`'s
+    /// `ssl_mode` must be `tls.mode.negotiation()`, as the URL parser sets it), within the
+    /// process's budget for the database, which `budget` asks for.
     pub fn new(
         config: tokio_postgres::Config,
         target: String,
         pool_size: usize,
+        budget: super::budget::Request,
         tls: tls::TlsSettings,
         connector: MakeRustlsConnect,
-    ) -> DriverResult<Self> {
+    ) -> crate::Result<Self> {
         let host = config
             .get_hosts()
             .first()
@@ -165,13 +184,25 @@ impl PostgresDriver {
                 tokio_postgres::config::Host::Unix(path) => path.display().to_string(),
             })
             .unwrap_or_else(|| "localhost".into());
+        let key = super::budget::key_of(
+            "postgres",
+            &[
+                format!("{config:?}").as_bytes(),
+                config.get_password().unwrap_or_default(),
+                format!("{tls:?}").as_bytes(),
+            ],
+        );
+        let budget = super::budget::budget_for(&key, &target, budget)
+            .map_err(|e| crate::NimbusError::config(e.to_string(), e.fix()))?;
         let (pool_config, pool_connector) = (config.clone(), connector.clone());
-        let pools = super::home::ShardedPools::new(move |home| {
+        let pool_budget = budget.clone();
+        let pools = super::home::ShardedPools::new(&key, pool_size, budget, move |home| {
             let manager = Manager::from_connect(
                 pool_config.clone(),
                 ConnectAtHome {
                     connector: pool_connector.clone(),
                     home,
+                    budget: pool_budget.clone(),
                 },
                 ManagerConfig {
                     recycling_method: RecyclingMethod::Fast,
@@ -184,8 +215,12 @@ impl PostgresDriver {
                 .queue_mode(deadpool_postgres::QueueMode::Lifo)
                 .build()
                 .map_err(|e| DriverError::new(None, FailureKind::Transient, e))
+        })
+        .map_err(|e| {
+            crate::NimbusError::connect(crate::sql::POSTGRES.name, &target, "check the URL", e)
         })?;
         Ok(PostgresDriver {
+            key,
             pools,
             config,
             connector,
@@ -316,6 +351,7 @@ impl Driver for PostgresDriver {
         deadlines: super::Deadlines,
     ) -> Option<super::WakeChannel> {
         Some(notify::start(
+            &self.key,
             self.config.clone(),
             self.connector.clone(),
             notify::Statements {
@@ -324,6 +360,10 @@ impl Driver for PostgresDriver {
                 deadlines,
             },
         ))
+    }
+
+    async fn wait_for_room(&self) {
+        self.pools.wait_for_room().await;
     }
 
     async fn connection(&self) -> DriverResult<Object> {
@@ -347,17 +387,11 @@ impl Driver for PostgresDriver {
     }
 
     fn forget_idle(&self) {
-        for pool in self.pools.all() {
-            pool.retain(|_, _| false);
-        }
+        self.pools.forget_idle();
     }
 
     fn close_unused(&self, unused_for: std::time::Duration) -> usize {
-        self.pools
-            .all()
-            .iter()
-            .map(|pool| pool.retain(|_, m| m.last_used() < unused_for).removed.len())
-            .sum()
+        self.pools.close_unused(unused_for)
     }
 
     fn keeps_large_buffers(&self) -> bool {

@@ -128,6 +128,7 @@ pub struct BusBuilder {
     monitoring_interval: Option<Duration>,
     monitoring_retention: Duration,
     connection_idle_timeout: Duration,
+    connection_limit: Option<usize>,
     max_body_size: usize,
     completed_sagas_kept: Duration,
     #[cfg(feature = "sqlserver")]
@@ -179,6 +180,7 @@ impl Default for BusBuilder {
             monitoring_interval: Some(DEFAULT_MONITORING_INTERVAL),
             monitoring_retention: DEFAULT_MONITORING_RETENTION,
             connection_idle_timeout: DEFAULT_CONNECTION_IDLE_TIMEOUT,
+            connection_limit: None,
             max_body_size: DEFAULT_MAX_BODY_SIZE,
             completed_sagas_kept: DEFAULT_COMPLETED_SAGAS_KEPT,
             #[cfg(feature = "sqlserver")]
@@ -515,6 +517,43 @@ impl BusBuilder {
     /// `max_connections` for ever. Checked about every `timeout / 2` (at most every 30 s).
     pub fn connection_idle_timeout(mut self, timeout: Duration) -> Self {
         self.connection_idle_timeout = timeout;
+        self
+    }
+
+    /// The most connections this process opens to the bus's database (PostgreSQL and SQL
+    /// Server; at least 1). Every bus of the process given the same database URL shares one
+    /// budget. When every connection of the budget is in use, a receiver or a send waits for
+    /// one — it does not fail — while the pools close connections unused for 250 ms for it;
+    /// waits are counted in `nimbus_connection_waits_total` and
+    /// `nimbus_connection_wait_seconds`, and one of over 5 s is logged. Buses that set it must
+    /// set the same number (`build()` says which differ). SQLite opens its own few connections
+    /// per file and takes no budget.
+    ///
+    /// On PostgreSQL the default is 20, or the largest `concurrency` among the process's buses
+    /// on the database plus 4 where that is more; the buses also share one pool for their work
+    /// outside handler threads (peeks, heartbeats, sends from outside handlers) and one
+    /// wake-up listener, which is not counted. On SQL Server there is no default and each bus
+    /// keeps its own pools: its waiting peek holds a connection per idle queue for up to the
+    /// peek delay, so a limit must leave room for every queue of the process plus the
+    /// receivers.
+    ///
+    /// ```
+    /// # #[cfg(feature = "postgres")]
+    /// # fn main() -> nimbus::Result<()> {
+    /// // Ten endpoints like this one in a process hold at most 40 connections together.
+    /// let endpoint = nimbus::Bus::builder()
+    ///     .application("Sales")
+    ///     .database_url("postgres://app@db.internal/shop")
+    ///     .concurrency(8)
+    ///     .connection_limit(40)
+    ///     .build()?;
+    /// # let _ = endpoint;
+    /// # Ok(()) }
+    /// # #[cfg(not(feature = "postgres"))]
+    /// # fn main() {}
+    /// ```
+    pub fn connection_limit(mut self, connections: usize) -> Self {
+        self.connection_limit = Some(connections);
         self
     }
 
@@ -947,7 +986,14 @@ impl BusBuilder {
                     "monitoring_interval of {:?} is below the minimum of 1 s",
                     self.monitoring_interval.unwrap_or_default()
                 ),
-                "use .monitoring_interval(Some(Duration::from_secs(10))) (the default), another                  interval of 1 s or more, or None to write no reports",
+                "use .monitoring_interval(Some(Duration::from_secs(10))) (the default), another \
+                 interval of 1 s or more, or None to write no reports",
+            ));
+        }
+        if self.connection_limit == Some(0) {
+            return Err(NimbusError::config(
+                "connection_limit is 0, so no connection could open",
+                "use .connection_limit(20) (the default) or another number of 1 or more",
             ));
         }
         if self.connection_idle_timeout < Duration::from_secs(1) {
@@ -1158,6 +1204,7 @@ impl BusBuilder {
             monitoring_interval: self.monitoring_interval,
             monitoring_retention: self.monitoring_retention,
             connection_idle_timeout: self.connection_idle_timeout,
+            connection_limit: self.connection_limit,
             completed_sagas_kept: self.completed_sagas_kept,
         }))
     }

@@ -46,6 +46,11 @@ pub struct BusSettings {
     /// [`BusBuilder::monitoring_retention`].
     #[serde(default, with = "humantime_serde")]
     pub monitoring_retention: Option<Duration>,
+    /// [`BusBuilder::connection_limit`].
+    pub connection_limit: Option<usize>,
+    /// [`BusBuilder::connection_idle_timeout`].
+    #[serde(default, with = "humantime_serde")]
+    pub connection_idle_timeout: Option<Duration>,
     /// The database URL or ADO.NET connection string.
     pub database_url: Option<String>,
     /// The schema.
@@ -231,6 +236,12 @@ impl BusBuilder {
         if let Some(kept) = s.monitoring_retention {
             self = self.monitoring_retention(kept);
         }
+        if let Some(connections) = s.connection_limit {
+            self = self.connection_limit(connections);
+        }
+        if let Some(timeout) = s.connection_idle_timeout {
+            self = self.connection_idle_timeout(timeout);
+        }
         if let Some(url) = s.database_url {
             self = self.database_url(url);
         }
@@ -350,6 +361,8 @@ mod tests {
             ("NIMBUS_BUS_STORAGE_LAYOUT", "shared_table"),
             ("NIMBUS_BUS_RECEIVE_BATCH", "1"),
             ("NIMBUS_BUS_TABLE_MAINTENANCE_INTERVAL", "1min"),
+            ("NIMBUS_BUS_CONNECTION_LIMIT", "30"),
+            ("NIMBUS_BUS_CONNECTION_IDLE_TIMEOUT", "2min"),
             ("PATH", "/usr/bin"),
         ]
         .map(|(k, v)| (k.to_string(), v.to_string()));
@@ -359,6 +372,11 @@ mod tests {
         assert_eq!(settings.concurrency, Some(8));
         assert_eq!(settings.storage_layout, Some(StorageLayout::SharedTable));
         assert_eq!(settings.receive_batch, Some(1));
+        assert_eq!(settings.connection_limit, Some(30));
+        assert_eq!(
+            settings.connection_idle_timeout,
+            Some(Duration::from_secs(120))
+        );
         assert_eq!(
             settings.table_maintenance_interval,
             Some(Duration::from_secs(60))

@@ -67,6 +67,8 @@ pub(crate) struct EndpointConfig {
     pub monitoring_retention: Duration,
     /// How long a pooled connection nobody takes stays open.
     pub connection_idle_timeout: Duration,
+    /// The most connections the process opens to the database (`None`: the default).
+    pub connection_limit: Option<usize>,
     /// How long completed saga instances are kept for late messages.
     pub completed_sagas_kept: Duration,
 }
@@ -99,6 +101,7 @@ impl EndpointConfig {
             message_ids: self.identity.message_ids,
             body_string: self.body_string_column,
             pool_size: self.pool_size(),
+            connection_limit: self.connection_limit,
             deadlines: crate::driver::Deadlines {
                 connect: self.database.connect_timeout(),
                 statement: self.database_timeout,

@@ -26,6 +26,10 @@
 //! | `nimbus_queue_empty_receives_total` | counter | queue (receives that found nothing to take: other receivers got there first; many per handled message means wasted polling) |
 //! | `nimbus_queue_receives_total` | counter | queue (receives that took messages, each one transaction: fewer than the messages received where receivers took several at once) |
 //! | `nimbus_connections_closed_idle_total` | counter | (pooled connections closed after nobody took them for `connection_idle_timeout`) |
+//! | `nimbus_connections_open` | gauge | database (the process's connections to it, every bus's, pooled in use or idle; PostgreSQL and SQL Server) |
+//! | `nimbus_connection_limit` | gauge | database (the process's connection budget for it: `connection_limit`) |
+//! | `nimbus_connection_waits_total` | counter | database (connections that had to wait for the budget, every one of it in use) |
+//! | `nimbus_connection_wait_seconds` | histogram | database (how long those waits took) |
 //! | `nimbus_transaction_conflicts_total` | counter | queue (receives rolled back because their transaction gave way to another: a deadlock, a serialization failure, a saga race; received again at once) |
 //! | `nimbus_leases_taken_total` | counter | queue, message_type (messages moved out of their queue under a lease for a long handler) |
 //! | `nimbus_leases_renewed_total` | counter | queue (renewals of leases while their handlers ran) |
@@ -86,6 +90,26 @@ pub(crate) fn describe() {
             "nimbus_queue_oldest_message_age_seconds",
             Unit::Seconds,
             "How long the first message of a queue has waited, by its TimeSent"
+        );
+        describe_counter!(
+            "nimbus_connection_waits_total",
+            Unit::Count,
+            "Connections that waited for the process's connection budget, all of it in use"
+        );
+        describe_gauge!(
+            "nimbus_connections_open",
+            Unit::Count,
+            "The process's open connections to a database, in use or idle"
+        );
+        describe_gauge!(
+            "nimbus_connection_limit",
+            Unit::Count,
+            "The process's connection budget for a database (connection_limit)"
+        );
+        describe_histogram!(
+            "nimbus_connection_wait_seconds",
+            Unit::Seconds,
+            "How long connections waited for the process's connection budget"
         );
         describe_histogram!(
             "nimbus_handling_seconds",

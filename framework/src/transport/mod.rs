@@ -192,6 +192,13 @@ pub(crate) struct TransportSettings {
         allow(dead_code)
     )]
     pub pool_size: usize,
+    /// The most connections the process opens to this database, if the application set it
+    /// (`BusBuilder::connection_limit`); shared by every bus of the process on it.
+    #[cfg_attr(
+        not(any(feature = "postgres", feature = "sqlserver")),
+        allow(dead_code)
+    )]
+    pub connection_limit: Option<usize>,
     /// How long connecting and each statement may take.
     pub deadlines: crate::driver::Deadlines,
     /// Some messages are handled under a lease: `NimbusLeases` is created and verified too.
@@ -642,6 +649,20 @@ pub(crate) enum CommitFailure {
     Failed(NimbusError),
 }
 
+impl TransportSettings {
+    /// What the bus asks of the process's connection budget for its database.
+    /// SQL Server has no default limit: its waiting peek holds a connection per idle queue for
+    /// up to the peek delay, so a budget below the number of queues would starve them.
+    #[cfg(any(feature = "postgres", feature = "sqlserver"))]
+    fn budget_request(&self, default_limit: bool) -> crate::driver::budget::Request {
+        crate::driver::budget::Request {
+            limit: self.connection_limit,
+            concurrency: self.pool_size.saturating_sub(2),
+            default_limit,
+        }
+    }
+}
+
 /// Connects to the database of `settings`: builds the driver's pool, opens one connection (so
 /// an unreachable server or a refused login fails here, naming the server), and returns the
 /// transport over it.
@@ -674,12 +695,10 @@ pub(crate) async fn connect(settings: TransportSettings) -> Result<Arc<dyn Admin
                 (**config).clone(),
                 target.clone(),
                 settings.pool_size,
+                settings.budget_request(true),
                 tls.clone(),
                 connector,
-            )
-            .map_err(|e| {
-                NimbusError::connect(crate::sql::POSTGRES.name, target, "check the URL", e)
-            })?;
+            )?;
             Ok(SqlTransport::start(driver, settings).await?)
         }
         #[cfg(feature = "sqlserver")]
@@ -687,15 +706,8 @@ pub(crate) async fn connect(settings: TransportSettings) -> Result<Arc<dyn Admin
             let driver = crate::driver::sqlserver::SqlServerDriver::new(
                 (**conn).clone(),
                 settings.pool_size,
-            )
-            .map_err(|e| {
-                NimbusError::connect(
-                    crate::sql::SQLSERVER.name,
-                    &conn.target,
-                    "check the connection string",
-                    e,
-                )
-            })?;
+                settings.budget_request(false),
+            )?;
             Ok(SqlTransport::start(driver, settings).await?)
         }
     }

@@ -1,5 +1,5 @@
-//! Wake-ups across processes on PostgreSQL: one connection per bus LISTENs on the `nimbus`
-//! channel and announces the queues this process wrote to with `pg_notify`, coalesced — every
+//! Wake-ups across processes on PostgreSQL: one connection per database per process (every bus
+//! of the process on the same URL shares it, see [`start`]) LISTENs on the `nimbus` channel and announces the queues this process wrote to with `pg_notify`, coalesced — every
 //! queue written while the previous announcement was on the wire goes out in the next single
 //! statement, so a burst costs one round trip, not one per message. Announcing runs after the
 //! writes committed and outside them: a send never waits for it, and never takes PostgreSQL's
@@ -7,6 +7,7 @@
 //! receivers their peek delay, nothing more.
 
 use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -34,17 +35,73 @@ pub(crate) struct Statements {
 /// The longest wait before trying to listen again after the connection failed.
 const MAX_RETRY: Duration = Duration::from_secs(30);
 
-/// Starts listening and announcing in the background; both end when the channel's ends are
-/// dropped (the transport is gone).
+/// Whoever hears what the shared connection hears: every bus that joined it.
+type Hearers = Arc<Mutex<Vec<mpsc::UnboundedSender<String>>>>;
+
+/// A listening connection of the process, while a bus uses it.
+struct Listener {
+    /// Held strongly only by the buses: the connection closes when the last one is gone.
+    announce: mpsc::WeakUnboundedSender<Announcement>,
+    hearers: Hearers,
+}
+
+/// The process's listening connections, by database (see `budget::key_of`) and statement.
+static LISTENERS: Mutex<Vec<(String, Listener)>> = Mutex::new(Vec::new());
+
+/// Joins the process's listening connection to the database `key` names, starting it in the
+/// background on the shared runtime if none runs: announcing and hearing go through it, and it
+/// closes when the last bus using it drops its channel.
 pub(crate) fn start(
+    key: &str,
     config: tokio_postgres::Config,
     connector: MakeRustlsConnect,
     statements: Statements,
 ) -> WakeChannel {
-    let (announce, outgoing) = mpsc::unbounded_channel();
     let (heard_tx, heard) = mpsc::unbounded_channel();
-    tokio::spawn(run(config, connector, statements, outgoing, heard_tx));
+    let key = format!("{key}\n{}", statements.listen);
+    let mut listeners = LISTENERS.lock().unwrap_or_else(|p| p.into_inner());
+    listeners.retain(|(_, listener)| listener.announce.strong_count() > 0);
+    let running = listeners
+        .iter()
+        .find(|(k, _)| *k == key)
+        .and_then(|(_, l)| {
+            l.announce
+                .upgrade()
+                .map(|announce| (announce, l.hearers.clone()))
+        });
+    if let Some((announce, hearers)) = running {
+        hearers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(heard_tx);
+        return WakeChannel { announce, heard };
+    }
+    let (announce, outgoing) = mpsc::unbounded_channel();
+    let hearers: Hearers = Arc::new(Mutex::new(vec![heard_tx]));
+    let listening = run(config, connector, statements, outgoing, hearers.clone());
+    match crate::driver::shared_runtime::handle() {
+        Ok(shared) => drop(shared.spawn(listening)),
+        // Without the shared thread, on the bus's runtime: it lives as long as that bus.
+        Err(e) => {
+            tracing::debug!(error = %e, "listening for wake-ups on the bus's own thread");
+            drop(tokio::spawn(listening));
+        }
+    }
+    listeners.push((
+        key,
+        Listener {
+            announce: announce.downgrade(),
+            hearers,
+        },
+    ));
     WakeChannel { announce, heard }
+}
+
+/// Passes `payload` to every bus still listening; `false` when none is left.
+fn tell(hearers: &Hearers, payload: &str) -> bool {
+    let mut hearers = hearers.lock().unwrap_or_else(|p| p.into_inner());
+    hearers.retain(|hearer| hearer.send(payload.to_string()).is_ok());
+    !hearers.is_empty()
 }
 
 async fn run(
@@ -52,7 +109,7 @@ async fn run(
     connector: MakeRustlsConnect,
     statements: Statements,
     mut outgoing: mpsc::UnboundedReceiver<Announcement>,
-    heard: mpsc::UnboundedSender<String>,
+    heard: Hearers,
 ) {
     let mut failures: u32 = 0;
     loop {
@@ -98,7 +155,7 @@ async fn session(
     connector: MakeRustlsConnect,
     statements: &Statements,
     outgoing: &mut mpsc::UnboundedReceiver<Announcement>,
-    heard: &mpsc::UnboundedSender<String>,
+    heard: &Hearers,
 ) -> Ended {
     let deadlines = statements.deadlines;
     let (client, mut connection) =
@@ -116,7 +173,7 @@ async fn session(
         while let Some(message) = messages.next().await {
             match message {
                 Ok(AsyncMessage::Notification(n)) if n.channel() == CHANNEL => {
-                    if heard_by_driver.send(n.payload().to_string()).is_err() {
+                    if !tell(&heard_by_driver, n.payload()) {
                         return "the transport is gone".to_string();
                     }
                 }

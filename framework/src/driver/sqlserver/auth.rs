@@ -54,6 +54,12 @@ impl std::fmt::Debug for SqlServerToken {
 }
 
 impl SqlServerToken {
+    /// What tells one provider from another: connections logged in by different providers are
+    /// not pooled together.
+    pub(crate) fn identity(&self) -> *const () {
+        Arc::as_ptr(&self.fetch).cast::<()>()
+    }
+
     /// One token, used for every connection: for short-lived tools, since the server refuses
     /// new connections once it expires. Prefer [`SqlServerToken::provider`] for services.
     pub fn fixed(token: impl Into<String>) -> Self {

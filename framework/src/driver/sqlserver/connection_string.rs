@@ -128,7 +128,13 @@ pub(crate) fn parse_connection_string(text: &str) -> Result<ConnectionSettings> 
     if login == Login::Integrated {
         config.authentication(super::auth::integrated()?);
     }
-    config.application_name("nimbus");
+    // ADO.NET's `Application Name` names the program in `sys.dm_exec_sessions`; "nimbus" if
+    // the string names none.
+    config.application_name(
+        get(&["application name", "app"])
+            .filter(|name| !name.is_empty())
+            .unwrap_or_else(|| "nimbus".into()),
+    );
     config.handshake_timeout(Some(connect_timeout));
     let server = get(&[
         "server",
@@ -259,34 +265,66 @@ pub(super) async fn open(settings: &ConnectionSettings) -> std::result::Result<C
     }
 }
 
-/// The deadpool manager: connects on `create`; a connection that failed is never returned to the
+/// A pooled connection: the client, and its place in the process's connection budget, given
+/// back when the connection closes.
+pub(crate) struct PooledClient {
+    client: Client,
+    _slot: crate::driver::budget::Slot,
+}
+
+impl std::ops::Deref for PooledClient {
+    type Target = Client;
+
+    fn deref(&self) -> &Client {
+        &self.client
+    }
+}
+
+impl std::ops::DerefMut for PooledClient {
+    fn deref_mut(&mut self) -> &mut Client {
+        &mut self.client
+    }
+}
+
+/// The deadpool manager: connects on `create`, within the database's budget; a connection that failed is never returned to the
 /// pool (callers take it out), so recycling checks nothing and costs no round trip.
 pub(crate) struct ConnectionManager {
     pub settings: ConnectionSettings,
     /// Where connections are opened (see [`crate::driver::home`]).
     pub home: crate::driver::home::Home,
+    /// The process's budget for the database.
+    pub budget: std::sync::Arc<crate::driver::budget::Budget>,
 }
 
 impl managed::Manager for ConnectionManager {
-    type Type = Client;
+    type Type = PooledClient;
     type Error = OpenError;
 
-    /// Opens the connection on the home runtime, so that its socket never depends on a handler
-    /// thread (see [`crate::driver::home`]).
-    async fn create(&self) -> std::result::Result<Client, OpenError> {
+    /// Opens the connection on the home runtime (see [`crate::driver::home`]) once the budget
+    /// has room for it.
+    async fn create(&self) -> std::result::Result<PooledClient, OpenError> {
+        let slot = self.budget.slot().await;
         let settings = self.settings.clone();
-        match self.home.spawn(async move { open(&settings).await }).await {
+        let client = match self.home.spawn(async move { open(&settings).await }).await {
             Ok(opened) => opened,
-            // The home runtime has shut down (the bus stopped): open it here instead.
+            // The home runtime has shut down: open it here instead.
             Err(_) => open(&self.settings).await,
-        }
+        }?;
+        Ok(PooledClient {
+            client,
+            _slot: slot,
+        })
     }
 
     /// A connection that failed is never given back (the driver discards it), so a connection
     /// used moments ago is handed out as it is; one idle for longer than [`CHECK_IDLE_AFTER`]
     /// (a server restart, a failover or a dropped NAT entry may have killed it meanwhile) is
     /// checked with `SELECT 1` within the connect timeout first, and replaced if that fails.
-    async fn recycle(&self, client: &mut Client, metrics: &Metrics) -> RecycleResult<Self::Error> {
+    async fn recycle(
+        &self,
+        client: &mut PooledClient,
+        metrics: &Metrics,
+    ) -> RecycleResult<Self::Error> {
         if metrics.last_used() < CHECK_IDLE_AFTER {
             return Ok(());
         }
@@ -497,9 +535,20 @@ mod tests {
             async { Ok::<_, std::io::Error>("token".to_string()) }
         })))
         .unwrap();
+        let budget = crate::driver::budget::budget_for(
+            "test://provider-within-connect-timeout",
+            "Orders",
+            crate::driver::budget::Request {
+                limit: None,
+                concurrency: 1,
+                default_limit: false,
+            },
+        )
+        .unwrap();
         let manager = ConnectionManager {
             settings,
             home: crate::driver::home::Home::here(),
+            budget,
         };
         let started = std::time::Instant::now();
         let result = managed::Manager::create(&manager).await;

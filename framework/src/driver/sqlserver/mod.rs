@@ -143,15 +143,41 @@ fn advice(error: &DriverError, target: &str, login: &Login) -> String {
 }
 
 impl SqlServerDriver {
-    /// Builds the pool; connections open on first use, each within the connect timeout.
-    pub fn new(settings: ConnectionSettings, pool_size: usize) -> DriverResult<Self> {
+    /// Builds the pools; connections open on first use, each within the connect timeout and
+    /// the process's budget for the database, which `budget` asks for.
+    pub fn new(
+        settings: ConnectionSettings,
+        pool_size: usize,
+        budget: super::budget::Request,
+    ) -> crate::Result<Self> {
         let target = settings.target.clone();
         let login = settings.login.clone();
         let timeout = settings.connect_timeout;
-        let pools = super::home::ShardedPools::new(move |home| {
+        // The token provider is part of who logs in: buses with providers of their own do not
+        // share connections.
+        let provider = settings
+            .token
+            .as_ref()
+            .map(|t| format!("{:p}", t.identity()))
+            .unwrap_or_default();
+        let key = super::budget::key_of(
+            "sqlserver",
+            &[
+                format!("{:?}", settings.config).as_bytes(),
+                provider.as_bytes(),
+            ],
+        );
+        let budget = super::budget::budget_for(&key, &target, budget)
+            .map_err(|e| crate::NimbusError::config(e.to_string(), e.fix()))?;
+        let pool_budget = budget.clone();
+        // Not shared between buses yet: each bus's waiting peeks and polls keep their own pool
+        // on the bus's thread, as before the budget (fifty buses on one shared pool stalled on
+        // Babelfish, which polls every idle queue).
+        let pools = super::home::ShardedPools::unshared(budget, move |home| {
             Pool::builder(ConnectionManager {
                 settings: settings.clone(),
                 home,
+                budget: pool_budget.clone(),
             })
             .max_size(pool_size)
             // The connection given back last is taken first: a quiet endpoint keeps reusing one
@@ -161,6 +187,9 @@ impl SqlServerDriver {
             .create_timeout(Some(timeout))
             .build()
             .map_err(|e| DriverError::new(None, FailureKind::Transient, e))
+        })
+        .map_err(|e| {
+            crate::NimbusError::connect(SQLSERVER.name, &target, "check the connection string", e)
         })?;
         Ok(SqlServerDriver {
             pools,
@@ -260,6 +289,10 @@ impl Driver for SqlServerDriver {
         advice(error, &self.target, &self.login)
     }
 
+    async fn wait_for_room(&self) {
+        self.pools.wait_for_room().await;
+    }
+
     async fn connection(&self) -> DriverResult<Connection> {
         let pool = self.pools.here()?;
         pool.get().await.map_err(|e| match e {
@@ -288,17 +321,11 @@ impl Driver for SqlServerDriver {
     }
 
     fn forget_idle(&self) {
-        for pool in self.pools.all() {
-            pool.retain(|_, _| false);
-        }
+        self.pools.forget_idle();
     }
 
     fn close_unused(&self, unused_for: std::time::Duration) -> usize {
-        self.pools
-            .all()
-            .iter()
-            .map(|pool| pool.retain(|_, m| m.last_used() < unused_for).removed.len())
-            .sum()
+        self.pools.close_unused(unused_for)
     }
 
     fn keeps_large_buffers(&self) -> bool {

@@ -1,0 +1,177 @@
+//! Fifty endpoints in one process start, send and receive on one database. On PostgreSQL they do
+//! it within the process's connection budget: they share one pool for their work outside
+//! handler threads and one wake-up listener, and what the server counts (`pg_stat_activity`)
+//! never passes the budget plus that listener; quiet, they give their connections back. SQLite
+//! has no budget: there the fifty must simply work. SQL Server has no default budget (its
+//! waiting peek holds a connection per idle queue) and no test here yet: many endpoints of one
+//! process did not finish this relay on Babelfish, which is not understood yet.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use nimbus::{Bus, Handler, HandlerContext, HandlerError, StorageLayout};
+use nimbus_conformance::suite::Numbered;
+use nimbus_conformance::{eventually, Kind, Setup, TestDatabase};
+
+const ENDPOINTS: usize = 50;
+/// Each bus's concurrency, so that the default budget is the same on every machine (20).
+const CONCURRENCY: usize = 2;
+const DEFAULT_LIMIT: i64 = 20;
+/// What fifty quiet endpoints may keep: far fewer than one per endpoint.
+const QUIET_MOST: i64 = 10;
+
+/// Passes a message on to the next endpoint until it has been through all of them.
+struct Relay {
+    next: String,
+    endpoints: usize,
+}
+
+impl Handler<Numbered> for Relay {
+    async fn handle(&self, m: Numbered, ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        if m.n > 0 && (m.n as usize) < self.endpoints {
+            ctx.send_to(&self.next, Numbered { n: m.n + 1 })?;
+        }
+        Ok(())
+    }
+}
+
+fn queue(i: usize) -> String {
+    format!("Budget{i:02}")
+}
+
+/// Counts the database sessions of the test, as the server sees them.
+type Sessions = Arc<dyn Fn() -> futures::future::BoxFuture<'static, i64> + Send + Sync>;
+
+/// The sessions the fifty may hold at most while busy and once quiet, where there is a budget.
+struct Bounds {
+    busy: i64,
+    quiet: i64,
+}
+
+async fn fifty_endpoints_share_the_budget(
+    db: &TestDatabase,
+    url: &str,
+    sessions: Sessions,
+    bounds: Option<Bounds>,
+    endpoints: usize,
+) {
+    nimbus_conformance::capture_logs();
+    let most = Arc::new(AtomicI64::new(0));
+    let sampling = {
+        let (most, sessions) = (most.clone(), sessions.clone());
+        tokio::spawn(async move {
+            loop {
+                most.fetch_max(sessions().await, Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+    };
+    let started = std::time::Instant::now();
+    let mut buses: Vec<Bus> = Vec::new();
+    for i in 0..endpoints {
+        let mut builder = db
+            .builder(&queue(i), "budget-1")
+            .database_url(url)
+            .concurrency(CONCURRENCY)
+            .connection_idle_timeout(Duration::from_secs(2))
+            .monitoring_interval(None)
+            .handler(Relay {
+                next: queue((i + 1) % endpoints),
+                endpoints,
+            });
+        if i == 0 {
+            builder = builder.route::<Numbered>(&queue(0));
+        }
+        let bus = builder
+            .build()
+            .unwrap()
+            .start()
+            .await
+            .unwrap_or_else(|e| panic!("endpoint {i} of {endpoints} could not start: {e}"));
+        buses.push(bus);
+    }
+    // Every endpoint sends to itself from outside a handler, all at once; a relayed message
+    // goes through all of them, each sending from inside its handler.
+    let queues: Vec<String> = (0..endpoints).map(queue).collect();
+    futures::future::join_all(
+        buses
+            .iter()
+            .zip(&queues)
+            .map(|(bus, queue)| bus.send_to(queue, Numbered { n: 0 })),
+    )
+    .await
+    .into_iter()
+    .for_each(|sent| sent.unwrap());
+    buses[0].send(Numbered { n: 1 }).await.unwrap();
+    eventually(
+        "every endpoint handled its own message and the relay",
+        async || buses.iter().all(|bus| bus.metrics().handled == 2),
+    )
+    .await;
+    let busy = most.load(Ordering::Relaxed);
+    eprintln!(
+        "{endpoints} endpoints started and handled everything in {:?}, with at most {busy} \
+         sessions at once",
+        started.elapsed()
+    );
+    assert!(busy > 0, "the sessions were counted");
+    if let Some(bounds) = bounds {
+        // The budget, and the shared wake-up listener.
+        assert!(
+            busy <= bounds.busy,
+            "{endpoints} endpoints held {busy} sessions at once, over {}",
+            bounds.busy
+        );
+        // Quiet, they keep what their peeks use at once from the shared pool — a few, however
+        // many endpoints there are — and the listener.
+        eventually(
+            "the quiet endpoints gave back the connections the busy spell opened",
+            async || sessions().await <= bounds.quiet,
+        )
+        .await;
+    }
+    sampling.abort();
+    for bus in buses {
+        bus.stop().await.unwrap();
+    }
+}
+
+#[actix_rt::test]
+async fn fifty_endpoints_share_the_connection_budget_on_postgres() {
+    let db = TestDatabase::new(Setup::new(Kind::Postgres, StorageLayout::TablePerQueue)).await;
+    let name = format!(
+        "nimbus_budget_{}",
+        &uuid::Uuid::new_v4().simple().to_string()[..8]
+    );
+    let base = db.url();
+    let separator = if base.contains('?') { '&' } else { '?' };
+    let url = format!("{base}{separator}application_name={name}");
+    let admin = nimbus::admin::Database::connect(&base).await.unwrap();
+    let admin = Arc::new(admin);
+    let sessions: Sessions = Arc::new(move || {
+        let (admin, name) = (admin.clone(), name.clone());
+        Box::pin(async move {
+            admin
+                .query_scalar(
+                    "SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = $1",
+                    &[&name],
+                )
+                .await
+                .unwrap()
+        })
+    });
+    let bounds = Bounds {
+        busy: DEFAULT_LIMIT + 1,
+        quiet: QUIET_MOST,
+    };
+    fifty_endpoints_share_the_budget(&db, &url, sessions, Some(bounds), ENDPOINTS).await;
+}
+
+#[actix_rt::test]
+async fn fifty_endpoints_send_and_receive_on_one_sqlite_file() {
+    let db = TestDatabase::new(Setup::new(Kind::Sqlite, StorageLayout::TablePerQueue)).await;
+    // SQLite has no server to count sessions of: one file, opened by each bus.
+    let sessions: Sessions = Arc::new(|| Box::pin(async { 1 }));
+    fifty_endpoints_share_the_budget(&db, &db.url(), sessions, None, ENDPOINTS).await;
+}
