@@ -126,6 +126,7 @@ pub(crate) struct ShardedPools<P> {
 }
 
 impl<P: SharablePool> ShardedPools<P> {
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     /// Joins (or opens) the shared pool of the database `key` names, as large as the largest
     /// `size` of the drivers that joined it: its size bounds how many of the buses' peeks and
     /// background jobs run at once, so that quiet buses reuse a few connections; `open` makes
@@ -139,6 +140,7 @@ impl<P: SharablePool> ShardedPools<P> {
         Self::with_home(Some(key), size, budget, open)
     }
 
+    #[cfg_attr(not(feature = "sqlserver"), allow(dead_code))]
     /// As [`new`](Self::new), with a pool of the driver's own for the work outside handler
     /// threads, on the runtime the driver is built on, shared with no other driver.
     pub fn unshared(
