@@ -659,6 +659,75 @@ mod bench_command {
         );
     }
 
+    /// `nimbus bench --handler-shapes` with tiny sizes: every shape named, in order, with a
+    /// positive rate on both sides of every round and a ratio; the failing shape's first attempts
+    /// failed on both sides; nothing left behind. Not a timed test.
+    async fn bench_handler_shapes(url: &str, schema: Option<&str>) {
+        let (ok, out, err) = nimbus(
+            url,
+            schema,
+            &[
+                "--json",
+                "bench",
+                "--handler-shapes",
+                "none,disjoint,hot:2,failing:50",
+                "--messages",
+                "20",
+                "--rounds",
+                "2",
+                "--concurrency",
+                "2",
+            ],
+        );
+        assert!(ok, "{err}");
+        let report: serde_json::Value = serde_json::from_str(&out).expect("one JSON line");
+        assert_eq!(report["mode"], "handler_shapes", "{out}");
+        let shapes = report["shapes"].as_array().expect("shapes");
+        let names: Vec<_> = shapes.iter().map(|s| s["shape"].as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                Some("none"),
+                Some("disjoint"),
+                Some("hot:2"),
+                Some("failing:50")
+            ],
+            "{out}"
+        );
+        let positive = |v: &serde_json::Value| v.as_f64().is_some_and(|x| x > 0.0);
+        for shape in shapes {
+            assert!(positive(&shape["ratio_median"]), "{out}");
+            let rounds = shape["rounds"].as_array().expect("rounds");
+            assert_eq!(rounds.len(), 2, "{out}");
+            for r in rounds {
+                assert!(
+                    positive(&r["default_per_s"]) && positive(&r["one_at_a_time_per_s"]),
+                    "{out}"
+                );
+                let failed = (
+                    r["default_failed"].as_u64(),
+                    r["one_at_a_time_failed"].as_u64(),
+                );
+                if shape["shape"] == "failing:50" {
+                    assert_eq!(failed, (Some(10), Some(10)), "half of 20 fail once: {out}");
+                } else {
+                    assert_eq!(failed, (Some(0), Some(0)), "{out}");
+                }
+            }
+        }
+        no_queue_left(url, schema).await;
+    }
+
+    #[actix_rt::test]
+    async fn bench_handler_shapes_run_on_sqlite() {
+        on_sqlite("shapes", bench_handler_shapes).await;
+    }
+
+    #[actix_rt::test]
+    async fn bench_handler_shapes_run_on_postgres() {
+        on_postgres("shapes", bench_handler_shapes).await;
+    }
+
     #[actix_rt::test]
     async fn bench_latency_runs_on_sqlite() {
         on_sqlite("latency", bench_latency).await;

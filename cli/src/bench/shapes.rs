@@ -112,7 +112,10 @@ impl Handler<Work> for ShapeHandler {
             Shape::None => {}
             Shape::Slow(d) => tokio::time::sleep(d).await,
             Shape::Failing(share) => {
-                if m.n % 100 < share && ctx.attempt() == 1 {
+                // Spread evenly: of the first N messages, N × P / 100 (rounded down) fail.
+                let (n, share) = (u64::from(m.n), u64::from(share));
+                let fails = (n + 1) * share / 100 > n * share / 100;
+                if fails && ctx.attempt() == 1 {
                     return Err("fails its first attempt, as asked".into());
                 }
             }
@@ -181,17 +184,13 @@ pub async fn run(
     let run_id = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
     let table = admin.qualified_table(&format!("BenchCounters{run_id}"));
     let queue = format!("BenchShapes{run_id}");
-    let sender = builder(
-        &target,
-        settings.concurrency,
-        &format!("{queue}Sender"),
-        "sender",
-    )
-    .route::<Work>(queue.clone())
-    .monitoring_interval(None)
-    .build()?
-    .start()
-    .await?;
+    let sender_queue = format!("{queue}Sender");
+    let sender = builder(&target, settings.concurrency, &sender_queue, "sender")
+        .route::<Work>(queue.clone())
+        .monitoring_interval(None)
+        .build()?
+        .start()
+        .await?;
     let measured = all_rounds(
         &target, &admin, &settings, &shapes, &sender, &table, &queue, json,
     )
@@ -201,6 +200,7 @@ pub async fn run(
         .execute(&format!("DROP TABLE IF EXISTS {table}"))
         .await;
     let _ = admin.drop_queue(&queue).await;
+    let _ = admin.drop_queue(&sender_queue).await;
     let results = measured?;
     print(&target, &settings, &results, json)
 }
