@@ -76,6 +76,51 @@ pub fn postgres_url() -> String {
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
 }
 
+/// A PostgreSQL URL whose sessions name themselves `name` (`application_name`), and what counts
+/// them on the server: for tests that count the connections one bus or process holds.
+pub struct NamedSessions {
+    /// `base` with `application_name=name`: the URL for the buses under test.
+    pub url: String,
+    name: String,
+    admin: Database,
+}
+
+impl NamedSessions {
+    /// Names the sessions of `base` `prefix` and a unique suffix; counts them through a
+    /// connection of its own to `base`.
+    pub async fn new(base: &str, prefix: &str) -> Self {
+        let name = format!(
+            "{prefix}_{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..8]
+        );
+        let separator = if base.contains('?') { '&' } else { '?' };
+        let admin = must("connect to count sessions", Database::connect(base).await);
+        NamedSessions {
+            url: format!("{base}{separator}application_name={name}"),
+            name,
+            admin,
+        }
+    }
+
+    /// The unique name the sessions carry.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The sessions open now under the name, as the server counts them (`pg_stat_activity`).
+    pub async fn count(&self) -> i64 {
+        must(
+            "count the sessions in pg_stat_activity",
+            self.admin
+                .query_scalar(
+                    "SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = $1",
+                    &[&self.name],
+                )
+                .await,
+        )
+    }
+}
+
 /// The SQL Server connection string, if one is configured.
 pub fn sqlserver_connection_string() -> Option<String> {
     std::env::var("NIMBUS_SQLSERVER")

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use nimbus::{Bus, Handler, HandlerContext, HandlerError, StorageLayout};
+use nimbus_conformance::db::NamedSessions;
 use nimbus_conformance::suite::Numbered;
 use nimbus_conformance::{eventually, Kind, Setup, TestDatabase};
 
@@ -18,6 +19,9 @@ const ENDPOINTS: usize = 50;
 /// Each bus's concurrency, so that the default budget is the same on every machine (20).
 const CONCURRENCY: usize = 2;
 const DEFAULT_LIMIT: i64 = 20;
+/// Sessions the server may still list after their connection closed (a backend exits after the
+/// client hung up): the sampling sees them beside the ones that replaced them.
+const EXITING: i64 = 4;
 /// What fifty quiet endpoints may keep: far fewer than one per endpoint.
 const QUIET_MOST: i64 = 10;
 
@@ -117,7 +121,6 @@ async fn fifty_endpoints_share_the_budget(
     );
     assert!(busy > 0, "the sessions were counted");
     if let Some(bounds) = bounds {
-        // The budget, and the shared wake-up listener.
         assert!(
             busy <= bounds.busy,
             "{endpoints} endpoints held {busy} sessions at once, over {}",
@@ -140,29 +143,16 @@ async fn fifty_endpoints_share_the_budget(
 #[actix_rt::test]
 async fn fifty_endpoints_share_the_connection_budget_on_postgres() {
     let db = TestDatabase::new(Setup::new(Kind::Postgres, StorageLayout::TablePerQueue)).await;
-    let name = format!(
-        "nimbus_budget_{}",
-        &uuid::Uuid::new_v4().simple().to_string()[..8]
-    );
-    let base = db.url();
-    let separator = if base.contains('?') { '&' } else { '?' };
-    let url = format!("{base}{separator}application_name={name}");
-    let admin = nimbus::admin::Database::connect(&base).await.unwrap();
-    let admin = Arc::new(admin);
+    let named = Arc::new(NamedSessions::new(&db.url(), "nimbus_budget").await);
+    let url = named.url.clone();
     let sessions: Sessions = Arc::new(move || {
-        let (admin, name) = (admin.clone(), name.clone());
-        Box::pin(async move {
-            admin
-                .query_scalar(
-                    "SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = $1",
-                    &[&name],
-                )
-                .await
-                .unwrap()
-        })
+        let named = named.clone();
+        Box::pin(async move { named.count().await })
     });
     let bounds = Bounds {
-        busy: DEFAULT_LIMIT + 1,
+        // The budget, the listener, and a few backends whose connection was closed for a
+        // waiter but which the server still lists while they exit (on a loaded machine).
+        busy: DEFAULT_LIMIT + 1 + EXITING,
         quiet: QUIET_MOST,
     };
     fifty_endpoints_share_the_budget(&db, &url, sessions, Some(bounds), ENDPOINTS).await;

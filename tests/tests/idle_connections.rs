@@ -19,23 +19,11 @@ impl Handler<Numbered> for Slowish {
 
 #[actix_rt::test]
 async fn a_quiet_endpoint_closes_the_connections_a_busy_spell_opened_on_postgres() {
-    let name = format!(
-        "nimbus_idle_{}",
-        &uuid::Uuid::new_v4().simple().to_string()[..8]
-    );
     let base = nimbus_conformance::db::postgres_url();
-    let separator = if base.contains('?') { '&' } else { '?' };
-    let url = format!("{base}{separator}application_name={name}");
+    let sessions = nimbus_conformance::db::NamedSessions::new(&base, "nimbus_idle").await;
+    let (name, url) = (sessions.name().to_string(), sessions.url.clone());
     let admin = nimbus::admin::Database::connect(&base).await.unwrap();
-    let held = async || {
-        admin
-            .query_scalar(
-                "SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = $1",
-                &[&name],
-            )
-            .await
-            .unwrap()
-    };
+    let held = async || sessions.count().await;
     let queue = format!("Idle{}", &name[12..]);
     let bus = nimbus::Bus::builder()
         .names(&queue, "idle-1")

@@ -60,31 +60,27 @@ impl deadpool_postgres::Connect for ConnectAtHome {
             let slot = self.budget.slot().await;
             let (opened_tx, opened) = tokio::sync::oneshot::channel();
             let (home_config, home_connector) = (config.clone(), connector.clone());
-            let fallback_slot = std::sync::Arc::new(std::sync::Mutex::new(Some(slot)));
-            let home_slot = fallback_slot.clone();
+            // The slot goes with the connection task and is given back when it ends; a task
+            // the home runtime never ran gives it back when dropped.
             let task = self.home.spawn(async move {
-                let slot = home_slot.lock().unwrap_or_else(|p| p.into_inner()).take();
                 match home_config.connect(home_connector).await {
                     Ok((client, connection)) => {
                         if opened_tx.send(Ok(client)).is_ok() {
                             report_closed(connection.await);
                         }
-                        drop(slot);
                     }
                     Err(e) => {
                         let _ = opened_tx.send(Err(e));
                     }
                 }
+                drop(slot);
             });
             match opened.await {
                 Ok(Ok(client)) => Ok((client, task)),
                 Ok(Err(e)) => Err(e),
-                // The home runtime has shut down: open it here instead.
+                // The home runtime has shut down: open it here instead, in a slot of its own.
                 Err(_) => {
-                    let slot = fallback_slot
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .take();
+                    let slot = self.budget.slot().await;
                     let (client, connection) = config.connect(connector).await?;
                     let task = tokio::spawn(async move {
                         report_closed(connection.await);
