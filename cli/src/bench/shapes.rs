@@ -28,6 +28,9 @@ use super::workload::builder;
 use super::{Settings, Target};
 use crate::Failure;
 
+/// The most counter rows the SQL Server side makes (five digits).
+const SQL_SERVER_MOST_ROWS: usize = 100_000;
+
 /// A handler shape (`--handler-shapes`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Shape {
@@ -181,6 +184,17 @@ pub async fn run(
     shapes: Vec<Shape>,
     json: bool,
 ) -> Result<(), Failure> {
+    // SQL Server's counters are numbered by a cross join of five digits.
+    if target.backend == "sqlserver"
+        && shapes.contains(&Shape::Disjoint)
+        && settings.messages > SQL_SERVER_MOST_ROWS
+    {
+        return Err(format!(
+            "--handler-shapes disjoint on SQL Server takes at most {SQL_SERVER_MOST_ROWS} \
+             messages (a row each; more is not supported yet). Fix: lower --messages"
+        )
+        .into());
+    }
     let run_id = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
     let table = admin.qualified_table(&format!("BenchCounters{run_id}"));
     let queue = format!("BenchShapes{run_id}");
