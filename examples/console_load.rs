@@ -26,7 +26,7 @@ struct Busy;
 impl Handler<Work> for Busy {
     async fn handle(&self, m: Work, ctx: &mut HandlerContext) -> Result<(), HandlerError> {
         tokio::time::sleep(Duration::from_millis(1 + m.n % 7)).await;
-        if m.n % 20 == 0 && ctx.attempt() == 1 {
+        if m.n.is_multiple_of(20) && ctx.attempt() == 1 {
             return Err("declined on the first attempt; the retry takes it".into());
         }
         Ok(())

@@ -76,6 +76,23 @@ pub fn postgres_url() -> String {
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
 }
 
+/// Where this process's test databases point their PostgreSQL buses and admin API, when not at
+/// the server itself: see [`route_postgres_through`].
+static POSTGRES_BUS_URL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Points the buses and the admin API of every PostgreSQL test database this process makes at
+/// `url` (a connection pooler in front of the server of [`postgres_url`]); schemas are still
+/// made, checked and dropped through the server itself. Once per process, before any test.
+pub fn route_postgres_through(url: String) {
+    let _ = POSTGRES_BUS_URL.set(url);
+}
+
+/// The URL PostgreSQL test databases give their buses: [`postgres_url`], or what
+/// [`route_postgres_through`] said.
+pub fn postgres_bus_url() -> String {
+    POSTGRES_BUS_URL.get().cloned().unwrap_or_else(postgres_url)
+}
+
 /// A PostgreSQL URL whose sessions name themselves `name` (`application_name`), and what counts
 /// them on the server: for tests that count the connections one bus or process holds.
 pub struct NamedSessions {
@@ -778,7 +795,7 @@ impl Target {
     fn url(&self) -> String {
         match self {
             Target::Sqlite(path) => format!("sqlite://{}", path.display()),
-            Target::Postgres { .. } => postgres_url(),
+            Target::Postgres { .. } => postgres_bus_url(),
             Target::SqlServer { connection, .. } => connection.clone(),
         }
     }

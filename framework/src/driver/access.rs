@@ -116,13 +116,12 @@ pub(crate) async fn run_in_postgres(
     transaction: &tokio_postgres::Transaction<'_>,
     statements: &[super::Statement],
 ) -> super::DriverResult<()> {
-    use tokio_postgres::types::ToSql;
     for statement in statements {
         let params = statement.params();
-        let refs: Vec<&(dyn ToSql + Sync)> =
-            params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+        // Unnamed and typed: one round trip each, and nothing left on the server connection
+        // (a pooler in transaction mode may hand the next transaction another).
         transaction
-            .execute(statement.sql.as_str(), &refs)
+            .execute_typed(statement.sql.as_str(), &super::postgres::typed(&params))
             .await
             .map_err(super::postgres::error)?;
     }

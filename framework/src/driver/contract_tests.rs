@@ -912,11 +912,17 @@ mod postgres {
     /// A driver on a fresh schema; PostgreSQL must be reachable.
     async fn fresh() -> (PostgresDriver, SchemaName) {
         // Parsed as the library parses it, TLS settings included.
-        let (config, tls) = match crate::transport::DatabaseUrl::parse(&url()).expect("a URL") {
-            crate::transport::DatabaseUrl::Postgres { config, tls, .. } => (*config, tls),
-            #[allow(unreachable_patterns)]
-            other => panic!("not a PostgreSQL URL: {other:?}"),
-        };
+        let (config, tls, pooling) =
+            match crate::transport::DatabaseUrl::parse(&url()).expect("a URL") {
+                crate::transport::DatabaseUrl::Postgres {
+                    config,
+                    tls,
+                    pooling,
+                    ..
+                } => (*config, tls, pooling),
+                #[allow(unreachable_patterns)]
+                other => panic!("not a PostgreSQL URL: {other:?}"),
+            };
         let connector = tls.connector().expect("a TLS connector");
         let driver = PostgresDriver::new(
             config,
@@ -928,6 +934,7 @@ mod postgres {
                 default_limit: true,
             },
             tls,
+            pooling,
             connector,
         )
         .expect("a pool");

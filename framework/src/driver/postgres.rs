@@ -14,6 +14,20 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 use super::{Driver, DriverError, DriverResult, FailureKind, Param, Row, Value};
 use crate::sql::{Dialect, POSTGRES};
 
+/// What stands between the bus and the PostgreSQL server, as the URL says (`pooler`,
+/// `listen_host`, `listen_port`).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Pooling {
+    /// `pooler=transaction`: the URL reaches the server through a pooler in transaction mode
+    /// (PgBouncer's `pool_mode = transaction`), which may hand each transaction, and each
+    /// statement outside one, to another server connection. Statements are then sent unnamed
+    /// (parsed with each call; named prepared statements would be missing on the next server
+    /// connection), and wake-ups do not LISTEN through it.
+    pub transaction_mode: bool,
+    /// Where wake-ups LISTEN instead: the server itself, by `listen_host`/`listen_port`.
+    pub listen: Option<Box<tokio_postgres::Config>>,
+}
+
 /// A PostgreSQL database.
 pub(crate) struct PostgresDriver {
     /// What the process's drivers on the same database and credentials share (see
@@ -28,6 +42,7 @@ pub(crate) struct PostgresDriver {
     tls: tls::TlsSettings,
     /// The host name the URL names (the one a certificate is checked against).
     host: String,
+    pooling: Pooling,
 }
 
 impl std::fmt::Debug for PostgresDriver {
@@ -101,6 +116,7 @@ pub(crate) async fn connect_client(url: &str) -> crate::error::Result<tokio_post
         config,
         target,
         tls,
+        ..
     } = crate::transport::DatabaseUrl::parse(url)?
     else {
         return Err(crate::error::NimbusError::config(
@@ -132,7 +148,21 @@ fn report_closed(ended: Result<(), tokio_postgres::Error>) {
 pub(crate) fn error(e: tokio_postgres::Error) -> DriverError {
     let code = e.code().map(|c| c.code().to_string());
     let kind = classify(code.as_deref());
-    DriverError::new(code, kind, e)
+    let mut error = DriverError::new(code, kind, e);
+    if lost_prepared_statement(&error) {
+        error.message.push_str(
+            ". The URL seems to reach the server through a pooler in transaction mode \
+             (PgBouncer's pool_mode = transaction), which hands each transaction to another \
+             server connection: add pooler=transaction to the URL",
+        );
+    }
+    error
+}
+
+/// Whether a named prepared statement was missing, or already there (SQLSTATE 26000, 42P05):
+/// the sign of a pooler in transaction mode that the URL does not mention.
+fn lost_prepared_statement(error: &DriverError) -> bool {
+    matches!(error.code(), Some("26000" | "42P05")) && error.message.contains("prepared statement")
 }
 
 /// Whether `e` may pass when tried again.
@@ -169,6 +199,7 @@ impl PostgresDriver {
         pool_size: usize,
         budget: super::budget::Request,
         tls: tls::TlsSettings,
+        pooling: Pooling,
         connector: MakeRustlsConnect,
     ) -> crate::Result<Self> {
         let host = config
@@ -223,8 +254,33 @@ impl PostgresDriver {
             target,
             tls,
             host,
+            pooling,
         })
     }
+
+    /// Whether statements go unnamed (through a pooler in transaction mode).
+    fn unnamed(&self) -> bool {
+        self.pooling.transaction_mode
+    }
+}
+
+/// The PostgreSQL type each parameter is sent as, for unnamed statements (which are parsed with
+/// the types given, not those the server would infer).
+pub(crate) fn typed<'a>(params: &'a [Param<'a>]) -> Vec<(&'a (dyn ToSql + Sync), Type)> {
+    params
+        .iter()
+        .map(|p| {
+            let ty = match p {
+                Param::Uuid(_) => Type::UUID,
+                Param::Text(_) => Type::TEXT,
+                Param::Bytes(_) => Type::BYTEA,
+                Param::BigInt(_) => Type::INT8,
+                Param::Int(_) => Type::INT4,
+                Param::Time(_) => Type::TIMESTAMP,
+            };
+            (p as &(dyn ToSql + Sync), ty)
+        })
+        .collect()
 }
 
 impl ToSql for Param<'_> {
@@ -346,9 +402,23 @@ impl Driver for PostgresDriver {
         announce: &str,
         deadlines: super::Deadlines,
     ) -> Option<super::WakeChannel> {
+        let config = match (&self.pooling.listen, self.pooling.transaction_mode) {
+            (Some(direct), _) => (**direct).clone(),
+            (None, false) => self.config.clone(),
+            (None, true) => {
+                tracing::info!(
+                    database = %self.target,
+                    "through a pooler in transaction mode (pooler=transaction), this bus does \
+                     not LISTEN: idle queues look for other processes' messages every idle_poll; \
+                     add listen_host and listen_port (the server's own address) to the URL to \
+                     be woken instead"
+                );
+                return None;
+            }
+        };
         Some(notify::start(
             &self.key,
-            self.config.clone(),
+            config,
             self.connector.clone(),
             notify::Statements {
                 listen: listen.to_string(),
@@ -409,6 +479,12 @@ impl Driver for PostgresDriver {
         sql: &str,
         params: &[Param<'_>],
     ) -> DriverResult<u64> {
+        if self.unnamed() {
+            return connection
+                .execute_typed(sql, &typed(params))
+                .await
+                .map_err(error);
+        }
         let statement = connection.prepare_cached(sql).await.map_err(error)?;
         connection
             .execute(&statement, &refs(params))
@@ -422,6 +498,13 @@ impl Driver for PostgresDriver {
         sql: &str,
         params: &[Param<'_>],
     ) -> DriverResult<Vec<Row>> {
+        if self.unnamed() {
+            let rows = connection
+                .query_typed(sql, &typed(params))
+                .await
+                .map_err(error)?;
+            return Ok(decoded(&rows));
+        }
         let statement = connection.prepare_cached(sql).await.map_err(error)?;
         let rows = connection
             .query(&statement, &refs(params))
@@ -436,6 +519,15 @@ impl Driver for PostgresDriver {
         sql: &str,
         params: &[Param<'_>],
     ) -> DriverResult<Vec<Row>> {
+        if self.unnamed() {
+            let typed = typed(params);
+            let (begun, rows) = futures::join!(
+                connection.batch_execute("BEGIN"),
+                connection.query_typed(sql, &typed)
+            );
+            begun.map_err(error)?;
+            return Ok(decoded(&rows.map_err(error)?));
+        }
         let statement = connection.prepare_cached(sql).await.map_err(error)?;
         let params = refs(params);
         // Pipelined: tokio-postgres sends requests in the order they are first polled, so BEGIN
@@ -459,6 +551,19 @@ impl Driver for PostgresDriver {
         sql: &str,
         params: &[Param<'_>],
     ) -> (DriverResult<()>, Option<DriverResult<Vec<Row>>>) {
+        if self.unnamed() {
+            let typed = typed(params);
+            let (committed, begun, rows) = futures::join!(
+                connection.batch_execute("COMMIT"),
+                connection.batch_execute("BEGIN"),
+                connection.query_typed(sql, &typed)
+            );
+            if let Err(e) = committed {
+                return (Err(error(e)), None);
+            }
+            let rows = begun.and(rows).map(|rows| decoded(&rows)).map_err(error);
+            return (Ok(()), Some(rows));
+        }
         let statement = match connection.prepare_cached(sql).await {
             Ok(statement) => statement,
             // Nothing was sent yet: commit alone, and let the receive's failure be the query's.
@@ -500,6 +605,11 @@ impl Driver for PostgresDriver {
         sql: &str,
         params: &[Param<'_>],
     ) -> DriverResult<Vec<Row>> {
+        if self.unnamed() {
+            // An unnamed statement is planned for its parameters at each call: the index is
+            // chosen without help once the table holds rows, and with none it costs nothing.
+            return self.begin_and_query(connection, sql, params).await;
+        }
         let statement = connection.prepare_cached(sql).await.map_err(error)?;
         let params = refs(params);
         let (begun, rows, restored) = futures::join!(

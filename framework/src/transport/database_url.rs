@@ -25,6 +25,8 @@ pub(crate) enum DatabaseUrl {
         target: String,
         /// `sslmode` and `sslrootcert`, which tokio-postgres's parser does not (fully) know.
         tls: crate::driver::postgres::tls::TlsSettings,
+        /// `pooler`, `listen_host` and `listen_port`: what stands between the bus and the server.
+        pooling: crate::driver::postgres::Pooling,
     },
     /// An ADO.NET connection string: `Server=tcp:host,1433;Database=…;User Id=…;Password=…`.
     #[cfg(feature = "sqlserver")]
@@ -232,34 +234,102 @@ impl DatabaseUrl {
 
 #[cfg(feature = "postgres")]
 fn parse_postgres(url: &str) -> Result<DatabaseUrl> {
-    let (url, tls) = take_tls_params(url)?;
-    let mut config: tokio_postgres::Config = url.parse().map_err(|e| {
-        NimbusError::config(
-            format!("cannot parse the PostgreSQL URL: {e}"),
-            "write it as postgres://user:password@host:5432/database",
-        )
-    })?;
-    if config.get_connect_timeout().is_none() {
-        config.connect_timeout(DEFAULT_CONNECT_TIMEOUT);
-    }
-    config.ssl_mode(tls.mode.negotiation());
+    let ours = take_our_params(url)?;
+    let parse = |url: &str| -> Result<tokio_postgres::Config> {
+        let mut config: tokio_postgres::Config = url.parse().map_err(|e| {
+            NimbusError::config(
+                format!("cannot parse the PostgreSQL URL: {e}"),
+                "write it as postgres://user:password@host:5432/database",
+            )
+        })?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(DEFAULT_CONNECT_TIMEOUT);
+        }
+        config.ssl_mode(ours.tls.mode.negotiation());
+        Ok(config)
+    };
+    let config = parse(&ours.url)?;
+    let listen = match (&ours.listen_host, &ours.listen_port) {
+        (None, None) => None,
+        (host, port) => {
+            let host = match host {
+                Some(host) => host.clone(),
+                None => first_host(&config),
+            };
+            let port = port.unwrap_or(5432);
+            Some(Box::new(parse(&with_authority_host(
+                &ours.url,
+                &format!("{host}:{port}"),
+            ))?))
+        }
+    };
     let target = postgres_target(&config);
     Ok(DatabaseUrl::Postgres {
         config: Box::new(config),
         target,
-        tls,
+        tls: ours.tls,
+        pooling: crate::driver::postgres::Pooling {
+            transaction_mode: ours.transaction_pooler,
+            listen,
+        },
     })
 }
 
-/// Takes `sslmode` and `sslrootcert` out of a PostgreSQL URL's query (tokio-postgres knows only
-/// three of libpq's five modes, and no root certificates) and returns the rest of the URL with
-/// the TLS settings they make.
+/// The first host a PostgreSQL configuration names (`localhost` where it names none).
 #[cfg(feature = "postgres")]
-fn take_tls_params(url: &str) -> Result<(String, crate::driver::postgres::tls::TlsSettings)> {
+fn first_host(config: &tokio_postgres::Config) -> String {
+    match config.get_hosts().first() {
+        Some(tokio_postgres::config::Host::Tcp(name)) => name.clone(),
+        #[cfg(unix)]
+        Some(tokio_postgres::config::Host::Unix(path)) => path.display().to_string(),
+        None => "localhost".into(),
+    }
+}
+
+/// `url` with the hosts and ports of its authority replaced by `host_port` (the user and
+/// password kept).
+#[cfg(feature = "postgres")]
+fn with_authority_host(url: &str, host_port: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let user = authority.rsplit_once('@').map(|(user, _)| user);
+    match user {
+        Some(user) => format!("{scheme}://{user}@{host_port}{tail}"),
+        None => format!("{scheme}://{host_port}{tail}"),
+    }
+}
+
+/// What a PostgreSQL URL's query says to Nimbus rather than to tokio-postgres.
+#[cfg(feature = "postgres")]
+struct OurParams {
+    /// The URL without them.
+    url: String,
+    tls: crate::driver::postgres::tls::TlsSettings,
+    /// `pooler=transaction`.
+    transaction_pooler: bool,
+    listen_host: Option<String>,
+    listen_port: Option<u16>,
+}
+
+/// Takes out of a PostgreSQL URL's query what tokio-postgres does not (fully) know: `sslmode`
+/// and `sslrootcert` (it knows only three of libpq's five modes, and no root certificates), and
+/// Nimbus's own `pooler`, `listen_host` and `listen_port`.
+#[cfg(feature = "postgres")]
+fn take_our_params(url: &str) -> Result<OurParams> {
     let Some((base, query)) = url.split_once('?') else {
-        return Ok((url.to_string(), Default::default()));
+        return Ok(OurParams {
+            url: url.to_string(),
+            tls: Default::default(),
+            transaction_pooler: false,
+            listen_host: None,
+            listen_port: None,
+        });
     };
     let (mut sslmode, mut sslrootcert) = (None, None);
+    let (mut transaction_pooler, mut listen_host, mut listen_port) = (false, None, None);
     let mut rest = Vec::new();
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
@@ -267,6 +337,29 @@ fn take_tls_params(url: &str) -> Result<(String, crate::driver::postgres::tls::T
             // The last one wins, as in libpq.
             "sslmode" => sslmode = Some(percent_decode(key, value)?),
             "sslrootcert" => sslrootcert = Some(percent_decode(key, value)?),
+            "pooler" => {
+                transaction_pooler = match percent_decode(key, value)?.as_str() {
+                    "transaction" => true,
+                    "session" | "none" => false,
+                    other => {
+                        return Err(NimbusError::config(
+                            format!("pooler={other} in the PostgreSQL URL is not known"),
+                            "write pooler=transaction when the URL reaches the server through \
+                             a pooler in transaction mode (PgBouncer's pool_mode = \
+                             transaction), pooler=session (or nothing) otherwise",
+                        ))
+                    }
+                }
+            }
+            "listen_host" => listen_host = Some(percent_decode(key, value)?),
+            "listen_port" => {
+                listen_port = Some(percent_decode(key, value)?.parse::<u16>().map_err(|_| {
+                    NimbusError::config(
+                        format!("listen_port={value} in the PostgreSQL URL is not a port"),
+                        "write the PostgreSQL server's own port, e.g. listen_port=5432",
+                    )
+                })?)
+            }
             "sslcert" | "sslkey" | "sslpassword" | "sslcrl" | "sslcrldir" | "sslsni" => {
                 return Err(NimbusError::config(
                     format!("{key} in the PostgreSQL URL is not supported (client certificates and CRLs are not)"),
@@ -286,7 +379,13 @@ fn take_tls_params(url: &str) -> Result<(String, crate::driver::postgres::tls::T
     } else {
         format!("{base}?{}", rest.join("&"))
     };
-    Ok((url, tls))
+    Ok(OurParams {
+        url,
+        tls,
+        transaction_pooler,
+        listen_host,
+        listen_port,
+    })
 }
 
 /// A URL query value with `%XX` escapes decoded.
@@ -374,7 +473,9 @@ mod tests {
                 target,
                 config,
                 tls,
+                pooling,
             } => {
+                assert!(!pooling.transaction_mode && pooling.listen.is_none());
                 assert_eq!(target, "127.0.0.1:5433/orders");
                 assert_eq!(config.get_connect_timeout(), Some(&DEFAULT_CONNECT_TIMEOUT));
                 // libpq's default: TLS when the server offers it.
@@ -431,6 +532,56 @@ mod tests {
                 #[allow(unreachable_patterns)]
                 other => panic!("{other:?}"),
             }
+        }
+    }
+
+    #[cfg(feature = "postgres")]
+    #[test]
+    fn takes_the_pooler_settings_out_of_postgres_urls() {
+        let url = "postgres://app:p%40ss@pooler.internal:6432/orders?pooler=transaction&\
+                   listen_host=db.internal&application_name=shop";
+        match DatabaseUrl::parse(url).unwrap() {
+            DatabaseUrl::Postgres {
+                config, pooling, ..
+            } => {
+                assert!(pooling.transaction_mode);
+                assert_eq!(config.get_ports(), [6432]);
+                assert_eq!(config.get_application_name(), Some("shop"));
+                let listen = pooling.listen.expect("a direct address for LISTEN");
+                assert_eq!(
+                    listen.get_hosts(),
+                    [tokio_postgres::config::Host::Tcp("db.internal".into())]
+                );
+                // The server's default port, and everything else as the URL says.
+                assert_eq!(listen.get_ports(), [5432]);
+                assert_eq!(listen.get_user(), Some("app"));
+                assert_eq!(listen.get_password(), Some(&b"p@ss"[..]));
+                assert_eq!(listen.get_dbname(), Some("orders"));
+                assert_eq!(listen.get_application_name(), Some("shop"));
+            }
+            #[allow(unreachable_patterns)]
+            other => panic!("{other:?}"),
+        }
+        // The port alone: the pooler's host.
+        match DatabaseUrl::parse("postgres://u@10.0.0.5:6432/db?listen_port=5433").unwrap() {
+            DatabaseUrl::Postgres { pooling, .. } => {
+                assert!(!pooling.transaction_mode);
+                let listen = pooling.listen.expect("a direct address for LISTEN");
+                assert_eq!(
+                    listen.get_hosts(),
+                    [tokio_postgres::config::Host::Tcp("10.0.0.5".into())]
+                );
+                assert_eq!(listen.get_ports(), [5433]);
+            }
+            #[allow(unreachable_patterns)]
+            other => panic!("{other:?}"),
+        }
+        for (url, says) in [
+            ("postgres://u@h/db?pooler=statement", "pooler=statement"),
+            ("postgres://u@h/db?listen_port=x", "listen_port=x"),
+        ] {
+            let err = DatabaseUrl::parse(url).unwrap_err().to_string();
+            assert!(err.contains(says), "{err}");
         }
     }
 

@@ -688,6 +688,7 @@ pub(crate) async fn connect(settings: TransportSettings) -> Result<Arc<dyn Admin
             config,
             target,
             tls,
+            pooling,
         } => {
             // Reads sslrootcert or the platform's roots now: a bad file fails before connecting.
             let connector = tls.connector()?;
@@ -697,6 +698,7 @@ pub(crate) async fn connect(settings: TransportSettings) -> Result<Arc<dyn Admin
                 settings.pool_size,
                 settings.budget_request(true),
                 tls.clone(),
+                pooling.clone(),
                 connector,
             )?;
             Ok(SqlTransport::start(driver, settings).await?)

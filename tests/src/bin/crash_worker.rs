@@ -37,10 +37,8 @@ impl Own {
         Ok(match database {
             Database::Sqlite => Own::Sqlite(url.trim_start_matches("sqlite://").into()),
             Database::Postgres => {
-                let (client, connection) =
-                    nimbus::tokio_postgres::connect(url, nimbus::tokio_postgres::NoTls).await?;
-                tokio::spawn(connection);
-                Own::Postgres(client)
+                // The bus's URL, which may say it reaches the server through a pooler.
+                Own::Postgres(nimbus::connect_postgres(url).await?)
             }
             Database::SqlServer => Own::SqlServer(Box::new(nimbus::connect_sql_server(url).await?)),
         })
@@ -61,7 +59,9 @@ impl Own {
             }
             Own::Postgres(client) => {
                 let sql = format!("INSERT INTO {table} (message_id) VALUES ($1)");
-                client.execute(&sql, &[&id]).await?;
+                // Unnamed, typed: it works through a pooler in transaction mode too.
+                let text = nimbus::tokio_postgres::types::Type::TEXT;
+                client.execute_typed(&sql, &[(&id, text)]).await?;
             }
             Own::SqlServer(client) => {
                 let sql = format!("INSERT INTO {table} (message_id) VALUES (@P1)");
