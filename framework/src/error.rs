@@ -282,6 +282,17 @@ fn closest_names(closest: &[String]) -> String {
 }
 
 impl NimbusError {
+    /// For a database call that ran past its deadline, how long it waited: the database had
+    /// stopped answering at least that long before this error.
+    pub(crate) fn waited_for_database(&self) -> Option<std::time::Duration> {
+        match self {
+            NimbusError::Database { source, .. } => source
+                .downcast_ref::<crate::driver::DriverError>()
+                .and_then(|e| e.waited()),
+            _ => None,
+        }
+    }
+
     /// Whether doing the same thing again cannot succeed: a statement the database refuses for
     /// good (a missing table, a value too long, a constraint), a name or setting that is wrong.
     /// Connection failures, timeouts, deadlocks and a stopped bus are not permanent.

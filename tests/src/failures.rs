@@ -1133,6 +1133,26 @@ pub async fn a_frozen_database_is_a_reported_timeout_not_a_hang(kind: Setup) {
     )
     .await;
     let critical_after = started.elapsed();
+    // The outage counts from when the database stopped answering, not from when the first
+    // call gave up on it: the call that ran into the freeze waited its whole deadline (3 s)
+    // first. So the queue has been failing about as long as the database has not answered,
+    // not 3 s less.
+    let health = bus.health().await;
+    let frozen = health
+        .queues
+        .iter()
+        .find(|q| q.queue == "Frozen")
+        .expect("the queue's health");
+    let (failing, silent) = (
+        frozen.failing_for_seconds.expect("the queue is failing"),
+        frozen
+            .seconds_since_database_answered
+            .expect("the database answered before the freeze"),
+    );
+    assert!(
+        failing > silent - 1.5 && silent >= 3.0,
+        "failing for {failing:.1} s while the database has not answered for {silent:.1} s"
+    );
     let started = Instant::now();
     let other = seen_list();
     let start = builder("FrozenToo", &other).build().unwrap().start().await;

@@ -231,7 +231,13 @@ impl QueueSupervisor {
             self.consecutive_errors += 1;
             self.last_counted_failure = Some(now);
         }
-        let since = *self.failing_since.get_or_insert_with(Instant::now);
+        // A call that ran past its deadline waited that long for an answer that never came:
+        // the outage began when it was sent, not when it gave up.
+        let began = error
+            .waited_for_database()
+            .and_then(|waited| now.checked_sub(waited))
+            .unwrap_or(now);
+        let since = *self.failing_since.get_or_insert(began);
         let limit = self.endpoint.config.critical_error_after;
         if !self.critical_raised && since.elapsed() >= limit {
             self.critical_raised = true;
@@ -240,7 +246,8 @@ impl QueueSupervisor {
                 callback(error);
             }
         }
-        self.health.failed(&error.to_string(), self.critical_raised);
+        self.health
+            .failed(&error.to_string(), self.critical_raised, since);
     }
 
     /// The wait after `consecutive_errors` failures in a row: the peek delay, doubled each time,

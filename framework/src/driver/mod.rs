@@ -79,6 +79,9 @@ pub struct DriverError {
     message: String,
     code: Option<String>,
     kind: FailureKind,
+    /// For a call that ran past its deadline, the deadline: how long it waited for the
+    /// database.
+    waited: Option<Duration>,
     #[source]
     source: Option<Box<dyn std::error::Error + Send + Sync>>,
 }
@@ -94,6 +97,7 @@ impl DriverError {
             message: crate::error::error_chain(&source),
             code,
             kind,
+            waited: None,
             source: Some(Box::new(source)),
         }
     }
@@ -104,6 +108,7 @@ impl DriverError {
             message: message.into(),
             code: None,
             kind,
+            waited: None,
             source: None,
         }
     }
@@ -119,12 +124,19 @@ impl DriverError {
             ),
         );
         error.code = Some(TIMEOUT_CODE.into());
+        error.waited = Some(deadline);
         error
     }
 
     /// Whether this is a call that ran past its deadline.
     pub fn is_timeout(&self) -> bool {
         self.code.as_deref() == Some(TIMEOUT_CODE)
+    }
+
+    /// For a call that ran past its deadline, how long it waited: the database had stopped
+    /// answering at least that long before the error.
+    pub(crate) fn waited(&self) -> Option<Duration> {
+        self.waited
     }
 
     /// Two transactions collided and this one was chosen to give way: `what` says which

@@ -43,12 +43,13 @@ impl QueueHealthCell {
         }
     }
 
-    /// The database failed with `error`; `critical` once the outage outlasted
-    /// `critical_error_after`.
-    pub fn failed(&self, error: &str, critical: bool) {
+    /// The database failed with `error`, failing since `since`; `critical` once the outage
+    /// outlasted `critical_error_after`.
+    pub fn failed(&self, error: &str, critical: bool, since: std::time::Instant) {
         if self.failing_since_ms.load(Ordering::Relaxed) == NEVER {
+            let ago = u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX);
             self.failing_since_ms
-                .store(self.since_origin(), Ordering::Relaxed);
+                .store(self.since_origin().saturating_sub(ago), Ordering::Relaxed);
         }
         self.critical.store(critical, Ordering::Relaxed);
         *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(error.to_string());
