@@ -436,7 +436,9 @@ impl BusBuilder {
     }
 
     /// How long the database may keep failing (receivers back off and retry by themselves
-    /// meanwhile) before the critical-error callback fires (default 2 minutes).
+    /// meanwhile) before the critical-error callback fires (default 2 minutes). Counted from
+    /// when it stopped answering: a call that gave up after `database_timeout` counts from when
+    /// it was sent.
     pub fn critical_error_after(mut self, outage: Duration) -> Self {
         self.critical_error_after = outage;
         self
