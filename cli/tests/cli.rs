@@ -873,6 +873,8 @@ mod bench_command {
     fn e2e_send_batch_reported(bench: &serde_json::Value, out: &str) {
         assert_eq!(bench["e2e_send_batch"].as_u64(), Some(7), "{out}");
         assert_eq!(bench["receive_batch"].as_u64(), Some(3), "{out}");
+        // pgmq's loops take what --pgmq-batch says, whatever the framework's receive takes.
+        assert_eq!(bench["pgmq_batch"].as_u64(), Some(4), "{out}");
         let workloads = bench["workloads"].as_array().expect("workloads");
         assert_eq!(workloads.len(), WORKLOADS.len(), "{out}");
         for w in workloads {
@@ -956,7 +958,14 @@ mod bench_command {
         let (bench, out) = bench_json(
             &url,
             None,
-            &["--receive-batch", "3", "--e2e-send-batch", "7"],
+            &[
+                "--receive-batch",
+                "3",
+                "--e2e-send-batch",
+                "7",
+                "--pgmq-batch",
+                "4",
+            ],
         );
         e2e_send_batch_reported(&bench, &out);
         assert!(bench["statements"].is_null(), "{out}");
@@ -988,7 +997,14 @@ mod bench_command {
         let (bench, out) = bench_json(
             &url,
             Some(&schema),
-            &["--receive-batch", "3", "--e2e-send-batch", "7"],
+            &[
+                "--receive-batch",
+                "3",
+                "--e2e-send-batch",
+                "7",
+                "--pgmq-batch",
+                "4",
+            ],
         );
         e2e_send_batch_reported(&bench, &out);
         no_queue_left(&url, Some(&schema)).await;

@@ -75,6 +75,29 @@ pub fn capture_logs() {
         .try_init();
 }
 
+/// Runs the `sender` program (`sender`: its path, `env!("CARGO_BIN_EXE_sender")`), which sends
+/// `count` `Numbered` messages to `queue` from a process of its own, 200 ms apart, and waits for
+/// it to finish; fails the test if it failed. Its output holds each send's time.
+pub async fn send_from_another_process(
+    sender: &str,
+    url: &str,
+    schema: Option<&str>,
+    queue: &str,
+    count: u32,
+) -> std::process::Output {
+    let output = tokio::process::Command::new(sender)
+        .args([url, schema.unwrap_or("-"), queue, &count.to_string()])
+        .output()
+        .await
+        .expect("run the sender process");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
 /// Runs an async test to its end in an actix `System` of its own, as `#[actix_rt::test]` does.
 pub fn run_actix(test: impl std::future::Future<Output = ()>) {
     actix_rt::System::new().block_on(test)

@@ -3,8 +3,8 @@
 //! handler threads and one wake-up listener, and what the server counts (`pg_stat_activity`)
 //! never passes the budget plus that listener; quiet, they give their connections back. SQLite
 //! has no budget: there the fifty must simply work. SQL Server has no default budget (its
-//! waiting peek holds a connection per idle queue) and no test here yet: many endpoints of one
-//! process did not finish this relay on Babelfish, which is not understood yet.
+//! waiting peek holds a connection per idle queue): there ten endpoints relay (see its test for
+//! why not fifty yet).
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -53,7 +53,7 @@ struct Bounds {
     quiet: i64,
 }
 
-async fn fifty_endpoints_share_the_budget(
+async fn endpoints_share_the_budget(
     db: &TestDatabase,
     url: &str,
     sessions: Sessions,
@@ -78,7 +78,13 @@ async fn fifty_endpoints_share_the_budget(
             .builder(&queue(i), "budget-1")
             .database_url(url)
             .concurrency(CONCURRENCY)
-            .connection_idle_timeout(Duration::from_secs(2))
+            // Where the test checks that quiet endpoints give connections back, soon; else
+            // the default (on Babelfish, closing and opening connections every few seconds
+            // costs the server more than anything the endpoints do).
+            .connection_idle_timeout(match bounds {
+                Some(_) => Duration::from_secs(2),
+                None => Duration::from_secs(60),
+            })
             .monitoring_interval(None)
             .handler(Relay {
                 next: queue((i + 1) % endpoints),
@@ -155,7 +161,7 @@ async fn fifty_endpoints_share_the_connection_budget_on_postgres() {
         busy: DEFAULT_LIMIT + 1 + EXITING,
         quiet: QUIET_MOST,
     };
-    fifty_endpoints_share_the_budget(&db, &url, sessions, Some(bounds), ENDPOINTS).await;
+    endpoints_share_the_budget(&db, &url, sessions, Some(bounds), ENDPOINTS).await;
 }
 
 #[actix_rt::test]
@@ -163,5 +169,18 @@ async fn fifty_endpoints_send_and_receive_on_one_sqlite_file() {
     let db = TestDatabase::new(Setup::new(Kind::Sqlite, StorageLayout::TablePerQueue)).await;
     // SQLite has no server to count sessions of: one file, opened by each bus.
     let sessions: Sessions = Arc::new(|| Box::pin(async { 1 }));
-    fifty_endpoints_share_the_budget(&db, &db.url(), sessions, None, ENDPOINTS).await;
+    endpoints_share_the_budget(&db, &db.url(), sessions, None, ENDPOINTS).await;
+}
+
+/// SQL Server: ten endpoints of one process start, send and relay. Not fifty yet: SQL Server
+/// has no default budget and no pool shared between the buses of a process, each bus opens
+/// about six connections, and on the 2-core test machine a login to Babelfish costs about half
+/// a second of the server's CPU, so fifty buses (about 300 logins, more where a budget closes
+/// one bus's idle connections for another) did not start within 20 minutes.
+#[actix_rt::test]
+#[ignore = "needs a SQL Server: set NIMBUS_SQLSERVER and run with --include-ignored"]
+async fn ten_endpoints_send_and_receive_on_sql_server() {
+    let db = TestDatabase::new(Setup::new(Kind::SqlServer, StorageLayout::TablePerQueue)).await;
+    let sessions: Sessions = Arc::new(|| Box::pin(async { 1 }));
+    endpoints_share_the_budget(&db, &db.url(), sessions, None, 10).await;
 }

@@ -202,6 +202,12 @@ fn log_keeping_listen_lines() {
         .try_init();
 }
 
+/// The port of the suite's PostgreSQL server.
+fn server_port() -> u16 {
+    let server: tokio_postgres::Config = postgres_url().parse().expect("NIMBUS_POSTGRES");
+    server.get_ports().first().copied().unwrap_or(5432)
+}
+
 /// A URL through `bouncer` to the suite's server, with `params` in its query.
 fn url_through(bouncer_port: u16, params: &str) -> String {
     let server: tokio_postgres::Config = postgres_url().parse().expect("NIMBUS_POSTGRES");
@@ -268,14 +274,10 @@ async fn a_url_without_the_pooler_setting_says_what_to_add(bouncer_port: u16) {
 async fn another_process_reaches_an_idle_queue(bouncer_port: u16, listen: bool) {
     use nimbus_conformance::TestDatabase;
     let db = TestDatabase::new(TABLE_PER_QUEUE).await;
-    let server_port = {
-        let server: tokio_postgres::Config = postgres_url().parse().expect("NIMBUS_POSTGRES");
-        server.get_ports().first().copied().unwrap_or(5432)
-    };
     let url = if listen {
         url_through(
             bouncer_port,
-            &format!("pooler=transaction&listen_port={server_port}"),
+            &format!("pooler=transaction&listen_port={}", server_port()),
         )
     } else {
         url_through(bouncer_port, "pooler=transaction")
@@ -293,21 +295,14 @@ async fn another_process_reaches_an_idle_queue(bouncer_port: u16, listen: bool) 
         .start()
         .await
         .expect("starts through PgBouncer");
-    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_sender"))
-        .args([
-            url.as_str(),
-            db.schema().unwrap_or("-"),
-            queue.as_str(),
-            "3",
-        ])
-        .output()
-        .await
-        .expect("run the sender process");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    nimbus_conformance::send_from_another_process(
+        env!("CARGO_BIN_EXE_sender"),
+        &url,
+        db.schema(),
+        &queue,
+        3,
+    )
+    .await;
     let deadline = Instant::now() + Duration::from_secs(5);
     while counter.load(std::sync::atomic::Ordering::SeqCst) < 3 {
         assert!(
@@ -346,18 +341,10 @@ fn main() -> ExitCode {
         None => None,
     };
     if let Some(bouncer) = &bouncer {
-        let server: tokio_postgres::Config = postgres_url().parse().expect("NIMBUS_POSTGRES");
-        let user = server.get_user().unwrap_or("postgres");
-        let password = server
-            .get_password()
-            .map(|p| format!(":{}", String::from_utf8_lossy(p)))
-            .unwrap_or_default();
-        let db = server.get_dbname().unwrap_or("postgres");
-        let server_port = server.get_ports().first().copied().unwrap_or(5432);
         // Wake-ups LISTEN on the server itself.
-        route_postgres_through(format!(
-            "postgres://{user}{password}@127.0.0.1:{}/{db}?pooler=transaction&listen_port={server_port}",
-            bouncer.port
+        route_postgres_through(url_through(
+            bouncer.port,
+            &format!("pooler=transaction&listen_port={}", server_port()),
         ));
     }
     let mut trials: Vec<(&'static str, Runner)> =

@@ -294,21 +294,14 @@ async fn a_send_from_another_process_wakes_an_idle_endpoint(kind: Kind) {
         .await
         .unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_sender"))
-        .args([
-            db.url().as_str(),
-            db.schema().unwrap_or("-"),
-            queue.as_str(),
-            "5",
-        ])
-        .output()
-        .await
-        .expect("run the sender process");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let output = nimbus_conformance::send_from_another_process(
+        env!("CARGO_BIN_EXE_sender"),
+        &db.url(),
+        db.schema(),
+        &queue,
+        5,
+    )
+    .await;
     let deadline = Instant::now() + Duration::from_secs(5);
     while stamps.0.lock().unwrap().len() < 5 {
         assert!(

@@ -82,6 +82,12 @@ pub struct Settings {
     /// statement a single-message queue consumer runs, so the ratio shows the gain.
     #[arg(long, value_parser = positive)]
     pub receive_batch: Option<usize>,
+    /// Messages pgmq's side reads and deletes per transaction (`pgmq.read` and `pgmq.delete`),
+    /// whatever `--receive-batch` says: to compare the framework's default, which adapts its
+    /// batches, with pgmq's own batched receive. Without it, `--receive-batch`'s number, or
+    /// `pgmq.pop` (one message) when that is not given either.
+    #[arg(long, value_parser = positive)]
+    pub pgmq_batch: Option<usize>,
     /// Messages per transaction the end-to-end senders send: 1 (the default) sends each message
     /// in its own transaction (`send_to`); N sends batches of N, through the framework's
     /// `send_batch` and, on the bare side, the multi-row insert the batched send runs.
@@ -140,6 +146,12 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// Messages pgmq's receive loops take per transaction: `--pgmq-batch`, else
+    /// `--receive-batch`, else one (`pgmq.pop`).
+    pub fn pgmq_receive_batch(&self) -> usize {
+        self.pgmq_batch.or(self.receive_batch).unwrap_or(1)
+    }
+
     /// The workloads `--workloads` names, once each, in the order a round runs them.
     pub fn selected_workloads(&self) -> Vec<Workload> {
         Workload::ALL

@@ -170,6 +170,7 @@ fn to_json(rig: &Rig, results: &Results) -> Result<Value, Failure> {
                 Some(messages) => json!(messages),
                 None => json!("adaptive"),
             },
+            "pgmq_batch": s.pgmq_receive_batch(),
             "e2e_send_batch": s.e2e_send_batch,
             "statements": if s.statements { json!("pg_stat_statements") } else { Value::Null },
             "receivers": format!(
@@ -317,8 +318,8 @@ fn print_table(rig: &Rig, results: &Results) -> Result<(), Failure> {
     let s = &rig.settings;
     println!(
         "{} ({} layout): {} rounds of {} messages of ~{} bytes per workload and side, \
-         concurrency {}, batch {}, receive batch {}, end-to-end senders {} message(s) per \
-         transaction",
+         concurrency {}, batch {}, receive batch {} (pgmq: {}), end-to-end senders {} \
+         message(s) per transaction",
         rig.target.backend,
         rig.target.layout.name(),
         s.rounds,
@@ -328,6 +329,7 @@ fn print_table(rig: &Rig, results: &Results) -> Result<(), Failure> {
         s.batch,
         s.receive_batch
             .map_or_else(|| "adaptive".to_string(), |n| n.to_string()),
+        s.pgmq_receive_batch(),
         s.e2e_send_batch
     );
     println!(

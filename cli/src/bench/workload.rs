@@ -278,7 +278,7 @@ impl Rig {
             Workload::Receive => {
                 let tally = Tally::default();
                 let started = Instant::now();
-                let limit = self.settings.receive_batch.unwrap_or(1);
+                let limit = self.settings.pgmq_receive_batch();
                 let loops = (0..self.settings.concurrency * self.settings.instances)
                     .map(|_| {
                         let (pgmq, queue, tally) =
@@ -304,7 +304,7 @@ impl Rig {
             Workload::EndToEnd => {
                 let tally = Tally::default();
                 let stop = Arc::new(AtomicBool::new(false));
-                let limit = self.settings.receive_batch.unwrap_or(1);
+                let limit = self.settings.pgmq_receive_batch();
                 let loops: Vec<_> = (0..self.settings.concurrency * self.settings.instances)
                     .map(|_| {
                         let (pgmq, queue) = (pgmq.clone(), q.bare_e2e.clone());

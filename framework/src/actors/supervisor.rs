@@ -34,6 +34,10 @@ const MAX_RUN: i64 = 32;
 /// The longest wait between attempts while the database is failing.
 const MAX_ERROR_BACKOFF: Duration = Duration::from_secs(30);
 
+/// The longest wait between two looks of an idle queue that polls (see
+/// [`QueueSupervisor::idle_delay`]): about what a waiting peek costs on SQL Server.
+const MAX_IDLE_POLL: Duration = Duration::from_secs(1);
+
 /// `wait` give or take a quarter, at random, so that the receivers of many instances that
 /// failed together do not all come back to the database at the same moment.
 fn jittered(wait: Duration) -> Duration {
@@ -70,6 +74,9 @@ pub(crate) struct QueueSupervisor {
     peek_started: Instant,
     /// A wake-up came while a peek was running: that peek may have missed the message.
     woken_while_peeking: bool,
+    /// Looks in a row that found the queue empty, where idle queues poll: each doubles the
+    /// wait before the next (see [`QueueSupervisor::idle_delay`]).
+    empty_looks: u32,
     /// A wake-up came while every receiver was busy or receives were still to hand out: the
     /// next receive that ends looks again at once, whatever it found.
     woken_while_busy: bool,
@@ -107,6 +114,7 @@ impl QueueSupervisor {
             peeking: false,
             peek_started: Instant::now(),
             woken_while_peeking: false,
+            empty_looks: 0,
             woken_while_busy: false,
             waiting_for_slot: false,
             consecutive_errors: 0,
@@ -166,6 +174,7 @@ impl QueueSupervisor {
         if self.stopping || self.paused() {
             return;
         }
+        self.empty_looks = 0;
         if self.peeking {
             self.woken_while_peeking = true;
         } else if self.remaining > 0 || self.idle.is_empty() {
@@ -280,6 +289,9 @@ impl QueueSupervisor {
                     return;
                 }
                 let waiting = self.waiting(estimate);
+                if waiting > 0 || woken {
+                    self.empty_looks = 0;
+                }
                 if waiting > 0 {
                     self.remaining = waiting;
                     self.dispatch(ctx);
@@ -293,7 +305,11 @@ impl QueueSupervisor {
                     // after the delay; sooner when a receive ends or a send wakes the queue.
                     match self.server_wait() {
                         Some(wait) => self.peek_with(Some(wait), ctx),
-                        None => self.peek_later(self.until_next_look(), ctx),
+                        None => {
+                            let next = self.until_next_look();
+                            self.empty_looks = self.empty_looks.saturating_add(1);
+                            self.peek_later(next, ctx);
+                        }
                     }
                 }
             }
@@ -325,12 +341,24 @@ impl QueueSupervisor {
     /// How long an idle queue waits before it looks again: the peek delay where another
     /// process's send wakes it (PostgreSQL, SQLite), else the idle poll (SQL Server), so that
     /// other processes' messages wait milliseconds, not up to the peek delay.
+    ///
+    /// Where idle queues poll (a server without `WAITFOR`, a PostgreSQL pooler without
+    /// LISTEN), each look that finds nothing doubles the wait before the next, from the idle
+    /// poll up to [`MAX_IDLE_POLL`] (or the peek delay, if shorter): a queue idle for a while
+    /// costs about one statement a second, as a waiting peek does on SQL Server, instead of one
+    /// per idle poll, which saturated a small server with a few dozen idle queues. A message
+    /// found, or a send from this process, starts it again from the idle poll.
     fn idle_delay(&self) -> Duration {
         let config = &self.endpoint.config;
         if config.idle_poll.is_zero() || self.endpoint.transport.hears_other_processes() {
             config.peek_delay
         } else {
-            config.idle_poll.min(config.peek_delay)
+            let longest = config.peek_delay.min(MAX_IDLE_POLL).max(config.idle_poll);
+            config
+                .idle_poll
+                .saturating_mul(2u32.saturating_pow(self.empty_looks.min(16)))
+                .min(longest)
+                .min(config.peek_delay)
         }
     }
 

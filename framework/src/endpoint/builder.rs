@@ -287,8 +287,12 @@ impl BusBuilder {
     /// there, or after the peek delay (at most 1 s) — one round trip a second per idle queue
     /// and endpoint instance, and 100 looks a second on the server at the defaults. The
     /// statement holds one of the endpoint's connections while it waits, and no lock between
-    /// looks. Where the server has no `WAITFOR` (Babelfish for PostgreSQL), idle queues peek
-    /// every `idle_poll` instead, one round trip per look, after one warning in the log.
+    /// looks. Where the server has no `WAITFOR` (Babelfish for PostgreSQL), and on PostgreSQL
+    /// through a pooler with nowhere to LISTEN (`pooler=transaction` without `listen_host`),
+    /// idle queues peek instead, one round trip per look (said once in the log): every
+    /// `idle_poll` at first, each empty look doubling the wait up to 1 s (or the peek delay, if
+    /// shorter), so that a queue idle for a while costs about a statement a second; a message
+    /// found, or a send from this process, starts again from `idle_poll`.
     /// `Duration::ZERO` leaves idle queues to the peek delay; a value above the peek
     /// delay is the peek delay. Sends from this process wake its receivers at once whatever
     /// this says.
