@@ -820,7 +820,8 @@ impl<D: Driver> Transport for SqlTransport<D> {
                         error = %e,
                         "this server does not run the waiting peek (WAITFOR DELAY; Babelfish for \
                          PostgreSQL lacks it): idle queues look for other processes' messages \
-                         every idle_poll instead, one round trip per look"
+                         by polling instead, one round trip per look, every idle_poll at first \
+                         and up to 1 s apart while they stay empty"
                     );
                 }
                 Ok(estimate)
