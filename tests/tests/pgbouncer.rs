@@ -24,9 +24,6 @@ const SHARED_TABLE: Setup = Setup {
     layout: StorageLayout::SharedTable,
 };
 
-/// Tests that cannot pass through a transaction pooler, and why.
-const NOT_THROUGH_A_POOLER: &[(&str, &str)] = &[];
-
 /// A PgBouncer of the test's own, stopped when dropped.
 struct PgBouncer {
     child: Child,
@@ -375,15 +372,11 @@ fn main() -> ExitCode {
     let trials = trials
         .into_iter()
         .map(|(name, run)| {
-            let skipped = NOT_THROUGH_A_POOLER
-                .iter()
-                .find(|(test, _)| name.ends_with(test));
-            let ignored = bouncer.is_none() || skipped.is_some();
             Trial::test(name, move || {
                 run();
                 Ok(())
             })
-            .with_ignored_flag(ignored)
+            .with_ignored_flag(bouncer.is_none())
         })
         .collect();
     let conclusion = libtest_mimic::run(&args, trials);

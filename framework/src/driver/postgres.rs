@@ -409,9 +409,10 @@ impl Driver for PostgresDriver {
                 tracing::info!(
                     database = %self.target,
                     "through a pooler in transaction mode (pooler=transaction), this bus does \
-                     not LISTEN: idle queues look for other processes' messages every idle_poll; \
-                     add listen_host and listen_port (the server's own address) to the URL to \
-                     be woken instead"
+                     not LISTEN: idle queues look for other processes' messages by polling, \
+                     every idle_poll at first and up to 1 s apart while they stay empty; add \
+                     listen_host and listen_port (the server's own address) to the URL to be \
+                     woken instead"
                 );
                 return None;
             }

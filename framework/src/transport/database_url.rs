@@ -257,6 +257,12 @@ fn parse_postgres(url: &str) -> Result<DatabaseUrl> {
                 None => first_host(&config),
             };
             let port = port.unwrap_or(5432);
+            // An IPv6 address goes in brackets in a URL.
+            let host = if host.contains(':') && !host.starts_with('[') {
+                format!("[{host}]")
+            } else {
+                host
+            };
             Some(Box::new(parse(&with_authority_host(
                 &ours.url,
                 &format!("{host}:{port}"),
@@ -558,6 +564,18 @@ mod tests {
                 assert_eq!(listen.get_password(), Some(&b"p@ss"[..]));
                 assert_eq!(listen.get_dbname(), Some("orders"));
                 assert_eq!(listen.get_application_name(), Some("shop"));
+            }
+            #[allow(unreachable_patterns)]
+            other => panic!("{other:?}"),
+        }
+        // An IPv6 address.
+        match DatabaseUrl::parse("postgres://u@h:6432/db?listen_host=%3A%3A1").unwrap() {
+            DatabaseUrl::Postgres { pooling, .. } => {
+                let listen = pooling.listen.expect("a direct address for LISTEN");
+                assert_eq!(
+                    listen.get_hosts(),
+                    [tokio_postgres::config::Host::Tcp("::1".into())]
+                );
             }
             #[allow(unreachable_patterns)]
             other => panic!("{other:?}"),
