@@ -93,10 +93,11 @@ pub fn postgres_bus_url() -> String {
     POSTGRES_BUS_URL.get().cloned().unwrap_or_else(postgres_url)
 }
 
-/// A PostgreSQL URL whose sessions name themselves `name` (`application_name`), and what counts
-/// them on the server: for tests that count the connections one bus or process holds.
+/// A PostgreSQL URL or SQL Server connection string whose sessions name themselves `name`
+/// (`application_name`, `Application Name`), and what counts them on the server: for tests that
+/// count the connections one bus or process holds.
 pub struct NamedSessions {
-    /// `base` with `application_name=name`: the URL for the buses under test.
+    /// `base` naming its sessions `name`: the URL for the buses under test.
     pub url: String,
     name: String,
     admin: Database,
@@ -110,13 +111,15 @@ impl NamedSessions {
             "{prefix}_{}",
             &uuid::Uuid::new_v4().simple().to_string()[..8]
         );
-        let separator = if base.contains('?') { '&' } else { '?' };
         let admin = must("connect to count sessions", Database::connect(base).await);
-        NamedSessions {
-            url: format!("{base}{separator}application_name={name}"),
-            name,
-            admin,
-        }
+        let url = if base.starts_with("postgres") {
+            let separator = if base.contains('?') { '&' } else { '?' };
+            format!("{base}{separator}application_name={name}")
+        } else {
+            // An ADO.NET connection string (SQL Server).
+            format!("{};Application Name={name}", base.trim_end_matches(';'))
+        };
+        NamedSessions { url, name, admin }
     }
 
     /// The unique name the sessions carry.
@@ -124,16 +127,17 @@ impl NamedSessions {
         &self.name
     }
 
-    /// The sessions open now under the name, as the server counts them (`pg_stat_activity`).
+    /// The sessions open now under the name, as the server counts them (`pg_stat_activity`,
+    /// SQL Server's `sys.dm_exec_sessions`).
     pub async fn count(&self) -> i64 {
+        let sql = if self.url.starts_with("postgres") {
+            "SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = $1"
+        } else {
+            "SELECT COUNT(*) FROM sys.dm_exec_sessions WHERE program_name = @P1"
+        };
         must(
-            "count the sessions in pg_stat_activity",
-            self.admin
-                .query_scalar(
-                    "SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = $1",
-                    &[&self.name],
-                )
-                .await,
+            "count the sessions of the name",
+            self.admin.query_scalar(sql, &[&self.name]).await,
         )
     }
 }

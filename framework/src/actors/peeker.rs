@@ -8,7 +8,6 @@ use actix::prelude::*;
 use crate::error::Result;
 use crate::names::QueueName;
 use crate::pipeline::EndpointState;
-use crate::transport::ServerWait;
 
 /// How often a non-empty queue's oldest message is read for its age (one row, by index).
 const AGE_INTERVAL: Duration = Duration::from_secs(5);
@@ -83,29 +82,20 @@ impl Supervised for Peeker {
     }
 }
 
-/// Asks for a depth estimate: at once, or once a message is there (at most `wait`'s looks),
-/// waiting on the server.
+/// Asks for a depth estimate.
 #[derive(Message)]
 #[rtype(result = "Result<i64>")]
-pub(crate) struct Peek {
-    /// `Some` where the transport waits on the server (see [`Transport::peek_waiting`]).
-    ///
-    /// [`Transport::peek_waiting`]: crate::transport::Transport::peek_waiting
-    pub wait: Option<ServerWait>,
-}
+pub(crate) struct Peek;
 
 impl Handler<Peek> for Peeker {
     type Result = ResponseActFuture<Self, Result<i64>>;
 
-    fn handle(&mut self, msg: Peek, _ctx: &mut Self::Context) -> Self::Result {
+    fn handle(&mut self, _msg: Peek, _ctx: &mut Self::Context) -> Self::Result {
         let endpoint = self.endpoint.clone();
         let queue = self.queue.clone();
         let peek = async move {
             crate::pipeline::metrics::count_peek(&endpoint.counters, queue.as_str());
-            match msg.wait {
-                Some(wait) => endpoint.transport.peek_waiting(&queue, wait).await,
-                None => endpoint.transport.peek(&queue).await,
-            }
+            endpoint.transport.peek(&queue).await
         };
         Box::pin(peek.into_actor(self).map(|depth, act, ctx| {
             match depth {

@@ -24,7 +24,6 @@ use crate::names::QueueName;
 use crate::pipeline::batch_size::BatchSizer;
 use crate::pipeline::{EndpointState, Outcome};
 use crate::recoverability::Recovery;
-use crate::transport::ServerWait;
 
 /// The most receives one run of a receiver makes before it reports back (see [`ReceiveRun`]):
 /// enough that the hop between the bus's thread and a handler thread is paid once per many
@@ -35,7 +34,7 @@ const MAX_RUN: i64 = 32;
 const MAX_ERROR_BACKOFF: Duration = Duration::from_secs(30);
 
 /// The longest wait between two looks of an idle queue that polls (see
-/// [`QueueSupervisor::idle_delay`]): about what a waiting peek costs on SQL Server.
+/// [`QueueSupervisor::idle_delay`]).
 const MAX_IDLE_POLL: Duration = Duration::from_secs(1);
 
 /// `wait` give or take a quarter, at random, so that the receivers of many instances that
@@ -128,11 +127,6 @@ impl QueueSupervisor {
 
     /// Peeks now, unless a peek is already running; a pending timer is cancelled.
     fn peek(&mut self, ctx: &mut Context<Self>) {
-        self.peek_with(None, ctx);
-    }
-
-    /// Peeks now (as [`Self::peek`]), waiting on the server for a message when `wait` is `Some`.
-    fn peek_with(&mut self, wait: Option<ServerWait>, ctx: &mut Context<Self>) {
         if let Some(timer) = self.peek_timer.take() {
             ctx.cancel_future(timer);
         }
@@ -148,7 +142,7 @@ impl QueueSupervisor {
         self.woken_while_busy = false;
         ctx.spawn(
             peeker
-                .send(Peek { wait })
+                .send(Peek)
                 .into_actor(self)
                 .map(|result, act, ctx| act.on_peek(result, ctx)),
         );
@@ -301,16 +295,16 @@ impl QueueSupervisor {
                 } else if woken {
                     self.peek(ctx);
                 } else {
-                    // Nothing new: wait on the server for the next message, or peek again
-                    // after the delay; sooner when a receive ends or a send wakes the queue.
-                    match self.server_wait() {
-                        Some(wait) => self.peek_with(Some(wait), ctx),
-                        None => {
-                            let next = self.until_next_look();
-                            self.empty_looks = self.empty_looks.saturating_add(1);
-                            self.peek_later(next, ctx);
-                        }
+                    // Nothing new: peek again after the delay; sooner when a receive ends or a
+                    // send wakes the queue. Where the database cannot announce other
+                    // processes' sends (SQL Server), the process's watch of its idle queues
+                    // wakes it.
+                    if !self.endpoint.config.idle_poll.is_zero() {
+                        self.endpoint.transport.watch(&self.queue);
                     }
+                    let next = self.until_next_look();
+                    self.empty_looks = self.empty_looks.saturating_add(1);
+                    self.peek_later(next, ctx);
                 }
             }
             Ok(Err(e)) => {
@@ -339,11 +333,11 @@ impl QueueSupervisor {
     }
 
     /// How long an idle queue waits before it looks again: the peek delay where another
-    /// process's send wakes it (PostgreSQL, SQLite), else the idle poll (SQL Server), so that
-    /// other processes' messages wait milliseconds, not up to the peek delay.
+    /// process's send wakes it (PostgreSQL, SQLite, SQL Server), else the idle poll (a
+    /// PostgreSQL pooler without LISTEN), so that other processes' messages wait milliseconds,
+    /// not up to the peek delay.
     ///
-    /// Where idle queues poll (a server without `WAITFOR`, a PostgreSQL pooler without
-    /// LISTEN), each look that finds nothing doubles the wait before the next, from the idle
+    /// Where idle queues poll, each look that finds nothing doubles the wait before the next, from the idle
     /// poll up to [`MAX_IDLE_POLL`] (or the peek delay, if shorter): a queue idle for a while
     /// costs about one statement a second, as a waiting peek does on SQL Server, instead of one
     /// per idle poll, which saturated a small server with a few dozen idle queues. A message
@@ -360,25 +354,6 @@ impl QueueSupervisor {
                 .min(longest)
                 .min(config.peek_delay)
         }
-    }
-
-    /// How an idle queue waits on the server for other processes' messages, where the database
-    /// can (SQL Server) and nothing else tells this process of them: a look every idle poll
-    /// (at most the peek delay) for up to the peek delay, in one statement. `None` elsewhere,
-    /// or with the idle poll off.
-    fn server_wait(&self) -> Option<ServerWait> {
-        let config = &self.endpoint.config;
-        let transport = &self.endpoint.transport;
-        if config.idle_poll.is_zero()
-            || transport.hears_other_processes()
-            || !transport.waits_on_server()
-        {
-            return None;
-        }
-        Some(ServerWait::new(
-            config.idle_poll.min(config.peek_delay),
-            config.peek_delay,
-        ))
     }
 
     /// How long an idle queue waits before it looks again, counted from the start of the last
@@ -659,10 +634,7 @@ impl Actor for QueueSupervisor {
         }
         tracing::info!(queue = %self.queue, receivers = self.receivers.len(), handler_threads = self.endpoint.dispatcher.threads(), "receiving");
         self.listen(ctx);
-        // The first look waits on the server where it can, as an empty queue's next look would:
-        // a server that refuses the wait (Babelfish) says so while the endpoint starts, not
-        // when its first message comes and waits behind the refusal.
-        self.peek_with(self.server_wait(), ctx);
+        self.peek(ctx);
     }
 
     fn stopped(&mut self, _ctx: &mut Self::Context) {

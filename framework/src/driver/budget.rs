@@ -14,12 +14,22 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-/// The default limit (PostgreSQL): enough for the busiest bus of the process and a few more.
+/// The default limit on PostgreSQL: enough for the busiest bus of the process and a few more,
+/// well under the server's default `max_connections` (100) that every client shares.
 pub const DEFAULT_CONNECTION_LIMIT: usize = 20;
+
+/// The default limit on SQL Server: ADO.NET's `Max Pool Size`, per connection string and process
+/// as there. A SQL Server accepts thousands of connections, and the default keeps connections
+/// from moving between the buses of a process (each move is a new login; on Babelfish about half
+/// a second of the server's CPU).
+pub const SQLSERVER_DEFAULT_CONNECTION_LIMIT: usize = 100;
 
 /// Connections each bus may need beyond its receivers (peeks, sends from outside handlers,
 /// background jobs), added to the largest concurrency when the limit is the default.
 const BEYOND_RECEIVERS: usize = 4;
+
+/// How often a taker waiting for a held connection of its pool looks again.
+const POOL_LOOK_EVERY: Duration = Duration::from_millis(5);
 
 /// How often a waiter asks the other pools again for an idle connection.
 const ASK_EVERY: Duration = Duration::from_millis(50);
@@ -43,9 +53,9 @@ pub(crate) struct Request {
     pub limit: Option<usize>,
     /// The bus's concurrency (its receivers), which a default limit makes room for.
     pub concurrency: usize,
-    /// Whether the database has a default limit: without one, only a limit the application
-    /// sets bounds the connections.
-    pub default_limit: bool,
+    /// The limit when nobody sets one: [`DEFAULT_CONNECTION_LIMIT`], or on SQL Server the
+    /// connection string's `Max Pool Size` or [`SQLSERVER_DEFAULT_CONNECTION_LIMIT`].
+    pub default_limit: usize,
 }
 
 /// One database's budget, shared by every driver of the process on its URL.
@@ -187,10 +197,9 @@ impl Budget {
                 asked
             }
             (None, true) => state.current,
-            (None, false) if !request.default_limit => Semaphore::MAX_PERMITS,
             (None, false) => state
                 .current
-                .max(DEFAULT_CONNECTION_LIMIT)
+                .max(request.default_limit)
                 .max(request.concurrency.saturating_add(BEYOND_RECEIVERS)),
         };
         if wanted > state.current {
@@ -250,6 +259,20 @@ impl Budget {
             if started.elapsed() >= WARN_AFTER {
                 self.warn_of_long_wait(started.elapsed());
             }
+        }
+        self.record_wait(started.elapsed());
+    }
+
+    /// Waits while `exhausted` says every connection of the caller's pool is held, counted as a
+    /// wait for a connection like one for the budget.
+    pub async fn wait_for_pool(&self, exhausted: impl Fn() -> bool) {
+        let started = Instant::now();
+        self.waits.fetch_add(1, Ordering::Relaxed);
+        metrics::counter!("nimbus_connection_waits_total", "database" => self.target.clone())
+            .increment(1);
+        tracing::debug!(database = %self.target, "every connection of the pool is in use: waiting for one");
+        while exhausted() {
+            tokio::time::sleep(POOL_LOOK_EVERY).await;
         }
         self.record_wait(started.elapsed());
     }
@@ -367,7 +390,7 @@ mod tests {
         Request {
             limit,
             concurrency,
-            default_limit: true,
+            default_limit: DEFAULT_CONNECTION_LIMIT,
         }
     }
 

@@ -172,9 +172,10 @@ async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
         assert!(problems.is_empty(), "{}: {problems:?}", dialect.name);
     }
 
-    // The waiting peek (SQL Server), on the still empty queue table.
-    if let Some(peek_wait) = &q.peek_wait {
-        c = waiting_peek_ends_at_a_commit(&driver, c, &q, peek_wait).await;
+    // The watch of idle queues (SQL Server), on the still empty queue table.
+    if let (Some(wait), Some(part)) = (&s.watch_wait, &q.ready) {
+        let watch = crate::sql::watch_sql(dialect.placeholder, wait, &[part]);
+        c = watch_ends_at_a_commit(&driver, c, &q, &watch).await;
     }
 
     // Queue table: insert, count, browse, peek, FIFO receive.
@@ -579,31 +580,26 @@ async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
         c.count(&s.messages_peek, &destination).await.expect("peek"),
         1
     );
-    if let Some(peek_wait) = &s.messages_peek_wait {
-        // A visible message is there: the waiting peek answers at once (waiting out its hours
-        // of looks would run into the statement deadline), with the plain peek's count.
-        let for_hours = [
-            Param::Text(Some(queue.as_str())),
-            Param::BigInt(Some(1_000_000)),
-            Param::Text(Some("00:00:00.010")),
-        ];
-        match c.count(peek_wait, &for_hours).await {
+    if let (Some(wait), Some(shared)) = (&s.watch_wait, &s.messages_ready) {
+        // Watched together: this destination of the shared table (place 0) and another one (1).
+        // Only this destination holds a visible message.
+        let watch = crate::sql::watch_sql(dialect.placeholder, wait, &[shared, shared]);
+        let names = [queue.as_str(), "NoSuchQueue"];
+        assert_eq!(
+            look(&mut c, &watch.look, 1, "00:00:00.001", &names).await,
+            vec![0]
+        );
+        // The wait answers at once (waiting out its hours of looks would run into the
+        // statement deadline).
+        match c
+            .query(
+                &watch.wait,
+                &watch_params(1_000_000, "00:00:00.010", &names),
+            )
+            .await
+        {
             Err(e) if lacks_waitfor(&e) => println!("{WAITFOR_GAP}: {e}"),
-            estimate => {
-                assert_eq!(estimate.expect("waiting peek"), 1);
-                let elsewhere = [
-                    Param::Text(Some("NoSuchQueue")),
-                    Param::BigInt(Some(2)),
-                    Param::Text(Some("00:00:00.001")),
-                ];
-                assert_eq!(
-                    c.count(peek_wait, &elsewhere)
-                        .await
-                        .expect("waiting peek at another destination"),
-                    0,
-                    "another destination's messages do not end the wait"
-                );
-            }
+            ready => assert_eq!(places(ready.expect("the watch")), vec![0]),
         }
     }
     let received = c
@@ -759,10 +755,10 @@ async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
     c.release();
 }
 
-/// What the run prints where the server refuses the waiting peek.
-const WAITFOR_GAP: &str = "the waiting peek is not run here: this server has no WAITFOR DELAY \
-    (Babelfish for PostgreSQL lacks it; the transport then polls from the client), so only SQL \
-    Server runs this part";
+/// What the run prints where the server refuses to wait.
+const WAITFOR_GAP: &str = "the watch's wait is not run here: this server has no WAITFOR DELAY \
+    (Babelfish for PostgreSQL lacks it; the transport then repeats the one look from the client), \
+    so only SQL Server runs this part";
 
 /// Whether `error` is a server refusing `WAITFOR` (Babelfish: "'WAITFOR' is not currently
 /// supported").
@@ -771,28 +767,80 @@ fn lacks_waitfor(error: &super::DriverError) -> bool {
     text.contains("WAITFOR") && text.contains("not currently supported")
 }
 
-/// The waiting peek on an empty queue table: with nothing there it looks its few times and
-/// answers 0; while it waits (for hours, were nothing to come), a message another connection
-/// commits ends the wait at its next look, and it answers with the peek's estimate. Returns the
+/// The parameters of a watch statement: its looks and their delay, then the names its shared
+/// table's parts compare with.
+fn watch_params<'a>(looks: i64, every: &'a str, names: &[&'a str]) -> Vec<Param<'a>> {
+    let mut params = vec![Param::BigInt(Some(looks)), Param::Text(Some(every))];
+    params.extend(names.iter().map(|n| Param::Text(Some(*n))));
+    params
+}
+
+/// The places a watch statement named.
+fn places(rows: Vec<super::Row>) -> Vec<i64> {
+    rows.iter()
+        .map(|row| match row.0.first() {
+            Some(super::Value::Int(place)) => *place,
+            other => panic!("a place, not {other:?}"),
+        })
+        .collect()
+}
+
+/// Runs a watch statement's one look.
+async fn look<D: Driver>(
+    c: &mut Held<D>,
+    sql: &str,
+    looks: i64,
+    every: &str,
+    names: &[&str],
+) -> Vec<i64> {
+    places(
+        c.query(sql, &watch_params(looks, every, names))
+            .await
+            .expect("a look"),
+    )
+}
+
+/// The watch of an empty queue table: its one look names nothing; its wait looks its few times
+/// and names nothing; while it waits (for hours, were nothing to come), a message another
+/// connection commits ends the wait at its next look, and it names the queue. Returns the
 /// connection it was given, or a new one.
-async fn waiting_peek_ends_at_a_commit<D: Driver>(
+async fn watch_ends_at_a_commit<D: Driver>(
     driver: &Arc<D>,
     mut c: Held<D>,
     q: &QueueSql,
-    peek_wait: &str,
+    watch: &crate::sql::WatchSql,
 ) -> Held<D> {
-    let briefly = [Param::BigInt(Some(2)), Param::Text(Some("00:00:00.001"))];
-    match c.count(peek_wait, &briefly).await {
+    assert!(look(&mut c, &watch.look, 1, "00:00:00.001", &[])
+        .await
+        .is_empty());
+    match c
+        .query(&watch.wait, &watch_params(2, "00:00:00.001", &[]))
+        .await
+    {
         Err(e) if lacks_waitfor(&e) => {
             println!("{WAITFOR_GAP}: {e}");
-            return c;
+            // The one look sees a committed message.
+            c.begin().await.expect("begin");
+            c.insert_queue_row(&q.insert, &row(Uuid::new_v4(), "{}", b"{}"))
+                .await
+                .expect("insert");
+            c = commit(c).await;
+            assert_eq!(
+                look(&mut c, &watch.look, 1, "00:00:00.001", &[]).await,
+                vec![0]
+            );
+            c.begin_and_receive(&q.receive, &[])
+                .await
+                .expect("receive")
+                .expect("the message the look saw");
+            return commit(c).await;
         }
-        estimate => assert_eq!(estimate.expect("a brief waiting peek"), 0),
+        ready => assert!(places(ready.expect("a brief watch")).is_empty()),
     }
-    // The message is written in a transaction that stays open until the waiting peek has been
-    // sent, so that (short of the server running the commit first) the peek starts waiting
-    // before the message is there; a commit that ends nothing would leave it looking for
-    // hours, into the statement deadline.
+    // The message is written in a transaction that stays open until the watch has been sent,
+    // so that (short of the server running the commit first) the watch starts waiting before
+    // the message is there; a commit that ends nothing would leave it looking for hours, into
+    // the statement deadline.
     c.begin().await.expect("begin");
     c.insert_queue_row(&q.insert, &row(Uuid::new_v4(), "{}", b"{}"))
         .await
@@ -800,16 +848,13 @@ async fn waiting_peek_ends_at_a_commit<D: Driver>(
     let mut waiter = Held::take(driver, DEADLINES)
         .await
         .expect("a second connection");
-    let for_hours = [
-        Param::BigInt(Some(1_000_000)),
-        Param::Text(Some("00:00:00.010")),
-    ];
-    let (estimate, committed) = tokio::join!(waiter.count(peek_wait, &for_hours), async {
+    let for_hours = watch_params(1_000_000, "00:00:00.010", &[]);
+    let (ready, committed) = tokio::join!(waiter.query(&watch.wait, &for_hours), async {
         tokio::task::yield_now().await;
         c.commit().await
     });
     committed.expect("commit");
-    assert_eq!(estimate.expect("the waiting peek"), 1);
+    assert_eq!(places(ready.expect("the watch")), vec![0]);
     // Taken again, so that the queue table is empty for what follows.
     waiter
         .begin_and_receive(&q.receive, &[])
@@ -931,7 +976,7 @@ mod postgres {
             crate::driver::budget::Request {
                 limit: None,
                 concurrency: 0,
-                default_limit: true,
+                default_limit: crate::driver::budget::DEFAULT_CONNECTION_LIMIT,
             },
             tls,
             pooling,
@@ -1281,7 +1326,7 @@ mod sqlserver {
                 crate::driver::budget::Request {
                     limit: None,
                     concurrency: 0,
-                    default_limit: false,
+                    default_limit: crate::driver::budget::DEFAULT_CONNECTION_LIMIT,
                 },
             )
             .expect("a pool"),

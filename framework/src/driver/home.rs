@@ -1,12 +1,11 @@
 //! The runtime a driver opens its connections on.
 //!
 //! A tokio socket belongs to the runtime it was opened on: that runtime's thread wakes whoever
-//! waits on it. PostgreSQL's driver opens connections, and runs their tasks, on the process's
-//! [shared runtime](super::shared_runtime), in a pool every bus on the same database shares; SQL
-//! Server's on the runtime it was built on (the bus's thread) — except, for both, for the
-//! connections taken on a handler thread (where the receivers run), which come from a pool of
-//! that thread's own ([`ShardedPools`]): used only there, so a handler that blocks its thread
-//! stalls only the connections of that thread.
+//! waits on it. The PostgreSQL and SQL Server drivers open connections, and run their tasks, on
+//! the process's [shared runtime](super::shared_runtime), in a pool every bus on the same
+//! database shares — except for the connections taken on a handler thread (where the receivers
+//! run), which come from a pool of that thread's own ([`ShardedPools`]): used only there, so a
+//! handler that blocks its thread stalls only the connections of that thread.
 
 use std::future::Future;
 
@@ -54,6 +53,9 @@ pub(crate) trait SharablePool: Clone + Send + Sync + 'static {
     fn close_one_idle(&self, idle_for: std::time::Duration) -> bool;
     /// Whether a connection nobody holds is in the pool.
     fn has_idle(&self) -> bool;
+    /// Whether every connection the pool may hold is open and held: a taker waits for one to
+    /// come back.
+    fn is_exhausted(&self) -> bool;
     /// Closes the connections nobody holds that went unused for `unused_for` (all of them:
     /// `Duration::ZERO`); how many.
     fn close_idle(&self, unused_for: std::time::Duration) -> usize;
@@ -95,6 +97,11 @@ where
         self.status().available > 0
     }
 
+    fn is_exhausted(&self) -> bool {
+        let status = self.status();
+        status.available == 0 && status.size >= status.max_size
+    }
+
     fn close_idle(&self, unused_for: std::time::Duration) -> usize {
         self.retain(|_, m| m.last_used() < unused_for).removed.len()
     }
@@ -126,7 +133,6 @@ pub(crate) struct ShardedPools<P> {
 }
 
 impl<P: SharablePool> ShardedPools<P> {
-    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     /// Joins (or opens) the shared pool of the database `key` names, as large as the largest
     /// `size` of the drivers that joined it: its size bounds how many of the buses' peeks and
     /// background jobs run at once, so that quiet buses reuse a few connections; `open` makes
@@ -137,26 +143,7 @@ impl<P: SharablePool> ShardedPools<P> {
         budget: std::sync::Arc<super::budget::Budget>,
         open: impl Fn(Home) -> super::DriverResult<P> + Send + Sync + 'static,
     ) -> super::DriverResult<Self> {
-        Self::with_home(Some(key), size, budget, open)
-    }
-
-    #[cfg_attr(not(feature = "sqlserver"), allow(dead_code))]
-    /// As [`new`](Self::new), with a pool of the driver's own for the work outside handler
-    /// threads, on the runtime the driver is built on, shared with no other driver.
-    pub fn unshared(
-        budget: std::sync::Arc<super::budget::Budget>,
-        open: impl Fn(Home) -> super::DriverResult<P> + Send + Sync + 'static,
-    ) -> super::DriverResult<Self> {
-        Self::with_home(None, 0, budget, open)
-    }
-
-    fn with_home(
-        key: Option<&str>,
-        size: usize,
-        budget: std::sync::Arc<super::budget::Budget>,
-        open: impl Fn(Home) -> super::DriverResult<P> + Send + Sync + 'static,
-    ) -> super::DriverResult<Self> {
-        let home = if let Some(key) = key {
+        let home = {
             let mut homes = SHARED_HOMES.lock().unwrap_or_else(|p| p.into_inner());
             homes.retain(|(_, weak)| P::upgrade(weak.as_ref()).is_some());
             match homes
@@ -174,9 +161,6 @@ impl<P: SharablePool> ShardedPools<P> {
                     home
                 }
             }
-        } else {
-            // A pool of the driver's own: `open` already makes it `size` large.
-            open(Home::here())?
         };
         let lent = std::sync::Arc::new(std::sync::Mutex::new(vec![home.clone()]));
         let lender: std::sync::Arc<super::budget::CloseOneIdle> = {
@@ -199,11 +183,22 @@ impl<P: SharablePool> ShardedPools<P> {
 
     /// Waits until a connection can be had on the calling thread without waiting for the
     /// budget: its pool has an idle one, or the budget has room (see `Driver::wait_for_room`).
+    /// Also waits while every connection of that pool is held (by work whose statements have
+    /// deadlines of their own): a burst of work is queued, not taken for a server that does not
+    /// answer a login.
     pub async fn wait_for_room(&self) {
         let Ok(pool) = self.here() else {
             return;
         };
+        if pool.is_exhausted() {
+            self.budget.wait_for_pool(|| pool.is_exhausted()).await;
+        }
         self.budget.wait_for_room(|| pool.has_idle()).await;
+    }
+
+    /// Whether a connection can be had on the calling thread without waiting for the budget.
+    pub fn has_room(&self) -> bool {
+        self.budget.has_room() || self.here().is_ok_and(|pool| pool.has_idle())
     }
 
     /// Every pool opened so far: the shared one and each handler thread's.

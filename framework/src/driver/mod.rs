@@ -189,6 +189,13 @@ pub(crate) trait Driver: Send + Sync + Sized + 'static {
     /// Where it connects, for messages (host and database, or a file); never a password.
     fn target(&self) -> &str;
 
+    /// What connections to this database with these credentials share in the process (a pool,
+    /// a budget, the watch of idle queues): never a password, and the same for every driver
+    /// given the same connection settings.
+    fn share_key(&self) -> &str {
+        self.target()
+    }
+
     /// Whether the database has one writer at a time, so that a second transaction of this
     /// process waits for the first (SQLite).
     fn single_writer(&self) -> bool {
@@ -239,6 +246,13 @@ pub(crate) trait Driver: Send + Sync + Sized + 'static {
     /// so that a busy budget is waited for and not taken for a frozen server. Nothing to wait
     /// for where connections are not budgeted.
     async fn wait_for_room(&self) {}
+
+    /// Whether a connection can be had on the calling thread now without waiting for the
+    /// budget (see [`wait_for_room`](Self::wait_for_room)): always where connections are not
+    /// budgeted.
+    fn has_room(&self) -> bool {
+        true
+    }
 
     /// As [`connection`](Self::connection), for a receive: where connections are shared (SQLite's
     /// one per file), a receiver may keep one a little longer while only other receivers wait

@@ -378,6 +378,10 @@ impl Driver for PostgresDriver {
         &self.target
     }
 
+    fn share_key(&self) -> &str {
+        &self.key
+    }
+
     fn permission_denied(&self, error: &DriverError) -> bool {
         // insufficient_privilege
         error.code() == Some("42501")
@@ -431,6 +435,10 @@ impl Driver for PostgresDriver {
 
     async fn wait_for_room(&self) {
         self.pools.wait_for_room().await;
+    }
+
+    fn has_room(&self) -> bool {
+        self.pools.has_room()
     }
 
     async fn connection(&self) -> DriverResult<Object> {

@@ -280,22 +280,23 @@ impl BusBuilder {
 
     /// On a database that cannot tell this process that another one sent a message (SQL Server
     /// and Azure SQL; PostgreSQL announces sends with LISTEN/NOTIFY and SQLite's file shows
-    /// every commit), how often an idle queue is looked at for what other processes sent
-    /// (default 10 ms, so such a message waits milliseconds, not up to the peek delay). The
-    /// looks happen on the server: an idle queue's peek is one statement that looks (an index
-    /// seek that skips locked rows) every `idle_poll` and returns as soon as a message is
-    /// there, or after the peek delay (at most 1 s) — one round trip a second per idle queue
-    /// and endpoint instance, and 100 looks a second on the server at the defaults. The
-    /// statement holds one of the endpoint's connections while it waits, and no lock between
-    /// looks. Where the server has no `WAITFOR` (Babelfish for PostgreSQL), and on PostgreSQL
-    /// through a pooler with nowhere to LISTEN (`pooler=transaction` without `listen_host`),
-    /// idle queues peek instead, one round trip per look (said once in the log): every
-    /// `idle_poll` at first, each empty look doubling the wait up to 1 s (or the peek delay, if
-    /// shorter), so that a queue idle for a while costs about a statement a second; a message
-    /// found, or a send from this process, starts again from `idle_poll`.
-    /// `Duration::ZERO` leaves idle queues to the peek delay; a value above the peek
-    /// delay is the peek delay. Sends from this process wake its receivers at once whatever
-    /// this says.
+    /// every commit), how often the idle queues are looked at for what other processes sent
+    /// (default 10 ms, so such a message waits milliseconds, not up to the peek delay). One
+    /// statement per database and process watches every idle queue of the process's buses at
+    /// once, on one pooled connection: it looks (an index seek per queue that skips locked
+    /// rows) every `idle_poll`, with `WAITFOR DELAY` between looks, for up to 250 ms, and wakes
+    /// the receivers of the queues that got a message — four round trips a second for the whole
+    /// process, however many endpoints it runs, and no lock held between looks. A queue that
+    /// goes idle is watched from the next statement on (at most 250 ms later); until then, and
+    /// whenever the watch fails (logged), its peeks every peek delay find its messages. Where
+    /// the server has no `WAITFOR` (Babelfish for PostgreSQL), the statement is one look over
+    /// every idle queue, repeated from the client every `idle_poll` at first and up to 250 ms
+    /// apart while nothing comes (said once in the log). On PostgreSQL through a pooler with
+    /// nowhere to LISTEN (`pooler=transaction` without `listen_host`), each idle queue peeks
+    /// instead, one round trip per look: every `idle_poll` at first, each empty look doubling
+    /// the wait up to 1 s (or the peek delay, if shorter); a message found, or a send from this
+    /// process, starts again from `idle_poll`. `Duration::ZERO` leaves idle queues to the peek
+    /// delay. Sends from this process wake its receivers at once whatever this says.
     pub fn idle_poll(mut self, every: Duration) -> Self {
         self.idle_poll = every;
         self
@@ -535,13 +536,14 @@ impl BusBuilder {
     /// set the same number (`build()` says which differ). SQLite opens its own few connections
     /// per file and takes no budget.
     ///
-    /// On PostgreSQL the default is 20, or the largest `concurrency` among the process's buses
-    /// on the database plus 4 where that is more; the buses also share one pool for their work
-    /// outside handler threads (peeks, heartbeats, sends from outside handlers) and one
-    /// wake-up listener, which is not counted. On SQL Server there is no default and each bus
-    /// keeps its own pools: its waiting peek holds a connection per idle queue for up to the
-    /// peek delay, so a limit must leave room for every queue of the process plus the
-    /// receivers.
+    /// The default is 20 on PostgreSQL (well under the server's default `max_connections`,
+    /// which every client shares) and, on SQL Server, the connection string's `Max Pool Size`
+    /// or 100 (ADO.NET's default); or the largest `concurrency` among the process's buses on
+    /// the database plus 4 where that is more. The buses also share one pool for their work outside
+    /// handler threads (peeks, heartbeats, sends from outside handlers) and one way of hearing
+    /// other processes' sends: on PostgreSQL a wake-up listener, which is not counted; on SQL
+    /// Server one statement that watches every idle queue of the process (see
+    /// [`idle_poll`](Self::idle_poll)), on one connection of the shared pool.
     ///
     /// ```
     /// # #[cfg(feature = "postgres")]
@@ -999,7 +1001,7 @@ impl BusBuilder {
         if self.connection_limit == Some(0) {
             return Err(NimbusError::config(
                 "connection_limit is 0, so no connection could open",
-                "use .connection_limit(20) (the default) or another number of 1 or more",
+                "use a number of 1 or more, e.g. .connection_limit(20), or leave it unset for the default",
             ));
         }
         if self.connection_idle_timeout < Duration::from_secs(1) {

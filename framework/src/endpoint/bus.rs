@@ -149,7 +149,7 @@ impl Endpoint {
         });
         let dead_letterer = DeadLetterer.start().recipient();
         // Other processes' writes wake this one's receivers, and its writes wake theirs.
-        transport.start_wakeups();
+        transport.start_wakeups(config.idle_poll);
         let database_target: Arc<str> = transport.target().into();
         // Handler actors on handler threads of their own (or the bus's), blocking handlers on a
         // pool; receivers stay on this thread, beside their connections.

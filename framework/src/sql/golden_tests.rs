@@ -16,6 +16,13 @@ use crate::names::{QueueName, SchemaName};
 const AWKWARD_SCHEMA: &str = "Zeb]ra \"x\" 'y'";
 const AWKWARD_QUEUE: &str = "it's [Wal]] \"rus\"";
 
+/// A watch part as the watch statement of that one queue runs it: empty where the dialect
+/// has none.
+fn one_look(dialect: &Dialect, part: Option<&super::ReadyPart>) -> String {
+    part.map(|p| super::watch_sql(dialect.placeholder, "{ready}", &[p]).look)
+        .unwrap_or_default()
+}
+
 /// Every statement of `dialect`, by name, rendered for the awkward names.
 fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
     let schema = SchemaName::new(dialect.only_schema.unwrap_or(AWKWARD_SCHEMA))
@@ -101,8 +108,8 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
         ("messages_receive", s.messages_receive.clone()),
         ("messages_peek", s.messages_peek.clone()),
         (
-            "messages_peek_wait",
-            s.messages_peek_wait.clone().unwrap_or_default(),
+            "messages_ready",
+            one_look(dialect, s.messages_ready.as_ref()),
         ),
         ("messages_purge_expired", s.messages_purge_expired.clone()),
         (
@@ -203,7 +210,17 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
         ("queue_insert", q.insert.clone()),
         ("queue_receive", q.receive.clone()),
         ("queue_peek", q.peek.clone()),
-        ("queue_peek_wait", q.peek_wait.clone().unwrap_or_default()),
+        ("queue_ready", one_look(dialect, q.ready.as_ref())),
+        (
+            // A queue table and a queue of the shared table, watched together.
+            "watch_wait",
+            match (&s.watch_wait, &q.ready, &s.messages_ready) {
+                (Some(wait), Some(table), Some(shared)) => {
+                    super::watch_sql(dialect.placeholder, wait, &[table, shared]).wait
+                }
+                _ => String::new(),
+            },
+        ),
         ("queue_purge_expired", q.purge_expired.clone()),
         ("queue_count", q.count.clone()),
         ("queue_browse", q.browse.clone()),
@@ -392,8 +409,9 @@ fn sqlserver_statements_keep_the_seed_guarantees() {
     for peek in [
         "queue_peek",
         "messages_peek",
-        "queue_peek_wait",
-        "messages_peek_wait",
+        "queue_ready",
+        "messages_ready",
+        "watch_wait",
     ] {
         assert!(
             get(peek).contains("WITH (READPAST, READCOMMITTEDLOCK)"),

@@ -6,19 +6,23 @@ mod dialect;
 mod multi_row;
 mod script;
 mod statements;
+mod watch;
 
-pub(crate) use dialect::Dialect;
 #[cfg(feature = "postgres")]
 pub(crate) use dialect::POSTGRES;
 #[cfg(feature = "sqlite")]
 pub(crate) use dialect::SQLITE;
 #[cfg(feature = "sqlserver")]
 pub(crate) use dialect::SQLSERVER;
+pub(crate) use dialect::{Dialect, Placeholder};
 pub(crate) use multi_row::multi_row_insert;
 pub(crate) use script::{creation_script, dialect_named};
 pub(crate) use statements::{
     IndexDefinition, IndexSql, NServiceBusSubscriptionSql, QueueColumns, QueueSql, SchemaSql,
 };
+#[cfg(test)]
+pub(crate) use watch::WatchSql;
+pub(crate) use watch::{watch_sql, ReadyPart};
 
 #[cfg(test)]
 mod golden_tests;

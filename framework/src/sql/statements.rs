@@ -2,6 +2,7 @@
 //! (its table). Rendering only fills in quoted identifiers; values are always parameters.
 
 use super::dialect::{is_empty_script, render, Dialect, NServiceBusQueueFiles};
+use super::watch::ReadyPart;
 use crate::names::{QueueName, SchemaName};
 use crate::transport::StorageLayout;
 
@@ -16,6 +17,12 @@ fn statement_text(file: &str) -> String {
         .filter(|line| !line.trim_start().starts_with("--"))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// A part of the watch statement (`queue_ready.sql`, `messages_ready.sql`) rendered with `vars`,
+/// or `None` where the dialect needs none.
+fn ready_part(file: &str, vars: &[(&str, &str)]) -> Option<ReadyPart> {
+    (!is_empty_script(file)).then(|| ReadyPart::new(&statement_text(file), vars))
 }
 
 /// What an index must be for the statements that rely on it, on every database: compared with
@@ -125,9 +132,12 @@ pub(crate) struct SchemaSql {
     pub messages_insert: String,
     pub messages_receive: String,
     pub messages_peek: String,
-    /// The peek that waits on the server for a message (SQL Server), where the database has no
-    /// other way to hear of another process's sends.
-    pub messages_peek_wait: Script,
+    /// A queue of the shared table's part of [`Self::watch_wait`] (SQL Server), where the
+    /// database has no other way to hear of another process's sends.
+    pub messages_ready: Option<ReadyPart>,
+    /// The statement that waits on the server until one of the queues it watches holds a message
+    /// (SQL Server): `{ready}` is their parts (see [`super::watch_sql`]).
+    pub watch_wait: Script,
     pub messages_purge_expired: String,
     pub messages_delete_destination: String,
     pub messages_count: String,
@@ -276,9 +286,9 @@ pub(crate) struct QueueSql {
     pub insert: String,
     pub receive: String,
     pub peek: String,
-    /// The peek that waits on the server for a message (SQL Server), where the database has no
+    /// The queue's part of [`SchemaSql::watch_wait`] (SQL Server), where the database has no
     /// other way to hear of another process's sends.
-    pub peek_wait: Script,
+    pub ready: Option<ReadyPart>,
     pub purge_expired: String,
     pub count: String,
     pub browse: String,
@@ -360,7 +370,8 @@ impl Dialect {
             messages_insert: r(f.messages_insert),
             messages_receive: r(f.messages_receive),
             messages_peek: r(f.messages_peek),
-            messages_peek_wait: script(r(f.messages_peek_wait)),
+            messages_ready: ready_part(f.messages_ready, &vars),
+            watch_wait: script(statement_text(f.watch_wait)),
             messages_purge_expired: r(f.messages_purge_expired),
             messages_delete_destination: r(f.messages_delete_destination),
             messages_count: r(f.messages_count),
@@ -479,7 +490,7 @@ impl Dialect {
             insert: r(f.queue_insert),
             receive: r(f.queue_receive),
             peek: r(f.queue_peek),
-            peek_wait: script(r(f.queue_peek_wait)),
+            ready: ready_part(f.queue_ready, &vars),
             purge_expired: r(f.queue_purge_expired),
             count: r(f.queue_count),
             browse: r(f.queue_browse),

@@ -21,6 +21,7 @@ mod server_wait;
 mod sql_transport;
 mod storage;
 pub(crate) mod wakeups;
+mod watcher;
 
 use std::sync::Arc;
 
@@ -224,7 +225,8 @@ pub(crate) trait Transport: Send + Sync + 'static {
     fn single_writer(&self) -> bool;
 
     /// Whether this process hears that another one wrote to a queue (PostgreSQL's LISTEN/NOTIFY,
-    /// SQLite's watcher of the file); where it does not (SQL Server), idle receivers poll.
+    /// SQLite's watcher of the file, SQL Server's one statement that watches the idle queues);
+    /// where it does not (a PostgreSQL pooler without LISTEN), idle receivers poll.
     fn hears_other_processes(&self) -> bool;
 
     /// Whether [`Transport::peek`] counts the rows that receives in progress hold (SQLite);
@@ -240,8 +242,10 @@ pub(crate) trait Transport: Send + Sync + 'static {
 
     /// Starts cross-process wake-ups where the database offers them (PostgreSQL's
     /// LISTEN/NOTIFY): writes are announced to other processes, and their announcements wake
-    /// this process's receivers. Idempotent; without it, only this process is woken.
-    fn start_wakeups(&self);
+    /// this process's receivers. On SQL Server it joins the process's watch of the database's
+    /// idle queues, which looks every `idle_poll` (none when it is zero). Idempotent; without
+    /// it, only this process is woken.
+    fn start_wakeups(&self, idle_poll: std::time::Duration);
 
     /// Resolves once every write announced so far has reached the database's channel (at most
     /// the statement deadline), so a process that stops right after a send still wakes the
@@ -263,18 +267,15 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// Estimates how many messages wait in `queue`.
     async fn peek(&self, queue: &QueueName) -> Result<i64>;
 
-    /// Whether [`Transport::peek_waiting`] can wait on the server for a message (SQL Server);
-    /// where it cannot, an idle queue looks again with [`Transport::peek`] after a delay.
-    fn waits_on_server(&self) -> bool;
-
-    /// Estimates as [`Transport::peek`] does, once `queue` has a message no other transaction
-    /// holds, or after `wait`'s looks when none comes: the wait happens on the server, in one
-    /// statement. An error where [`Transport::waits_on_server`] is false.
-    async fn peek_waiting(&self, queue: &QueueName, wait: ServerWait) -> Result<i64>;
+    /// Tells the process's watch of the database that `queue` is idle (its supervisor found it
+    /// empty): its receivers are woken when another process's message arrives, where the
+    /// database cannot announce it (SQL Server, see [`watcher`]). Nothing elsewhere.
+    fn watch(&self, queue: &QueueName);
 
     /// Opens a connection for the calling thread's pool, if it has none idle, and gives it
     /// back: a receiver on a handler thread does this when it starts, so that its first receive
-    /// does not wait for a login.
+    /// does not wait for a login. Not while the process's connection budget is spent: a
+    /// connection another pool would have to close is not opened ahead of need.
     async fn warm_up(&self) -> Result<()>;
 
     /// Takes up to `limit` messages of `queue` in one transaction (a batched receive); `None`
@@ -651,10 +652,8 @@ pub(crate) enum CommitFailure {
 
 impl TransportSettings {
     /// What the bus asks of the process's connection budget for its database.
-    /// SQL Server has no default limit: its waiting peek holds a connection per idle queue for
-    /// up to the peek delay, so a budget below the number of queues would starve them.
     #[cfg(any(feature = "postgres", feature = "sqlserver"))]
-    fn budget_request(&self, default_limit: bool) -> crate::driver::budget::Request {
+    fn budget_request(&self, default_limit: usize) -> crate::driver::budget::Request {
         crate::driver::budget::Request {
             limit: self.connection_limit,
             concurrency: self.pool_size.saturating_sub(2),
@@ -696,7 +695,7 @@ pub(crate) async fn connect(settings: TransportSettings) -> Result<Arc<dyn Admin
                 (**config).clone(),
                 target.clone(),
                 settings.pool_size,
-                settings.budget_request(true),
+                settings.budget_request(crate::driver::budget::DEFAULT_CONNECTION_LIMIT),
                 tls.clone(),
                 pooling.clone(),
                 connector,
@@ -708,7 +707,10 @@ pub(crate) async fn connect(settings: TransportSettings) -> Result<Arc<dyn Admin
             let driver = crate::driver::sqlserver::SqlServerDriver::new(
                 (**conn).clone(),
                 settings.pool_size,
-                settings.budget_request(false),
+                settings.budget_request(
+                    conn.max_pool_size
+                        .unwrap_or(crate::driver::budget::SQLSERVER_DEFAULT_CONNECTION_LIMIT),
+                ),
             )?;
             Ok(SqlTransport::start(driver, settings).await?)
         }

@@ -10,7 +10,6 @@ use uuid::Uuid;
 
 use super::catalog::{Catalog, QueueEntry};
 use super::index_check::ProblemKind;
-use super::ServerWait;
 use crate::driver::statements::{
     delayed_row_statement, queue_row_statement, shared_row_statement, DelayedRow, MessageRow,
     QueueRow, SharedRow,
@@ -403,6 +402,16 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
     /// The row id of the copy of `message` for one of its queues.
     fn row_id(&self, message: &OutgoingMessage) -> Uuid;
 
+    /// The statement that writes the copy of `message` for `queue` (whose catalog entry is
+    /// `entry`) under `row_id`.
+    fn planned(
+        &self,
+        entry: Arc<QueueEntry>,
+        queue: &QueueName,
+        message: &OutgoingMessage,
+        row_id: Uuid,
+    ) -> PlannedInsert;
+
     /// Makes sure `queue` exists (as `creation` allows, through `c`), and returns the statement
     /// that writes the copy of `message` for it under `row_id`, to run on `c` or on a
     /// connection the framework does not hold (the application's own transaction). Pushes onto
@@ -415,7 +424,10 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
         row_id: Uuid,
         creation: Creation,
         created: &mut Vec<Arc<QueueEntry>>,
-    ) -> Result<PlannedInsert>;
+    ) -> Result<PlannedInsert> {
+        let entry = ensure_exists(self, self.context(), c, queue, creation, created).await?;
+        Ok(self.planned(entry, queue, message, row_id))
+    }
 
     /// The statement that writes the copy of `message` for `queue` under `row_id`, planned
     /// without a connection: `None` unless [`Storage::writes_in_one_statement`] says one
@@ -425,7 +437,11 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
         queue: &QueueName,
         message: &OutgoingMessage,
         row_id: Uuid,
-    ) -> Option<PlannedInsert>;
+    ) -> Option<PlannedInsert> {
+        self.writes_in_one_statement(queue, message).then(|| {
+            self.planned(self.context().catalog.queue(queue), queue, message, row_id)
+        })
+    }
 
     /// Writes the copy of `message` for `queue`, under `row_id`, inside the caller's
     /// transaction (or alone, when [`Storage::writes_in_one_statement`] said so). Pushes onto
@@ -455,9 +471,26 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
     /// The names of the queues that exist.
     async fn known_queues(&self, c: &mut Held<D>) -> Result<Vec<String>>;
 
+    /// Where `queue`'s messages are and the statements that reach them: what the layouts
+    /// differ in for the operations below, which are written once on top of it.
+    fn statements<'a>(&'a self, queue: &'a QueueName) -> QueueStatements<'a>;
+
+    /// The context the statements run in (names and errors).
+    fn context(&self) -> &Context;
+
     /// Opens a transaction and takes the oldest visible message of `queue` no other transaction
     /// holds, with its headers and body as the sender wrote them.
-    async fn receive(&self, c: &mut Held<D>, queue: &QueueName) -> Result<Option<MessageRow>>;
+    async fn receive(&self, c: &mut Held<D>, queue: &QueueName) -> Result<Option<MessageRow>> {
+        let at = self.statements(queue);
+        let row = c
+            .begin_and_receive(at.receive(), &at.params(&[]))
+            .await
+            .map_err(
+                self.context()
+                    .db(|| format!("receiving from queue {queue:?}")),
+            )?;
+        Ok(row.map(|row| at.as_sent(row)))
+    }
 
     /// Commits `c`'s open transaction and takes the oldest visible message of `queue` in a new
     /// one, as [`receive`](Self::receive) does, in one round trip where the driver pipelines
@@ -467,7 +500,16 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
         &self,
         c: &mut Held<D>,
         queue: &QueueName,
-    ) -> Result<Result<Option<MessageRow>>>;
+    ) -> Result<Result<Option<MessageRow>>> {
+        let (at, cx) = (self.statements(queue), self.context());
+        let received = c
+            .commit_and_receive(at.receive(), &at.params(&[]))
+            .await
+            .map_err(cx.db("committing a handled message"))?;
+        Ok(received
+            .map(|row| row.map(|row| at.as_sent(row)))
+            .map_err(cx.db(|| format!("receiving from queue {queue:?}"))))
+    }
 
     /// Opens a transaction and takes up to `limit` of the oldest visible messages of `queue`
     /// no other transaction holds (a batched receive).
@@ -476,23 +518,52 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
         c: &mut Held<D>,
         queue: &QueueName,
         limit: i64,
-    ) -> Result<Vec<MessageRow>>;
+    ) -> Result<Vec<MessageRow>> {
+        let (at, cx) = (self.statements(queue), self.context());
+        let sql = at.receive_batch().ok_or_else(|| batch_unsupported(cx))?;
+        let rows = c
+            .begin_and_receive_many(sql, &at.params(&[Param::BigInt(Some(limit))]))
+            .await
+            .map_err(cx.db(|| format!("receiving a batch from queue {queue:?}")))?;
+        Ok(rows.into_iter().map(|row| at.as_sent(row)).collect())
+    }
 
     /// Estimates how many messages wait in `queue`.
-    async fn peek(&self, c: &mut Held<D>, queue: &QueueName) -> Result<i64>;
+    async fn peek(&self, c: &mut Held<D>, queue: &QueueName) -> Result<i64> {
+        let at = self.statements(queue);
+        c.count(at.peek(), &at.params(&[]))
+            .await
+            .map_err(self.context().db(|| format!("peeking at queue {queue:?}")))
+    }
 
-    /// Estimates as [`Storage::peek`] does, once `queue` has a message no other transaction
-    /// holds or after `wait`'s looks, whichever comes first, waiting on the server. An error
-    /// where the database has no such statement (see [`ServerWait`]).
-    async fn peek_waiting(
-        &self,
-        c: &mut Held<D>,
-        queue: &QueueName,
-        wait: ServerWait,
-    ) -> Result<i64>;
+    /// `queue`'s part of the statement that watches the process's idle queues (SQL Server),
+    /// `None` where the database needs none.
+    fn ready(&self, queue: &QueueName) -> Option<super::watcher::Watched> {
+        self.statements(queue).ready()
+    }
 
     /// Deletes at most `batch` expired messages of `queue`.
-    async fn purge_expired(&self, c: &mut Held<D>, queue: &QueueName, batch: i64) -> Result<u64>;
+    async fn purge_expired(&self, c: &mut Held<D>, queue: &QueueName, batch: i64) -> Result<u64> {
+        let at = self.statements(queue);
+        c.execute(
+            at.purge_expired(),
+            &at.params(&[Param::BigInt(Some(batch))]),
+        )
+        .await
+        .map_err(
+            self.context()
+                .db(|| format!("purging expired messages of {queue:?}")),
+        )
+    }
+
+    /// The exact number of messages in `queue`.
+    async fn count(&self, c: &mut Held<D>, queue: &QueueName) -> Result<i64> {
+        let at = self.statements(queue);
+        c.count(at.count(), &at.params(&[])).await.map_err(
+            self.context()
+                .db(|| format!("counting the messages of {queue:?}")),
+        )
+    }
 
     /// Whether `queue` has its storage.
     async fn exists(&self, c: &mut Held<D>, queue: &QueueName) -> Result<bool>;
@@ -503,9 +574,6 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
     /// Takes up to `batch` due delayed messages out of their waiting place, inside the caller's
     /// transaction; empty where delayed messages wait in their queue.
     async fn take_due(&self, c: &mut Held<D>, batch: i64) -> Result<Vec<MessageRow>>;
-
-    /// The exact number of messages in `queue`.
-    async fn count(&self, c: &mut Held<D>, queue: &QueueName) -> Result<i64>;
 
     /// Up to `limit` messages of `queue` in receive order, left where they are.
     async fn browse(
@@ -536,22 +604,96 @@ fn unwrap_envelope(mut row: MessageRow) -> MessageRow {
     row
 }
 
+/// Where one queue's messages are and the statements that reach them: all that the layouts
+/// differ in for receiving, peeking, counting and purging one queue.
+pub(crate) enum QueueStatements<'a> {
+    /// A table of its own (seed 000's or NServiceBus's shape): its statements name the table and
+    /// take no queue name; headers and body are columns of their own.
+    Table(Arc<QueueEntry>),
+    /// `NimbusMessages` (seed 003): every statement takes the queue's name as its first
+    /// parameter; headers travel inside the body.
+    Shared {
+        /// The schema's statements.
+        sql: &'a SchemaSql,
+        /// The queue's name, the `Destination` of its rows.
+        queue: &'a str,
+    },
+}
+
+impl QueueStatements<'_> {
+    /// The parameters of one of the statements: the queue's name first where the statements
+    /// take it, then `rest`.
+    fn params<'p>(&'p self, rest: &[Param<'p>]) -> Vec<Param<'p>> {
+        let destination = match self {
+            QueueStatements::Table(_) => None,
+            QueueStatements::Shared { queue, .. } => Some(Param::Text(Some(*queue))),
+        };
+        destination
+            .into_iter()
+            .chain(rest.iter().cloned())
+            .collect()
+    }
+
+    fn receive(&self) -> &str {
+        match self {
+            QueueStatements::Table(entry) => &entry.sql.receive,
+            QueueStatements::Shared { sql, .. } => &sql.messages_receive,
+        }
+    }
+
+    fn receive_batch(&self) -> Option<&str> {
+        match self {
+            QueueStatements::Table(entry) => entry.sql.receive_batch.as_deref(),
+            QueueStatements::Shared { sql, .. } => sql.messages_receive_batch.as_deref(),
+        }
+    }
+
+    fn peek(&self) -> &str {
+        match self {
+            QueueStatements::Table(entry) => &entry.sql.peek,
+            QueueStatements::Shared { sql, .. } => &sql.messages_peek,
+        }
+    }
+
+    fn purge_expired(&self) -> &str {
+        match self {
+            QueueStatements::Table(entry) => &entry.sql.purge_expired,
+            QueueStatements::Shared { sql, .. } => &sql.messages_purge_expired,
+        }
+    }
+
+    fn count(&self) -> &str {
+        match self {
+            QueueStatements::Table(entry) => &entry.sql.count,
+            QueueStatements::Shared { sql, .. } => &sql.messages_count,
+        }
+    }
+
+    /// The queue's part of the watch of idle queues, where the database has one.
+    fn ready(&self) -> Option<super::watcher::Watched> {
+        let (part, destination) = match self {
+            QueueStatements::Table(entry) => (entry.sql.ready.clone()?, String::new()),
+            QueueStatements::Shared { sql, queue } => {
+                (sql.messages_ready.clone()?, (*queue).to_string())
+            }
+        };
+        Some(super::watcher::Watched { part, destination })
+    }
+
+    /// A received row with its headers and body as the sender wrote them.
+    fn as_sent(&self, row: MessageRow) -> MessageRow {
+        match self {
+            QueueStatements::Table(_) => row,
+            QueueStatements::Shared { .. } => unwrap_envelope(row),
+        }
+    }
+}
+
 /// The error of a batched receive where the database has no batch statement yet.
 fn batch_unsupported(cx: &Context) -> NimbusError {
     NimbusError::config(
         format!("batched receives are not supported yet on {}", cx.name),
         "leave receive_batch at 1 on this database",
-    )
-}
-
-/// The error of a waiting peek where the database has no statement for it.
-fn server_wait_unsupported(cx: &Context) -> NimbusError {
-    NimbusError::config(
-        format!(
-            "waiting for messages on the server is not supported on {}",
-            cx.name
-        ),
-        "this is a bug in Nimbus: idle queues on this database look again after a delay instead",
     )
 }
 
@@ -662,9 +804,10 @@ pub(crate) struct TablePerQueue {
     context: Arc<Context>,
 }
 
-impl TablePerQueue {
-    /// The statement that writes the copy of `message` for `queue` (whose catalog entry is
-    /// `entry`) under `row_id`: a row of its table, or of the delayed messages.
+
+#[async_trait]
+impl<D: Driver> Storage<D> for TablePerQueue {
+    /// A row of the queue's table, or of the delayed messages.
     fn planned(
         &self,
         entry: Arc<QueueEntry>,
@@ -709,10 +852,15 @@ impl TablePerQueue {
             operation: format!("sending to queue {queue:?}"),
         }
     }
-}
 
-#[async_trait]
-impl<D: Driver> Storage<D> for TablePerQueue {
+    fn statements<'a>(&'a self, queue: &'a QueueName) -> QueueStatements<'a> {
+        QueueStatements::Table(self.context.catalog.queue(queue))
+    }
+
+    fn context(&self) -> &Context {
+        &self.context
+    }
+
     async fn create(&self, c: &mut Held<D>, queues: &[QueueName]) -> Result<Vec<Arc<QueueEntry>>> {
         let cx = &self.context;
         let schema = cx.schema.as_str();
@@ -771,29 +919,6 @@ impl<D: Driver> Storage<D> for TablePerQueue {
             && self.context.catalog.queue(queue).is_known_to_exist()
     }
 
-    async fn plan_insert(
-        &self,
-        c: &mut Held<D>,
-        queue: &QueueName,
-        message: &OutgoingMessage,
-        row_id: Uuid,
-        creation: Creation,
-        created: &mut Vec<Arc<QueueEntry>>,
-    ) -> Result<PlannedInsert> {
-        let entry = ensure_exists(self, &self.context, c, queue, creation, created).await?;
-        Ok(self.planned(entry, queue, message, row_id))
-    }
-
-    fn plan_known_insert(
-        &self,
-        queue: &QueueName,
-        message: &OutgoingMessage,
-        row_id: Uuid,
-    ) -> Option<PlannedInsert> {
-        Storage::<D>::writes_in_one_statement(self, queue, message)
-            .then(|| self.planned(self.context.catalog.queue(queue), queue, message, row_id))
-    }
-
     async fn register(&self, _c: &mut Held<D>, _queue: &QueueName) -> Result<()> {
         // The queue's table is its record.
         Ok(())
@@ -818,84 +943,6 @@ impl<D: Driver> Storage<D> for TablePerQueue {
             .collect())
     }
 
-    async fn receive(&self, c: &mut Held<D>, queue: &QueueName) -> Result<Option<MessageRow>> {
-        let cx = &self.context;
-        let entry = cx.catalog.queue(queue);
-        c.begin_and_receive(&entry.sql.receive, &[])
-            .await
-            .map_err(cx.db(|| format!("receiving from queue {queue:?}")))
-    }
-
-    async fn commit_and_receive(
-        &self,
-        c: &mut Held<D>,
-        queue: &QueueName,
-    ) -> Result<Result<Option<MessageRow>>> {
-        let cx = &self.context;
-        let entry = cx.catalog.queue(queue);
-        let received = c
-            .commit_and_receive(&entry.sql.receive, &[])
-            .await
-            .map_err(cx.db("committing a handled message"))?;
-        Ok(received.map_err(cx.db(|| format!("receiving from queue {queue:?}"))))
-    }
-
-    async fn receive_batch(
-        &self,
-        c: &mut Held<D>,
-        queue: &QueueName,
-        limit: i64,
-    ) -> Result<Vec<MessageRow>> {
-        let cx = &self.context;
-        let entry = cx.catalog.queue(queue);
-        let sql = entry
-            .sql
-            .receive_batch
-            .as_deref()
-            .ok_or_else(|| batch_unsupported(cx))?;
-        c.begin_and_receive_many(sql, &[Param::BigInt(Some(limit))])
-            .await
-            .map_err(cx.db(|| format!("receiving a batch from queue {queue:?}")))
-    }
-
-    async fn peek(&self, c: &mut Held<D>, queue: &QueueName) -> Result<i64> {
-        let cx = &self.context;
-        let entry = cx.catalog.queue(queue);
-        c.count(&entry.sql.peek, &[])
-            .await
-            .map_err(cx.db(|| format!("peeking at queue {queue:?}")))
-    }
-
-    async fn peek_waiting(
-        &self,
-        c: &mut Held<D>,
-        queue: &QueueName,
-        wait: ServerWait,
-    ) -> Result<i64> {
-        let cx = &self.context;
-        let entry = cx.catalog.queue(queue);
-        let sql = entry
-            .sql
-            .peek_wait
-            .as_deref()
-            .ok_or_else(|| server_wait_unsupported(cx))?;
-        let every = wait.every_text();
-        c.count(
-            sql,
-            &[Param::BigInt(Some(wait.looks)), Param::Text(Some(&every))],
-        )
-        .await
-        .map_err(cx.db(|| format!("waiting for a message in queue {queue:?}")))
-    }
-
-    async fn purge_expired(&self, c: &mut Held<D>, queue: &QueueName, batch: i64) -> Result<u64> {
-        let cx = &self.context;
-        let entry = cx.catalog.queue(queue);
-        c.execute(&entry.sql.purge_expired, &[Param::BigInt(Some(batch))])
-            .await
-            .map_err(cx.db(|| format!("purging expired messages of {queue:?}")))
-    }
-
     async fn exists(&self, c: &mut Held<D>, queue: &QueueName) -> Result<bool> {
         self.context.table_exists(c, queue.as_str()).await
     }
@@ -914,13 +961,6 @@ impl<D: Driver> Storage<D> for TablePerQueue {
         c.take_due_delayed(&cx.sql.delayed_take_due, batch)
             .await
             .map_err(cx.db("taking due delayed messages"))
-    }
-
-    async fn count(&self, c: &mut Held<D>, queue: &QueueName) -> Result<i64> {
-        let cx = &self.context;
-        c.count(&cx.catalog.queue(queue).sql.count, &[])
-            .await
-            .map_err(cx.db(|| format!("counting the messages of {queue:?}")))
     }
 
     async fn browse(
@@ -965,10 +1005,18 @@ pub(crate) struct SharedTable {
 /// The shared table's name.
 const MESSAGES_TABLE: &str = "NimbusMessages";
 
-impl SharedTable {
+
+#[async_trait]
+impl<D: Driver> Storage<D> for SharedTable {
     /// The statement that writes the copy of `message` for `queue` under `row_id`: a row of the
     /// shared table.
-    fn planned(&self, queue: &QueueName, message: &OutgoingMessage, row_id: Uuid) -> PlannedInsert {
+    fn planned(
+        &self,
+        _entry: Arc<QueueEntry>,
+        queue: &QueueName,
+        message: &OutgoingMessage,
+        row_id: Uuid,
+    ) -> PlannedInsert {
         let cx = &self.context;
         let (delay_ms, visible_after) = message.delivery.delay_and_due();
         let body = crate::shared_envelope::wrap(&message.headers_json, &message.body);
@@ -991,10 +1039,18 @@ impl SharedTable {
             operation: format!("sending to queue {queue:?}"),
         }
     }
-}
 
-#[async_trait]
-impl<D: Driver> Storage<D> for SharedTable {
+    fn statements<'a>(&'a self, queue: &'a QueueName) -> QueueStatements<'a> {
+        QueueStatements::Shared {
+            sql: &self.context.sql,
+            queue: queue.as_str(),
+        }
+    }
+
+    fn context(&self) -> &Context {
+        &self.context
+    }
+
     async fn create(&self, c: &mut Held<D>, queues: &[QueueName]) -> Result<Vec<Arc<QueueEntry>>> {
         let cx = &self.context;
         let schema = cx.schema.as_str();
@@ -1049,29 +1105,6 @@ impl<D: Driver> Storage<D> for SharedTable {
         self.context.catalog.queue(queue).is_known_to_exist()
     }
 
-    async fn plan_insert(
-        &self,
-        c: &mut Held<D>,
-        queue: &QueueName,
-        message: &OutgoingMessage,
-        row_id: Uuid,
-        creation: Creation,
-        created: &mut Vec<Arc<QueueEntry>>,
-    ) -> Result<PlannedInsert> {
-        ensure_exists(self, &self.context, c, queue, creation, created).await?;
-        Ok(self.planned(queue, message, row_id))
-    }
-
-    fn plan_known_insert(
-        &self,
-        queue: &QueueName,
-        message: &OutgoingMessage,
-        row_id: Uuid,
-    ) -> Option<PlannedInsert> {
-        Storage::<D>::writes_in_one_statement(self, queue, message)
-            .then(|| self.planned(queue, message, row_id))
-    }
-
     async fn register(&self, c: &mut Held<D>, queue: &QueueName) -> Result<()> {
         let cx = &self.context;
         c.subscribe(
@@ -1104,106 +1137,6 @@ impl<D: Driver> Storage<D> for SharedTable {
         Ok(queues)
     }
 
-    async fn receive_batch(
-        &self,
-        c: &mut Held<D>,
-        queue: &QueueName,
-        limit: i64,
-    ) -> Result<Vec<MessageRow>> {
-        let cx = &self.context;
-        let sql = cx
-            .sql
-            .messages_receive_batch
-            .as_deref()
-            .ok_or_else(|| batch_unsupported(cx))?;
-        let rows = c
-            .begin_and_receive_many(
-                sql,
-                &[
-                    Param::Text(Some(queue.as_str())),
-                    Param::BigInt(Some(limit)),
-                ],
-            )
-            .await
-            .map_err(cx.db(|| format!("receiving a batch from queue {queue:?}")))?;
-        Ok(rows.into_iter().map(unwrap_envelope).collect())
-    }
-
-    async fn receive(&self, c: &mut Held<D>, queue: &QueueName) -> Result<Option<MessageRow>> {
-        let cx = &self.context;
-        let row = c
-            .begin_and_receive(
-                &cx.sql.messages_receive,
-                &[Param::Text(Some(queue.as_str()))],
-            )
-            .await
-            .map_err(cx.db(|| format!("receiving from queue {queue:?}")))?;
-        Ok(row.map(unwrap_envelope))
-    }
-
-    async fn commit_and_receive(
-        &self,
-        c: &mut Held<D>,
-        queue: &QueueName,
-    ) -> Result<Result<Option<MessageRow>>> {
-        let cx = &self.context;
-        let received = c
-            .commit_and_receive(
-                &cx.sql.messages_receive,
-                &[Param::Text(Some(queue.as_str()))],
-            )
-            .await
-            .map_err(cx.db("committing a handled message"))?;
-        Ok(received
-            .map(|row| row.map(unwrap_envelope))
-            .map_err(cx.db(|| format!("receiving from queue {queue:?}"))))
-    }
-
-    async fn peek(&self, c: &mut Held<D>, queue: &QueueName) -> Result<i64> {
-        let cx = &self.context;
-        c.count(&cx.sql.messages_peek, &[Param::Text(Some(queue.as_str()))])
-            .await
-            .map_err(cx.db(|| format!("peeking at queue {queue:?}")))
-    }
-
-    async fn peek_waiting(
-        &self,
-        c: &mut Held<D>,
-        queue: &QueueName,
-        wait: ServerWait,
-    ) -> Result<i64> {
-        let cx = &self.context;
-        let sql = cx
-            .sql
-            .messages_peek_wait
-            .as_deref()
-            .ok_or_else(|| server_wait_unsupported(cx))?;
-        let every = wait.every_text();
-        c.count(
-            sql,
-            &[
-                Param::Text(Some(queue.as_str())),
-                Param::BigInt(Some(wait.looks)),
-                Param::Text(Some(&every)),
-            ],
-        )
-        .await
-        .map_err(cx.db(|| format!("waiting for a message in queue {queue:?}")))
-    }
-
-    async fn purge_expired(&self, c: &mut Held<D>, queue: &QueueName, batch: i64) -> Result<u64> {
-        let cx = &self.context;
-        c.execute(
-            &cx.sql.messages_purge_expired,
-            &[
-                Param::Text(Some(queue.as_str())),
-                Param::BigInt(Some(batch)),
-            ],
-        )
-        .await
-        .map_err(cx.db(|| format!("purging expired messages of {queue:?}")))
-    }
-
     async fn exists(&self, _c: &mut Held<D>, _queue: &QueueName) -> Result<bool> {
         // Every destination lives in NimbusMessages: nothing to lose.
         Ok(true)
@@ -1234,13 +1167,6 @@ impl<D: Driver> Storage<D> for SharedTable {
     async fn take_due(&self, _c: &mut Held<D>, _batch: i64) -> Result<Vec<MessageRow>> {
         // Delayed messages wait in NimbusMessages until their VisibleAfter: nothing to move.
         Ok(Vec::new())
-    }
-
-    async fn count(&self, c: &mut Held<D>, queue: &QueueName) -> Result<i64> {
-        let cx = &self.context;
-        c.count(&cx.sql.messages_count, &[Param::Text(Some(queue.as_str()))])
-            .await
-            .map_err(cx.db(|| format!("counting the messages of {queue:?}")))
     }
 
     async fn browse(

@@ -57,6 +57,15 @@ pub(crate) fn wake(key: &str) {
     }
 }
 
+/// Whether a receiver of the queue `key` in this process still listens for its wake-ups.
+pub(crate) fn has_receivers(key: &str) -> bool {
+    registry()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(key)
+        .is_some_and(|notify| notify.strong_count() > 0)
+}
+
 /// Wakes every waiting receiver in this process of every queue of the database `target`: for
 /// a database that can tell that something changed but not where (SQLite's `data_version`).
 pub(crate) fn wake_every_queue_of(target: &str) {

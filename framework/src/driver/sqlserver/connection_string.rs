@@ -35,6 +35,9 @@ pub(crate) struct ConnectionSettings {
     /// `MultiSubnetFailover=True`: connect to every address the server's name resolves to at
     /// once and keep the first that answers (an availability group listener spanning subnets).
     pub multi_subnet_failover: bool,
+    /// `Max Pool Size`: the most connections the process opens with this connection string,
+    /// as in ADO.NET (the process's connection budget, unless `connection_limit` sets it).
+    pub max_pool_size: Option<usize>,
 }
 
 impl ConnectionSettings {
@@ -116,6 +119,15 @@ pub(crate) fn parse_connection_string(text: &str) -> Result<ConnectionSettings> 
                 )
             })?,
     };
+    let max_pool_size = match get(&["max pool size"]) {
+        None => None,
+        Some(v) => Some(v.parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| {
+            NimbusError::config(
+                format!("Max Pool Size={v:?} is not a number of connections of 1 or more"),
+                "use e.g. Max Pool Size=100 (ADO.NET's default, and Nimbus's)",
+            )
+        })?),
+    };
     let mut config = tiberius::Config::from_ado_string(text).map_err(|e| {
         NimbusError::config(
             format!("cannot parse the SQL Server connection string: {e}"),
@@ -152,6 +164,7 @@ pub(crate) fn parse_connection_string(text: &str) -> Result<ConnectionSettings> 
         login,
         token: None,
         multi_subnet_failover,
+        max_pool_size,
     })
 }
 
@@ -541,7 +554,7 @@ mod tests {
             crate::driver::budget::Request {
                 limit: None,
                 concurrency: 1,
-                default_limit: false,
+                default_limit: crate::driver::budget::DEFAULT_CONNECTION_LIMIT,
             },
         )
         .unwrap();

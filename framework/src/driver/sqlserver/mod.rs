@@ -32,6 +32,8 @@ pub(crate) type Connection = Object<ConnectionManager>;
 pub(crate) struct SqlServerDriver {
     pools: super::home::ShardedPools<Pool<ConnectionManager>>,
     target: String,
+    /// The database and login (see `budget::key_of`).
+    key: String,
     /// How connections log in, for advice when a login fails.
     login: Login,
     /// How long opening one connection may take (`Connect Timeout`).
@@ -170,10 +172,10 @@ impl SqlServerDriver {
         let budget = super::budget::budget_for(&key, &target, budget)
             .map_err(|e| crate::NimbusError::config(e.to_string(), e.fix()))?;
         let pool_budget = budget.clone();
-        // Not shared between buses yet: each bus's waiting peeks and polls keep their own pool
-        // on the bus's thread, as before the budget (fifty buses on one shared pool stalled on
-        // Babelfish, which polls every idle queue).
-        let pools = super::home::ShardedPools::unshared(budget, move |home| {
+        // Every bus of the process on the database shares one pool for its peeks, sends and
+        // background jobs; its idle queues wait for other processes' messages together, in one
+        // statement (see `transport::watcher`), not with a waiting statement each.
+        let pools = super::home::ShardedPools::new(&key, pool_size, budget, move |home| {
             Pool::builder(ConnectionManager {
                 settings: settings.clone(),
                 home,
@@ -194,6 +196,7 @@ impl SqlServerDriver {
         Ok(SqlServerDriver {
             pools,
             target,
+            key,
             login,
             connect_timeout: timeout,
         })
@@ -277,6 +280,10 @@ impl Driver for SqlServerDriver {
         &self.target
     }
 
+    fn share_key(&self) -> &str {
+        &self.key
+    }
+
     fn permission_denied(&self, error: &DriverError) -> bool {
         // CREATE TABLE / CREATE SCHEMA / ALTER permission denied, object permission denied.
         matches!(
@@ -291,6 +298,10 @@ impl Driver for SqlServerDriver {
 
     async fn wait_for_room(&self) {
         self.pools.wait_for_room().await;
+    }
+
+    fn has_room(&self) -> bool {
+        self.pools.has_room()
     }
 
     async fn connection(&self) -> DriverResult<Connection> {

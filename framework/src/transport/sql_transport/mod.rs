@@ -8,17 +8,20 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use uuid::Uuid;
 
+mod inner;
+mod receive;
+
+use receive::{BatchState, SqlBatch, SqlReceiveTransaction};
+
 use super::catalog::{Catalog, QueueEntry};
 use super::index_check::ProblemKind;
 use super::instances::{InstanceHolder, InstanceRegistration, Registered};
 use super::storage::{self, Context, Creation, Storage};
 use super::{
-    AgedRows, CommitFailure, HeldLease, IndexProblem, LeaseTerms, NextReceive, PlannedSends,
-    RebuildDeadLetter, ReceiveTransaction, ReceivedBatch, SagaChange, ServerWait, StopSignal,
-    SweepReport, TableHealth, TableStats, Transport, TransportSettings,
+    AgedRows, IndexProblem, PlannedSends, RebuildDeadLetter, ReceiveTransaction, ReceivedBatch,
+    StopSignal, SweepReport, TableHealth, TableStats, Transport, TransportSettings,
 };
-use crate::dead_letter::DeadLetter;
-use crate::driver::statements::{DeadLetterRow, LeaseRow, MessageRow, PausedRow, SagaRow};
+use crate::driver::statements::{MessageRow, PausedRow};
 use crate::driver::{Announcement, Driver, DriverError, FailureKind, Held, Param, Statement};
 use crate::envelope::{Delivery, Destination, OutgoingMessage, ReceivedMessage};
 use crate::error::{NimbusError, Result};
@@ -45,9 +48,9 @@ pub(super) struct Inner<D: Driver> {
     pub announce: std::sync::OnceLock<tokio::sync::mpsc::UnboundedSender<Announcement>>,
     /// `NimbusPausedQueues` was seen to exist: its catalog check is not repeated.
     pub pause_table_seen: std::sync::atomic::AtomicBool,
-    /// The server refused a waiting peek (Babelfish for PostgreSQL has no `WAITFOR`): idle
-    /// queues look again after a delay instead, for as long as the transport lives.
-    pub server_wait_refused: std::sync::atomic::AtomicBool,
+    /// The process's watch of the database's idle queues, once a bus started wake-ups where
+    /// the database cannot announce sends (SQL Server).
+    pub watcher: std::sync::OnceLock<Arc<super::watcher::Watcher>>,
 }
 
 impl<D: Driver> SqlTransport<D> {
@@ -90,7 +93,7 @@ impl<D: Driver> SqlTransport<D> {
             cx,
             announce: std::sync::OnceLock::new(),
             pause_table_seen: std::sync::atomic::AtomicBool::new(false),
-            server_wait_refused: std::sync::atomic::AtomicBool::new(false),
+            watcher: std::sync::OnceLock::new(),
         });
         inner.connection("connecting").await?.release();
         Ok(Arc::new(SqlTransport { inner }))
@@ -158,357 +161,6 @@ impl<D: Driver> SqlTransport<D> {
     }
 }
 
-impl<D: Driver> Inner<D> {
-    /// A connection from the pool; the error says what to check.
-    pub(super) async fn connection(&self, purpose: &str) -> Result<Held<D>> {
-        self.connection_within(self.cx.deadlines, purpose).await
-    }
-
-    /// A connection whose calls have `deadlines` rather than the transport's.
-    pub(super) async fn connection_within(
-        &self,
-        deadlines: crate::driver::Deadlines,
-        purpose: &str,
-    ) -> Result<Held<D>> {
-        Held::take(&self.driver, deadlines)
-            .await
-            .map_err(|e| self.connect_error(purpose, e))
-    }
-
-    /// A connection that could not be had, with what to check.
-    fn connect_error(&self, purpose: &str, e: crate::driver::DriverError) -> NimbusError {
-        let fix = self.driver.connect_advice(&e);
-        NimbusError::connect(
-            self.cx.name,
-            &self.cx.target,
-            format!("{fix} (while {purpose})"),
-            e,
-        )
-    }
-
-    /// A connection for a receive, or `None` when the endpoint stops before one is free (on
-    /// SQLite a receive waits here for the one writer, for as long as a handler runs). Waiting
-    /// for a pooled connection is safe to abandon: nothing has been asked of the database yet.
-    async fn connection_unless_stopped(
-        &self,
-        purpose: &str,
-        stop: &StopSignal,
-    ) -> Result<Option<Held<D>>> {
-        let c = tokio::select! {
-            biased;
-            () = stop.set() => return Ok(None),
-            c = Held::take_for_receive(&self.driver, self.cx.deadlines) => {
-                c.map_err(|e| self.connect_error(purpose, e))?
-            }
-        };
-        if stop.is_set() {
-            c.release();
-            return Ok(None);
-        }
-        Ok(Some(c))
-    }
-
-    /// A connection with a transaction open.
-    pub(super) async fn transaction(&self, purpose: &str) -> Result<Held<D>> {
-        let mut c = self.connection(purpose).await?;
-        c.begin().await.map_err(self.cx.db(purpose))?;
-        Ok(c)
-    }
-
-    /// Commits `c`'s transaction with what [`Inner::write`] wrote, marks the queues it created
-    /// as existing, and wakes the receivers of the queues it wrote to.
-    async fn commit_written(&self, c: Held<D>, written: &Written, purpose: &str) -> Result<()> {
-        self.commit(c, &written.created, purpose).await?;
-        self.wake(&written.queues);
-        Ok(())
-    }
-
-    /// Wakes this process's receivers of `queues`, and announces them to other processes
-    /// where the database can.
-    fn wake(&self, queues: &[QueueName]) {
-        for queue in queues {
-            if queue.catalog().is_some() {
-                // Another database's receivers listen elsewhere: they find it when they look.
-                continue;
-            }
-            // The queue's key and announcement are made once, with its statements.
-            let entry = self.cx.catalog.queue(queue);
-            super::wakeups::wake(&entry.wake_key);
-            if let Some(announce) = self.announce.get() {
-                // The announcer is gone only when the transport is: nothing to wake then.
-                let _ = announce.send(Announcement::Queue(entry.announcement.clone()));
-            }
-        }
-    }
-
-    fn wake_key(&self, queue: &QueueName) -> String {
-        self.cx.catalog.queue(queue).wake_key.clone()
-    }
-
-    /// Commits `c`'s transaction, then marks the queues it created as existing.
-    pub(super) async fn commit(
-        &self,
-        c: Held<D>,
-        created: &[Arc<QueueEntry>],
-        purpose: &str,
-    ) -> Result<()> {
-        c.commit()
-            .await
-            .map_err(self.cx.db(|| format!("committing ({purpose})")))?;
-        created.iter().for_each(|e| e.mark_exists());
-        Ok(())
-    }
-
-    /// The queues a message goes to: its queue, or every live subscriber of its topic (read in
-    /// the caller's transaction). A subscription row with a name no endpoint could have written
-    /// is skipped with a warning rather than failing every publish of the topic.
-    async fn destinations(
-        &self,
-        c: &mut Held<D>,
-        destination: &Destination,
-    ) -> Result<Vec<QueueName>> {
-        match destination {
-            Destination::Queue(queue) => {
-                // Names chosen at run time (send_to, replies) meet the limit the builder holds
-                // configured names to: past it PostgreSQL would truncate the name, and two
-                // queues would share one table.
-                let dialect = self.driver.dialect();
-                queue.check_len(dialect.max_queue_name)?;
-                let queue =
-                    super::resolve_address(dialect, &self.cx.schema, self.cx.layout, queue)?;
-                Ok(vec![queue])
-            }
-            Destination::Topic(topic) => {
-                let names = c
-                    .subscribers(&self.cx.sql.subscription_list, topic, self.cx.idle_seconds)
-                    .await
-                    .map_err(self.cx.db(|| format!("reading the subscribers of {topic}")))?;
-                let nservicebus = match &self.cx.nservicebus {
-                    Some(nsb) => c
-                        .nservicebus_subscribers(&nsb.subscribers, topic)
-                        .await
-                        .map_err(self.cx.db(|| {
-                            format!(
-                                "reading the subscribers of {topic} in NServiceBus's table {:?}",
-                                nsb.table
-                            )
-                        }))?,
-                    None => Vec::new(),
-                };
-                if names.is_empty() && nservicebus.is_empty() {
-                    super::published_to_nobody(topic);
-                    tracing::debug!(topic, "no live subscription: the event reaches no queue (no subscriber has started yet, or subscribers know the type under another name: compare #[nimbus(type_name = ..)] on both sides)");
-                }
-                let dialect = self.driver.dialect();
-                let own = names
-                    .into_iter()
-                    .map(|name| (QueueName::new(name.clone()), name));
-                // NServiceBus's rows hold addresses (`Billing@[dbo]@[Sales]`, `"public"."Billing"`).
-                let theirs = nservicebus.into_iter().map(|address| {
-                    let queue = QueueName::parse(&address).and_then(|queue| {
-                        super::resolve_address(dialect, &self.cx.schema, self.cx.layout, &queue)
-                    });
-                    (queue, address)
-                });
-                let mut queues: Vec<QueueName> = Vec::new();
-                for (queue, name) in own.chain(theirs) {
-                    match queue.and_then(|queue| {
-                        queue.check_len(dialect.max_queue_name)?;
-                        Ok(queue)
-                    }) {
-                        // A Nimbus subscriber sharing NServiceBus's table is in both.
-                        Ok(queue) if queues.contains(&queue) => {}
-                        Ok(queue) => queues.push(queue),
-                        Err(e) => {
-                            tracing::warn!(topic, subscriber = %name, error = %e, "skipping a subscription whose queue name cannot be used");
-                        }
-                    }
-                }
-                Ok(queues)
-            }
-        }
-    }
-
-    /// Writes `messages` on `c`, inside its open transaction. Returns the queues this created
-    /// and those it wrote to.
-    /// A send (`creation` = [`Creation::Required`]) fails on a queue no endpoint has made; a
-    /// publish always makes a subscriber's missing queue (with auto-create).
-    async fn write(
-        &self,
-        c: &mut Held<D>,
-        messages: &[OutgoingMessage],
-        creation: Creation,
-    ) -> Result<Written> {
-        let mut written = Written::default();
-        if let [message] = messages {
-            // One message: write it as planned (the common case, and no batching to do).
-            let creation = match message.destination {
-                Destination::Topic(_) => Creation::IfMissing,
-                Destination::Queue(_) => creation,
-            };
-            for queue in self.destinations(c, &message.destination).await? {
-                let row_id = self.storage.row_id(message);
-                self.storage
-                    .insert(c, &queue, message, row_id, creation, &mut written.created)
-                    .await?;
-                if message.delivery == Delivery::Immediate && !written.queues.contains(&queue) {
-                    written.queues.push(queue);
-                }
-            }
-            return Ok(written);
-        }
-        let (inserts, written) = self.plan_writes(c, messages, creation).await?;
-        for insert in inserts {
-            insert.run(c).await?;
-        }
-        Ok(written)
-    }
-
-    /// The statements that write `messages` (rows of one table combined into multi-row
-    /// inserts), and what running them all will have created and written to; queues are made
-    /// and subscribers read on `c` as [`Inner::write`] says.
-    async fn plan_writes(
-        &self,
-        c: &mut Held<D>,
-        messages: &[OutgoingMessage],
-        creation: Creation,
-    ) -> Result<(Vec<storage::PlannedInsert>, Written)> {
-        let mut written = Written::default();
-        let mut planned = Vec::new();
-        for message in messages {
-            let creation = match message.destination {
-                Destination::Topic(_) => Creation::IfMissing,
-                Destination::Queue(_) => creation,
-            };
-            for queue in self.destinations(c, &message.destination).await? {
-                let row_id = self.storage.row_id(message);
-                planned.push(
-                    self.storage
-                        .plan_insert(c, &queue, message, row_id, creation, &mut written.created)
-                        .await?,
-                );
-                if message.delivery == Delivery::Immediate && !written.queues.contains(&queue) {
-                    written.queues.push(queue);
-                }
-            }
-        }
-        let inserts = super::batching::combine(planned, self.driver.dialect());
-        Ok((inserts, written))
-    }
-
-    /// The one autocommitted statement that writes `messages`, planned without a connection
-    /// (queues that exist, no subscribers to read: planning writes nothing), and the queues it
-    /// wakes: `None` unless every message goes to a queue known to exist, in a row one
-    /// statement writes ([`storage::Storage::writes_in_one_statement`]), and the rows fit one
-    /// multi-row statement.
-    fn plan_one_known_insert(
-        &self,
-        messages: &[OutgoingMessage],
-    ) -> Option<(storage::PlannedInsert, Vec<QueueName>)> {
-        let mut planned = Vec::with_capacity(messages.len());
-        let mut queues: Vec<QueueName> = Vec::new();
-        for message in messages {
-            let Destination::Queue(queue) = &message.destination else {
-                return None;
-            };
-            let row_id = self.storage.row_id(message);
-            planned.push(self.storage.plan_known_insert(queue, message, row_id)?);
-            if message.delivery == Delivery::Immediate && !queues.contains(queue) {
-                queues.push(queue.clone());
-            }
-        }
-        let mut inserts = super::batching::combine(planned, self.driver.dialect());
-        match inserts.len() {
-            1 => inserts.pop().map(|insert| (insert, queues)),
-            _ => None,
-        }
-    }
-
-    /// Writes `letter`, under a fresh id if its id is taken.
-    async fn insert_dead_letter(&self, c: &mut Held<D>, letter: &DeadLetter) -> Result<()> {
-        for id in [letter.message_id, Uuid::new_v4()] {
-            let row = DeadLetterRow {
-                message_id: id,
-                original_destination: &letter.original_destination,
-                body: &letter.body,
-                delivery_attempts: letter.delivery_attempts,
-            };
-            let inserted = c
-                .insert_dead_letter(&self.cx.sql.dead_letter_insert, &row)
-                .await
-                .map_err(self.cx.db("writing a dead letter"))?;
-            if inserted {
-                return Ok(());
-            }
-        }
-        Err(NimbusError::NotRunning(
-            "a dead letter could not be written under two different ids".into(),
-        ))
-    }
-
-    async fn has_idle_seconds(&self, c: &mut Held<D>) -> Result<bool> {
-        c.exists(
-            &self.cx.sql.catalog_has_idle_seconds,
-            &[Param::Text(Some(self.cx.schema.as_str()))],
-        )
-        .await
-        .map_err(self.cx.db("checking NimbusSubscriptions for IdleSeconds"))
-    }
-
-    async fn sagas_have_completed_at(&self, c: &mut Held<D>) -> Result<bool> {
-        c.exists(
-            &self.cx.sql.catalog_sagas_has_completed_at,
-            &[Param::Text(Some(self.cx.schema.as_str()))],
-        )
-        .await
-        .map_err(self.cx.db("checking NimbusSagas for CompletedAt"))
-    }
-
-    async fn has_last_seen_at(&self, c: &mut Held<D>) -> Result<bool> {
-        c.exists(
-            &self.cx.sql.catalog_has_last_seen_at,
-            &[Param::Text(Some(self.cx.schema.as_str()))],
-        )
-        .await
-        .map_err(self.cx.db("checking NimbusSubscriptions for LastSeenAt"))
-    }
-
-    /// Turns a due delayed message back into one to write to its queue; a row that cannot be
-    /// read becomes a dead letter with the reason instead of vanishing.
-    fn delayed_to_outgoing(
-        &self,
-        row: MessageRow,
-    ) -> std::result::Result<OutgoingMessage, DeadLetter> {
-        let destination = row.destination.clone().unwrap_or_default();
-        let problem = match (&row.undecodable, QueueName::parse(&destination)) {
-            (Some(why), _) => why.clone(),
-            (None, Err(e)) => format!("its destination cannot be used: {e}"),
-            (None, Ok(queue)) => {
-                return Ok(OutgoingMessage {
-                    destination: Destination::Queue(queue),
-                    id: Uuid::parse_str(&row.id).unwrap_or_else(|_| Uuid::new_v4()),
-                    correlation_id: row.correlation_id,
-                    reply_to_address: row.reply_to_address,
-                    expires_at: row.expires,
-                    headers_json: row.headers,
-                    body: row.body,
-                    time_to_be_received_ms: None,
-                    delivery: Delivery::Immediate,
-                })
-            }
-        };
-        let reason = format!("a delayed message cannot be delivered: {problem}");
-        tracing::warn!(id = %row.id, destination = %destination, %reason, "moving a delayed message to the dead letters");
-        let received = received_message(row);
-        Err(crate::dead_letter::dead_letter_raw(
-            &received,
-            &destination,
-            &reason,
-            0,
-        ))
-    }
-}
-
 /// The message a receive hands to the pipeline.
 fn received_message(row: MessageRow) -> ReceivedMessage {
     ReceivedMessage {
@@ -538,7 +190,7 @@ impl<D: Driver> Transport for SqlTransport<D> {
     }
 
     fn hears_other_processes(&self) -> bool {
-        self.inner.announce.get().is_some()
+        self.inner.announce.get().is_some() || self.inner.watcher.get().is_some()
     }
 
     fn peek_counts_held_rows(&self) -> bool {
@@ -565,8 +217,22 @@ impl<D: Driver> Transport for SqlTransport<D> {
         let _ = tokio::time::timeout(self.inner.cx.deadlines.statement, flushed).await;
     }
 
-    fn start_wakeups(&self) {
+    fn start_wakeups(&self, idle_poll: std::time::Duration) {
         let s = &self.inner;
+        if let Some(template) = s.cx.sql.watch_wait.as_deref() {
+            if !idle_poll.is_zero() && s.watcher.get().is_none() {
+                let looker: std::sync::Weak<dyn super::watcher::Looker> =
+                    Arc::downgrade(&(self.inner.clone() as Arc<dyn super::watcher::Looker>));
+                let _ = s.watcher.set(super::watcher::join(
+                    s.driver.share_key(),
+                    template,
+                    s.driver.dialect().placeholder,
+                    idle_poll,
+                    looker,
+                ));
+            }
+            return;
+        }
         if s.announce.get().is_some() {
             return;
         }
@@ -784,49 +450,10 @@ impl<D: Driver> Transport for SqlTransport<D> {
         Ok(estimate)
     }
 
-    fn waits_on_server(&self) -> bool {
-        self.inner.cx.sql.messages_peek_wait.is_some()
-            && !self.inner.server_wait_refused.load(Ordering::Relaxed)
-    }
-
-    async fn peek_waiting(&self, queue: &QueueName, wait: ServerWait) -> Result<i64> {
+    fn watch(&self, queue: &QueueName) {
         let s = &self.inner;
-        // The statement lasts as long as its wait, plus what any statement may take.
-        let deadlines = crate::driver::Deadlines {
-            statement: s.cx.deadlines.statement.saturating_add(wait.longest()),
-            ..s.cx.deadlines
-        };
-        let mut c = s
-            .connection_within(deadlines, "waiting for a message")
-            .await?;
-        match s.storage.peek_waiting(&mut c, queue, wait).await {
-            Ok(estimate) => {
-                c.release();
-                Ok(estimate)
-            }
-            Err(e) if e.is_permanent() => {
-                // The server refused the statement and no transaction is open: the connection
-                // is as good as before and goes back to the pool. (Discarding it cost the next
-                // statement a new login: a quarter of a second on Babelfish, and the messages
-                // waiting behind it as long.)
-                c.release();
-                // Where the plain peek works, the server does not run the waiting one
-                // (Babelfish for PostgreSQL has no WAITFOR) and never will: said once, then
-                // idle queues poll. Where it fails too (the queue's table was dropped), that is
-                // the error.
-                let estimate = self.peek(queue).await?;
-                if !s.server_wait_refused.swap(true, Ordering::Relaxed) {
-                    tracing::warn!(
-                        error = %e,
-                        "this server does not run the waiting peek (WAITFOR DELAY; Babelfish for \
-                         PostgreSQL lacks it): idle queues look for other processes' messages \
-                         by polling instead, one round trip per look, every idle_poll at first \
-                         and up to 1 s apart while they stay empty"
-                    );
-                }
-                Ok(estimate)
-            }
-            Err(e) => Err(e),
+        if let (Some(watcher), Some(watched)) = (s.watcher.get(), s.storage.ready(queue)) {
+            watcher.watch(&s.wake_key(queue), watched);
         }
     }
 
@@ -940,6 +567,11 @@ impl<D: Driver> Transport for SqlTransport<D> {
     }
 
     async fn warm_up(&self) -> Result<()> {
+        // Only where it costs no other pool a connection: with the budget spent, the first
+        // receive waits for one, as any would, and an idle endpoint holds none of its own.
+        if !self.inner.driver.has_room() {
+            return Ok(());
+        }
         self.inner
             .connection("opening a receiver's connection")
             .await?
@@ -1378,504 +1010,4 @@ fn instance_queues(report: &SweepReport) -> Vec<QueueName> {
     queues.sort();
     queues.dedup();
     queues
-}
-
-/// The open transaction of a received message. Dropped unfinished (a cancelled future), its
-/// connection is discarded, so the server rolls back and the message stays in its queue.
-struct SqlReceiveTransaction<D: Driver> {
-    connection: Held<D>,
-    inner: Arc<Inner<D>>,
-    /// A handler took the connection for its own statements: a savepoint marks where they began.
-    handler_savepoint: bool,
-    /// Part of a batch: finishing gives the connection back to the batch instead of committing.
-    member_of: Option<SharedBatch<D>>,
-}
-
-/// What the messages of a batch share: its open transaction, and what their handling wrote.
-type SharedBatch<D> = Arc<std::sync::Mutex<BatchState<D>>>;
-
-struct BatchState<D: Driver> {
-    /// The batch's connection, while no message holds it.
-    connection: Option<Held<D>>,
-    written: Written,
-}
-
-/// A batch of received messages over one transaction (see [`ReceivedBatch`]).
-struct SqlBatch<D: Driver> {
-    rows: std::collections::VecDeque<ReceivedMessage>,
-    size: usize,
-    shared: SharedBatch<D>,
-    inner: Arc<Inner<D>>,
-}
-
-impl<D: Driver> SqlBatch<D> {
-    /// The batch's connection, back from the message that held it last.
-    fn take_connection(&self) -> Result<Held<D>> {
-        self.shared
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .connection
-            .take()
-            .ok_or_else(|| {
-                NimbusError::NotRunning(
-                    "the batch's transaction was lost while a message was handled; it was rolled \
-                     back and every message of the batch is in its queue again"
-                        .into(),
-                )
-            })
-    }
-}
-
-#[async_trait]
-impl<D: Driver> ReceivedBatch for SqlBatch<D> {
-    fn len(&self) -> usize {
-        self.size
-    }
-
-    async fn next(&mut self) -> Result<Option<(ReceivedMessage, Box<dyn ReceiveTransaction>)>> {
-        let Some(row) = self.rows.pop_front() else {
-            return Ok(None);
-        };
-        let connection = self.take_connection()?;
-        // No savepoint yet: a message whose handling writes nothing needs none. One is marked
-        // before its handler's own statements or before its sends, whichever comes first, so
-        // that its part can be undone alone.
-        Ok(Some((
-            row,
-            Box::new(SqlReceiveTransaction {
-                connection,
-                inner: self.inner.clone(),
-                handler_savepoint: false,
-                member_of: Some(self.shared.clone()),
-            }),
-        )))
-    }
-
-    async fn commit(self: Box<Self>) -> Result<()> {
-        let connection = self.take_connection()?;
-        let written = std::mem::take(
-            &mut self
-                .shared
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .written,
-        );
-        self.inner
-            .commit_written(connection, &written, "a batch")
-            .await
-    }
-}
-
-impl<D: Driver> SqlReceiveTransaction<D> {
-    /// Ends this message's part: commits (alone), or (in a batch) releases its savepoint if
-    /// one is open and gives the connection back to the batch with what it wrote.
-    async fn finish(
-        inner: Arc<Inner<D>>,
-        mut connection: Held<D>,
-        member_of: Option<SharedBatch<D>>,
-        written: Written,
-        savepoint_open: bool,
-        purpose: &str,
-    ) -> Result<()> {
-        let Some(batch) = member_of else {
-            return inner.commit_written(connection, &written, purpose).await;
-        };
-        if savepoint_open {
-            let cx = &inner.cx;
-            connection
-                .execute(&cx.sql.savepoint_release, &[])
-                .await
-                .map_err(cx.db(|| format!("ending the savepoint of {purpose} in a batch")))?;
-        }
-        let mut state = batch.lock().unwrap_or_else(|p| p.into_inner());
-        state.written.created.extend(written.created);
-        for queue in written.queues {
-            if !state.written.queues.contains(&queue) {
-                state.written.queues.push(queue);
-            }
-        }
-        state.connection = Some(connection);
-        Ok(())
-    }
-}
-
-impl<D: Driver> SqlReceiveTransaction<D> {
-    /// [`ReceiveTransaction::commit_handled`], and with `next` the next message of that queue
-    /// taken in the commit's round trip where the connection pipelines (not in a batch, whose
-    /// commit is the batch's).
-    async fn commit_handled_then(
-        self: Box<Self>,
-        outgoing: Vec<OutgoingMessage>,
-        next: Option<&QueueName>,
-    ) -> std::result::Result<NextReceive, CommitFailure> {
-        let SqlReceiveTransaction {
-            mut connection,
-            inner,
-            handler_savepoint,
-            member_of,
-        } = *self;
-        let next = next.filter(|_| member_of.is_none() && connection.pipelines_commit());
-        let cx = &inner.cx;
-        if outgoing.is_empty() && !handler_savepoint {
-            // Nothing to write and nothing to undo: no savepoint needed.
-            let written = Written::default();
-            return Self::finish_then(inner, connection, member_of, written, false, next)
-                .await
-                .map_err(CommitFailure::Failed);
-        }
-        // After a handler's own statements, their savepoint serves: a refusal undoes them too.
-        if !handler_savepoint {
-            connection
-                .execute(&cx.sql.savepoint, &[])
-                .await
-                .map_err(|e| CommitFailure::Failed(cx.db("marking a savepoint")(e)))?;
-        }
-        let written = match inner
-            .write(&mut connection, &outgoing, Creation::Required)
-            .await
-        {
-            Ok(written) if handler_savepoint => connection
-                .execute(&cx.sql.savepoint_release, &[])
-                .await
-                .map(|_| written)
-                .map_err(|e| {
-                    NimbusError::database(
-                        cx.name,
-                        "committing what the handler's own statements did",
-                        e,
-                    )
-                }),
-            other => other,
-        };
-        match written {
-            // The handler's savepoint was released above; the one marked for the sends is open.
-            Ok(written) => Self::finish_then(
-                inner,
-                connection,
-                member_of,
-                written,
-                !handler_savepoint,
-                next,
-            )
-            .await
-            .map_err(CommitFailure::Failed),
-            Err(e) if e.is_permanent() => {
-                // Undo the sends alone; if even that fails, the connection is dropped and the
-                // server rolls everything back.
-                connection
-                    .execute(&cx.sql.savepoint_rollback, &[])
-                    .await
-                    .map_err(|rollback| {
-                        CommitFailure::Failed(cx
-                            .db(|| format!("undoing refused sends ({e}) to a savepoint"))(
-                            rollback
-                        ))
-                    })?;
-                Err(CommitFailure::Refused(
-                    e,
-                    Box::new(SqlReceiveTransaction {
-                        connection,
-                        inner,
-                        handler_savepoint,
-                        member_of,
-                    }),
-                ))
-            }
-            Err(e) => Err(CommitFailure::Failed(e)),
-        }
-    }
-
-    /// [`SqlReceiveTransaction::finish`] for a handled message, or with `next` (never in a
-    /// batch) its commit and the next receive of that queue in one round trip.
-    async fn finish_then(
-        inner: Arc<Inner<D>>,
-        mut connection: Held<D>,
-        member_of: Option<SharedBatch<D>>,
-        written: Written,
-        savepoint_open: bool,
-        next: Option<&QueueName>,
-    ) -> Result<NextReceive> {
-        let Some(queue) = next else {
-            return Self::finish(
-                inner,
-                connection,
-                member_of,
-                written,
-                savepoint_open,
-                "a handled message",
-            )
-            .await
-            .map(|()| NextReceive::NotTried);
-        };
-        // On an error `connection` is dropped: discarded, and the server rolls back.
-        let received = inner
-            .storage
-            .commit_and_receive(&mut connection, queue)
-            .await?;
-        written.created.iter().for_each(|e| e.mark_exists());
-        inner.wake(&written.queues);
-        Ok(match received {
-            Ok(Some(row)) => NextReceive::Taken(
-                received_message(row),
-                Box::new(SqlReceiveTransaction {
-                    connection,
-                    inner,
-                    handler_savepoint: false,
-                    member_of: None,
-                }),
-            ),
-            Ok(None) => match inner.commit(connection, &[], "an empty receive").await {
-                Ok(()) => NextReceive::Empty,
-                Err(e) => NextReceive::Failed(e),
-            },
-            Err(e) => NextReceive::Failed(e),
-        })
-    }
-}
-
-#[async_trait]
-impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
-    async fn commit(self: Box<Self>, outgoing: Vec<OutgoingMessage>) -> Result<()> {
-        let SqlReceiveTransaction {
-            mut connection,
-            inner,
-            member_of,
-            handler_savepoint,
-        } = *self;
-        let written = inner
-            .write(&mut connection, &outgoing, Creation::Required)
-            .await?;
-        Self::finish(
-            inner,
-            connection,
-            member_of,
-            written,
-            handler_savepoint,
-            "a handled message",
-        )
-        .await
-    }
-
-    async fn dead_letter(self: Box<Self>, letter: DeadLetter) -> Result<()> {
-        let SqlReceiveTransaction {
-            mut connection,
-            inner,
-            member_of,
-            handler_savepoint,
-        } = *self;
-        inner.insert_dead_letter(&mut connection, &letter).await?;
-        Self::finish(
-            inner,
-            connection,
-            member_of,
-            Written::default(),
-            handler_savepoint,
-            "a dead letter",
-        )
-        .await
-    }
-
-    async fn commit_handled(
-        self: Box<Self>,
-        outgoing: Vec<OutgoingMessage>,
-    ) -> std::result::Result<(), CommitFailure> {
-        self.commit_handled_then(outgoing, None).await.map(|_| ())
-    }
-
-    async fn commit_handled_and_receive(
-        self: Box<Self>,
-        outgoing: Vec<OutgoingMessage>,
-        queue: &QueueName,
-    ) -> std::result::Result<NextReceive, CommitFailure> {
-        self.commit_handled_then(outgoing, Some(queue)).await
-    }
-
-    async fn handler_connection(&mut self) -> Result<&mut (dyn std::any::Any + Send)> {
-        let cx = &self.inner.cx;
-        if !self.handler_savepoint {
-            self.connection
-                .execute(&cx.sql.savepoint, &[])
-                .await
-                .map_err(cx.db("marking a savepoint before the handler's own statements"))?;
-            self.handler_savepoint = true;
-            if let Some(bound) = &cx.sql.handler_statement_timeout {
-                let ms = cx.deadlines.statement.as_millis().to_string();
-                self.connection
-                    .execute(bound, &[Param::Text(Some(&ms))])
-                    .await
-                    .map_err(cx.db("bounding the handler's own statements"))?;
-            }
-        }
-        match self.connection.connection_mut() {
-            Some(connection) => Ok(connection),
-            None => Err(NimbusError::NotRunning(
-                "the receive's connection was already given back".into(),
-            )),
-        }
-    }
-
-    async fn saga_get(&mut self, saga_type: &str, correlation: &str) -> Result<Option<SagaRow>> {
-        // The savepoint first: what the saga writes is undone with a failed attempt.
-        self.handler_connection().await?;
-        let cx = &self.inner.cx;
-        self.connection
-            .saga_get(&cx.sql.saga_get, saga_type, correlation)
-            .await
-            .map_err(cx.db(|| format!("reading saga {saga_type} {correlation:?}")))
-    }
-
-    async fn saga_save(&mut self, change: SagaChange<'_>) -> Result<()> {
-        self.handler_connection().await?;
-        let cx = &self.inner.cx;
-        let conflict = |what: String| cx.db("saving a saga")(DriverError::conflict(what));
-        match change {
-            SagaChange::Insert {
-                id,
-                saga_type,
-                correlation,
-                state,
-            } => match self
-                .connection
-                .saga_insert(&cx.sql.saga_insert, id, saga_type, correlation, state)
-                .await
-            {
-                Ok(()) => Ok(()),
-                Err(e) if e.is_unique_violation() => Err(conflict(format!(
-                    "another message started saga {saga_type} {correlation:?} at the same moment; this one is received again and finds it"
-                ))),
-                Err(e) => Err(cx.db(|| format!("starting saga {saga_type} {correlation:?}"))(e)),
-            },
-            SagaChange::Update { id, version, state } => {
-                let written = self
-                    .connection
-                    .saga_write(&cx.sql.saga_update, id, version, Some(state))
-                    .await
-                    .map_err(cx.db(|| format!("saving saga {id}")))?;
-                match written {
-                    true => Ok(()),
-                    false => Err(conflict(format!(
-                        "saga {id} changed (or completed) after this message read it at version {version}; this one is received again and reads it anew"
-                    ))),
-                }
-            }
-            SagaChange::Complete { id, version, state } => {
-                let deleted = self
-                    .connection
-                    .saga_write(&cx.sql.saga_complete, id, version, Some(state))
-                    .await
-                    .map_err(cx.db(|| format!("completing saga {id}")))?;
-                match deleted {
-                    true => Ok(()),
-                    false => Err(conflict(format!(
-                        "saga {id} changed after this message read it at version {version}; this one is received again and reads it anew"
-                    ))),
-                }
-            }
-        }
-    }
-
-    async fn undo_handler_work(&mut self) -> Result<()> {
-        if !self.handler_savepoint {
-            return Ok(());
-        }
-        let cx = &self.inner.cx;
-        self.connection
-            .execute(&cx.sql.savepoint_rollback, &[])
-            .await
-            .map_err(cx.db("undoing the handler's own statements to their savepoint"))?;
-        Ok(())
-    }
-
-    fn statement_deadline(&self) -> std::time::Duration {
-        self.inner.cx.deadlines.statement
-    }
-
-    async fn hold_under_lease(
-        self: Box<Self>,
-        message: &ReceivedMessage,
-        terms: &LeaseTerms,
-    ) -> Result<Arc<dyn HeldLease>> {
-        let SqlReceiveTransaction {
-            mut connection,
-            inner,
-            member_of,
-            ..
-        } = *self;
-        if member_of.is_some() {
-            return Err(NimbusError::config(
-                "a message of a batched receive cannot be handled under a lease: the batch's \
-                 transaction commits only once every message of it is handled",
-                "use .receive_batch(1) on an endpoint with leases",
-            ));
-        }
-        let lease = SqlLease {
-            id: Uuid::new_v4(),
-            duration_ms: i64::try_from(terms.duration.as_millis()).unwrap_or(i64::MAX),
-            inner: inner.clone(),
-        };
-        let cx = &inner.cx;
-        connection
-            .insert_lease(
-                &cx.sql.lease_insert,
-                &LeaseRow {
-                    lease_id: lease.id,
-                    queue: terms.queue.as_str(),
-                    lease_ms: lease.duration_ms,
-                    leased_by: &terms.leased_by,
-                    id: &message.row_id,
-                    correlation_id: message.correlation_id.as_deref(),
-                    reply_to_address: message.reply_to_address.as_deref(),
-                    expires: message.expires,
-                    headers: &message.headers_json,
-                    body: &message.body,
-                },
-            )
-            .await
-            .map_err(cx.db("holding a message under a lease"))?;
-        inner
-            .commit(connection, &[], "holding a message under a lease")
-            .await?;
-        Ok(Arc::new(lease))
-    }
-}
-
-/// A message held in `NimbusLeases` (see [`HeldLease`]).
-struct SqlLease<D: Driver> {
-    id: Uuid,
-    duration_ms: i64,
-    inner: Arc<Inner<D>>,
-}
-
-#[async_trait]
-impl<D: Driver> HeldLease for SqlLease<D> {
-    async fn renew(&self) -> Result<bool> {
-        let s = &self.inner;
-        let mut c = s.connection("renewing a lease").await?;
-        let renewed = c
-            .renew_lease(&s.cx.sql.lease_renew, self.id, self.duration_ms)
-            .await
-            .map_err(s.cx.db(|| format!("renewing lease {}", self.id)))?;
-        c.release();
-        Ok(renewed)
-    }
-
-    async fn end(&self) -> Result<Option<Box<dyn ReceiveTransaction>>> {
-        let s = &self.inner;
-        let mut c = s.transaction("ending a lease").await?;
-        // On an error `c` is dropped: the connection is discarded and the server rolls back.
-        let ended = c
-            .end_lease(&s.cx.sql.lease_end, self.id)
-            .await
-            .map_err(s.cx.db(|| format!("ending lease {}", self.id)))?;
-        if !ended {
-            s.commit(c, &[], "ending a lease that was gone").await?;
-            return Ok(None);
-        }
-        Ok(Some(Box::new(SqlReceiveTransaction {
-            connection: c,
-            inner: s.clone(),
-            handler_savepoint: false,
-            member_of: None,
-        })))
-    }
 }

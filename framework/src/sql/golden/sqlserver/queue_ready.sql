@@ -1,0 +1,2 @@
+SELECT 0 AS [Ready]
+WHERE EXISTS (SELECT 1 FROM [Zeb]]ra "x" 'y'].[it's [Wal]]]] "rus"] WITH (READPAST, READCOMMITTEDLOCK))

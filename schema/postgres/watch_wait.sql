@@ -1,0 +1,1 @@
+-- Nothing to run here: PostgreSQL announces every send to other processes with LISTEN/NOTIFY (wake_listen.sql), so idle queues wait for those instead of looking.

@@ -1,0 +1,1 @@
+-- Nothing to run here: every commit to the file shows in PRAGMA data_version, which the process watches, so idle queues wait for that instead of looking.
