@@ -3,6 +3,10 @@
 //! framework against the bare SQL it runs (`bench`, in [`bench`]). Every command works on
 //! SQLite, PostgreSQL and SQL Server through `nimbus::admin`, prints a table for people or JSON
 //! (`--json`) for scripts, and fails with the library's errors (what went wrong, what to do).
+//!
+//! This file is over 1,000 lines because it holds the command line's definitions with the help
+//! texts users read, and one short function per command; the console and the benchmark are modules
+//! of their own.
 
 #[cfg(feature = "bench")]
 mod bench;

@@ -1,5 +1,8 @@
 //! The `nimbus` binary end to end, on a fresh SQLite file and a fresh PostgreSQL schema (which
 //! must be reachable: the test fails, never skips).
+//!
+//! This file is over 1,000 lines because it runs every command of the tool end to end, one test
+//! each.
 
 use std::process::Command;
 

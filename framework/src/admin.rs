@@ -13,6 +13,9 @@
 //! }
 //! # Ok(()) }
 //! ```
+//!
+//! This file is over 1,000 lines because it is the operators' API: one short documented method per
+//! operation, with its example.
 
 use std::sync::Arc;
 

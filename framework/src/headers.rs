@@ -34,6 +34,14 @@ pub const ORIGINATING_MACHINE: &str = "NServiceBus.OriginatingMachine";
 /// The content type of every body this framework writes.
 pub const JSON_CONTENT_TYPE: &str = "application/json";
 
+/// Failed attempts so far (this framework's header; durable across restarts).
+pub const FAILED_ATTEMPTS: &str = "Nimbus.FailedAttempts";
+/// The W3C Trace Context header holding the trace id and the sending span's id
+/// (`00-<trace id>-<span id>-<flags>`), as NServiceBus writes it.
+pub const TRACEPARENT: &str = "traceparent";
+/// The W3C Trace Context header with vendor-specific trace state, written when not empty.
+pub const TRACESTATE: &str = "tracestate";
+
 /// Where the wire format of times puts its separators: `yyyy-MM-dd HH:mm:ss:ffffff`.
 const TIME_SEPARATORS: [(usize, u8); 6] = [
     (4, b'-'),

@@ -14,8 +14,7 @@ use std::sync::OnceLock;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 
 use crate::headers::{self, Headers};
-use crate::recoverability::FAILED_ATTEMPTS;
-use crate::telemetry::{TRACEPARENT, TRACESTATE};
+use crate::headers::{FAILED_ATTEMPTS, TRACEPARENT, TRACESTATE};
 
 /// The headers the framework reads on every received message.
 const KEPT: [&str; 10] = [

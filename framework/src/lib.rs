@@ -194,7 +194,7 @@ pub async fn connect_sql_server(connection_string: &str) -> Result<SqlServerClie
 /// ```
 #[cfg(feature = "postgres")]
 pub async fn connect_postgres(url: &str) -> Result<tokio_postgres::Client> {
-    driver::postgres::connect_client(url).await
+    transport::connect_postgres_client(url).await
 }
 
 /// The README's example, compiled as a doc test so it cannot drift from the API.

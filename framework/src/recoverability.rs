@@ -4,8 +4,7 @@
 
 use std::time::Duration;
 
-/// Failed attempts so far (this framework's header; durable across restarts).
-pub const FAILED_ATTEMPTS: &str = "Nimbus.FailedAttempts";
+pub use crate::headers::FAILED_ATTEMPTS;
 /// Delayed retries so far (NServiceBus's header name).
 pub const DELAYED_RETRIES: &str = "NServiceBus.Retries";
 /// Why the message went to the dead letters.

@@ -37,11 +37,7 @@ use tracing::Span;
 use crate::envelope::{Destination, Incoming, Intent, OutgoingMessage};
 use crate::headers::Headers;
 
-/// The W3C Trace Context header holding the trace id and the sending span's id
-/// (`00-<trace id>-<span id>-<flags>`), as NServiceBus writes it.
-pub const TRACEPARENT: &str = "traceparent";
-/// The W3C Trace Context header with vendor-specific trace state, written when not empty.
-pub const TRACESTATE: &str = "tracestate";
+pub use crate::headers::{TRACEPARENT, TRACESTATE};
 /// The `messaging.system` attribute of every span.
 pub const MESSAGING_SYSTEM: &str = "nimbus";
 

@@ -1,5 +1,8 @@
 //! Failure handling in the conformance suite: retries, dead letters, bad input, expiry, delayed
 //! delivery, timeouts, panics and database outages. Part of [`crate::suite`].
+//!
+//! This file is over 1,000 lines because it lists the failure behaviours every backend must have,
+//! one function each.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};

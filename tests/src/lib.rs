@@ -40,8 +40,19 @@ pub async fn wait_for(what: &str, within: std::time::Duration, mut done: impl Fn
 
 /// Waits until the asynchronous check `done` says so, checking every 100 ms; panics with
 /// `what` after two minutes (a loaded machine is slow, never that slow).
-pub async fn eventually(what: &str, mut done: impl AsyncFnMut() -> bool) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+pub async fn eventually(what: &str, done: impl AsyncFnMut() -> bool) {
+    eventually_within(what, std::time::Duration::from_secs(120), done).await;
+}
+
+/// As [`eventually`], panicking after `within`: for work whose every step costs a server far
+/// more than usual (fifty endpoints on a 2-core Babelfish, whose logins cost half a second of
+/// its CPU each).
+pub async fn eventually_within(
+    what: &str,
+    within: std::time::Duration,
+    mut done: impl AsyncFnMut() -> bool,
+) {
+    let deadline = std::time::Instant::now() + within;
     while !done().await {
         assert!(
             std::time::Instant::now() < deadline,

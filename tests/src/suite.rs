@@ -1,5 +1,8 @@
 //! The behaviours every backend must have. Each function is one test; [`crate::conformance_suite!`]
 //! runs them per backend. No test asserts on time: waits only bound how long a failure takes.
+//!
+//! This file is over 1,000 lines because it lists the behaviours every backend must have, one
+//! function each.
 
 use std::collections::{BTreeMap, HashSet};
 use std::future::Future;

@@ -5,6 +5,9 @@
 //! SQLite runs on a fresh file; PostgreSQL on a fresh schema at 127.0.0.1:5432 (it must be
 //! reachable: the test fails, never skips); SQL Server when `NIMBUS_SQLSERVER` holds a connection
 //! string (ignored otherwise: `cargo test -p nimbus-bus --all-features contract -- --include-ignored`).
+//!
+//! This file is over 1,000 lines because every statement runs in one test per driver, each step on
+//! the rows the previous one left.
 
 use std::sync::Arc;
 

@@ -108,27 +108,17 @@ impl deadpool_postgres::Connect for ConnectAtHome {
     }
 }
 
-/// Opens a connection of the application's own from a bus URL, with the bus's TLS set-up; its
-/// connection task runs on the current tokio runtime.
-pub(crate) async fn connect_client(url: &str) -> crate::error::Result<tokio_postgres::Client> {
-    #[allow(irrefutable_let_patterns)] // With PostgreSQL the only database compiled in.
-    let crate::transport::DatabaseUrl::Postgres {
-        config,
-        target,
-        tls,
-        ..
-    } = crate::transport::DatabaseUrl::parse(url)?
-    else {
-        return Err(crate::error::NimbusError::config(
-            "nimbus::connect_postgres was given a URL that is not a PostgreSQL one",
-            "pass a postgres://user@host/database URL, as the bus's database_url takes",
-        ));
-    };
-    let connector = tls.connector()?;
+/// Opens a connection of the application's own with the bus's connection settings and TLS
+/// set-up; its connection task runs on the current tokio runtime.
+pub(crate) async fn connect_client(
+    config: &tokio_postgres::Config,
+    connector: MakeRustlsConnect,
+    target: &str,
+) -> crate::error::Result<tokio_postgres::Client> {
     let (client, connection) = config.connect(connector).await.map_err(|e| {
         crate::error::NimbusError::connect(
             crate::sql::POSTGRES.name,
-            &target,
+            target,
             "check that the server runs and accepts TCP connections, and the user, password, \
              database and sslmode in the URL",
             error(e),

@@ -1,5 +1,8 @@
 //! The bus builder: every setting, checked when [`BusBuilder::build`] runs, so that a bad
 //! configuration fails before anything starts and says what to change.
+//!
+//! This file is over 1,000 lines because it has one method per setting, each with the documentation
+//! users read, and `build()`'s checks beside the settings they check.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -203,6 +206,13 @@ impl std::fmt::Debug for BusBuilder {
             .field("idle_poll", &self.idle_poll)
             .field("routes", &self.routes)
             .finish_non_exhaustive()
+    }
+}
+
+impl crate::endpoint::bus::Bus {
+    /// A new builder. See [`BusBuilder`].
+    pub fn builder() -> BusBuilder {
+        BusBuilder::default()
     }
 }
 

@@ -10,7 +10,6 @@ use crate::actors::{
     monitoring_reporter, pause_watch, read_pauses, register, registration, table_maintenance,
     DeadLetterer, Drain, QueueSupervisor, Shutdown,
 };
-use crate::endpoint::builder::BusBuilder;
 use crate::endpoint::shared_commits::SharedCommits;
 use crate::envelope::{
     build_outgoing, build_outgoing_with, build_request, Destination, Intent, SendOptions,
@@ -57,7 +56,7 @@ impl Endpoint {
         self.config.identity.input_queue.as_str()
     }
 
-    /// This instance's name (see [`BusBuilder::names`]).
+    /// This instance's name (see [`BusBuilder::names`](crate::BusBuilder::names)).
     pub fn instance_name(&self) -> &str {
         &self.config.identity.instance
     }
@@ -347,11 +346,6 @@ struct BusInner {
 }
 
 impl Bus {
-    /// A new builder. See [`BusBuilder`].
-    pub fn builder() -> BusBuilder {
-        BusBuilder::default()
-    }
-
     /// Sends a command to the queue routed for its type (`route::<M>("Queue")` on the builder).
     /// Returns once the message is committed to the database.
     pub async fn send<M: Command>(&self, message: M) -> Result<()> {

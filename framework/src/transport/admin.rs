@@ -274,6 +274,7 @@ impl<D: Driver> Admin for SqlTransport<D> {
             .await
             .map_err(s.cx.db(|| format!("pausing {queue:?}")))?;
         c.release();
+        super::shared_reads::forget_pauses(&s.shared_reads_key());
         Ok(paused)
     }
 
@@ -286,6 +287,7 @@ impl<D: Driver> Admin for SqlTransport<D> {
             .await
             .map_err(s.cx.db(|| format!("resuming {queue:?}")))?;
         c.release();
+        super::shared_reads::forget_pauses(&s.shared_reads_key());
         Ok(resumed)
     }
 

@@ -453,6 +453,26 @@ fn postgres_target(config: &tokio_postgres::Config) -> String {
     format!("{hosts}/{db}")
 }
 
+/// Opens a connection of the application's own from a bus URL, with the bus's TLS set-up (see
+/// `nimbus::connect_postgres`); its connection task runs on the current tokio runtime.
+#[cfg(feature = "postgres")]
+pub(crate) async fn connect_postgres_client(url: &str) -> Result<tokio_postgres::Client> {
+    #[allow(irrefutable_let_patterns)] // With PostgreSQL the only database compiled in.
+    let DatabaseUrl::Postgres {
+        config,
+        target,
+        tls,
+        ..
+    } = DatabaseUrl::parse(url)?
+    else {
+        return Err(NimbusError::config(
+            "nimbus::connect_postgres was given a URL that is not a PostgreSQL one",
+            "pass a postgres://user@host/database URL, as the bus's database_url takes",
+        ));
+    };
+    crate::driver::postgres::connect_client(&config, tls.connector()?, &target).await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,6 +18,7 @@ pub(crate) mod index_check;
 pub(crate) mod instances;
 pub(crate) mod monitoring;
 mod server_wait;
+mod shared_reads;
 mod sql_transport;
 mod storage;
 pub(crate) mod wakeups;
@@ -37,6 +38,8 @@ use crate::names::{QueueName, SchemaName};
 
 pub(crate) use addressing::resolve as resolve_address;
 pub(crate) use admin::{Admin, RawRow};
+#[cfg(feature = "postgres")]
+pub(crate) use database_url::connect_postgres_client;
 pub(crate) use database_url::DatabaseUrl;
 pub use database_url::{DatabaseKind, DEFAULT_CONNECT_TIMEOUT};
 pub(crate) use index_check::IndexProblem;

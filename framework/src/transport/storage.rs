@@ -2,6 +2,10 @@
 //! (seed 000's shape or NServiceBus's PostgreSQL shape, [`TablePerQueue`]) or every queue in
 //! `NimbusMessages` (seed 003, [`SharedTable`]). Everything that differs between them is here;
 //! everything else is in [`super::sql_transport`].
+//!
+//! This file is over 1,000 lines because the two layouts are kept side by side, so that what
+//! differs between them is read in one place; what they share is written once, in [`Storage`]'s
+//! provided methods and [`QueueStatements`].
 
 use std::sync::Arc;
 
@@ -438,9 +442,8 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
         message: &OutgoingMessage,
         row_id: Uuid,
     ) -> Option<PlannedInsert> {
-        self.writes_in_one_statement(queue, message).then(|| {
-            self.planned(self.context().catalog.queue(queue), queue, message, row_id)
-        })
+        self.writes_in_one_statement(queue, message)
+            .then(|| self.planned(self.context().catalog.queue(queue), queue, message, row_id))
     }
 
     /// Writes the copy of `message` for `queue`, under `row_id`, inside the caller's
@@ -570,6 +573,10 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
 
     /// Removes `queue` and every message in it.
     async fn drop_queue(&self, c: &mut Held<D>, queue: &QueueName) -> Result<()>;
+
+    /// Whether delayed messages wait outside their queue, to be moved when due
+    /// ([`take_due`](Self::take_due)); where they wait in it (the shared table), nothing moves.
+    fn moves_delayed(&self) -> bool;
 
     /// Takes up to `batch` due delayed messages out of their waiting place, inside the caller's
     /// transaction; empty where delayed messages wait in their queue.
@@ -804,9 +811,12 @@ pub(crate) struct TablePerQueue {
     context: Arc<Context>,
 }
 
-
 #[async_trait]
 impl<D: Driver> Storage<D> for TablePerQueue {
+    fn moves_delayed(&self) -> bool {
+        true
+    }
+
     /// A row of the queue's table, or of the delayed messages.
     fn planned(
         &self,
@@ -1005,9 +1015,13 @@ pub(crate) struct SharedTable {
 /// The shared table's name.
 const MESSAGES_TABLE: &str = "NimbusMessages";
 
-
 #[async_trait]
 impl<D: Driver> Storage<D> for SharedTable {
+    fn moves_delayed(&self) -> bool {
+        // Delayed messages wait in NimbusMessages until their VisibleAfter.
+        false
+    }
+
     /// The statement that writes the copy of `message` for `queue` under `row_id`: a row of the
     /// shared table.
     fn planned(

@@ -56,6 +56,16 @@ impl<D: Driver> crate::transport::watcher::Looker for Inner<D> {
 }
 
 impl<D: Driver> Inner<D> {
+    /// The database and schema, as the reads every bus of the process makes alike are shared
+    /// (see [`crate::transport::shared_reads`]).
+    pub(in crate::transport) fn shared_reads_key(&self) -> String {
+        format!(
+            "{}\u{1f}{}",
+            self.driver.share_key(),
+            self.cx.schema.as_str()
+        )
+    }
+
     /// A connection from the pool; the error says what to check.
     pub(in crate::transport) async fn connection(&self, purpose: &str) -> Result<Held<D>> {
         self.connection_within(self.cx.deadlines, purpose).await

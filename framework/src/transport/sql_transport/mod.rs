@@ -1,6 +1,10 @@
 //! The transport over any [`Driver`]: fan-out of publishes, auto-create and the known-queue
 //! cache, schema creation and verification, index checks, receive, dead letters, delayed
 //! delivery, subscriptions, the idle sweep and replay — each written once.
+//!
+//! This file is over 1,000 lines because it is the one implementation of the `Transport` trait,
+//! whose methods each delegate to the storage layout or to the helpers in [`inner`]; the receive
+//! transactions are in [`receive`].
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -905,10 +909,15 @@ impl<D: Driver> Transport for SqlTransport<D> {
 
     async fn deliver_due(&self, batch: i64) -> Result<u64> {
         let s = &self.inner;
+        let shared = s.shared_reads_key();
+        if !s.storage.moves_delayed() || super::shared_reads::delivered_recently(&shared) {
+            return Ok(0);
+        }
         let mut c = s.transaction("delivering delayed messages").await?;
         let rows = s.storage.take_due(&mut c, batch).await?;
         if rows.is_empty() {
             s.commit(c, &[], "an empty delivery").await?;
+            super::shared_reads::delivered_all(&shared);
             return Ok(0);
         }
         let count = rows.len() as u64;
@@ -921,6 +930,9 @@ impl<D: Driver> Transport for SqlTransport<D> {
         }
         let written = s.write(&mut c, &messages, Creation::IfMissing).await?;
         s.commit_written(c, &written, "delayed deliveries").await?;
+        if count < batch.unsigned_abs() {
+            super::shared_reads::delivered_all(&shared);
+        }
         Ok(count)
     }
 
@@ -970,12 +982,17 @@ impl<D: Driver> Transport for SqlTransport<D> {
             return Ok(None);
         }
         let s = &self.inner;
+        let shared = s.shared_reads_key();
+        if let Some(rows) = super::shared_reads::recent_pauses(&shared) {
+            return Ok(Some(rows));
+        }
         let mut c = s.connection("reading the paused queues").await?;
         let rows = c
             .paused_queues(&s.cx.sql.paused_list)
             .await
             .map_err(s.cx.db("reading the paused queues"))?;
         c.release();
+        super::shared_reads::remember_pauses(&shared, &rows);
         Ok(Some(rows))
     }
 
