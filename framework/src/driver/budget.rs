@@ -16,12 +16,14 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// The default limit on PostgreSQL: enough for the busiest bus of the process and a few more,
 /// well under the server's default `max_connections` (100) that every client shares.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub const DEFAULT_CONNECTION_LIMIT: usize = 20;
 
 /// The default limit on SQL Server: ADO.NET's `Max Pool Size`, per connection string and process
 /// as there. A SQL Server accepts thousands of connections, and the default keeps connections
 /// from moving between the buses of a process (each move is a new login; on Babelfish about half
 /// a second of the server's CPU).
+#[cfg_attr(not(feature = "sqlserver"), allow(dead_code))]
 pub const SQLSERVER_DEFAULT_CONNECTION_LIMIT: usize = 100;
 
 /// Connections each bus may need beyond its receivers (peeks, sends from outside handlers,

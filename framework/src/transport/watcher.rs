@@ -107,16 +107,26 @@ pub(crate) fn join(
         }),
         joined: Arc::new(Notify::new()),
     });
-    let watching = run(Arc::downgrade(&watcher), watcher.joined.clone());
-    match crate::driver::shared_runtime::handle() {
-        Ok(shared) => drop(shared.spawn(watching)),
-        Err(e) => {
-            tracing::debug!(error = %e, "watching idle queues on the bus's own thread");
-            drop(tokio::spawn(watching));
-        }
-    }
+    spawn(run(Arc::downgrade(&watcher), watcher.joined.clone()));
     watchers.push((key.to_string(), Arc::downgrade(&watcher)));
     watcher
+}
+
+/// Runs the watch on the process's shared runtime, whose thread the shared pool's connections
+/// belong to; on the bus's own without it.
+fn spawn(watching: impl std::future::Future<Output = ()> + Send + 'static) {
+    #[cfg(any(feature = "postgres", feature = "sqlserver"))]
+    let watching = match crate::driver::shared_runtime::handle() {
+        Ok(shared) => {
+            drop(shared.spawn(watching));
+            return;
+        }
+        Err(e) => {
+            tracing::debug!(error = %e, "watching idle queues on the bus's own thread");
+            watching
+        }
+    };
+    drop(tokio::spawn(watching));
 }
 
 impl Watcher {
