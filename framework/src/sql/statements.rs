@@ -172,7 +172,7 @@ pub(crate) struct SchemaSql {
     pub messages_vacuum: Script,
     /// NimbusMessages, schema-qualified and quoted.
     pub messages_table: String,
-    /// Takes up to N messages of a destination at once (not on SQL Server yet).
+    /// Takes up to N messages of a destination at once.
     pub messages_receive_batch: Script,
     /// Listens for wake-ups (PostgreSQL).
     pub wake_listen: Script,
@@ -294,7 +294,7 @@ pub(crate) struct QueueSql {
     pub browse: String,
     /// Reclaims the table's dead rows (PostgreSQL).
     pub vacuum: Script,
-    /// Takes up to N messages at once (not on SQL Server yet).
+    /// Takes up to N messages at once.
     pub receive_batch: Script,
 }
 

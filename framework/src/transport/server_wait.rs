@@ -1,19 +1,19 @@
-//! How long a peek may wait on the server for a message, where the database cannot tell this
-//! process that another one sent (SQL Server): one statement looks at the queue every few
-//! milliseconds and returns as soon as a message is there, so an idle queue costs one round
-//! trip per wait instead of one per look, and a message waits for the next look, not for the
-//! next round trip.
+//! How long the watch of idle queues may wait on the server for a message, where the database
+//! cannot tell this process that another one sent (SQL Server, see `watcher`): one statement
+//! looks at the queues every few milliseconds and returns as soon as one holds a message, so the
+//! idle queues cost one round trip per wait instead of one per look, and a message waits for the
+//! next look, not for the next round trip.
 
 use std::time::Duration;
 
-/// The longest one waiting peek lasts: the statement's own deadline is the database timeout
-/// plus this, and a stopping endpoint does not wait for it.
+/// The longest any one waiting statement may last: its own deadline is the database timeout
+/// plus this.
 pub(crate) const LONGEST_SERVER_WAIT: Duration = Duration::from_secs(1);
 
 /// The shortest time between two looks: `WAITFOR DELAY` counts in milliseconds.
 const SHORTEST_LOOK: Duration = Duration::from_millis(1);
 
-/// A waiting peek's looks: one every `every`, at most `looks` of them.
+/// A waiting statement's looks: one every `every`, at most `looks` of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ServerWait {
     /// How many times the statement looks before it gives up and estimates anyway.
