@@ -1,8 +1,8 @@
 //! Hearing other processes' sends where the database cannot announce them (SQL Server): one
 //! statement per database per process watches every idle queue of the process at once
 //! (`watch_wait.sql`), on one pooled connection, and wakes the receivers of the queues that got
-//! a message — as PostgreSQL's one LISTEN connection does. Fifty idle endpoints cost one
-//! connection and a few statements a second, not a connection and a waiting statement each.
+//! a message — as PostgreSQL's one LISTEN connection does. Watching fifty idle endpoints costs
+//! one connection and a few statements a second, not a connection and a waiting statement each.
 //!
 //! A queue is watched from the moment its supervisor found it empty until a message is there:
 //! then it is woken and taken off the list, and its supervisor, once it has emptied the queue
