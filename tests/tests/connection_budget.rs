@@ -162,15 +162,21 @@ async fn endpoints_share_the_budget(
     }
 }
 
-#[actix_rt::test]
-async fn fifty_endpoints_share_the_connection_budget_on_postgres() {
-    let db = TestDatabase::new(Setup::new(Kind::Postgres, StorageLayout::TablePerQueue)).await;
+/// A URL for `db` whose sessions carry a name of their own, and what counts them on the server.
+async fn counted_sessions(db: &TestDatabase) -> (String, Sessions) {
     let named = Arc::new(NamedSessions::new(&db.url(), "nimbus_budget").await);
     let url = named.url.clone();
     let sessions: Sessions = Arc::new(move || {
         let named = named.clone();
         Box::pin(async move { named.count().await })
     });
+    (url, sessions)
+}
+
+#[actix_rt::test]
+async fn fifty_endpoints_share_the_connection_budget_on_postgres() {
+    let db = TestDatabase::new(Setup::new(Kind::Postgres, StorageLayout::TablePerQueue)).await;
+    let (url, sessions) = counted_sessions(&db).await;
     let bounds = Bounds {
         // The budget, the listener, and a few backends whose connection was closed for a
         // waiter but which the server still lists while they exit (on a loaded machine).
@@ -195,12 +201,7 @@ async fn fifty_endpoints_send_and_receive_on_one_sqlite_file() {
 #[ignore = "needs a SQL Server: set NIMBUS_SQLSERVER and run with --include-ignored"]
 async fn fifty_endpoints_share_the_connection_budget_on_sql_server() {
     let db = TestDatabase::new(Setup::new(Kind::SqlServer, StorageLayout::TablePerQueue)).await;
-    let named = Arc::new(NamedSessions::new(&db.url(), "nimbus_budget").await);
-    let url = named.url.clone();
-    let sessions: Sessions = Arc::new(move || {
-        let named = named.clone();
-        Box::pin(async move { named.count().await })
-    });
+    let (url, sessions) = counted_sessions(&db).await;
     let bounds = Bounds {
         busy: SQLSERVER_DEFAULT_LIMIT + EXITING,
         quiet: QUIET_MOST,

@@ -1,7 +1,8 @@
 //! Pauses: reads which queues an operator paused (`NimbusPausedQueues`, written by
-//! `nimbus pause` and `nimbus::admin`) once per peek delay, so every instance of every process
-//! stops taking a paused queue's messages within a peek delay, and wakes a queue's receivers
-//! the moment it is read resumed. Sends to a paused queue go in as usual.
+//! `nimbus pause` and `nimbus::admin`) once per peek delay (the buses of one process share one
+//! read every 250 ms), so every instance of every process stops taking a paused queue's messages
+//! within a peek delay and a quarter second, and wakes a queue's receivers the moment it is read
+//! resumed. Sends to a paused queue go in as usual.
 
 use std::sync::Arc;
 

@@ -273,8 +273,18 @@ impl Budget {
         metrics::counter!("nimbus_connection_waits_total", "database" => self.target.clone())
             .increment(1);
         tracing::debug!(database = %self.target, "every connection of the pool is in use: waiting for one");
+        let mut warned = false;
         while exhausted() {
             tokio::time::sleep(POOL_LOOK_EVERY).await;
+            if !warned && started.elapsed() >= WARN_AFTER {
+                warned = true;
+                tracing::warn!(
+                    database = %self.target, waited = ?started.elapsed(),
+                    "every connection of the pool has been in use for a while (statements slower \
+                     than usual, or a server that stopped answering, whose statements end at \
+                     their deadline): still waiting for one"
+                );
+            }
         }
         self.record_wait(started.elapsed());
     }

@@ -426,6 +426,15 @@ pub(crate) enum Announcement {
     Flush(tokio::sync::oneshot::Sender<()>),
 }
 
+/// How long a connection that keeps failing in the background (a LISTEN connection, the watch
+/// of idle queues) waits before it tries again after `failures` failures in a row: 500 ms,
+/// doubling, at most 30 s.
+pub(crate) fn background_retry_wait(failures: u32) -> std::time::Duration {
+    std::time::Duration::from_millis(250)
+        .saturating_mul(2u32.saturating_pow(failures.min(8)))
+        .min(std::time::Duration::from_secs(30))
+}
+
 /// How long one database statement (or commit) may take before its connection is dropped as
 /// frozen, unless configured (ADO.NET's default command timeout). Here, below every layer that
 /// needs it.

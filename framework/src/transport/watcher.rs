@@ -27,9 +27,6 @@ use crate::sql::{Placeholder, ReadyPart};
 /// watched from the next one on, at most this much later.
 pub(crate) const WATCH_SPAN: Duration = Duration::from_millis(250);
 
-/// The longest wait before the watch is tried again after it failed.
-const MAX_RETRY: Duration = Duration::from_secs(30);
-
 /// What the watcher needs of a transport of the process on its database: to run a watch
 /// statement on one of its connections.
 #[async_trait]
@@ -285,9 +282,7 @@ async fn run(watcher: Weak<Watcher>, joined: Arc<Notify>) {
             }
             Err(e) => {
                 failures = failures.saturating_add(1);
-                let retry = Duration::from_millis(250)
-                    .saturating_mul(2u32.saturating_pow(failures.min(8)))
-                    .min(MAX_RETRY);
+                let retry = crate::driver::background_retry_wait(failures);
                 // Reported on the 1st, 2nd, 4th… failure in a row, as the other background jobs.
                 if failures.is_power_of_two() {
                     tracing::warn!(

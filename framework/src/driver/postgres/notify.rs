@@ -8,7 +8,6 @@
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use futures::StreamExt;
 use tokio::sync::mpsc;
@@ -31,9 +30,6 @@ pub(crate) struct Statements {
     /// opened again, instead of holding every later announcement.
     pub deadlines: crate::driver::Deadlines,
 }
-
-/// The longest wait before trying to listen again after the connection failed.
-const MAX_RETRY: Duration = Duration::from_secs(30);
 
 /// Whoever hears what the shared connection hears: every bus that joined it.
 type Hearers = Arc<Mutex<Vec<mpsc::UnboundedSender<String>>>>;
@@ -125,9 +121,7 @@ async fn run(
             Ended::TransportGone => return,
             Ended::Failed(reason) => {
                 failures = failures.saturating_add(1);
-                let wait = Duration::from_millis(250)
-                    .saturating_mul(2u32.saturating_pow(failures.min(8)))
-                    .min(MAX_RETRY);
+                let wait = crate::driver::background_retry_wait(failures);
                 // Reported on the 1st, 2nd, 4th… failure in a row, as the other background jobs.
                 if failures.is_power_of_two() {
                     tracing::warn!(
