@@ -241,13 +241,26 @@ pub async fn slow_messages_are_received_one_at_a_time(setup: Setup) {
 }
 
 /// With the default settings, handlers that run statements of their own in the receive's
-/// transaction take one message per receive, however many wait (several per transaction would
-/// take their row locks in orders that deadlock with other receivers'); a fixed
-/// `receive_batch(n)` batches them anyway.
-pub async fn handlers_with_statements_of_their_own_take_one_message_per_receive(setup: Setup) {
+/// transaction take one message per receive on SQL Server, however many wait (several per
+/// transaction would take their row locks in orders that deadlock with other receivers', which
+/// SQL Server finds only every few seconds); a fixed `receive_batch(n)` batches them anyway. On
+/// SQLite, where a receive holds the file's one write lock, and on PostgreSQL, where a batch
+/// gives way after a short wait for a row lock, a backlog is taken several at a time as for any
+/// fast handler.
+pub async fn handlers_with_statements_of_their_own_batch_only_where_rows_cannot_deadlock(
+    setup: Setup,
+) {
     let total = 200;
     let receives = receives_for_backlog_of(setup, total, Duration::ZERO, None, true).await;
-    assert_eq!(receives, u64::from(total), "one receive per message");
+    if setup.kind == Kind::SqlServer {
+        assert_eq!(receives, u64::from(total), "one receive per message");
+    } else {
+        assert!(
+            receives < u64::from(total),
+            "{receives} receives for {total} messages: the default should have taken several \
+             at once, handlers' own statements or not"
+        );
+    }
     let batched = receives_for_backlog_of(setup, total, Duration::ZERO, Some(10), true).await;
     assert!(
         batched < u64::from(total),

@@ -6,7 +6,7 @@ use nimbus::StorageLayout;
 use nimbus_conformance::batch::{
     a_backlog_of_fast_messages_is_received_several_at_a_time,
     each_message_of_a_batch_keeps_its_own_outcome,
-    handlers_with_statements_of_their_own_take_one_message_per_receive,
+    handlers_with_statements_of_their_own_batch_only_where_rows_cannot_deadlock,
     receive_batch_one_takes_one_message_per_receive, slow_messages_are_received_one_at_a_time,
 };
 use nimbus_conformance::{Kind, Setup};
@@ -207,11 +207,11 @@ mod counted_after_commit {
 }
 
 #[actix_rt::test]
-async fn handlers_with_statements_of_their_own_take_one_message_per_receive_on_sqlite() {
-    handlers_with_statements_of_their_own_take_one_message_per_receive(SQLITE).await;
+async fn handlers_with_statements_of_their_own_are_batched_on_sqlite() {
+    handlers_with_statements_of_their_own_batch_only_where_rows_cannot_deadlock(SQLITE).await;
 }
 
 #[actix_rt::test]
-async fn handlers_with_statements_of_their_own_take_one_message_per_receive_on_postgres() {
-    handlers_with_statements_of_their_own_take_one_message_per_receive(POSTGRES).await;
+async fn handlers_with_statements_of_their_own_are_batched_on_postgres() {
+    handlers_with_statements_of_their_own_batch_only_where_rows_cannot_deadlock(POSTGRES).await;
 }

@@ -173,10 +173,10 @@ fn main() -> ExitCode {
         }),
     ));
     server_tests.push((
-        "sqlserver::handlers_with_statements_of_their_own_take_one_message_per_receive",
+        "sqlserver::handlers_with_statements_of_their_own_batch_only_where_rows_cannot_deadlock",
         Box::new(|| {
             run_actix(
-                nimbus_conformance::batch::handlers_with_statements_of_their_own_take_one_message_per_receive(
+                nimbus_conformance::batch::handlers_with_statements_of_their_own_batch_only_where_rows_cannot_deadlock(
                     TABLE_PER_QUEUE,
                 ),
             )

@@ -145,9 +145,15 @@ impl Handler<ReceiveRun> for Receiver {
                         last
                     } else {
                         let asked = sizer.next();
-                        let run =
-                            receive_and_handle_batch(&endpoint, &queue, asked, &stop, taken.take())
-                                .await;
+                        let run = receive_and_handle_batch(
+                            &endpoint,
+                            &queue,
+                            asked,
+                            sizer.lock_wait(),
+                            &stop,
+                            taken.take(),
+                        )
+                        .await;
                         if matches!(run.outcome, Outcome::Conflict(_)) {
                             sizer.gave_way(run.taken);
                         } else {

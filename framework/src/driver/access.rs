@@ -44,6 +44,7 @@ where
 struct DatabaseFailure {
     kind: super::FailureKind,
     conflict: bool,
+    lock_timeout: bool,
 }
 
 fn first_database_failure(error: &(dyn std::error::Error + 'static)) -> Option<DatabaseFailure> {
@@ -53,13 +54,16 @@ fn first_database_failure(error: &(dyn std::error::Error + 'static)) -> Option<D
             return Some(DatabaseFailure {
                 kind: driver.kind(),
                 conflict: driver.is_conflict(),
+                lock_timeout: driver.is_lock_timeout(),
             });
         }
         #[cfg(feature = "postgres")]
         if let Some(pg) = e.downcast_ref::<tokio_postgres::Error>() {
+            let code = pg.code().map(|c| c.code());
             return Some(DatabaseFailure {
                 kind: super::postgres::kind_of(pg),
-                conflict: super::is_conflict_code(pg.code().map(|c| c.code())),
+                conflict: super::is_conflict_code(code),
+                lock_timeout: super::is_lock_timeout_code(code),
             });
         }
         #[cfg(feature = "sqlite")]
@@ -67,6 +71,7 @@ fn first_database_failure(error: &(dyn std::error::Error + 'static)) -> Option<D
             return Some(DatabaseFailure {
                 kind: super::sqlite::kind_of(sqlite),
                 conflict: false,
+                lock_timeout: false,
             });
         }
         #[cfg(feature = "sqlserver")]
@@ -78,6 +83,7 @@ fn first_database_failure(error: &(dyn std::error::Error + 'static)) -> Option<D
             return Some(DatabaseFailure {
                 kind: super::sqlserver::kind_of(tds),
                 conflict: super::is_conflict_code(code.as_deref()),
+                lock_timeout: super::is_lock_timeout_code(code.as_deref()),
             });
         }
         cause = e.source();
@@ -98,6 +104,12 @@ pub(crate) fn failure_kind_in(
 /// victim, a serialization failure, a saga race): tried again at once, not after a back-off.
 pub(crate) fn is_conflict_in(error: &(dyn std::error::Error + 'static)) -> bool {
     first_database_failure(error).is_some_and(|f| f.conflict)
+}
+
+/// Whether `error` or one of its causes says a statement waited for a row lock longer than its
+/// transaction allowed (PostgreSQL's `lock_timeout`, SQL Server's `LOCK_TIMEOUT`).
+pub(crate) fn is_lock_timeout_in(error: &(dyn std::error::Error + 'static)) -> bool {
+    first_database_failure(error).is_some_and(|f| f.lock_timeout)
 }
 
 /// The tiberius client of a SQL Server connection.

@@ -1192,6 +1192,81 @@ mod postgres {
         drop_schema(&driver, &schema).await;
     }
 
+    /// A batch begun with a bound on lock waits gives up on a row another transaction holds
+    /// after that long, with an error that says so, and the bound ends with its transaction:
+    /// the next transaction on the pooled connection waits as the server's settings say.
+    #[tokio::test]
+    async fn a_batch_bounds_its_lock_waits_for_its_transaction_alone() {
+        let (driver, schema) = fresh().await;
+        let driver = Arc::new(driver);
+        let queue = QueueName::new("Bounded").expect("a valid name");
+        let s = driver.dialect().schema_sql(&schema);
+        let q = driver.dialect().queue_sql(&schema, &queue);
+        let batch = q
+            .receive_batch
+            .clone()
+            .expect("PostgreSQL has batched receives");
+        let mut c = Held::take(&driver, DEADLINES).await.expect("a connection");
+        create(&mut c, &s, &q, schema.as_str(), "Bounded").await;
+        let hot = format!("{}.\"Hot\"", driver.dialect().quote(schema.as_str()));
+        c.run_script(
+            &format!(
+                "CREATE TABLE {hot} (id int PRIMARY KEY, n int); INSERT INTO {hot} VALUES (1, 0)"
+            ),
+            &[],
+        )
+        .await
+        .expect("a table of business rows");
+        // The other transaction on a connection of its own, outside the pool (which the other
+        // tests of this process share, two connections at most).
+        let (holder, connection) = tokio_postgres::connect(&url(), tokio_postgres::NoTls)
+            .await
+            .expect("a second connection");
+        let connection = tokio::spawn(connection);
+        holder
+            .batch_execute(&format!("BEGIN; UPDATE {hot} SET n = n + 1 WHERE id = 1"))
+            .await
+            .expect("the row is locked");
+        c.begin_and_receive_many(
+            &batch,
+            &[Param::BigInt(Some(10))],
+            Some(std::time::Duration::from_millis(50)),
+        )
+        .await
+        .expect("a batched receive");
+        let waited = c
+            .execute(&format!("UPDATE {hot} SET n = n + 1 WHERE id = 1"), &[])
+            .await
+            .expect_err("the row is held past the bound");
+        assert!(waited.is_lock_timeout(), "{waited}");
+        c.run_script("ROLLBACK", &[]).await.expect("a rollback");
+        holder.batch_execute("COMMIT").await.expect("commit");
+        drop(holder);
+        let _ = connection.await;
+        for bound in [Some(std::time::Duration::from_millis(50)), None] {
+            c.begin_and_receive_many(&batch, &[Param::BigInt(Some(10))], bound)
+                .await
+                .expect("a batched receive");
+            let wait = c
+                .query("SELECT current_setting('lock_timeout')", &[])
+                .await
+                .expect("the setting");
+            let shown = wait
+                .first()
+                .map(|row| row.text(0).expect("text"))
+                .unwrap_or_default()
+                .unwrap_or_default();
+            assert_eq!(
+                shown == "50ms",
+                bound.is_some(),
+                "lock_timeout is {shown:?}"
+            );
+            c = commit(c).await;
+        }
+        c.release();
+        drop_schema(&driver, &schema).await;
+    }
+
     /// The single receive (run once per message) stays a prepared statement, parsed and
     /// planned once per connection; only the batched receive is planned on every call.
     #[tokio::test]
@@ -1245,7 +1320,7 @@ mod postgres {
         // pg_stat_xact_user_tables are this test's alone and read without delay.
         for _ in 0..8 {
             let rows = c
-                .begin_and_receive_many(&batch, &[Param::BigInt(Some(10))])
+                .begin_and_receive_many(&batch, &[Param::BigInt(Some(10))], None)
                 .await
                 .expect("a receive of an empty table");
             assert!(rows.is_empty());
@@ -1267,7 +1342,7 @@ mod postgres {
             .expect("the table's scans");
         for _ in 0..3 {
             let rows = c
-                .begin_and_receive_many(&batch, &[Param::BigInt(Some(10))])
+                .begin_and_receive_many(&batch, &[Param::BigInt(Some(10))], None)
                 .await
                 .expect("a batched receive");
             assert_eq!(rows.len(), 10);
@@ -1306,7 +1381,9 @@ mod postgres {
             restored, 2,
             "the receive left its planner settings to the statements after it"
         );
-        c.release();
+        // Committed before it goes back: a pooled connection left in a transaction would hand
+        // that transaction to the next test that takes it.
+        commit(c).await.release();
         drop_schema(&driver, &schema).await;
     }
 }

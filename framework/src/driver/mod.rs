@@ -58,6 +58,13 @@ pub(crate) fn is_conflict_code(code: Option<&str>) -> bool {
     matches!(code, Some("40001" | "40P01" | "1205" | CONFLICT_CODE))
 }
 
+/// Whether a database error code says a statement waited for a row lock longer than its
+/// transaction allows: PostgreSQL's lock not available (55P03, `lock_timeout`), SQL Server's
+/// lock request time out (1222, `LOCK_TIMEOUT`).
+pub(crate) fn is_lock_timeout_code(code: Option<&str>) -> bool {
+    matches!(code, Some("55P03" | "1222"))
+}
+
 /// Whether a failed database call may succeed if tried again unchanged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -152,6 +159,12 @@ impl DriverError {
     /// database: the work is tried again at once, without a back-off.
     pub fn is_conflict(&self) -> bool {
         is_conflict_code(self.code.as_deref())
+    }
+
+    /// Whether a statement waited for a row lock longer than its transaction allows
+    /// (PostgreSQL 55P03, SQL Server 1222).
+    pub fn is_lock_timeout(&self) -> bool {
+        is_lock_timeout_code(self.code.as_deref())
     }
 
     /// Whether a unique key refused a row: PostgreSQL 23505, SQLite's UNIQUE and PRIMARY KEY
@@ -376,12 +389,20 @@ pub(crate) trait Driver: Send + Sync + Sized + 'static {
     /// its rows by index and never scans the whole table, even when the plan was made while the
     /// table was empty (PostgreSQL's cached plans). Drivers whose plans cannot go wrong that
     /// way just run it.
+    ///
+    /// With `lock_wait`, a statement of the transaction that waits longer than that for a row
+    /// lock fails with a [lock timeout](DriverError::is_lock_timeout) instead of waiting on
+    /// (PostgreSQL's `lock_timeout`, local to the transaction). Drivers whose transactions
+    /// never wait on each other's rows (SQLite) or cannot bound the wait for one transaction
+    /// alone (SQL Server's `LOCK_TIMEOUT` outlives it on the pooled connection) ignore it.
     async fn begin_and_query_by_index(
         &self,
         connection: &mut Self::Connection,
         sql: &str,
         params: &[Param<'_>],
+        lock_wait: Option<std::time::Duration>,
     ) -> DriverResult<Vec<Row>> {
+        let _ = lock_wait;
         self.begin_and_query(connection, sql, params).await
     }
 

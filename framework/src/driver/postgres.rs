@@ -603,19 +603,33 @@ impl Driver for PostgresDriver {
         connection: &mut Object,
         sql: &str,
         params: &[Param<'_>],
+        lock_wait: Option<std::time::Duration>,
     ) -> DriverResult<Vec<Row>> {
+        // Local to the transaction, and sent with BEGIN in the same round trip.
+        let bound = match lock_wait {
+            Some(wait) => format!("; SET LOCAL lock_timeout = '{}ms'", wait.as_millis().max(1)),
+            None => String::new(),
+        };
         if self.unnamed() {
             // An unnamed statement is planned for its parameters at each call: the index is
             // chosen without help once the table holds rows, and with none it costs nothing.
-            return self.begin_and_query(connection, sql, params).await;
+            let typed = typed(params);
+            let begin = format!("BEGIN{bound}");
+            let (begun, rows) = futures::join!(
+                connection.batch_execute(&begin),
+                connection.query_typed(sql, &typed)
+            );
+            begun.map_err(error)?;
+            return Ok(decoded(&rows.map_err(error)?));
         }
         let statement = connection.prepare_cached(sql).await.map_err(error)?;
         let params = refs(params);
+        let begin = format!(
+            "BEGIN; SET LOCAL enable_seqscan = off; \
+             SET LOCAL plan_cache_mode = force_generic_plan{bound}"
+        );
         let (begun, rows, restored) = futures::join!(
-            connection.batch_execute(
-                "BEGIN; SET LOCAL enable_seqscan = off; \
-                 SET LOCAL plan_cache_mode = force_generic_plan"
-            ),
+            connection.batch_execute(&begin),
             connection.query(&statement, &params),
             connection.batch_execute(
                 "SET LOCAL enable_seqscan TO DEFAULT; SET LOCAL plan_cache_mode TO DEFAULT"

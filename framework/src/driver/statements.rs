@@ -514,17 +514,20 @@ impl<D: Driver> Held<D> {
     }
 
     /// `queue_receive_batch.sql` or `messages_receive_batch.sql`, after opening the transaction
-    /// the batch keeps until all of its messages are handled.
+    /// the batch keeps until all of its messages are handled; with `lock_wait`, its statements
+    /// wait at most that long for a row lock where the driver can bound it (see
+    /// [`Driver::begin_and_query_by_index`]).
     pub async fn begin_and_receive_many(
         &mut self,
         sql: &str,
         params: &[Param<'_>],
+        lock_wait: Option<std::time::Duration>,
     ) -> DriverResult<Vec<MessageRow>> {
         let (driver, connection, deadline) = self.parts()?;
         let result = bounded(
             deadline,
             "a batched receive",
-            driver.begin_and_query_by_index(connection, sql, params),
+            driver.begin_and_query_by_index(connection, sql, params, lock_wait),
         )
         .await;
         let rows = self.note(result)?;

@@ -18,6 +18,13 @@ pub const ADAPTIVE_MAX: usize = 32;
 /// less, and shrinks to what fits after one that took more.
 pub const ADAPTIVE_BUDGET: Duration = Duration::from_millis(10);
 
+/// How long a statement of an adaptive batch (a handler's own included) may wait for a row
+/// lock before the batch gives way (PostgreSQL's `lock_timeout`, for the batch's transaction
+/// alone): handlers that update the same few rows lock them in different orders within
+/// batches, which deadlock, and PostgreSQL looks for deadlocks only after `deadlock_timeout`
+/// (1 s). One message per transaction waits as long as it takes.
+pub const BATCH_LOCK_WAIT: Duration = Duration::from_millis(5);
+
 /// How long a queue's receives take one message per transaction after a batch of them gave
 /// way to another transaction (a deadlock, a serialization failure): handlers that update the
 /// same few rows lock them in different orders within a batch, and one at a time they cannot.
@@ -27,10 +34,13 @@ pub const CONFLICT_HOLD: Duration = Duration::from_secs(10);
 pub const MAX_CONFLICT_HOLD: Duration = Duration::from_secs(320);
 
 /// The queues whose handlers ran statements of their own (or a saga's) in the receive's
-/// transaction. Their adaptive receives take one message per transaction: such handlers take
-/// row locks there, and several messages in one transaction take them in orders that deadlock
-/// with other receivers' (a few hot rows made batches 2–6 times slower than one at a time).
-/// A fixed [`receive_batch`](crate::BusBuilder::receive_batch) batches them anyway.
+/// transaction on SQL Server. Their adaptive receives take one message per transaction: such
+/// handlers take row locks there, and several messages in one transaction take them in orders
+/// that deadlock with other receivers' (a few hot rows made batches 2–6 times slower than one
+/// at a time), which SQL Server's lock monitor finds only every few seconds, and a batch's wait
+/// for a lock cannot be bounded for its transaction alone. PostgreSQL's batches bound it
+/// instead ([`BATCH_LOCK_WAIT`]); SQLite's never wait on rows. A fixed
+/// [`receive_batch`](crate::BusBuilder::receive_batch) batches them anyway.
 #[derive(Debug, Default)]
 pub(crate) struct OwnStatements(Mutex<std::collections::BTreeSet<String>>);
 
@@ -160,6 +170,16 @@ impl BatchSizer {
     /// Whether the next receive takes more than one message.
     pub fn batched(&self) -> bool {
         self.next() > 1
+    }
+
+    /// How long a batch's statements may wait for a row lock: [`BATCH_LOCK_WAIT`] for an
+    /// adaptive size, which falls back to one message when its batches collide; a fixed size
+    /// is the application's choice and waits as long as it takes.
+    pub fn lock_wait(&self) -> Option<Duration> {
+        match self.batching {
+            ReceiveBatching::Adaptive => Some(BATCH_LOCK_WAIT),
+            ReceiveBatching::Fixed(_) => None,
+        }
     }
 
     /// Learns from a receive that took `taken` messages, whose transaction (receive, handlers,
@@ -330,6 +350,14 @@ mod tests {
             sizer.learn(1, FAST, false, true);
         }
         assert_eq!(sizer.next(), 1);
+    }
+
+    #[test]
+    fn only_an_adaptive_size_bounds_its_lock_waits() {
+        let adaptive = BatchSizer::new(ReceiveBatching::Adaptive);
+        assert_eq!(adaptive.lock_wait(), Some(BATCH_LOCK_WAIT));
+        let fixed = BatchSizer::new(ReceiveBatching::Fixed(10));
+        assert_eq!(fixed.lock_wait(), None);
     }
 
     #[test]

@@ -84,6 +84,11 @@ tokio::task_local! {
     static IN_BATCH: Arc<std::sync::Mutex<Vec<Effect>>>;
 }
 
+/// Whether the message being handled is part of a batch.
+fn in_batch() -> bool {
+    IN_BATCH.try_with(|_| ()).is_ok()
+}
+
 /// Runs `effect` (counting a handled, retried or dead-lettered message, logging it) once what
 /// it reports is committed: at once after a receive's own commit, and for a message of a batch
 /// (whose "commit" only hands the transaction back to the batch) after the batch has committed;
@@ -199,11 +204,13 @@ pub(crate) async fn receive_and_handle(
     let (row, tx) = match carried {
         NextReceive::Taken(row, tx) => (row, tx),
         NextReceive::Empty => return (Outcome::Empty, NextReceive::NotTried),
-        NextReceive::Failed(e) => return (Outcome::Infrastructure(e), NextReceive::NotTried),
+        // A receive chosen as a deadlock victim gave way like any transaction: received again
+        // at once, not after a back-off.
+        NextReceive::Failed(e) => return (Outcome::of_database(e), NextReceive::NotTried),
         NextReceive::NotTried => match endpoint.transport.receive(queue, stop).await {
             Ok(None) => return (Outcome::Empty, NextReceive::NotTried),
             Ok(Some(received)) => received,
-            Err(e) => return (Outcome::Infrastructure(e), NextReceive::NotTried),
+            Err(e) => return (Outcome::of_database(e), NextReceive::NotTried),
         },
     };
     metrics::count_receive(&endpoint.counters, queue.as_str());
@@ -238,14 +245,19 @@ pub(crate) async fn receive_and_handle_batch(
     endpoint: &Arc<EndpointState>,
     queue: &QueueName,
     limit: usize,
+    lock_wait: Option<std::time::Duration>,
     stop: &StopSignal,
     taken: Option<Taken>,
 ) -> BatchRun {
     let asked = i64::try_from(limit).unwrap_or(i64::MAX);
-    let batch = match endpoint.transport.receive_batch(queue, asked, stop).await {
+    let received = endpoint
+        .transport
+        .receive_batch(queue, asked, stop, lock_wait)
+        .await;
+    let batch = match received {
         Ok(None) => return BatchRun::nothing(Outcome::Empty),
         Ok(Some(batch)) => batch,
-        Err(e) => return BatchRun::nothing(Outcome::Infrastructure(e)),
+        Err(e) => return BatchRun::nothing(Outcome::of_database(e)),
     };
     metrics::count_receive(&endpoint.counters, queue.as_str());
     if let Some(taken) = taken {
@@ -335,9 +347,16 @@ async fn handle_batch(
 }
 
 /// A batch whose transaction failed: every message of it is back in its queue (what was
-/// counted as handled or failed in it did not happen).
+/// counted as handled or failed in it did not happen). A statement of the batch that waited
+/// for a row lock past the batch's bound is a conflict too: batches of this queue collide on
+/// rows, and one message per transaction will not wait on them that way.
 fn batch_rolled_back(queue: &QueueName, size: usize, error: NimbusError) -> Outcome {
-    match Outcome::of_database(error) {
+    let outcome = if crate::driver::access::is_lock_timeout_in(&error) {
+        Outcome::Conflict(error)
+    } else {
+        Outcome::of_database(error)
+    };
+    match outcome {
         Outcome::Conflict(error) => {
             tracing::debug!(queue = %queue, messages = size, error = %error, "a batch gave way to another transaction; its messages are received again");
             Outcome::Conflict(error)
@@ -562,7 +581,7 @@ async fn handle_received(
             Err(e) => return Outcome::Infrastructure(e),
         };
         ctx = invocation.ctx;
-        if ctx.ran_own_statements() {
+        if ctx.ran_own_statements() && own_statements_keep_single(ctx.database()) {
             endpoint.own_statements.mark(queue.as_str());
         }
         let what = |detail: String| format!("message {message_id} ({type_name}): {detail}");
@@ -589,8 +608,11 @@ async fn handle_received(
                      is not counted: {}",
                     crate::pipeline::handler::handler_error_text(e.as_ref())
                 );
-                // A conflict stays one: received again at once, not after a back-off.
-                let error = if crate::driver::access::is_conflict_in(e.as_ref()) {
+                // A conflict stays one: received again at once, not after a back-off. So is a
+                // lock wait past a batch's bound (see `batch_rolled_back`).
+                let error = if crate::driver::access::is_conflict_in(e.as_ref())
+                    || (in_batch() && crate::driver::access::is_lock_timeout_in(e.as_ref()))
+                {
                     crate::driver::DriverError::conflict(text)
                 } else {
                     crate::driver::DriverError::other(crate::FailureKind::Transient, text)
@@ -689,6 +711,15 @@ async fn handle_received(
         }
         Err(CommitFailure::Failed(e)) => Outcome::Infrastructure(e),
     }
+}
+
+/// Whether a queue whose handlers run statements of their own takes one message per
+/// transaction by default (see [`batch_size::OwnStatements`]): on SQL Server. On SQLite a
+/// receive holds the file's one write lock from its `BEGIN IMMEDIATE` to its commit, so
+/// transactions never wait on each other's rows; on PostgreSQL an adaptive batch waits at most
+/// [`batch_size::BATCH_LOCK_WAIT`] for a row lock and then gives way.
+fn own_statements_keep_single(database: Option<crate::DatabaseKind>) -> bool {
+    matches!(database, Some(crate::DatabaseKind::SqlServer) | None)
 }
 
 /// Whether a handler's error is a database failure that may pass when tried again (a statement
@@ -1100,5 +1131,46 @@ mod tests {
             fix: "none".into(),
         };
         assert!(!BatchRun::nothing(Outcome::Infrastructure(lost)).healthy());
+    }
+
+    #[derive(Debug)]
+    struct Server(&'static str);
+    impl std::fmt::Display for Server {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+    impl std::error::Error for Server {}
+
+    fn failed_with(code: &str) -> NimbusError {
+        let error = crate::driver::DriverError::new(
+            Some(code.to_string()),
+            crate::FailureKind::Transient,
+            Server("the server's message"),
+        );
+        NimbusError::database("postgres", "handling a batch", error)
+    }
+
+    #[test]
+    fn a_batch_that_waited_on_a_row_past_its_bound_gave_way_and_an_outage_did_not() {
+        let queue = QueueName::new("Orders").expect("a valid name");
+        for code in ["55P03", "1222", "40P01", "1205"] {
+            assert!(
+                matches!(
+                    batch_rolled_back(&queue, 4, failed_with(code)),
+                    Outcome::Conflict(_)
+                ),
+                "{code}"
+            );
+        }
+        assert!(matches!(
+            batch_rolled_back(&queue, 4, failed_with("08006")),
+            Outcome::Infrastructure(_)
+        ));
+        // One message alone is not held to the bound: its lock timeout is a database failure.
+        assert!(matches!(
+            Outcome::of_database(failed_with("55P03")),
+            Outcome::Infrastructure(_)
+        ));
     }
 }

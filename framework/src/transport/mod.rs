@@ -283,11 +283,15 @@ pub(crate) trait Transport: Send + Sync + 'static {
 
     /// Takes up to `limit` messages of `queue` in one transaction (a batched receive); `None`
     /// when there is nothing to take, or when `stop` is set while it waits for a connection.
+    /// With `lock_wait`, a statement of the batch's transaction (a handler's own included)
+    /// that waits longer than that for a row lock fails with a lock timeout, where the
+    /// database can bound it for one transaction (PostgreSQL).
     async fn receive_batch(
         &self,
         queue: &QueueName,
         limit: i64,
         stop: &StopSignal,
+        lock_wait: Option<std::time::Duration>,
     ) -> Result<Option<Box<dyn ReceivedBatch>>>;
 
     /// The statements that write `messages` (each publish fanned out to its live subscribers,

@@ -515,17 +515,19 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
     }
 
     /// Opens a transaction and takes up to `limit` of the oldest visible messages of `queue`
-    /// no other transaction holds (a batched receive).
+    /// no other transaction holds (a batched receive); its statements wait at most `lock_wait`
+    /// for a row lock where the driver can bound that.
     async fn receive_batch(
         &self,
         c: &mut Held<D>,
         queue: &QueueName,
         limit: i64,
+        lock_wait: Option<std::time::Duration>,
     ) -> Result<Vec<MessageRow>> {
         let (at, cx) = (self.statements(queue), self.context());
         let sql = at.receive_batch().ok_or_else(|| batch_unsupported(cx))?;
         let rows = c
-            .begin_and_receive_many(sql, &at.params(&[Param::BigInt(Some(limit))]))
+            .begin_and_receive_many(sql, &at.params(&[Param::BigInt(Some(limit))]), lock_wait)
             .await
             .map_err(cx.db(|| format!("receiving a batch from queue {queue:?}")))?;
         Ok(rows.into_iter().map(|row| at.as_sent(row)).collect())

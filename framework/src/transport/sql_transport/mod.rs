@@ -615,6 +615,7 @@ impl<D: Driver> Transport for SqlTransport<D> {
         queue: &QueueName,
         limit: i64,
         stop: &StopSignal,
+        lock_wait: Option<std::time::Duration>,
     ) -> Result<Option<Box<dyn ReceivedBatch>>> {
         let s = &self.inner;
         let Some(mut c) = s
@@ -624,7 +625,10 @@ impl<D: Driver> Transport for SqlTransport<D> {
             return Ok(None);
         };
         // On an error `c` is dropped: the connection is discarded and the server rolls back.
-        let rows = s.storage.receive_batch(&mut c, queue, limit).await?;
+        let rows = s
+            .storage
+            .receive_batch(&mut c, queue, limit, lock_wait)
+            .await?;
         if rows.is_empty() {
             s.commit(c, &[], "an empty receive").await?;
             return Ok(None);
