@@ -11,6 +11,7 @@
 #[cfg(feature = "bench")]
 mod bench;
 mod console;
+mod delayed;
 mod logging;
 
 use std::process::ExitCode;
@@ -143,6 +144,9 @@ enum Command {
     /// Messages that failed for good.
     #[command(subcommand, name = "dead-letters")]
     DeadLetters(DeadLetterCommand),
+    /// Delayed messages not delivered yet: list them, cancel one, move its due time.
+    #[command(subcommand)]
+    Delayed(delayed::DelayedCommand),
     /// Who receives which events.
     #[command(subcommand)]
     Subscriptions(SubscriptionCommand),
@@ -892,6 +896,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 },
             );
         }
+        Command::Delayed(command) => delayed::run(&cli, command).await?,
         Command::DeadLetters(DeadLetterCommand::ReplayAll { filter }) => {
             let db = connect(&cli).await?;
             let ids = matching(&db, filter).await?;

@@ -1328,6 +1328,99 @@ async fn pause_and_resume_reach_a_running_endpoint_on_postgres() {
     on_postgres("cli pause", pause_and_resume).await;
 }
 
+/// Another process (this one) sends delayed pings; `nimbus delayed` lists them, reschedules
+/// one to now (an endpoint then handles it), cancels the other (never handled) and says so when
+/// asked again about either.
+async fn delayed_list_cancel_and_reschedule(url: &str, schema: Option<&str>) {
+    let mut builder = nimbus::Bus::builder()
+        .names("Delaying", "delaying-1")
+        .database_url(url)
+        .create_queues_on_send(true)
+        .route::<Ping>("Delaying");
+    if let Some(schema) = schema {
+        builder = builder.schema(schema);
+    }
+    let sender = builder.build().unwrap().start().await.unwrap();
+    let later = || nimbus::SendOptions::new().delay(std::time::Duration::from_secs(3600));
+    let kept = sender
+        .send_delayed(Ping, later())
+        .await
+        .unwrap()
+        .to_string();
+    let moved = sender
+        .send_delayed(Ping, later())
+        .await
+        .unwrap()
+        .to_string();
+
+    let (ok, out, err) = nimbus_beside_a_bus(url, schema, &["--json", "delayed", "list"]).await;
+    assert!(ok, "{err}");
+    let listed: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let mut ids: Vec<String> = listed["delayed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap().to_lowercase())
+        .collect();
+    ids.sort();
+    let mut both = vec![kept.clone(), moved.clone()];
+    both.sort();
+    assert_eq!(ids, both, "{out}");
+    let (ok, out, _) = nimbus_beside_a_bus(url, schema, &["delayed", "list"]).await;
+    assert!(
+        ok && out.contains("Cli.Ping") && out.contains("Delaying"),
+        "{out}"
+    );
+
+    let (ok, out, err) = nimbus_beside_a_bus(
+        url,
+        schema,
+        &["delayed", "reschedule", &moved, "--in", "0s"],
+    )
+    .await;
+    assert!(ok && out.contains("rescheduled"), "{out}{err}");
+    let (ok, out, err) = nimbus_beside_a_bus(url, schema, &["delayed", "cancel", &kept]).await;
+    assert!(ok && out.contains("will not be delivered"), "{out}{err}");
+    let (ok, out, _) =
+        nimbus_beside_a_bus(url, schema, &["--json", "delayed", "cancel", &kept]).await;
+    assert!(ok && out.contains("\"cancelled\":false"), "{out}");
+    let (ok, _, err) = nimbus_beside_a_bus(url, schema, &["delayed", "reschedule", &kept]).await;
+    assert!(
+        !ok && err.contains("--in"),
+        "a reschedule without a time says how: {err}"
+    );
+
+    let handled = CountingPings::default();
+    let mut builder = nimbus::Bus::builder()
+        .names("Delaying", "delaying-2")
+        .database_url(url)
+        .peek_delay(std::time::Duration::from_millis(100))
+        .handler(handled.clone());
+    if let Some(schema) = schema {
+        builder = builder.schema(schema);
+    }
+    let receiver = builder.build().unwrap().start().await.unwrap();
+    let count = || handled.0.load(std::sync::atomic::Ordering::SeqCst);
+    wait_until("the rescheduled ping is handled", || count() == 1).await;
+    let (ok, out, _) = nimbus_beside_a_bus(url, schema, &["delayed", "cancel", &moved]).await;
+    assert!(ok && out.contains("was not pending"), "delivered: {out}");
+    let (ok, out, _) = nimbus_beside_a_bus(url, schema, &["delayed", "list"]).await;
+    assert!(ok && out.contains("no delayed message"), "{out}");
+    assert_eq!(count(), 1, "the cancelled ping never came");
+    receiver.stop().await.unwrap();
+    sender.stop().await.unwrap();
+}
+
+#[actix_rt::test]
+async fn delayed_messages_are_listed_cancelled_and_rescheduled_on_sqlite() {
+    on_sqlite("cli-delayed", delayed_list_cancel_and_reschedule).await;
+}
+
+#[actix_rt::test]
+async fn delayed_messages_are_listed_cancelled_and_rescheduled_on_postgres() {
+    on_postgres("cli delayed", delayed_list_cancel_and_reschedule).await;
+}
+
 /// A visit that starts a guest book entry; a saga keyed by the guest's name.
 #[derive(serde::Serialize, serde::Deserialize, nimbus::Command)]
 #[nimbus(type_name = "Cli.Visit")]

@@ -769,3 +769,110 @@ async fn the_console_ends_saga_instances_and_answers_probes_on_sqlite() {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
     }
 }
+
+/// The Delayed page lists the delayed messages not delivered yet; *Cancel* deletes one (the
+/// database no longer holds it) and *Deliver now* makes another due, after which an endpoint
+/// handles it.
+#[actix_rt::test]
+async fn the_console_cancels_and_delivers_delayed_messages_on_sqlite() {
+    let path = std::env::temp_dir().join(format!("nimbus-console-delayed-{}.db", unique()));
+    let url = format!("sqlite://{}", path.display());
+    let sender = nimbus::Bus::builder()
+        .names("Reminders", "reminders-sender")
+        .database_url(&url)
+        .create_queues_on_send(true)
+        .route::<Visit>("Reminders")
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let later = || nimbus::SendOptions::new().delay(Duration::from_secs(3600));
+    let cancelled = sender
+        .send_delayed(
+            Visit {
+                guest: "ada".into(),
+            },
+            later(),
+        )
+        .await
+        .unwrap();
+    let delivered = sender
+        .send_delayed(
+            Visit {
+                guest: "bob".into(),
+            },
+            later(),
+        )
+        .await
+        .unwrap();
+    sender.stop().await.unwrap();
+    let db = Database::connect(&url).await.unwrap();
+
+    let (_console, address) = console(&url, None, &["--bind", "127.0.0.1:0"], None);
+    let (_driver, client) = browser().await;
+    let shots = screenshot_dir();
+    client.goto(&format!("{address}/delayed")).await.unwrap();
+    wait_until("the Delayed page lists both messages", || async {
+        client
+            .find_all(Locator::Css("#delayed tr[data-id]"))
+            .await
+            .map(|rows| rows.len())
+            .unwrap_or(0)
+            == 2
+    })
+    .await;
+    screenshot(&client, &shots, "delayed").await;
+    click_action(&client, &format!("/delayed/{cancelled}/cancel")).await;
+    wait_until(
+        "the cancelled message is gone from the database",
+        || async {
+            let left = db.delayed_messages(10).await.unwrap();
+            left.len() == 1 && left[0].id.to_lowercase() == delivered.to_string()
+        },
+    )
+    .await;
+    click_action(&client, &format!("/delayed/{delivered}/now")).await;
+    let handled = Arc::new(AtomicUsize::new(0));
+    let receiver = nimbus::Bus::builder()
+        .names("Reminders", "reminders-1")
+        .database_url(&url)
+        .peek_delay(Duration::from_millis(100))
+        .handler(CountingVisits(handled.clone()))
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    wait_until("the message made due is handled", || async {
+        handled.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    wait_until("the page lists none", || async {
+        let _ = client.goto(&format!("{address}/delayed")).await;
+        text_of(&client, "main")
+            .await
+            .is_some_and(|t| t.contains("0 delayed messages"))
+    })
+    .await;
+    assert_eq!(
+        handled.load(Ordering::SeqCst),
+        1,
+        "the cancelled one never came"
+    );
+    receiver.stop().await.unwrap();
+    client.close().await.unwrap();
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+}
+
+/// Counts the visits it handles.
+struct CountingVisits(Arc<AtomicUsize>);
+
+impl Handler<Visit> for CountingVisits {
+    async fn handle(&self, _m: Visit, _ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}

@@ -886,6 +886,24 @@ impl Database {
         self.transport.pause(queue.as_str(), by).await
     }
 
+    /// Up to `limit` delayed messages not delivered yet, soonest due first.
+    pub async fn delayed_messages(&self, limit: i64) -> Result<Vec<crate::DelayedMessage>> {
+        self.transport.delayed_messages(limit).await
+    }
+
+    /// Cancels the delayed message `id` while it is pending: `true` when it was, and it will
+    /// never be delivered; `false` when it was delivered already (or no pending delayed message
+    /// has that id). See [`Bus::cancel_delayed`](crate::Bus::cancel_delayed).
+    pub async fn cancel_delayed(&self, id: Uuid) -> Result<bool> {
+        self.transport.cancel_delayed(id).await
+    }
+
+    /// Moves the due time of the delayed message `id` while it is pending; `false` when it was
+    /// delivered already (or no pending delayed message has that id).
+    pub async fn reschedule_delayed(&self, id: Uuid, due: crate::Due) -> Result<bool> {
+        self.transport.reschedule_delayed(id, due).await
+    }
+
     /// Resumes a paused `queue`: its endpoints take its messages again within one peek delay.
     /// `false` when it was not paused.
     pub async fn resume_queue(&self, queue: &str) -> Result<bool> {

@@ -256,6 +256,16 @@ impl SendOptions {
         self.destination.as_deref()
     }
 
+    /// Whether a delay or a due time was asked for.
+    pub(crate) fn delays(&self) -> bool {
+        self.delay.is_some() || self.due.is_some()
+    }
+
+    /// The message id asked for, if any.
+    pub(crate) fn chosen_message_id(&self) -> Option<Uuid> {
+        self.message_id
+    }
+
     /// Checks the options and applies them to `message`.
     pub(crate) fn apply(&self, message: &mut OutgoingMessage) -> Result<()> {
         let millis = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);

@@ -115,7 +115,8 @@ pub use pipeline::lease::{Lease, DEFAULT_LEASE_HANDLER_TIMEOUT, MAX_LEASE, MIN_L
 pub use pipeline::metrics::Metrics;
 pub use transport::instances::host_name;
 pub use transport::{
-    BodyStringColumn, DatabaseKind, StorageLayout, SweepReport, DEFAULT_CONNECT_TIMEOUT,
+    BodyStringColumn, DatabaseKind, DelayedMessage, Due, StorageLayout, SweepReport,
+    DEFAULT_CONNECT_TIMEOUT,
 };
 
 /// The `uuid` crate, whose [`uuid::Uuid`] public signatures use (message ids, dead letter ids in
@@ -224,6 +225,8 @@ mod guide {
     mod how_it_works {}
     #[doc = include_str!("../../docs/guide/failures.md")]
     mod failures {}
+    #[doc = include_str!("../../docs/guide/delayed-messages.md")]
+    mod delayed_messages {}
     #[doc = include_str!("../../docs/guide/testing.md")]
     mod testing {}
     #[doc = include_str!("../../docs/guide/operations.md")]

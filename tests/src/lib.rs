@@ -9,6 +9,7 @@ mod addressing;
 pub mod babelfish;
 pub mod batch;
 pub mod db;
+mod delayed;
 pub mod failover;
 mod failures;
 mod leases;
@@ -203,6 +204,8 @@ macro_rules! conformance_suite {
             expired_messages_are_discarded_when_received,
             expired_messages_are_purged,
             delayed_messages_wait_for_their_time,
+            a_delayed_message_can_be_cancelled_or_rescheduled,
+            a_cancel_racing_the_delivery_has_one_outcome,
             dead_letters_can_be_replayed,
             database_outage_is_survived_and_reported,
             multicast_events_reach_every_instance,

@@ -7,6 +7,7 @@
 
 mod actions;
 mod charts;
+mod delayed;
 mod monitoring;
 mod pages;
 mod sagas;
@@ -107,6 +108,8 @@ fn router(console: Arc<Console>) -> Router {
         .route("/monitoring", get(monitoring_page))
         .route("/sagas", get(sagas::page))
         .route("/sagas/{saga}/{correlation}/{action}", post(sagas::act))
+        .route("/delayed", get(delayed::page))
+        .route("/delayed/{id}/{action}", post(delayed::act))
         .route("/console.js", get(script))
         .route("/console.css", get(style))
         .layer(axum::middleware::from_fn_with_state(

@@ -38,6 +38,7 @@ pub fn layout(console: &Console, title: &str, note: Option<&str>, content: Marku
                         a href="/failed" { "Failed messages (" (failed.total) ")" }
                         a href="/subscriptions" { "Subscriptions" }
                         a href="/sagas" { "Sagas" }
+                        a href="/delayed" { "Delayed" }
                         a href="/instances" { "Instances" }
                     }
                     span.database { (console.db.database_name()) }

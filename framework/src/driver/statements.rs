@@ -281,6 +281,18 @@ pub(crate) struct PausedRow {
     pub paused_by: String,
 }
 
+/// One row of `delayed_list.sql` or `messages_list_delayed.sql`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DelayedListRow {
+    pub id: String,
+    pub destination: String,
+    /// When it is due (database time, UTC).
+    pub due: Option<NaiveDateTime>,
+    /// The `Headers` column (table per queue), or the `Body` envelope that holds them (shared
+    /// table).
+    pub headers_or_envelope: Vec<u8>,
+}
+
 /// Which page of dead letters `dead_letter_list.sql` returns: the filters, and where the page
 /// starts (after the (FailedAt, MessageId) of the previous page's last row).
 #[derive(Debug, Clone, Default)]
@@ -834,6 +846,48 @@ impl<D: Driver> Held<D> {
                         queue: row.text(0)?.ok_or("a paused queue without a name")?,
                         paused_at: row.time(1)?,
                         paused_by: row.text(2)?.unwrap_or_default(),
+                    })
+                };
+                read().map_err(|e| DriverError::other(FailureKind::Permanent, e))
+            })
+            .collect()
+    }
+
+    /// `delayed_cancel.sql` or `messages_cancel_delayed.sql`: whether a pending delayed message
+    /// `id` was there to delete.
+    pub async fn cancel_delayed(&mut self, sql: &str, id: Uuid) -> DriverResult<bool> {
+        Ok(self.execute(sql, &[Param::Uuid(id)]).await? > 0)
+    }
+
+    /// `delayed_reschedule.sql` or `messages_reschedule_delayed.sql`: whether a pending delayed
+    /// message `id` was there to move, to `at` or else `delay_ms` from now.
+    pub async fn reschedule_delayed(
+        &mut self,
+        sql: &str,
+        id: Uuid,
+        delay_ms: Option<i64>,
+        at: Option<NaiveDateTime>,
+    ) -> DriverResult<bool> {
+        let params = [Param::Uuid(id), Param::BigInt(delay_ms), Param::Time(at)];
+        Ok(self.execute(sql, &params).await? > 0)
+    }
+
+    /// `delayed_list.sql` or `messages_list_delayed.sql`: up to `limit` pending delayed
+    /// messages, soonest due first.
+    pub async fn list_delayed(
+        &mut self,
+        sql: &str,
+        limit: i64,
+    ) -> DriverResult<Vec<DelayedListRow>> {
+        let rows = self.query(sql, &[Param::BigInt(Some(limit))]).await?;
+        rows.iter()
+            .map(|row| {
+                let read = || -> Result<DelayedListRow, String> {
+                    Ok(DelayedListRow {
+                        id: row.text(0)?.ok_or("a delayed message without an id")?,
+                        destination: row.text(1)?.unwrap_or_default(),
+                        due: row.time(2)?,
+                        headers_or_envelope: row.bytes(3)?.unwrap_or_default(),
                     })
                 };
                 read().map_err(|e| DriverError::other(FailureKind::Permanent, e))

@@ -418,6 +418,75 @@ impl Bus {
         send_traced(&self.inner, span, !options.own_transaction_asked(), build).await
     }
 
+    /// Sends a message that is delivered later (`options` must say when: a
+    /// [`delay`](SendOptions::delay) or a [`due time`](SendOptions::deliver_at)) and returns its
+    /// message id, which [`cancel_delayed`](Self::cancel_delayed) and
+    /// [`reschedule_delayed`](Self::reschedule_delayed) take, from this process or any other.
+    /// Returns once the message is committed.
+    ///
+    /// ```no_run
+    /// # async fn demo(bus: nimbus::Bus) -> Result<(), nimbus::NimbusError> {
+    /// # #[derive(serde::Serialize, serde::Deserialize, nimbus::Command)] struct Remind;
+    /// use std::time::Duration;
+    /// use nimbus::{Due, SendOptions};
+    /// let id = bus
+    ///     .send_delayed(Remind, SendOptions::new().to("Reminders").delay(Duration::from_secs(3600)))
+    ///     .await?;
+    /// bus.reschedule_delayed(id, Due::In(Duration::from_secs(7200))).await?;
+    /// if !bus.cancel_delayed(id).await? {
+    ///     println!("too late: the reminder was delivered already");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn send_delayed<M: Message>(
+        &self,
+        message: M,
+        options: SendOptions,
+    ) -> Result<uuid::Uuid> {
+        if !options.delays() {
+            return Err(NimbusError::config(
+                "send_delayed was given no delay and no due time",
+                "say when with SendOptions::delay or SendOptions::deliver_at, or send at once \
+                 with send_with",
+            ));
+        }
+        let id = options
+            .chosen_message_id()
+            .unwrap_or_else(|| self.inner.endpoint.config.identity.message_ids.next());
+        self.send_with(message, options.message_id(id)).await?;
+        Ok(id)
+    }
+
+    /// Cancels the delayed message `message_id` (as [`send_delayed`](Self::send_delayed)
+    /// returned it) while it is pending: `true` when it was, and it will never be delivered;
+    /// `false` when it was delivered already (or no pending delayed message has that id). A
+    /// delivery at the same moment gives one of the two, never both. Any process on the
+    /// database can cancel it.
+    pub async fn cancel_delayed(&self, message_id: uuid::Uuid) -> Result<bool> {
+        self.ensure_running()?;
+        self.inner
+            .endpoint
+            .transport
+            .cancel_delayed(message_id)
+            .await
+    }
+
+    /// Moves the due time of the delayed message `message_id` while it is pending: `true` when
+    /// it was; `false` when it was delivered already (or no pending delayed message has that
+    /// id). `Due::In` counts from now, by the database's clock.
+    pub async fn reschedule_delayed(
+        &self,
+        message_id: uuid::Uuid,
+        due: crate::Due,
+    ) -> Result<bool> {
+        self.ensure_running()?;
+        self.inner
+            .endpoint
+            .transport
+            .reschedule_delayed(message_id, due)
+            .await
+    }
+
     /// Moves the dead letter `message_id` (its `NimbusDeadLetters.MessageId`) back to the queue it
     /// failed in, in one transaction, with its original headers and body and a fresh retry
     /// budget. Returns `false` if there is no such dead letter.

@@ -108,6 +108,13 @@ pub(crate) struct Files {
     pub monitoring_read: &'static str,
     pub monitoring_cleanup: &'static str,
     pub catalog_table_columns: &'static str,
+    pub delayed_messages_index_id: &'static str,
+    pub delayed_cancel: &'static str,
+    pub delayed_reschedule: &'static str,
+    pub delayed_list: &'static str,
+    pub messages_cancel_delayed: &'static str,
+    pub messages_reschedule_delayed: &'static str,
+    pub messages_list_delayed: &'static str,
 }
 
 /// Builds a [`Files`] from `schema/<dir>/`, one `include_str!` per field, so a missing file is a
@@ -148,7 +155,9 @@ macro_rules! all_files {
             instance_stop, instance_list, instance_cleanup, dead_letter_expire,
             catalog_sagas_has_completed_at, upgrade_sagas_completed_at, saga_complete,
             saga_cleanup, monitoring, monitoring_report, monitoring_read, monitoring_cleanup,
-            catalog_table_columns,
+            catalog_table_columns, delayed_messages_index_id, delayed_cancel, delayed_reschedule,
+            delayed_list, messages_cancel_delayed, messages_reschedule_delayed,
+            messages_list_delayed,
         )
     };
 }

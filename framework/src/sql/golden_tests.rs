@@ -88,6 +88,27 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
         ("monitoring_cleanup", s.monitoring_cleanup.clone()),
         ("catalog_table_columns", s.catalog_table_columns.clone()),
         (
+            "delayed_messages_index_id",
+            s.delayed_messages_index_id.create.clone(),
+        ),
+        (
+            "delayed_messages_index_id.if_missing",
+            s.delayed_messages_index_id.create_if_missing.clone(),
+        ),
+        (
+            "delayed_messages_index_id.drop",
+            s.delayed_messages_index_id.drop.clone(),
+        ),
+        ("delayed_cancel", s.delayed_cancel.clone()),
+        ("delayed_reschedule", s.delayed_reschedule.clone()),
+        ("delayed_list", s.delayed_list.clone()),
+        ("messages_cancel_delayed", s.messages_cancel_delayed.clone()),
+        (
+            "messages_reschedule_delayed",
+            s.messages_reschedule_delayed.clone(),
+        ),
+        ("messages_list_delayed", s.messages_list_delayed.clone()),
+        (
             "handler_statement_timeout",
             s.handler_statement_timeout.clone().unwrap_or_default(),
         ),

@@ -77,6 +77,11 @@ pub(crate) fn creation_script(
         }
         StorageLayout::TablePerQueue | StorageLayout::NServiceBusPostgreSql => {
             parts.push((s.delayed_messages.clone(), vec![name]));
+            let index = &s.delayed_messages_index_id;
+            parts.push((
+                index.create_if_missing.clone(),
+                index.guard_names(name, "NimbusDelayedMessages").to_vec(),
+            ));
             for (queue, q) in &rendered_queues {
                 parts.push((q.create_table.clone(), vec![name, queue.as_str()]));
                 for index in q.indexes() {

@@ -53,6 +53,17 @@ pub(crate) const EXPIRES_INDEX: IndexDefinition = IndexDefinition {
     filter_allowed: true,
 };
 
+/// `NimbusDelayedMessages_Index_Id`: `(Id)`.
+pub(crate) const DELAYED_ID_INDEX_DEFINITION: IndexDefinition = IndexDefinition {
+    keys: &["Id"],
+    includes: &[],
+    filter_allowed: false,
+};
+
+/// `NimbusDelayedMessages`' index on `Id`, by which a delayed message is cancelled or
+/// rescheduled.
+pub(crate) const DELAYED_ID_INDEX: &str = "NimbusDelayedMessages_Index_Id";
+
 /// `IX_NimbusMessages_Dequeue` (seed 003): `(Destination, VisibleAfter) INCLUDE (ExpiresAt)`.
 pub(crate) const DEQUEUE_INDEX_DEFINITION: IndexDefinition = IndexDefinition {
     keys: &["Destination", "VisibleAfter"],
@@ -250,6 +261,20 @@ pub(crate) struct SchemaSql {
     pub monitoring_cleanup: String,
     /// The columns of a table, to say why one named like a queue is not one.
     pub catalog_table_columns: String,
+    /// `NimbusDelayedMessages_Index_Id`: finds a delayed message by its id.
+    pub delayed_messages_index_id: IndexSql,
+    /// Deletes a delayed message still waiting in `NimbusDelayedMessages` (cancel).
+    pub delayed_cancel: String,
+    /// Moves the due time of a delayed message still waiting in `NimbusDelayedMessages`.
+    pub delayed_reschedule: String,
+    /// Lists the delayed messages waiting in `NimbusDelayedMessages`, soonest due first.
+    pub delayed_list: String,
+    /// Deletes a not yet visible message of `NimbusMessages` (cancel, shared-table layout).
+    pub messages_cancel_delayed: String,
+    /// Moves the `VisibleAfter` of a not yet visible message of `NimbusMessages`.
+    pub messages_reschedule_delayed: String,
+    /// Lists the not yet visible messages of `NimbusMessages`, soonest first.
+    pub messages_list_delayed: String,
 }
 
 /// Which columns a queue table has, and so which parameters its insert takes.
@@ -347,11 +372,15 @@ impl Dialect {
         let vars = [("schema", quoted.as_str())];
         let f = self.files;
         let r = |text: &str| render(&statement_text(text), &vars);
-        let messages_table = if self.qualified_tables {
-            format!("{quoted}.{}", self.quote("NimbusMessages"))
-        } else {
-            self.quote("NimbusMessages")
+        let table = |name: &str| {
+            if self.qualified_tables {
+                format!("{quoted}.{}", self.quote(name))
+            } else {
+                self.quote(name)
+            }
         };
+        let messages_table = table("NimbusMessages");
+        let delayed_table = table("NimbusDelayedMessages");
         SchemaSql {
             schema: script(r(f.schema)),
             schema_lock: script(r(f.schema_lock)),
@@ -439,6 +468,19 @@ impl Dialect {
             monitoring_read: r(f.monitoring_read),
             monitoring_cleanup: r(f.monitoring_cleanup),
             catalog_table_columns: r(f.catalog_table_columns),
+            delayed_messages_index_id: self.index_sql(
+                DELAYED_ID_INDEX.to_string(),
+                DELAYED_ID_INDEX_DEFINITION,
+                r(f.delayed_messages_index_id),
+                &delayed_table,
+                schema,
+            ),
+            delayed_cancel: r(f.delayed_cancel),
+            delayed_reschedule: r(f.delayed_reschedule),
+            delayed_list: r(f.delayed_list),
+            messages_cancel_delayed: r(f.messages_cancel_delayed),
+            messages_reschedule_delayed: r(f.messages_reschedule_delayed),
+            messages_list_delayed: r(f.messages_list_delayed),
             messages_table,
         }
     }

@@ -14,6 +14,7 @@ mod admin;
 mod batching;
 mod catalog;
 mod database_url;
+mod delayed;
 pub(crate) mod index_check;
 pub(crate) mod instances;
 pub(crate) mod monitoring;
@@ -42,6 +43,7 @@ pub(crate) use admin::{Admin, RawRow};
 pub(crate) use database_url::connect_postgres_client;
 pub(crate) use database_url::DatabaseUrl;
 pub use database_url::{DatabaseKind, DEFAULT_CONNECT_TIMEOUT};
+pub use delayed::{DelayedMessage, Due};
 pub(crate) use index_check::IndexProblem;
 pub(crate) use server_wait::ServerWait;
 pub(crate) use sql_transport::SqlTransport;
@@ -432,6 +434,18 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// Moves the dead letter `id` back to its queue in one transaction, rebuilt by `rebuild`
     /// from its original destination and body. `false` when there is no such dead letter.
     async fn replay_dead_letter(&self, id: Uuid, rebuild: RebuildDeadLetter) -> Result<bool>;
+
+    /// Cancels the delayed message `id` while it is pending: `true` when it was (it will never
+    /// be delivered), `false` when it was delivered already or no pending delayed message has
+    /// that id.
+    async fn cancel_delayed(&self, id: Uuid) -> Result<bool>;
+
+    /// Moves the due time of the delayed message `id` while it is pending; `false` when it was
+    /// delivered already or no pending delayed message has that id.
+    async fn reschedule_delayed(&self, id: Uuid, due: Due) -> Result<bool>;
+
+    /// Up to `limit` pending delayed messages, soonest due first.
+    async fn delayed_messages(&self, limit: i64) -> Result<Vec<DelayedMessage>>;
 }
 
 /// Rows the endpoints' maintenance deletes once they are old enough.

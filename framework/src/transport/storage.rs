@@ -584,6 +584,64 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
     /// transaction; empty where delayed messages wait in their queue.
     async fn take_due(&self, c: &mut Held<D>, batch: i64) -> Result<Vec<MessageRow>>;
 
+    /// Deletes the delayed message `id` while it is pending: `true` when it was (it will never
+    /// be delivered), `false` when it was delivered already or no pending delayed message has
+    /// that id. A delivery holding its row is waited for, so the two never both happen.
+    async fn cancel_delayed(&self, c: &mut Held<D>, id: Uuid) -> Result<bool> {
+        let cx = self.context();
+        let sql = if self.moves_delayed() {
+            &cx.sql.delayed_cancel
+        } else {
+            &cx.sql.messages_cancel_delayed
+        };
+        c.cancel_delayed(sql, id)
+            .await
+            .map_err(cx.db(|| format!("cancelling delayed message {id}")))
+    }
+
+    /// Moves the due time of the delayed message `id` while it is pending; `false` when it was
+    /// delivered already or no pending delayed message has that id.
+    async fn reschedule_delayed(
+        &self,
+        c: &mut Held<D>,
+        id: Uuid,
+        due: super::delayed::Due,
+    ) -> Result<bool> {
+        let cx = self.context();
+        let sql = if self.moves_delayed() {
+            &cx.sql.delayed_reschedule
+        } else {
+            &cx.sql.messages_reschedule_delayed
+        };
+        let (delay_ms, at) = due.params();
+        c.reschedule_delayed(sql, id, delay_ms, at)
+            .await
+            .map_err(cx.db(|| format!("rescheduling delayed message {id}")))
+    }
+
+    /// Up to `limit` pending delayed messages, soonest due first.
+    async fn delayed_messages(
+        &self,
+        c: &mut Held<D>,
+        limit: i64,
+    ) -> Result<Vec<super::delayed::DelayedMessage>> {
+        let cx = self.context();
+        let moves = self.moves_delayed();
+        let sql = if moves {
+            &cx.sql.delayed_list
+        } else {
+            &cx.sql.messages_list_delayed
+        };
+        let rows = c
+            .list_delayed(sql, limit)
+            .await
+            .map_err(cx.db("listing delayed messages"))?;
+        Ok(rows
+            .into_iter()
+            .map(|row| super::delayed::DelayedMessage::from_row(row, !moves))
+            .collect())
+    }
+
     /// Up to `limit` messages of `queue` in receive order, left where they are.
     async fn browse(
         &self,
@@ -799,11 +857,14 @@ async fn check_elsewhere<D: Driver>(
     Ok(())
 }
 
+/// Where the table-per-queue layouts keep delayed messages until they are due.
+const DELAYED_TABLE: &str = "NimbusDelayedMessages";
+
 /// The tables of the common schema and of the layouts, which are not queues.
 const NIMBUS_TABLES: [&str; 4] = [
     "NimbusSubscriptions",
     "NimbusDeadLetters",
-    "NimbusDelayedMessages",
+    DELAYED_TABLE,
     MESSAGES_TABLE,
 ];
 
@@ -883,6 +944,17 @@ impl<D: Driver> Storage<D> for TablePerQueue {
             &[schema],
         )
         .await?;
+        // Tables made before the index existed gain it here, at start.
+        let index = &cx.sql.delayed_messages_index_id;
+        for index in cx.missing_indexes(c, DELAYED_TABLE, &[index]).await? {
+            cx.create(
+                c,
+                &format!("index {}", index.name),
+                &index.create_if_missing,
+                &index.guard_names(schema, DELAYED_TABLE),
+            )
+            .await?;
+        }
         let mut entries = Vec::with_capacity(queues.len());
         for queue in queues {
             let entry = cx.catalog.queue(queue);
@@ -894,11 +966,12 @@ impl<D: Driver> Storage<D> for TablePerQueue {
 
     async fn verify(&self, c: &mut Held<D>, queues: &[QueueName]) -> Result<()> {
         let cx = &self.context;
-        if !cx.table_exists(c, "NimbusDelayedMessages").await? {
-            return Err(cx.missing(
-                "table NimbusDelayedMessages".into(),
-                &cx.sql.delayed_messages,
-            ));
+        if !cx.table_exists(c, DELAYED_TABLE).await? {
+            let statement = format!(
+                "{}\n{}",
+                cx.sql.delayed_messages, cx.sql.delayed_messages_index_id.create
+            );
+            return Err(cx.missing(format!("table {DELAYED_TABLE}"), &statement));
         }
         for queue in queues {
             let entry = cx.catalog.queue(queue);

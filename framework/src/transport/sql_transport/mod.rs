@@ -1000,6 +1000,40 @@ impl<D: Driver> Transport for SqlTransport<D> {
         Ok(Some(rows))
     }
 
+    async fn cancel_delayed(&self, id: Uuid) -> Result<bool> {
+        let s = &self.inner;
+        let mut c = s.connection("cancelling a delayed message").await?;
+        let cancelled = s.storage.cancel_delayed(&mut c, id).await?;
+        c.release();
+        tracing::info!(message_id = %id, cancelled, "{}", if cancelled {
+            "cancelled a delayed message: it will not be delivered"
+        } else {
+            "nothing to cancel: the delayed message was delivered already, or no pending one has this id"
+        });
+        Ok(cancelled)
+    }
+
+    async fn reschedule_delayed(&self, id: Uuid, due: super::Due) -> Result<bool> {
+        let s = &self.inner;
+        let mut c = s.connection("rescheduling a delayed message").await?;
+        let moved = s.storage.reschedule_delayed(&mut c, id, due).await?;
+        c.release();
+        tracing::info!(message_id = %id, ?due, rescheduled = moved, "{}", if moved {
+            "rescheduled a delayed message"
+        } else {
+            "nothing to reschedule: the delayed message was delivered already, or no pending one has this id"
+        });
+        Ok(moved)
+    }
+
+    async fn delayed_messages(&self, limit: i64) -> Result<Vec<super::DelayedMessage>> {
+        let s = &self.inner;
+        let mut c = s.connection("listing delayed messages").await?;
+        let listed = s.storage.delayed_messages(&mut c, limit).await?;
+        c.release();
+        Ok(listed)
+    }
+
     async fn replay_dead_letter(&self, id: Uuid, rebuild: RebuildDeadLetter) -> Result<bool> {
         let s = &self.inner;
         let mut c = s.transaction("replaying a dead letter").await?;

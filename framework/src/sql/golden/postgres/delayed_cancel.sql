@@ -1,0 +1,2 @@
+DELETE FROM "Zeb]ra ""x"" 'y'"."NimbusDelayedMessages"
+WHERE "Id" = $1

@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS "Zeb]ra ""x"" 'y'"."NimbusDelayedMessages_Index_Id";

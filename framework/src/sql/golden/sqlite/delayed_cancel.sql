@@ -1,0 +1,2 @@
+DELETE FROM "NimbusDelayedMessages"
+WHERE "Id" = ?1

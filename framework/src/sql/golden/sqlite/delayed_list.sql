@@ -1,0 +1,4 @@
+SELECT "Id", "Destination", "Due", "Headers"
+FROM "NimbusDelayedMessages"
+ORDER BY "Due", "RowVersion"
+LIMIT ?1

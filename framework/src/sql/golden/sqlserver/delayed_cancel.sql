@@ -1,0 +1,2 @@
+DELETE FROM [Zeb]]ra "x" 'y'].[NimbusDelayedMessages] WITH (ROWLOCK)
+WHERE [Id] = @P1;

@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS [NimbusDelayedMessages_Index_Id] ON [Zeb]]ra "x" 'y'].[NimbusDelayedMessages];
