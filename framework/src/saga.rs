@@ -154,17 +154,20 @@ impl<S> SagaInstance<S> {
     /// timeout that comes due after the instance completed is dropped with a log line. The
     /// endpoint must register the handler with
     /// [`BusBuilder::saga_timeout`](crate::BusBuilder::saga_timeout).
+    ///
+    /// Returns the timeout's message id: keep it in the state to take the timeout back with
+    /// [`cancel_timeout`](Self::cancel_timeout).
     pub fn request_timeout<T: Message>(
         &self,
         ctx: &mut HandlerContext,
         after: std::time::Duration,
         timeout: T,
-    ) -> crate::Result<()>
+    ) -> crate::Result<uuid::Uuid>
     where
         S: Send,
     {
         let from = ctx.outgoing_len();
-        ctx.send_to_self_after(timeout, after)?;
+        let timeout_id = ctx.send_to_self_after(timeout, after)?;
         let id = self.id.to_string();
         ctx.add_headers_from(
             from,
@@ -174,7 +177,21 @@ impl<S> SagaInstance<S> {
                 (SAGA_TYPE, self.saga_type),
                 (SAGA_CORRELATION, &self.correlation),
             ],
-        )
+        )?;
+        Ok(timeout_id)
+    }
+
+    /// Takes back the timeout `timeout_id` (as [`request_timeout`](Self::request_timeout)
+    /// returned it) with the message being handled: it never comes due if this message
+    /// commits, and still does if this attempt fails. `true` when it was still waiting (or was
+    /// asked for by this same message); `false` when it came due already (its handler ran or
+    /// will run).
+    pub async fn cancel_timeout(
+        &self,
+        ctx: &mut HandlerContext,
+        timeout_id: uuid::Uuid,
+    ) -> crate::Result<bool> {
+        ctx.cancel_delayed(timeout_id).await
     }
 
     /// Ends the saga: the instance is deleted when the message commits.

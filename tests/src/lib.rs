@@ -223,6 +223,7 @@ macro_rules! conformance_suite {
             a_paused_queue_stops_receiving_until_resumed,
             a_saga_applies_each_message_once_under_concurrency,
             a_saga_timeout_reaches_its_instance_or_is_dropped,
+            a_saga_cancels_its_timeout,
             queues_in_another_schema_are_reached_by_address,
             rows_as_nservicebus_writes_them_are_handled_and_answered,
             subscriptions_are_shared_with_nservicebus_both_ways,

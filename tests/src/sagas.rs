@@ -394,6 +394,155 @@ pub async fn a_saga_timeout_reaches_its_instance_or_is_dropped(kind: Setup) {
     bus.stop().await.unwrap();
 }
 
+/// Sets a reminder (a saga with a timeout an hour away); `cancel_now` takes it back at once.
+#[derive(Debug, Clone, Serialize, Deserialize, nimbus::Command)]
+#[nimbus(type_name = "Conformance.ReminderSet")]
+pub struct ReminderSet {
+    pub id: u32,
+    pub cancel_now: bool,
+}
+
+/// Ends a reminder before its timeout: the saga takes the timeout back.
+#[derive(Debug, Clone, Serialize, Deserialize, nimbus::Command)]
+#[nimbus(type_name = "Conformance.ReminderDone")]
+pub struct ReminderDone {
+    pub id: u32,
+}
+
+/// The reminder's timeout, which never comes in the test.
+#[derive(Debug, Clone, Serialize, Deserialize, nimbus::Command)]
+#[nimbus(type_name = "Conformance.ReminderDue")]
+pub struct ReminderDue {
+    pub id: u32,
+}
+
+/// Keeps each reminder's timeout id, and says what each cancel found.
+#[derive(Clone, Default)]
+struct Reminders {
+    cancels: std::sync::Arc<std::sync::Mutex<Vec<(u32, bool)>>>,
+}
+
+impl Saga for Reminders {
+    type State = Option<nimbus::uuid::Uuid>;
+    const NAME: &'static str = "Conformance.Reminders";
+}
+
+impl SagaHandler<ReminderSet> for Reminders {
+    const STARTS: bool = true;
+    fn correlation(m: &ReminderSet) -> String {
+        m.id.to_string()
+    }
+    async fn handle(
+        &self,
+        m: ReminderSet,
+        saga: &mut SagaInstance<Option<nimbus::uuid::Uuid>>,
+        ctx: &mut HandlerContext,
+    ) -> Result<(), HandlerError> {
+        let timeout = saga.request_timeout(
+            ctx,
+            std::time::Duration::from_secs(3600),
+            ReminderDue { id: m.id },
+        )?;
+        saga.state = Some(timeout);
+        if m.cancel_now {
+            let found = saga.cancel_timeout(ctx, timeout).await?;
+            self.cancels.lock().unwrap().push((m.id, found));
+            saga.state = None;
+        }
+        Ok(())
+    }
+}
+
+impl SagaHandler<ReminderDone> for Reminders {
+    fn correlation(m: &ReminderDone) -> String {
+        m.id.to_string()
+    }
+    async fn handle(
+        &self,
+        m: ReminderDone,
+        saga: &mut SagaInstance<Option<nimbus::uuid::Uuid>>,
+        ctx: &mut HandlerContext,
+    ) -> Result<(), HandlerError> {
+        if let Some(timeout) = saga.state.take() {
+            let found = saga.cancel_timeout(ctx, timeout).await?;
+            self.cancels.lock().unwrap().push((m.id, found));
+        }
+        saga.mark_complete();
+        Ok(())
+    }
+}
+
+impl nimbus::saga::SagaTimeout<ReminderDue> for Reminders {
+    async fn timeout(
+        &self,
+        _due: ReminderDue,
+        saga: &mut SagaInstance<Option<nimbus::uuid::Uuid>>,
+        _ctx: &mut HandlerContext,
+    ) -> Result<(), HandlerError> {
+        saga.mark_complete();
+        Ok(())
+    }
+}
+
+/// A saga takes back a timeout it asked for: in the same message (it is never written), or in
+/// a later one (deleted in that message's transaction); either way no delayed message is left.
+pub async fn a_saga_cancels_its_timeout(kind: Setup) {
+    let db = TestDatabase::new(kind).await;
+    let reminders = Reminders::default();
+    let bus = db
+        .builder("Reminding", "reminding-1")
+        .route::<ReminderSet>("Reminding")
+        .route::<ReminderDone>("Reminding")
+        .saga_handler::<ReminderSet, _>(reminders.clone())
+        .saga_handler::<ReminderDone, _>(reminders.clone())
+        .saga_timeout::<ReminderDue, _>(reminders.clone())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    bus.send(ReminderSet {
+        id: 1,
+        cancel_now: false,
+    })
+    .await
+    .unwrap();
+    bus.send(ReminderSet {
+        id: 2,
+        cancel_now: true,
+    })
+    .await
+    .unwrap();
+    wait_until("both reminders are set", || async {
+        bus.metrics().handled == 2
+    })
+    .await;
+    let waiting = db.admin().delayed_messages(10).await.unwrap();
+    assert_eq!(
+        waiting.len(),
+        1,
+        "the timeout taken back in its own message was never written: {waiting:?}"
+    );
+    assert_eq!(
+        waiting[0].message_type.as_deref(),
+        Some("Conformance.ReminderDue")
+    );
+    bus.send(ReminderDone { id: 1 }).await.unwrap();
+    wait_until("the reminder is done", || async {
+        bus.metrics().handled == 3
+    })
+    .await;
+    assert!(
+        db.admin().delayed_messages(10).await.unwrap().is_empty(),
+        "the timeout was taken back with the message that ended the reminder"
+    );
+    let mut cancels = reminders.cancels.lock().unwrap().clone();
+    cancels.sort();
+    assert_eq!(cancels, vec![(1, true), (2, true)]);
+    assert_eq!(db.dead_letters().await.len(), 0);
+    bus.stop().await.unwrap();
+}
+
 /// Workers handling 1,000 numbers with a saga (five instances, each counting and summing its
 /// numbers, and forwarding each to `Done`) are killed with SIGKILL at random moments; a last
 /// worker drains the queue. Every number was forwarded once, and the saga states count each

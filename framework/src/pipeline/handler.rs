@@ -527,14 +527,32 @@ impl HandlerContext {
         Ok(())
     }
 
-    /// Sends `message` to this endpoint's own input queue after `delay` (a saga's timeout).
+    /// Sends `message` to this endpoint's own input queue after `delay` (a saga's timeout);
+    /// returns its message id.
     pub(crate) fn send_to_self_after<M: Message>(
         &mut self,
         message: M,
         delay: std::time::Duration,
-    ) -> Result<()> {
+    ) -> Result<uuid::Uuid> {
         let queue = self.origin.input_queue.as_str().to_string();
-        self.send_with(message, SendOptions::new().to(queue).delay(delay))
+        let id = self.origin.message_ids.next();
+        self.send_with(
+            message,
+            SendOptions::new().to(queue).delay(delay).message_id(id),
+        )?;
+        Ok(id)
+    }
+
+    /// Cancels the delayed message `id` with this message: dropped if this handling sent it,
+    /// deleted in the receive's transaction if it waits in the database (`true` either way),
+    /// `false` when it was delivered already or no waiting delayed message has that id.
+    pub(crate) async fn cancel_delayed(&mut self, id: uuid::Uuid) -> Result<bool> {
+        let before = self.outgoing.len();
+        self.outgoing.retain(|out| out.id != id);
+        if self.outgoing.len() < before {
+            return Ok(true);
+        }
+        self.saga_transaction()?.cancel_delayed(id).await
     }
 
     /// Takes the receive's transaction out, while a blocking handler runs without it.

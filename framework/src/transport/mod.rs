@@ -529,6 +529,11 @@ pub(crate) trait ReceiveTransaction: Send {
     /// again without counting an attempt, and then reads what the other committed.
     async fn saga_save(&mut self, change: SagaChange<'_>) -> Result<()>;
 
+    /// Cancels the delayed message `id` in this transaction (after the handler's savepoint, so
+    /// a failed attempt undoes it): `true` when it was still waiting. It is gone once this
+    /// transaction commits; a delivery holding it is waited for.
+    async fn cancel_delayed(&mut self, id: Uuid) -> Result<bool>;
+
     /// Rolls back to the savepoint what the handler's own statements did; nothing if it never
     /// asked for the connection.
     async fn undo_handler_work(&mut self) -> Result<()>;

@@ -363,6 +363,15 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
             .map_err(cx.db(|| format!("reading saga {saga_type} {correlation:?}")))
     }
 
+    async fn cancel_delayed(&mut self, id: Uuid) -> Result<bool> {
+        // The savepoint first: a failed attempt undoes the cancel with the rest of its work.
+        self.handler_connection().await?;
+        self.inner
+            .storage
+            .cancel_delayed(&mut self.connection, id)
+            .await
+    }
+
     async fn saga_save(&mut self, change: SagaChange<'_>) -> Result<()> {
         self.handler_connection().await?;
         let cx = &self.inner.cx;
