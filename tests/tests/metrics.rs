@@ -382,3 +382,46 @@ async fn sagas_started_and_completed_are_counted() {
     assert_eq!(counter("nimbus_sagas_started_total", &saga), 2);
     assert_eq!(counter("nimbus_sagas_completed_total", &saga), 1);
 }
+
+/// Cancels and reschedules of delayed messages are counted with what they found.
+#[actix_rt::test]
+async fn delayed_changes_are_counted_with_what_they_found() {
+    snapshotter();
+    let db = TestDatabase::new(Setup {
+        kind: Kind::Sqlite,
+        layout: StorageLayout::TablePerQueue,
+    })
+    .await;
+    let bus = db
+        .builder("Delayer", "delayer-1")
+        .create_queues_on_send(true)
+        .route::<Numbered>("Later")
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let id = bus
+        .send_delayed(
+            Numbered { n: 1 },
+            nimbus::SendOptions::new().delay(Duration::from_secs(3600)),
+        )
+        .await
+        .unwrap();
+    assert!(bus
+        .reschedule_delayed(id, nimbus::Due::In(Duration::from_secs(60)))
+        .await
+        .unwrap());
+    assert!(bus.cancel_delayed(id).await.unwrap());
+    assert!(!bus.cancel_delayed(id).await.unwrap());
+    bus.stop().await.unwrap();
+    let seen = |operation: &str, found: &str| {
+        counter(
+            "nimbus_delayed_changes_total",
+            &[("operation", operation), ("found", found)],
+        )
+    };
+    assert_eq!(seen("reschedule", "true"), 1);
+    assert_eq!(seen("cancel", "true"), 1);
+    assert_eq!(seen("cancel", "false"), 1);
+}

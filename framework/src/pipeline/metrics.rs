@@ -30,6 +30,7 @@
 //! | `nimbus_connection_limit` | gauge | database (the process's connection budget for it: `connection_limit`) |
 //! | `nimbus_connection_waits_total` | counter | database (connections that had to wait for the budget, every one of it in use) |
 //! | `nimbus_connection_wait_seconds` | histogram | database (how long those waits took) |
+//! | `nimbus_delayed_changes_total` | counter | operation (`cancel`, `reschedule`), found (`true` when the delayed message was waiting; `false` when it was delivered already) |
 //! | `nimbus_transaction_conflicts_total` | counter | queue (receives rolled back because their transaction gave way to another: a deadlock, a serialization failure, a saga race; received again at once) |
 //! | `nimbus_leases_taken_total` | counter | queue, message_type (messages moved out of their queue under a lease for a long handler) |
 //! | `nimbus_leases_renewed_total` | counter | queue (renewals of leases while their handlers ran) |
@@ -65,6 +66,7 @@ pub(crate) fn describe() {
             ("nimbus_queue_empty_receives_total", "Receives that found nothing to take"),
             ("nimbus_queue_receives_total", "Receives that took messages, each one transaction"),
             ("nimbus_connections_closed_idle_total", "Pooled connections closed after nobody took them for connection_idle_timeout"),
+            ("nimbus_delayed_changes_total", "Cancels and reschedules of delayed messages, and whether each found its message waiting"),
             ("nimbus_transaction_conflicts_total", "Receives rolled back because their transaction gave way to another (deadlock, serialization failure, saga race)"),
             ("nimbus_leases_taken_total", "Messages moved out of their queue under a lease"),
             ("nimbus_leases_renewed_total", "Lease renewals while handlers ran"),

@@ -71,6 +71,22 @@ impl DelayedMessage {
     }
 }
 
+/// Counts a cancel or a reschedule (`operation`) and whether it found the message waiting, in
+/// `nimbus_delayed_changes_total`, and logs it at INFO.
+pub(crate) fn record_change(operation: &'static str, id: uuid::Uuid, found: bool) {
+    metrics::counter!(
+        "nimbus_delayed_changes_total",
+        "operation" => operation,
+        "found" => if found { "true" } else { "false" }
+    )
+    .increment(1);
+    if found {
+        tracing::info!(message_id = %id, operation, "{operation}: the delayed message was waiting, and is changed");
+    } else {
+        tracing::info!(message_id = %id, operation, "{operation}: nothing waiting to change; the delayed message was delivered already, or no waiting one has this id");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1005,11 +1005,7 @@ impl<D: Driver> Transport for SqlTransport<D> {
         let mut c = s.connection("cancelling a delayed message").await?;
         let cancelled = s.storage.cancel_delayed(&mut c, id).await?;
         c.release();
-        tracing::info!(message_id = %id, cancelled, "{}", if cancelled {
-            "cancelled a delayed message: it will not be delivered"
-        } else {
-            "nothing to cancel: the delayed message was delivered already, or no pending one has this id"
-        });
+        super::delayed::record_change("cancel", id, cancelled);
         Ok(cancelled)
     }
 
@@ -1018,11 +1014,7 @@ impl<D: Driver> Transport for SqlTransport<D> {
         let mut c = s.connection("rescheduling a delayed message").await?;
         let moved = s.storage.reschedule_delayed(&mut c, id, due).await?;
         c.release();
-        tracing::info!(message_id = %id, ?due, rescheduled = moved, "{}", if moved {
-            "rescheduled a delayed message"
-        } else {
-            "nothing to reschedule: the delayed message was delivered already, or no pending one has this id"
-        });
+        super::delayed::record_change("reschedule", id, moved);
         Ok(moved)
     }
 
