@@ -5,7 +5,7 @@ use std::time::Duration;
 use clap::Subcommand;
 use serde_json::json;
 
-use crate::{connect, print_table, report, Cli, Failure};
+use crate::{connect, print_table, report, Cli, Failure, Layout};
 
 /// What `nimbus delayed` does.
 #[derive(Debug, Subcommand)]
@@ -50,6 +50,21 @@ fn parse_time(text: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
 /// Runs `command`.
 pub async fn run(cli: &Cli, command: &DelayedCommand) -> Result<(), Failure> {
     let db = connect(cli).await?;
+    // Where the layout keeps its delayed messages: a schema without it holds none, which is
+    // said with what to check rather than as a missing table.
+    let table = match cli.layout {
+        Layout::Table | Layout::Nservicebus => "NimbusDelayedMessages",
+        Layout::Shared => "NimbusMessages",
+    };
+    if !db.table_exists(table).await? {
+        return Err(format!(
+            "this schema has no table {table}, where the {} layout keeps delayed messages: \
+             no endpoint of that layout ran here. Fix: check --database, --schema and \
+             --layout, or create the tables with `nimbus schema apply`",
+            cli.layout.name()
+        )
+        .into());
+    }
     match command {
         DelayedCommand::List { limit } => {
             let delayed = db.delayed_messages(*limit).await?;

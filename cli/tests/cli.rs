@@ -1332,6 +1332,11 @@ async fn pause_and_resume_reach_a_running_endpoint_on_postgres() {
 /// one to now (an endpoint then handles it), cancels the other (never handled) and says so when
 /// asked again about either.
 async fn delayed_list_cancel_and_reschedule(url: &str, schema: Option<&str>) {
+    let (ok, _, err) = nimbus(url, schema, &["delayed", "list"]);
+    assert!(
+        !ok && err.contains("no table NimbusDelayedMessages") && err.contains("Fix:"),
+        "before any endpoint ran, the listing says what to check: {err}"
+    );
     let mut builder = nimbus::Bus::builder()
         .names("Delaying", "delaying-1")
         .database_url(url)
