@@ -155,3 +155,29 @@ pub async fn a_cancel_racing_the_delivery_has_one_outcome(kind: Setup) {
     receiver.stop().await.unwrap();
     sender.stop().await.unwrap();
 }
+
+/// A database whose `NimbusDelayedMessages` was made before its `Id` index existed gains the
+/// index when an endpoint starts, and cancels work there (table layouts; the shared table
+/// finds a message by its primary key).
+pub async fn the_delayed_id_index_is_added_to_an_existing_table(kind: Setup) {
+    if kind.shared_table() {
+        return;
+    }
+    let db = TestDatabase::new(kind).await;
+    let index = "NimbusDelayedMessages_Index_Id";
+    let first = sender(&db, "Upgraded").await;
+    first.stop().await.unwrap();
+    assert!(db.has_index("NimbusDelayedMessages", index).await);
+    db.drop_index("NimbusDelayedMessages", index).await;
+    let again = sender(&db, "Upgraded").await;
+    assert!(
+        db.has_index("NimbusDelayedMessages", index).await,
+        "the start made the missing index"
+    );
+    let id = again
+        .send_delayed(Numbered { n: 1 }, SendOptions::new().delay(AN_HOUR))
+        .await
+        .unwrap();
+    assert!(again.cancel_delayed(id).await.unwrap());
+    again.stop().await.unwrap();
+}

@@ -206,6 +206,7 @@ macro_rules! conformance_suite {
             delayed_messages_wait_for_their_time,
             a_delayed_message_can_be_cancelled_or_rescheduled,
             a_cancel_racing_the_delivery_has_one_outcome,
+            the_delayed_id_index_is_added_to_an_existing_table,
             dead_letters_can_be_replayed,
             database_outage_is_survived_and_reported,
             multicast_events_reach_every_instance,

@@ -149,6 +149,20 @@ impl<D: Driver> SqlTransport<D> {
                 return Ok(false);
             }
         }
+        // And for the index that finds a delayed message by its id (cancel, reschedule): a
+        // table made before it existed gains it at start.
+        if self.inner.storage.moves_delayed() {
+            let cx = &self.inner.cx;
+            let index = &cx.sql.delayed_messages_index_id;
+            if !cx
+                .missing_indexes(&mut c, "NimbusDelayedMessages", &[index])
+                .await?
+                .is_empty()
+            {
+                c.release();
+                return Ok(false);
+            }
+        }
         c.release();
         match self.verify_schema(queues).await {
             Ok(()) => {}
