@@ -584,19 +584,36 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
     /// transaction; empty where delayed messages wait in their queue.
     async fn take_due(&self, c: &mut Held<D>, batch: i64) -> Result<Vec<MessageRow>>;
 
+    /// The statements on delayed messages where this layout keeps them until due.
+    fn delayed_sql(&self) -> DelayedSql<'_> {
+        let sql = &self.context().sql;
+        if self.moves_delayed() {
+            DelayedSql {
+                cancel: &sql.delayed_cancel,
+                reschedule: &sql.delayed_reschedule,
+                list: &sql.delayed_list,
+                headers_in_envelope: false,
+            }
+        } else {
+            DelayedSql {
+                cancel: &sql.messages_cancel_delayed,
+                reschedule: &sql.messages_reschedule_delayed,
+                list: &sql.messages_list_delayed,
+                headers_in_envelope: true,
+            }
+        }
+    }
+
     /// Deletes the delayed message `id` while it is pending: `true` when it was (it will never
     /// be delivered), `false` when it was delivered already or no pending delayed message has
     /// that id. A delivery holding its row is waited for, so the two never both happen.
     async fn cancel_delayed(&self, c: &mut Held<D>, id: Uuid) -> Result<bool> {
-        let cx = self.context();
-        let sql = if self.moves_delayed() {
-            &cx.sql.delayed_cancel
-        } else {
-            &cx.sql.messages_cancel_delayed
-        };
-        c.cancel_delayed(sql, id)
+        c.cancel_delayed(self.delayed_sql().cancel, id)
             .await
-            .map_err(cx.db(|| format!("cancelling delayed message {id}")))
+            .map_err(
+                self.context()
+                    .db(|| format!("cancelling delayed message {id}")),
+            )
     }
 
     /// Moves the due time of the delayed message `id` while it is pending; `false` when it was
@@ -607,16 +624,13 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
         id: Uuid,
         due: super::delayed::Due,
     ) -> Result<bool> {
-        let cx = self.context();
-        let sql = if self.moves_delayed() {
-            &cx.sql.delayed_reschedule
-        } else {
-            &cx.sql.messages_reschedule_delayed
-        };
         let (delay_ms, at) = due.params();
-        c.reschedule_delayed(sql, id, delay_ms, at)
+        c.reschedule_delayed(self.delayed_sql().reschedule, id, delay_ms, at)
             .await
-            .map_err(cx.db(|| format!("rescheduling delayed message {id}")))
+            .map_err(
+                self.context()
+                    .db(|| format!("rescheduling delayed message {id}")),
+            )
     }
 
     /// Up to `limit` pending delayed messages, soonest due first.
@@ -625,20 +639,14 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
         c: &mut Held<D>,
         limit: i64,
     ) -> Result<Vec<super::delayed::DelayedMessage>> {
-        let cx = self.context();
-        let moves = self.moves_delayed();
-        let sql = if moves {
-            &cx.sql.delayed_list
-        } else {
-            &cx.sql.messages_list_delayed
-        };
+        let sql = self.delayed_sql();
         let rows = c
-            .list_delayed(sql, limit)
+            .list_delayed(sql.list, limit)
             .await
-            .map_err(cx.db("listing delayed messages"))?;
+            .map_err(self.context().db("listing delayed messages"))?;
         Ok(rows
             .into_iter()
-            .map(|row| super::delayed::DelayedMessage::from_row(row, !moves))
+            .map(|row| super::delayed::DelayedMessage::from_row(row, sql.headers_in_envelope))
             .collect())
     }
 
@@ -855,6 +863,15 @@ async fn check_elsewhere<D: Driver>(
     }
     entry.mark_exists();
     Ok(())
+}
+
+/// A layout's statements on delayed messages (see [`Storage::delayed_sql`]).
+pub(crate) struct DelayedSql<'a> {
+    pub cancel: &'a str,
+    pub reschedule: &'a str,
+    pub list: &'a str,
+    /// Whether a listed row's headers are inside its body's envelope (the shared table).
+    pub headers_in_envelope: bool,
 }
 
 /// Where the table-per-queue layouts keep delayed messages until they are due.
