@@ -19,6 +19,8 @@
 
 use std::sync::Arc;
 
+mod schedules;
+
 use chrono::NaiveDateTime;
 use uuid::Uuid;
 
@@ -501,6 +503,7 @@ impl Database {
             },
             leases: false,
             sagas: false,
+            schedules: false,
             nservicebus_subscriptions: None,
         })
         .await?;

@@ -374,6 +374,34 @@ pub(crate) fn build_request<M: Message>(
     Ok(out)
 }
 
+/// Serializes the message a schedule's tick sends: its id is `id` (the tick's own, see
+/// `pipeline::schedule`), and its headers name the schedule and the tick.
+pub(crate) fn build_scheduled<M: Message>(
+    message: &M,
+    intent: Intent,
+    destination: Destination,
+    origin: &Arc<EndpointIdentity>,
+    id: Uuid,
+    schedule: &str,
+    tick: NaiveDateTime,
+) -> Result<OutgoingMessage> {
+    build_outgoing_inner(
+        message,
+        intent,
+        destination,
+        origin,
+        None,
+        Some(id),
+        |h, _| {
+            h.insert(headers::SCHEDULE.into(), schedule.to_string());
+            h.insert(
+                headers::SCHEDULED_FOR.into(),
+                headers::format_time(tick.and_utc()),
+            );
+        },
+    )
+}
+
 /// Serializes `message` and its headers into an [`OutgoingMessage`].
 pub(crate) fn build_outgoing<M: Message>(
     message: &M,

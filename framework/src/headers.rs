@@ -36,6 +36,11 @@ pub const JSON_CONTENT_TYPE: &str = "application/json";
 
 /// Failed attempts so far (this framework's header; durable across restarts).
 pub const FAILED_ATTEMPTS: &str = "Nimbus.FailedAttempts";
+/// The schedule whose tick sent the message (this framework's header; see
+/// [`Schedule`](crate::Schedule)).
+pub const SCHEDULE: &str = "Nimbus.Schedule";
+/// The tick a scheduled message was sent for, in the wire format of times (UTC, database time).
+pub const SCHEDULED_FOR: &str = "Nimbus.ScheduledFor";
 /// The W3C Trace Context header holding the trace id and the sending span's id
 /// (`00-<trace id>-<span id>-<flags>`), as NServiceBus writes it.
 pub const TRACEPARENT: &str = "traceparent";

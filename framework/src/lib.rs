@@ -113,10 +113,11 @@ pub use pipeline::handler_connections::HandlerSqlServer;
 pub use pipeline::health::{Health, QueueHealth};
 pub use pipeline::lease::{Lease, DEFAULT_LEASE_HANDLER_TIMEOUT, MAX_LEASE, MIN_LEASE};
 pub use pipeline::metrics::Metrics;
+pub use pipeline::schedule::Schedule;
 pub use transport::instances::host_name;
 pub use transport::{
-    BodyStringColumn, DatabaseKind, DelayedMessage, Due, StorageLayout, SweepReport,
-    DEFAULT_CONNECT_TIMEOUT,
+    BodyStringColumn, DatabaseKind, DelayedMessage, Due, Missed, ScheduleState, StorageLayout,
+    SweepReport, CATCH_UP_WITHIN, DEFAULT_CONNECT_TIMEOUT, MIN_SCHEDULE_INTERVAL,
 };
 
 /// The `uuid` crate, whose [`uuid::Uuid`] public signatures use (message ids, dead letter ids in

@@ -18,6 +18,7 @@ mod pause;
 pub mod proxy;
 mod pubsub;
 mod sagas;
+pub mod schedules;
 pub mod suite;
 pub mod tls_proxy;
 
@@ -228,6 +229,10 @@ macro_rules! conformance_suite {
             queues_in_another_schema_are_reached_by_address,
             rows_as_nservicebus_writes_them_are_handled_and_answered,
             subscriptions_are_shared_with_nservicebus_both_ways,
+            a_schedule_fires_each_tick_once_across_instances,
+            a_paused_schedule_fires_nothing_until_resumed,
+            schedules_follow_the_code_that_declares_them,
+            missed_ticks_fire_once_or_are_skipped,
         }
     };
     (@tests $attrs:tt $setup:expr; $($name:ident),* $(,)?) => {

@@ -4,7 +4,8 @@
 //! of receivers (restarted by actix `Supervisor` when they fail) and an expiry purger. Per
 //! endpoint: a [`DeadLetterer`], and timer-driven actors (`periodic::Periodic`) for delayed
 //! delivery, the heartbeat of its subscriptions, the idle sweep of lapsed ones, the check for
-//! queues an operator paused and the maintenance of its queue tables (PostgreSQL's VACUUM). The peek and receive modes follow
+//! queues an operator paused and the maintenance of its queue tables (PostgreSQL's VACUUM); and
+//! where it declares recurring messages, the `Scheduler` that fires their ticks. The peek and receive modes follow
 //! seed 000:
 //!
 //! * **peek**: the peeker estimates the depth as `max(RowVersion) - min(RowVersion) + 1`; if it is
@@ -35,6 +36,7 @@ mod pause_watch;
 mod peeker;
 mod periodic;
 mod receiver;
+mod scheduler;
 mod supervisor;
 mod table_maintenance;
 
@@ -47,6 +49,7 @@ pub(crate) use idle_sweep::idle_sweep;
 pub(crate) use instance_registry::{instance_heartbeat, mark_stopped, register, registration};
 pub(crate) use monitoring_reporter::monitoring_reporter;
 pub(crate) use pause_watch::{pause_watch, read_pauses};
+pub(crate) use scheduler::{declare as declare_schedules, Scheduler};
 pub(crate) use supervisor::{Drain, QueueSupervisor};
 pub(crate) use table_maintenance::table_maintenance;
 

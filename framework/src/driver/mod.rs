@@ -19,6 +19,7 @@ mod contract_tests;
 pub(crate) mod home;
 pub(crate) mod instance_statements;
 pub(crate) mod monitoring_statements;
+pub(crate) mod schedule_statements;
 pub(crate) mod shard;
 #[cfg(any(feature = "postgres", feature = "sqlserver"))]
 pub(crate) mod shared_runtime;

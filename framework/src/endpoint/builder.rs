@@ -119,6 +119,7 @@ pub struct BusBuilder {
     requests: bool,
     layout: StorageLayout,
     routes: Vec<(&'static str, String)>,
+    schedules: Vec<crate::Schedule>,
     handlers: HandlerRegistry,
     leases: Leases,
     /// Some handlers are sagas.
@@ -173,6 +174,7 @@ impl Default for BusBuilder {
             requests: false,
             layout: StorageLayout::TablePerQueue,
             routes: Vec::new(),
+            schedules: Vec::new(),
             handlers: HandlerRegistry::default(),
             leases: Leases::default(),
             sagas: false,
@@ -809,6 +811,31 @@ impl BusBuilder {
         self
     }
 
+    /// Declares a recurring message (see [`Schedule`](crate::Schedule)): a cron expression or
+    /// a fixed interval, and the message each tick sends or publishes. Each tick fires once
+    /// however many instances of the endpoint run; missed ticks fire once on return, or are
+    /// skipped ([`Missed`](crate::Missed)). A schedule the code no longer declares is deleted
+    /// at the next start (and the log says so); an operator can pause and resume one
+    /// (`nimbus schedules`, the console). `build()` checks each schedule: its cron expression,
+    /// its interval (1 s or more), its message's route, a name of its own.
+    ///
+    /// ```no_run
+    /// # #[derive(serde::Serialize, serde::Deserialize, nimbus::Command)]
+    /// # struct BuildReport { full: bool }
+    /// use nimbus::Schedule;
+    ///
+    /// let endpoint = nimbus::Bus::builder()
+    ///     .names("Reports", "reports-1")
+    ///     .route::<BuildReport>("Reports")
+    ///     .schedule(Schedule::cron("nightly-report", "0 2 * * *").send(BuildReport { full: true }))
+    ///     .build()?;
+    /// # Ok::<(), nimbus::NimbusError>(())
+    /// ```
+    pub fn schedule(mut self, schedule: crate::Schedule) -> Self {
+        self.schedules.push(schedule);
+        self
+    }
+
     /// Registers a handler for messages of type `M`. Several handlers for one type all run, in
     /// registration order, in the message's transaction. A handler of an event subscribes the
     /// endpoint to it.
@@ -1101,13 +1128,17 @@ impl BusBuilder {
             }
             None => None,
         };
-        let mut routes = HashMap::new();
-        for (type_name, queue) in self.routes {
-            let queue = QueueName::parse(&queue)?;
+        let resolve = |queue: &str| -> Result<QueueName> {
+            let queue = QueueName::parse(queue)?;
             queue.check_len(max_queue)?;
-            let queue = crate::transport::resolve_address(dialect, &schema, self.layout, &queue)?;
-            routes.insert(type_name, queue);
+            crate::transport::resolve_address(dialect, &schema, self.layout, &queue)
+        };
+        let mut routes = HashMap::new();
+        for (type_name, queue) in &self.routes {
+            routes.insert(*type_name, resolve(queue)?);
         }
+        let routes = Routes::new(routes);
+        let schedules = crate::pipeline::schedule::check_all(self.schedules, &routes, &resolve)?;
         self.handlers.check()?;
         for type_name in self.leases.type_names() {
             if self.handlers.get(type_name).is_none() {
@@ -1197,7 +1228,7 @@ impl BusBuilder {
                 None if self.sagas || !self.leases.is_empty() => ReceiveBatching::Fixed(1),
                 None => ReceiveBatching::Adaptive,
             },
-            routes: Arc::new(Routes::new(routes)),
+            routes: Arc::new(routes),
             handlers: Arc::new(self.handlers),
             body_string_column: self.body_string_column,
             retry: self.retry,
@@ -1216,6 +1247,7 @@ impl BusBuilder {
             layout: self.layout,
             leases: self.leases,
             sagas: self.sagas,
+            schedules,
             instance_heartbeat: self.instance_heartbeat,
             share_instance_name: self.share_instance_name,
             dead_letter_retention: self.dead_letter_retention,

@@ -6,9 +6,9 @@ use std::sync::{Arc, Mutex};
 use actix::prelude::*;
 
 use crate::actors::{
-    delayed_delivery, heartbeat, idle_connections, idle_sweep, instance_heartbeat, mark_stopped,
-    monitoring_reporter, pause_watch, read_pauses, register, registration, table_maintenance,
-    DeadLetterer, Drain, QueueSupervisor, Shutdown,
+    declare_schedules, delayed_delivery, heartbeat, idle_connections, idle_sweep,
+    instance_heartbeat, mark_stopped, monitoring_reporter, pause_watch, read_pauses, register,
+    registration, table_maintenance, DeadLetterer, Drain, QueueSupervisor, Scheduler, Shutdown,
 };
 use crate::endpoint::shared_commits::SharedCommits;
 use crate::envelope::{
@@ -198,6 +198,17 @@ impl Endpoint {
                         .recipient(),
                 );
             }
+        }
+        // Also where the code declares none: those an earlier version declared stop firing.
+        if let Err(e) = declare_schedules(&endpoint).await {
+            for actor in maintenance {
+                let _ = actor.send(Shutdown).await;
+            }
+            endpoint.dispatcher.stop();
+            return Err(e);
+        }
+        if !endpoint.config.schedules.is_empty() {
+            maintenance.push(Scheduler::new(endpoint.clone()).start().recipient());
         }
         if !subscriptions.is_empty() {
             maintenance.push(

@@ -54,6 +54,8 @@ pub(crate) struct EndpointConfig {
     pub leases: crate::pipeline::lease::Leases,
     /// Some handlers are sagas: `NimbusSagas` belongs to the schema.
     pub sagas: bool,
+    /// The recurring messages the endpoint declares, checked by `build()`.
+    pub schedules: Vec<crate::pipeline::schedule::DeclaredSchedule>,
     /// How often the bus refreshes its row in `NimbusInstances`.
     pub instance_heartbeat: Duration,
     /// Other live processes may use this bus's instance name (see
@@ -108,6 +110,7 @@ impl EndpointConfig {
             },
             leases: !self.leases.is_empty(),
             sagas: self.sagas,
+            schedules: !self.schedules.is_empty(),
             nservicebus_subscriptions: self.nservicebus_subscriptions.clone(),
         }
     }

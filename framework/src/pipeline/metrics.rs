@@ -74,6 +74,9 @@ pub(crate) fn describe() {
             ("nimbus_leases_lost_total", "Handlers that finished after their lease was taken back: their sends were discarded"),
             ("nimbus_sends_total", "The application's sends through the bus"),
             ("nimbus_send_commits_total", "Commits the application's sends took (shared commits make them fewer than the sends)"),
+            ("nimbus_schedule_ticks_fired_total", "Ticks of a schedule this instance sent a message for"),
+            ("nimbus_schedule_ticks_missed_total", "Ticks of a schedule that came due while no instance ran: sent once for all (fired_once) or skipped"),
+            ("nimbus_schedule_changes_total", "Pauses and resumes of schedules by an operator, and whether each changed anything"),
         ];
         for (name, help) in counters {
             describe_counter!(name, Unit::Count, help);
@@ -117,6 +120,16 @@ pub(crate) fn describe() {
             "nimbus_handling_seconds",
             Unit::Seconds,
             "How long the handlers of a message took"
+        );
+        describe_gauge!(
+            "nimbus_schedule_paused",
+            Unit::Count,
+            "1 while an operator has paused the schedule, 0 while it runs"
+        );
+        describe_histogram!(
+            "nimbus_schedule_lateness_seconds",
+            Unit::Seconds,
+            "How long after its tick (database time) a schedule's message was sent"
         );
         describe_histogram!(
             "nimbus_send_to_handled_seconds",

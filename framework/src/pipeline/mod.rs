@@ -18,6 +18,7 @@ pub(crate) mod metrics;
 pub(crate) mod monitor;
 pub(crate) mod panic_output;
 pub(crate) mod requests;
+pub(crate) mod schedule;
 
 use std::sync::Arc;
 

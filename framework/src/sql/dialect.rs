@@ -115,6 +115,14 @@ pub(crate) struct Files {
     pub messages_cancel_delayed: &'static str,
     pub messages_reschedule_delayed: &'static str,
     pub messages_list_delayed: &'static str,
+    pub schedules: &'static str,
+    pub schedule_declare: &'static str,
+    pub schedule_redefine: &'static str,
+    pub schedule_retire: &'static str,
+    pub schedule_list: &'static str,
+    pub schedule_fire: &'static str,
+    pub schedule_pause: &'static str,
+    pub schedule_resume: &'static str,
 }
 
 /// Builds a [`Files`] from `schema/<dir>/`, one `include_str!` per field, so a missing file is a
@@ -157,7 +165,7 @@ macro_rules! all_files {
             saga_cleanup, monitoring, monitoring_report, monitoring_read, monitoring_cleanup,
             catalog_table_columns, delayed_messages_index_id, delayed_cancel, delayed_reschedule,
             delayed_list, messages_cancel_delayed, messages_reschedule_delayed,
-            messages_list_delayed,
+            messages_list_delayed, schedules, schedule_declare, schedule_redefine, schedule_retire, schedule_list, schedule_fire, schedule_pause, schedule_resume,
         )
     };
 }

@@ -59,6 +59,8 @@ pub(crate) fn creation_script(
     parts.push((s.leases.clone(), vec![name]));
     parts.push((s.paused_queues.clone(), vec![name]));
     parts.push((s.instances.clone(), vec![name]));
+    // Only endpoints with schedules use it; as with NimbusLeases, a DBA need not know which.
+    parts.push((s.schedules.clone(), vec![name]));
     parts.push((s.monitoring.clone(), vec![name]));
     // Only endpoints with sagas use it; as with NimbusLeases, a DBA need not know which.
     parts.push((s.sagas.clone(), vec![name]));

@@ -275,6 +275,22 @@ pub(crate) struct SchemaSql {
     pub messages_reschedule_delayed: String,
     /// Lists the not yet visible messages of `NimbusMessages`, soonest first.
     pub messages_list_delayed: String,
+    /// Creates `NimbusSchedules`, the recurring messages endpoints declare.
+    pub schedules: String,
+    /// Adds a declared schedule unless its endpoint has one of that name.
+    pub schedule_declare: String,
+    /// Gives a schedule the definition its endpoint now declares (compare-and-set on `Version`).
+    pub schedule_redefine: String,
+    /// Deletes a schedule its endpoint no longer declares.
+    pub schedule_retire: String,
+    /// Lists the schedules of one endpoint or of all, with the database's time.
+    pub schedule_list: String,
+    /// Moves a due schedule to its next tick in the transaction that sends its message (compare-and-set on `Version`).
+    pub schedule_fire: String,
+    /// Pauses a schedule.
+    pub schedule_pause: String,
+    /// Resumes a paused schedule from a given next tick.
+    pub schedule_resume: String,
 }
 
 /// Which columns a queue table has, and so which parameters its insert takes.
@@ -481,6 +497,14 @@ impl Dialect {
             messages_cancel_delayed: r(f.messages_cancel_delayed),
             messages_reschedule_delayed: r(f.messages_reschedule_delayed),
             messages_list_delayed: r(f.messages_list_delayed),
+            schedules: r(f.schedules),
+            schedule_declare: r(f.schedule_declare),
+            schedule_redefine: r(f.schedule_redefine),
+            schedule_retire: r(f.schedule_retire),
+            schedule_list: r(f.schedule_list),
+            schedule_fire: r(f.schedule_fire),
+            schedule_pause: r(f.schedule_pause),
+            schedule_resume: r(f.schedule_resume),
             messages_table,
         }
     }

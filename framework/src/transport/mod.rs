@@ -18,6 +18,7 @@ mod delayed;
 pub(crate) mod index_check;
 pub(crate) mod instances;
 pub(crate) mod monitoring;
+pub(crate) mod schedules;
 mod server_wait;
 mod shared_reads;
 mod sql_transport;
@@ -31,6 +32,9 @@ use async_trait::async_trait;
 use uuid::Uuid;
 
 use crate::dead_letter::DeadLetter;
+pub(crate) use crate::driver::schedule_statements::{
+    ScheduleDefinition, ScheduleFiring, ScheduleList, ScheduleRow,
+};
 pub(crate) use crate::driver::statements::{PausedRow, SagaRow};
 pub(crate) use crate::driver::Statement;
 use crate::envelope::{MessageIds, OutgoingMessage, ReceivedMessage};
@@ -45,6 +49,7 @@ pub(crate) use database_url::DatabaseUrl;
 pub use database_url::{DatabaseKind, DEFAULT_CONNECT_TIMEOUT};
 pub use delayed::{DelayedMessage, Due};
 pub(crate) use index_check::IndexProblem;
+pub use schedules::{Missed, ScheduleState, CATCH_UP_WITHIN, MIN_SCHEDULE_INTERVAL};
 pub(crate) use server_wait::ServerWait;
 pub(crate) use sql_transport::SqlTransport;
 
@@ -211,6 +216,9 @@ pub(crate) struct TransportSettings {
     pub leases: bool,
     /// The endpoint has sagas: `NimbusSagas` is created and verified too.
     pub sagas: bool,
+    /// The endpoint declares schedules: `NimbusSchedules` is verified too (auto-create makes
+    /// it for every endpoint).
+    pub schedules: bool,
     /// NServiceBus's subscription table, when subscriptions are shared with NServiceBus.
     pub nservicebus_subscriptions: Option<QueueName>,
 }
@@ -446,6 +454,43 @@ pub(crate) trait Transport: Send + Sync + 'static {
 
     /// Up to `limit` pending delayed messages, soonest due first.
     async fn delayed_messages(&self, limit: i64) -> Result<Vec<DelayedMessage>>;
+
+    /// The schedules of `endpoint` (of every endpoint when `None`) in `NimbusSchedules`, each
+    /// with the database's time of the read.
+    async fn schedules(&self, endpoint: Option<&str>) -> Result<ScheduleList>;
+
+    /// Adds a schedule an endpoint declares: `false` when it had one of that name already.
+    async fn declare_schedule(&self, definition: &ScheduleDefinition<'_>) -> Result<bool>;
+
+    /// Gives a schedule a new definition: `false` when its row changed since `version`.
+    async fn redefine_schedule(
+        &self,
+        definition: &ScheduleDefinition<'_>,
+        version: i64,
+    ) -> Result<bool>;
+
+    /// Deletes a schedule: `false` when there was none.
+    async fn retire_schedule(&self, endpoint: &str, name: &str) -> Result<bool>;
+
+    /// Moves a due schedule on and sends `message` (a tick's, if any) in one transaction:
+    /// `false`, with nothing sent, when another instance moved it first or it was paused.
+    async fn fire_schedule(
+        &self,
+        firing: &ScheduleFiring<'_>,
+        message: Option<OutgoingMessage>,
+    ) -> Result<bool>;
+
+    /// Pauses a schedule: `false` when it was paused already or does not exist.
+    async fn pause_schedule(&self, endpoint: &str, name: &str, by: &str) -> Result<bool>;
+
+    /// Resumes a paused schedule from `next_due`: `false` when it was not paused or does not
+    /// exist.
+    async fn resume_schedule(
+        &self,
+        endpoint: &str,
+        name: &str,
+        next_due: chrono::NaiveDateTime,
+    ) -> Result<bool>;
 }
 
 /// Rows the endpoints' maintenance deletes once they are old enough.

@@ -50,6 +50,8 @@ pub(crate) struct Context {
     pub deadlines: crate::driver::Deadlines,
     /// Some messages are handled under a lease: `NimbusLeases` belongs to the schema.
     pub leases: bool,
+    /// The endpoint declares schedules: `NimbusSchedules` is required.
+    pub schedules: bool,
     /// `NimbusSagas` is made and checked too.
     pub sagas: bool,
     /// NServiceBus's subscription table, when subscriptions are shared with it.

@@ -14,6 +14,7 @@ use uuid::Uuid;
 
 mod inner;
 mod receive;
+mod schedules;
 
 use receive::{BatchState, SqlBatch, SqlReceiveTransaction};
 
@@ -25,6 +26,7 @@ use super::{
     AgedRows, IndexProblem, PlannedSends, RebuildDeadLetter, ReceiveTransaction, ReceivedBatch,
     StopSignal, SweepReport, TableHealth, TableStats, Transport, TransportSettings,
 };
+use crate::driver::schedule_statements::{ScheduleDefinition, ScheduleFiring, ScheduleList};
 use crate::driver::statements::{MessageRow, PausedRow};
 use crate::driver::{Announcement, Driver, DriverError, FailureKind, Held, Param, Statement};
 use crate::envelope::{Delivery, Destination, OutgoingMessage, ReceivedMessage};
@@ -87,6 +89,7 @@ impl<D: Driver> SqlTransport<D> {
             idle_seconds: settings.idle_seconds,
             deadlines: settings.deadlines,
             leases: settings.leases,
+            schedules: settings.schedules,
             sagas: settings.sagas,
             nservicebus,
             address_form: dialect.address_form,
@@ -140,10 +143,11 @@ impl<D: Driver> SqlTransport<D> {
         if !self.pause_table_exists().await? {
             return Ok(false);
         }
-        // The same for the instance registry and the monitoring reports: an endpoint runs
-        // without them, unregistered and unmonitored.
+        // The same for the instance registry and the monitoring reports (an endpoint runs
+        // without them, unregistered and unmonitored) and the schedules (which only endpoints
+        // that declare some need; verify_schema requires it of them).
         let mut c = self.inner.connection("checking the schema").await?;
-        for table in ["NimbusInstances", "NimbusMonitoring"] {
+        for table in ["NimbusInstances", "NimbusMonitoring", "NimbusSchedules"] {
             if !self.inner.cx.table_exists(&mut c, table).await? {
                 c.release();
                 return Ok(false);
@@ -350,6 +354,8 @@ impl<D: Driver> Transport for SqlTransport<D> {
         .await?;
         cx.create(&mut c, "NimbusInstances", &cx.sql.instances, &[schema])
             .await?;
+        cx.create(&mut c, "NimbusSchedules", &cx.sql.schedules, &[schema])
+            .await?;
         cx.create(&mut c, "NimbusMonitoring", &cx.sql.monitoring, &[schema])
             .await?;
         if !s.has_last_seen_at(&mut c).await? {
@@ -393,6 +399,9 @@ impl<D: Driver> Transport for SqlTransport<D> {
         }
         if cx.sagas {
             tables.push(("NimbusSagas", &cx.sql.sagas));
+        }
+        if cx.schedules {
+            tables.push(("NimbusSchedules", &cx.sql.schedules));
         }
         for (table, statement) in tables {
             if !cx.table_exists(&mut c, table).await? {
@@ -1038,6 +1047,47 @@ impl<D: Driver> Transport for SqlTransport<D> {
         let listed = s.storage.delayed_messages(&mut c, limit).await?;
         c.release();
         Ok(listed)
+    }
+
+    async fn schedules(&self, endpoint: Option<&str>) -> Result<ScheduleList> {
+        self.inner.schedules(endpoint).await
+    }
+
+    async fn declare_schedule(&self, definition: &ScheduleDefinition<'_>) -> Result<bool> {
+        self.inner.declare_schedule(definition).await
+    }
+
+    async fn redefine_schedule(
+        &self,
+        definition: &ScheduleDefinition<'_>,
+        version: i64,
+    ) -> Result<bool> {
+        self.inner.redefine_schedule(definition, version).await
+    }
+
+    async fn retire_schedule(&self, endpoint: &str, name: &str) -> Result<bool> {
+        self.inner.retire_schedule(endpoint, name).await
+    }
+
+    async fn fire_schedule(
+        &self,
+        firing: &ScheduleFiring<'_>,
+        message: Option<OutgoingMessage>,
+    ) -> Result<bool> {
+        self.inner.fire_schedule(firing, message).await
+    }
+
+    async fn pause_schedule(&self, endpoint: &str, name: &str, by: &str) -> Result<bool> {
+        self.inner.pause_schedule(endpoint, name, by).await
+    }
+
+    async fn resume_schedule(
+        &self,
+        endpoint: &str,
+        name: &str,
+        next_due: chrono::NaiveDateTime,
+    ) -> Result<bool> {
+        self.inner.resume_schedule(endpoint, name, next_due).await
     }
 
     async fn replay_dead_letter(&self, id: Uuid, rebuild: RebuildDeadLetter) -> Result<bool> {

@@ -1,0 +1,2 @@
+DELETE FROM "NimbusSchedules"
+WHERE "Endpoint" = ?1 AND "Name" = ?2

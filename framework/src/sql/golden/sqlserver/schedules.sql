@@ -1,0 +1,24 @@
+IF NOT EXISTS (
+    SELECT 1 FROM sys.tables
+    WHERE [schema_id] = SCHEMA_ID(@P1) AND [name] = N'NimbusSchedules')
+BEGIN
+    CREATE TABLE [Zeb]]ra "x" 'y'].[NimbusSchedules] (
+        [Endpoint]    nvarchar(255) NOT NULL,
+        [Name]        nvarchar(255) NOT NULL,
+        [Cron]        nvarchar(255) NULL,
+        [EveryMs]     bigint        NULL,
+        [Target]      nvarchar(255) NOT NULL,
+        [Missed]      nvarchar(32)  NOT NULL,
+        [NextDue]     datetime2     NOT NULL,
+        [Version]     bigint        NOT NULL,
+        [Fired]       bigint        NOT NULL,
+        [MissedTicks] bigint        NOT NULL,
+        [LastDue]     datetime2     NULL,
+        [LastFiredAt] datetime2     NULL,
+        [LastFiredBy] nvarchar(255) NULL,
+        [PausedAt]    datetime2     NULL,
+        [PausedBy]    nvarchar(255) NULL,
+        [DeclaredAt]  datetime2     NOT NULL,
+        PRIMARY KEY NONCLUSTERED ([Endpoint], [Name])
+    );
+END;
