@@ -13,6 +13,7 @@ mod bench;
 mod console;
 mod delayed;
 mod logging;
+mod schedules;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -147,6 +148,10 @@ enum Command {
     /// Delayed messages not delivered yet: list them, cancel one, move its due time.
     #[command(subcommand)]
     Delayed(delayed::DelayedCommand),
+    /// Recurring messages the endpoints declare: list them with their next and last ticks,
+    /// pause one, resume it.
+    #[command(subcommand)]
+    Schedules(schedules::ScheduleCommand),
     /// Who receives which events.
     #[command(subcommand)]
     Subscriptions(SubscriptionCommand),
@@ -897,6 +902,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             );
         }
         Command::Delayed(command) => delayed::run(&cli, command).await?,
+        Command::Schedules(command) => schedules::run(&cli, command).await?,
         Command::DeadLetters(DeadLetterCommand::ReplayAll { filter }) => {
             let db = connect(&cli).await?;
             let ids = matching(&db, filter).await?;
@@ -1226,18 +1232,23 @@ where
     Ok(done)
 }
 
-/// Prints a command's result: `value` with `--json`, `summary` otherwise.
-/// Who runs this command, for the record a pause keeps: `$USER@host` where known.
+/// Who runs `nimbus pause`, for the record a pause keeps: `$USER@host` where known.
 fn operator() -> String {
+    operator_running("nimbus pause")
+}
+
+/// Who runs `command`, for the record a pause keeps: `$USER@host (command)` where known.
+pub(crate) fn operator_running(command: &str) -> String {
     let user = std::env::var("USER")
         .or_else(|_| std::env::var("USERNAME"))
         .unwrap_or_else(|_| "someone".into());
     match std::env::var("HOSTNAME") {
-        Ok(host) if !host.is_empty() => format!("{user}@{host} (nimbus pause)"),
-        _ => format!("{user} (nimbus pause)"),
+        Ok(host) if !host.is_empty() => format!("{user}@{host} ({command})"),
+        _ => format!("{user} ({command})"),
     }
 }
 
+/// Prints a command's result: `value` with `--json`, `summary` otherwise.
 fn report(cli: &Cli, value: serde_json::Value, summary: &str) {
     if cli.json {
         println!("{value}");

@@ -1426,6 +1426,72 @@ async fn delayed_messages_are_listed_cancelled_and_rescheduled_on_postgres() {
     on_postgres("cli delayed", delayed_list_cancel_and_reschedule).await;
 }
 
+/// `nimbus schedules list|pause|resume` on the schedule a running endpoint declared; an
+/// unknown schedule is an error naming the ones there are.
+async fn schedules_list_pause_and_resume(url: &str, schema: Option<&str>) {
+    let mut builder = nimbus::Bus::builder()
+        .names("Reports", "reports-1")
+        .database_url(url)
+        .create_queues_on_send(true)
+        .schedule(nimbus::Schedule::cron("nightly", "0 2 * * *").send_to("Reports", Ping));
+    if let Some(schema) = schema {
+        builder = builder.schema(schema);
+    }
+    let bus = builder.build().unwrap().start().await.unwrap();
+    let (ok, out, err) = nimbus_beside_a_bus(url, schema, &["--json", "schedules", "list"]).await;
+    assert!(ok, "{err}");
+    let listed: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let nightly = &listed["schedules"][0];
+    assert_eq!(nightly["endpoint"], "Reports", "{out}");
+    assert_eq!(nightly["name"], "nightly", "{out}");
+    assert_eq!(nightly["when"], "cron 0 2 * * *", "{out}");
+    assert_eq!(nightly["target"], "send Reports", "{out}");
+    assert!(
+        nightly["next_due"].as_str().unwrap().ends_with("02:00:00"),
+        "{out}"
+    );
+    assert!(nightly["paused_at"].is_null(), "{out}");
+
+    let (ok, out, err) = nimbus_beside_a_bus(
+        url,
+        schema,
+        &["schedules", "pause", "Reports", "nightly", "--by", "ops"],
+    )
+    .await;
+    assert!(ok && out.contains("paused schedule"), "{out}{err}");
+    let (ok, out, _) = nimbus_beside_a_bus(url, schema, &["schedules", "list"]).await;
+    assert!(
+        ok && out.contains("paused by ops") && out.contains("cron 0 2 * * *"),
+        "{out}"
+    );
+    let (ok, out, _) = nimbus_beside_a_bus(
+        url,
+        schema,
+        &["--json", "schedules", "pause", "Reports", "nightly"],
+    )
+    .await;
+    assert!(ok && out.contains("\"already_paused\":true"), "{out}");
+    let (ok, out, err) =
+        nimbus_beside_a_bus(url, schema, &["schedules", "resume", "Reports", "nightly"]).await;
+    assert!(ok && out.contains("resumed schedule"), "{out}{err}");
+    let (ok, out, _) = nimbus_beside_a_bus(url, schema, &["schedules", "list"]).await;
+    assert!(ok && out.contains("running"), "{out}");
+    let (ok, _, err) =
+        nimbus_beside_a_bus(url, schema, &["schedules", "pause", "Reports", "weekly"]).await;
+    assert!(!ok && err.contains("nightly of Reports"), "{err}");
+    bus.stop().await.unwrap();
+}
+
+#[actix_rt::test]
+async fn schedules_are_listed_paused_and_resumed_on_sqlite() {
+    on_sqlite("cli-schedules", schedules_list_pause_and_resume).await;
+}
+
+#[actix_rt::test]
+async fn schedules_are_listed_paused_and_resumed_on_postgres() {
+    on_postgres("cli schedules", schedules_list_pause_and_resume).await;
+}
+
 /// A visit that starts a guest book entry; a saga keyed by the guest's name.
 #[derive(serde::Serialize, serde::Deserialize, nimbus::Command)]
 #[nimbus(type_name = "Cli.Visit")]
