@@ -867,6 +867,68 @@ async fn the_console_cancels_and_delivers_delayed_messages_on_sqlite() {
     }
 }
 
+/// The Schedules page lists a declared schedule and pauses and resumes it; the database says
+/// so after each click.
+#[actix_rt::test]
+async fn the_console_pauses_and_resumes_schedules_on_sqlite() {
+    let path = std::env::temp_dir().join(format!("nimbus-console-schedules-{}.db", unique()));
+    let url = format!("sqlite://{}", path.display());
+    let clock = nimbus::Bus::builder()
+        .names("Clock", "clock-1")
+        .database_url(&url)
+        .create_queues_on_send(true)
+        .schedule(
+            nimbus::Schedule::cron("nightly report", "0 2 * * *").send_to(
+                "Reports",
+                Visit {
+                    guest: "report".into(),
+                },
+            ),
+        )
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    clock.stop().await.unwrap();
+    let db = Database::connect(&url).await.unwrap();
+    let paused = || async {
+        db.schedules(Some("Clock")).await.unwrap()[0]
+            .paused_at
+            .is_some()
+    };
+
+    let (_console, address) = console(&url, None, &["--bind", "127.0.0.1:0"], None);
+    let (_driver, client) = browser().await;
+    let shots = screenshot_dir();
+    client.goto(&format!("{address}/schedules")).await.unwrap();
+    wait_until("the Schedules page lists the schedule", || async {
+        text_of(&client, "#schedules")
+            .await
+            .is_some_and(|t| t.contains("nightly report") && t.contains("cron 0 2 * * *"))
+    })
+    .await;
+    screenshot(&client, &shots, "schedules").await;
+    click_action(&client, "/schedules/Clock/nightly%20report/pause").await;
+    wait_until("the schedule is paused in the database", paused).await;
+    wait_until("the page says it is paused", || async {
+        let _ = client.goto(&format!("{address}/schedules")).await;
+        text_of(&client, "#schedules")
+            .await
+            .is_some_and(|t| t.contains("paused by"))
+    })
+    .await;
+    click_action(&client, "/schedules/Clock/nightly%20report/resume").await;
+    wait_until("the schedule runs again in the database", || async {
+        !paused().await
+    })
+    .await;
+    client.close().await.unwrap();
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+}
+
 /// Counts the visits it handles.
 struct CountingVisits(Arc<AtomicUsize>);
 

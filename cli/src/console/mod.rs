@@ -11,6 +11,7 @@ mod delayed;
 mod monitoring;
 mod pages;
 mod sagas;
+mod schedules;
 mod security;
 mod state;
 
@@ -110,6 +111,11 @@ fn router(console: Arc<Console>) -> Router {
         .route("/sagas/{saga}/{correlation}/{action}", post(sagas::act))
         .route("/delayed", get(delayed::page))
         .route("/delayed/{id}/{action}", post(delayed::act))
+        .route("/schedules", get(schedules::page))
+        .route(
+            "/schedules/{endpoint}/{name}/{action}",
+            post(schedules::act),
+        )
         .route("/console.js", get(script))
         .route("/console.css", get(style))
         .layer(axum::middleware::from_fn_with_state(
