@@ -228,6 +228,8 @@ mod guide {
     mod failures {}
     #[doc = include_str!("../../docs/guide/delayed-messages.md")]
     mod delayed_messages {}
+    #[doc = include_str!("../../docs/guide/schedules.md")]
+    mod schedules {}
     #[doc = include_str!("../../docs/guide/testing.md")]
     mod testing {}
     #[doc = include_str!("../../docs/guide/operations.md")]
