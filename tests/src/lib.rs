@@ -280,6 +280,15 @@ macro_rules! conformance_suite {
             }),
         ));
         trials.push((
+            concat!($prefix, "::sigkill_of_the_firing_instance_leaves_no_gap"),
+            ::std::boxed::Box::new(move || {
+                $crate::schedules::sigkill_of_the_firing_instance_leaves_no_gap(
+                    $setup,
+                    env!("CARGO_BIN_EXE_clock_worker"),
+                )
+            }),
+        ));
+        trials.push((
             concat!($prefix, "::sigkill_in_the_middle_loses_nothing"),
             ::std::boxed::Box::new(move || {
                 $crate::suite::sigkill_in_the_middle_loses_nothing(
@@ -322,6 +331,15 @@ macro_rules! conformance_suite {
             $crate::suite::sigkill_keeps_saga_state_exactly_once(
                 $setup,
                 env!("CARGO_BIN_EXE_crash_worker"),
+            );
+        }
+
+        $(#[$attr])*
+        #[test]
+        fn sigkill_of_the_firing_instance_leaves_no_gap() {
+            $crate::schedules::sigkill_of_the_firing_instance_leaves_no_gap(
+                $setup,
+                env!("CARGO_BIN_EXE_clock_worker"),
             );
         }
 

@@ -333,3 +333,72 @@ pub async fn missed_ticks_fire_once_or_are_skipped(kind: Setup) {
     );
     assert_eq!(once_state.next_due, skip_state.next_due);
 }
+
+/// Three processes of `Clock` (the `clock_worker` binary) with the one-second schedule: the
+/// instance that fired last is killed (SIGKILL) and replaced, `kills` times; the next tick
+/// fires from another instance, and every tick is handled once, with no gap.
+pub fn sigkill_of_the_firing_instance_leaves_no_gap(kind: Setup, worker: &str) {
+    let kills: usize = std::env::var("NIMBUS_SCHEDULE_KILLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
+    let system = actix_rt::System::new();
+    system.block_on(async {
+        let db = TestDatabase::new(kind).await;
+        let (receiver, recorder) = tick_receiver(&db).await;
+        let spawn = |name: &str| crate::suite::start_worker(&db, worker, &[("NIMBUS_INSTANCE", name)]);
+        let mut workers: Vec<(String, crate::suite::Worker)> = (1..=3)
+            .map(|i| {
+                let name = format!("clock-{i}");
+                let worker = spawn(&name);
+                (name, worker)
+            })
+            .collect();
+        let fired = async || schedule_state(&db, "pulse").await.map(|s| s.fired).unwrap_or(0);
+        let mut killed = Vec::new();
+        for round in 0..kills {
+            let before = fired().await;
+            crate::eventually("two more ticks fire", async || fired().await >= before + 2).await;
+            let state = schedule_state(&db, "pulse").await.expect("row");
+            let last = state.last_fired_by.expect("fired by someone");
+            let Some(at) = workers.iter().position(|(name, _)| *name == last) else {
+                panic!("{last} fired, but it is not one of the running workers");
+            };
+            let (name, mut process) = workers.remove(at);
+            process.kill(); // SIGKILL
+            println!("round {round}: killed {name}, which fired tick {:?}", state.last_due);
+            killed.push(name);
+            // The next tick fires from another instance.
+            let after_kill = fired().await;
+            crate::eventually("another instance fires the next tick", async || {
+                fired().await > after_kill
+            })
+            .await;
+            let now_by = schedule_state(&db, "pulse").await.and_then(|s| s.last_fired_by);
+            assert!(
+                now_by.as_deref().is_some_and(|by| !killed.iter().any(|k| k == by)),
+                "the tick after the kill came from {now_by:?}"
+            );
+            // A new process under a new name (the killed one's name is held until its
+            // heartbeats lapse).
+            let replacement = format!("clock-{}", 4 + round);
+            workers.push((replacement.clone(), spawn(&replacement)));
+        }
+        for (_, mut process) in workers.drain(..) {
+            process.kill();
+        }
+        let state = schedule_state(&db, "pulse").await.expect("row");
+        eventually("every tick sent is handled", async || {
+            recorder.count("pulse") as i64 >= state.fired
+        })
+        .await;
+        receiver.stop().await.unwrap();
+        let ticks = recorder.ticks();
+        assert_each_tick_once(&ticks, "pulse");
+        assert_eq!(ticks.len() as i64, state.fired, "{state:?}");
+        println!(
+            "{} ticks, each handled once, none missing, across {kills} kills of the instance that fired last",
+            ticks.len()
+        );
+    });
+}
