@@ -233,6 +233,7 @@ macro_rules! conformance_suite {
             a_paused_schedule_fires_nothing_until_resumed,
             schedules_follow_the_code_that_declares_them,
             missed_ticks_fire_once_or_are_skipped,
+            an_existing_schema_gains_the_schedules_table,
         }
     };
     (@tests $attrs:tt $setup:expr; $($name:ident),* $(,)?) => {

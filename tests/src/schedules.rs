@@ -402,3 +402,31 @@ pub fn sigkill_of_the_firing_instance_leaves_no_gap(kind: Setup, worker: &str) {
         );
     });
 }
+
+/// A schema made before schedules existed (no `NimbusSchedules`): an endpoint that declares a
+/// schedule with auto-create off is refused at start with the statement to run; with
+/// auto-create on, its start makes the table.
+pub async fn an_existing_schema_gains_the_schedules_table(kind: Setup) {
+    let db = TestDatabase::new(kind).await;
+    let (receiver, _recorder) = tick_receiver(&db).await;
+    receiver.stop().await.unwrap();
+    db.execute(&format!("DROP TABLE {}", db.table("NimbusSchedules")))
+        .await;
+    let refused = db
+        .builder(CLOCK, "clock-1")
+        .auto_create_schema(false)
+        .schedule(every_second("pulse"))
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .expect_err("no NimbusSchedules, no auto-create");
+    let text = refused.to_string();
+    assert!(
+        text.contains("NimbusSchedules") && text.contains("CREATE TABLE"),
+        "{text}"
+    );
+    let clock = clock(&db, "clock-1", vec![every_second("pulse")]).await;
+    assert!(schedule_state(&db, "pulse").await.is_some());
+    clock.stop().await.unwrap();
+}

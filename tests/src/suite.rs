@@ -25,8 +25,8 @@ pub use crate::pubsub::*;
 pub use crate::sagas::*;
 pub use crate::schedules::{
     a_paused_schedule_fires_nothing_until_resumed,
-    a_schedule_fires_each_tick_once_across_instances, missed_ticks_fire_once_or_are_skipped,
-    schedules_follow_the_code_that_declares_them,
+    a_schedule_fires_each_tick_once_across_instances, an_existing_schema_gains_the_schedules_table,
+    missed_ticks_fire_once_or_are_skipped, schedules_follow_the_code_that_declares_them,
 };
 
 /// How long a test waits for something that should happen within a second or two.
