@@ -425,3 +425,102 @@ async fn delayed_changes_are_counted_with_what_they_found() {
     assert_eq!(seen("cancel", "true"), 1);
     assert_eq!(seen("cancel", "false"), 1);
 }
+
+/// A schedule's ticks are counted, with how late each was sent; ticks missed while no instance
+/// ran are counted with what became of them; a pause by an operator is counted and shows in
+/// the paused gauge.
+#[actix_rt::test]
+async fn schedule_ticks_and_pauses_are_counted() {
+    snapshotter();
+    let db = TestDatabase::new(Setup {
+        kind: Kind::Sqlite,
+        layout: StorageLayout::TablePerQueue,
+    })
+    .await;
+    let handled = Arc::new(AtomicUsize::new(0));
+    let pulse = || {
+        nimbus::Schedule::every("metrics-pulse", Duration::from_secs(1))
+            .send_to("Metronome", Numbered { n: 0 })
+    };
+    let hourly = || {
+        nimbus::Schedule::every("metrics-hourly", Duration::from_secs(3600))
+            .send_to("Metronome", Numbered { n: 1 })
+    };
+    let start = || {
+        db.builder("Metronome", "metronome-1")
+            .handler(Counting(handled.clone()))
+            .schedule(pulse())
+            .schedule(hourly())
+            .build()
+            .unwrap()
+            .start()
+    };
+    let bus = start().await.unwrap();
+    bus.stop().await.unwrap();
+    // The hourly schedule's first tick moved three and a half hours back: three ticks due.
+    db.execute(&format!(
+        "UPDATE {} SET \"NextDue\" = strftime('%Y-%m-%d %H:%M:%f', \"NextDue\", '-12600 seconds') WHERE \"Name\" = 'metrics-hourly'",
+        db.table("NimbusSchedules")
+    ))
+    .await;
+    let bus = start().await.unwrap();
+    let ours = |name: &str, schedule: &str, more: &[(&str, &str)]| {
+        let mut labels = vec![("endpoint", "Metronome"), ("schedule", schedule)];
+        labels.extend_from_slice(more);
+        counter(name, &labels)
+    };
+    nimbus_conformance::eventually("two ticks of the pulse are sent", async || {
+        ours("nimbus_schedule_ticks_fired_total", "metrics-pulse", &[]) >= 2
+    })
+    .await;
+    assert_eq!(
+        ours("nimbus_schedule_ticks_fired_total", "metrics-hourly", &[]),
+        1,
+        "one message for the missed ticks"
+    );
+    assert_eq!(
+        ours(
+            "nimbus_schedule_ticks_missed_total",
+            "metrics-hourly",
+            &[("outcome", "fired_once")]
+        ),
+        2
+    );
+    assert!(!series(
+        "nimbus_schedule_lateness_seconds",
+        &[("schedule", "metrics-pulse")]
+    )
+    .is_empty());
+    let admin = db.admin();
+    assert!(admin
+        .pause_schedule("Metronome", "metrics-pulse", "the test")
+        .await
+        .unwrap());
+    assert!(
+        counter(
+            "nimbus_schedule_changes_total",
+            &[("operation", "pause"), ("changed", "true")]
+        ) >= 1
+    );
+    nimbus_conformance::eventually("the instance sees the pause", async || {
+        series(
+            "nimbus_schedule_paused",
+            &[("endpoint", "Metronome"), ("schedule", "metrics-pulse")],
+        )
+        .iter()
+        .any(|v| matches!(v, Value::Gauge(g) if *g == 1.0))
+    })
+    .await;
+    bus.stop().await.unwrap();
+}
+
+/// Counts the messages it handles.
+#[derive(Clone)]
+struct Counting(Arc<AtomicUsize>);
+
+impl Handler<Numbered> for Counting {
+    async fn handle(&self, _m: Numbered, _ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}

@@ -202,7 +202,7 @@ async fn round(endpoint: &EndpointState, seen: &Mutex<Seen>) -> Result<Duration>
     let mut wait = MAX_WAIT;
     for schedule in &endpoint.config.schedules {
         let row = listed.rows.iter().find(|row| row.name == schedule.name);
-        let Some(row) = noted(seen, schedule, row) else {
+        let Some(row) = noted(&identity.application, seen, schedule, row) else {
             continue;
         };
         // The row's times, which every instance reads alike (another version of the endpoint
@@ -249,6 +249,7 @@ async fn round(endpoint: &EndpointState, seen: &Mutex<Seen>) -> Result<Duration>
 /// The schedule's row if it is there and running; logs, once per change, a row that is gone
 /// (another version of the endpoint removed it) or paused.
 fn noted<'r>(
+    endpoint: &str,
     seen: &Mutex<Seen>,
     schedule: &DeclaredSchedule,
     row: Option<&'r ScheduleRow>,
@@ -268,11 +269,12 @@ fn noted<'r>(
         tracing::info!(schedule = %name, "schedule is back in NimbusSchedules: firing again");
     }
     let paused = row.paused_at.is_some();
-    metrics::gauge!("nimbus_schedule_paused", "schedule" => name.clone()).set(if paused {
-        1.0
-    } else {
-        0.0
-    });
+    metrics::gauge!(
+        "nimbus_schedule_paused",
+        "endpoint" => endpoint.to_string(),
+        "schedule" => name.clone()
+    )
+    .set(if paused { 1.0 } else { 0.0 });
     if paused {
         if seen.paused.insert(name.clone()) {
             tracing::info!(
@@ -293,11 +295,19 @@ fn noted<'r>(
 fn record(schedule: &DeclaredSchedule, firing: &ScheduleFiring<'_>, now: chrono::NaiveDateTime) {
     let name = schedule.name.clone();
     if let Some(tick) = firing.last_due {
-        metrics::counter!("nimbus_schedule_ticks_fired_total", "schedule" => name.clone())
-            .increment(1);
+        metrics::counter!(
+            "nimbus_schedule_ticks_fired_total",
+            "endpoint" => firing.endpoint.to_string(),
+            "schedule" => name.clone()
+        )
+        .increment(1);
         let late = (now - tick).to_std().unwrap_or_default();
-        metrics::histogram!("nimbus_schedule_lateness_seconds", "schedule" => name.clone())
-            .record(late.as_secs_f64());
+        metrics::histogram!(
+            "nimbus_schedule_lateness_seconds",
+            "endpoint" => firing.endpoint.to_string(),
+            "schedule" => name.clone()
+        )
+        .record(late.as_secs_f64());
         tracing::debug!(schedule = %name, tick = %tick, late = ?late, "schedule fired");
     }
     if firing.missed > 0 {
@@ -308,6 +318,7 @@ fn record(schedule: &DeclaredSchedule, firing: &ScheduleFiring<'_>, now: chrono:
         };
         metrics::counter!(
             "nimbus_schedule_ticks_missed_total",
+            "endpoint" => firing.endpoint.to_string(),
             "schedule" => name.clone(),
             "outcome" => outcome
         )
