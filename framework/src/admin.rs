@@ -504,6 +504,7 @@ impl Database {
             leases: false,
             sagas: false,
             schedules: false,
+            inbox: false,
             nservicebus_subscriptions: None,
         })
         .await?;

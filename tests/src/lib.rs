@@ -9,6 +9,7 @@ mod addressing;
 pub mod babelfish;
 pub mod batch;
 pub mod db;
+mod deduplication;
 mod delayed;
 pub mod failover;
 mod failures;
@@ -234,6 +235,8 @@ macro_rules! conformance_suite {
             schedules_follow_the_code_that_declares_them,
             missed_ticks_fire_once_or_are_skipped,
             an_existing_schema_gains_the_schedules_table,
+            a_send_with_a_seen_key_is_dropped_within_its_window,
+            the_inbox_runs_handlers_once_per_message_id,
         }
     };
     (@tests $attrs:tt $setup:expr; $($name:ident),* $(,)?) => {

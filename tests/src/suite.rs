@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::db::{Kind, Setup, TestDatabase};
 
 pub use crate::addressing::*;
+pub use crate::deduplication::*;
 pub use crate::delayed::*;
 pub use crate::failures::*;
 pub use crate::leases::*;

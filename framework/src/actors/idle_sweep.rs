@@ -56,6 +56,23 @@ pub(crate) fn idle_sweep(endpoint: Arc<EndpointState>) -> Periodic {
                         );
                     }
                 }
+                // Every endpoint's expired keys, whoever claimed them: wherever the table is
+                // known to exist (made by auto-create, or used by this endpoint).
+                if endpoint.config.auto_create_schema
+                    || endpoint
+                        .deduplicates
+                        .load(std::sync::atomic::Ordering::Relaxed)
+                {
+                    let deleted = delete_all_aged(
+                        &endpoint,
+                        AgedRows::DeduplicationKeys,
+                        std::time::Duration::ZERO,
+                    )
+                    .await?;
+                    if deleted > 0 {
+                        tracing::debug!(deleted, "deleted deduplication keys whose window ended");
+                    }
+                }
                 if endpoint.config.sagas {
                     let kept = endpoint.config.completed_sagas_kept;
                     let deleted =

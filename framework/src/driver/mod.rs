@@ -15,6 +15,7 @@ pub(crate) mod budget;
 mod catalog_names;
 #[cfg(test)]
 mod contract_tests;
+pub(crate) mod deduplication_statements;
 #[cfg(any(feature = "postgres", feature = "sqlserver"))]
 pub(crate) mod home;
 pub(crate) mod instance_statements;

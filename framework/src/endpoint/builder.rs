@@ -70,6 +70,11 @@ pub const DEFAULT_MONITORING_RETENTION: Duration = Duration::from_secs(6 * 3600)
 pub const DEFAULT_CONNECTION_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// The shortest instance heartbeat interval accepted.
 pub const MIN_INSTANCE_HEARTBEAT: Duration = Duration::from_secs(1);
+/// How long a send's deduplication key is remembered unless
+/// [`BusBuilder::deduplication_window`] says otherwise: a day.
+pub const DEFAULT_DEDUPLICATION_WINDOW: Duration = Duration::from_secs(24 * 3600);
+/// The shortest deduplication window or inbox window accepted.
+pub const MIN_DEDUPLICATION_WINDOW: Duration = Duration::from_secs(1);
 pub use crate::driver::DEFAULT_DATABASE_TIMEOUT;
 
 /// Builds a bus. Start from [`crate::Bus::builder`].
@@ -120,6 +125,8 @@ pub struct BusBuilder {
     layout: StorageLayout,
     routes: Vec<(&'static str, String)>,
     schedules: Vec<crate::Schedule>,
+    inbox: Option<Duration>,
+    deduplication_window: Duration,
     handlers: HandlerRegistry,
     leases: Leases,
     /// Some handlers are sagas.
@@ -175,6 +182,8 @@ impl Default for BusBuilder {
             layout: StorageLayout::TablePerQueue,
             routes: Vec::new(),
             schedules: Vec::new(),
+            inbox: None,
+            deduplication_window: DEFAULT_DEDUPLICATION_WINDOW,
             handlers: HandlerRegistry::default(),
             leases: Leases::default(),
             sagas: false,
@@ -811,6 +820,27 @@ impl BusBuilder {
         self
     }
 
+    /// Keeps an **inbox**: the id of every message this endpoint handles is remembered in
+    /// `NimbusDeduplication` for `window`, in the receive's transaction, and a message whose
+    /// id was handled within the window is removed without running its handlers (counted in
+    /// `nimbus_messages_deduplicated_total` and logged at INFO). A copy re-sent after an
+    /// ambiguous commit, or delivered twice by anything outside the database's transaction,
+    /// then runs its handlers once. A failed attempt undoes its id with the rest of its work,
+    /// so retries run. Costs one more statement per message; off by default. Not with
+    /// [`lease`](Self::lease) (a build error).
+    pub fn inbox(mut self, window: Duration) -> Self {
+        self.inbox = Some(window);
+        self
+    }
+
+    /// How long a deduplication key of [`Bus::send_deduplicated`](crate::Bus::send_deduplicated)
+    /// is remembered: a second send of the key to the same queue within it is dropped
+    /// (default [`DEFAULT_DEDUPLICATION_WINDOW`], a day; 1 s or more).
+    pub fn deduplication_window(mut self, window: Duration) -> Self {
+        self.deduplication_window = window;
+        self
+    }
+
     /// Declares a recurring message (see [`Schedule`](crate::Schedule)): a cron expression or
     /// a fixed interval, and the message each tick sends or publishes. Each tick fires once
     /// however many instances of the endpoint run; missed ticks fire once on return, or are
@@ -1140,6 +1170,27 @@ impl BusBuilder {
         let routes = Routes::new(routes);
         let schedules = crate::pipeline::schedule::check_all(self.schedules, &routes, &resolve)?;
         self.handlers.check()?;
+        for (what, window) in [
+            ("inbox", self.inbox),
+            ("deduplication_window", Some(self.deduplication_window)),
+        ] {
+            if window.is_some_and(|w| w < MIN_DEDUPLICATION_WINDOW) {
+                return Err(NimbusError::config(
+                    format!("the {what} of {window:?} is below the minimum of 1 s"),
+                    format!(
+                        "use .{what}(Duration::from_secs(3600)) or another window of 1 s or more"
+                    ),
+                ));
+            }
+        }
+        if self.inbox.is_some() && !self.leases.is_empty() {
+            return Err(NimbusError::config(
+                "an inbox does not cover messages handled under a lease yet: their handlers run \
+                 outside the receive's transaction, where the inbox keeps its ids",
+                "remove .inbox(..), or the .lease::<..>(..) settings (handlers under a lease are \
+                 at least once: make them idempotent)",
+            ));
+        }
         for type_name in self.leases.type_names() {
             if self.handlers.get(type_name).is_none() {
                 return Err(NimbusError::config(
@@ -1248,6 +1299,8 @@ impl BusBuilder {
             leases: self.leases,
             sagas: self.sagas,
             schedules,
+            inbox: self.inbox,
+            deduplication_window: self.deduplication_window,
             instance_heartbeat: self.instance_heartbeat,
             share_instance_name: self.share_instance_name,
             dead_letter_retention: self.dead_letter_retention,

@@ -163,6 +163,7 @@ impl Endpoint {
         };
         let slots = Arc::new(tokio::sync::Semaphore::new(config.concurrency));
         let (stopping, stop_signal) = crate::transport::StopSignal::new();
+        let config_inbox = config.inbox.is_some();
         let endpoint = Arc::new(EndpointState {
             dispatcher,
             stopping,
@@ -175,6 +176,7 @@ impl Endpoint {
             dead_letterer,
             pending_requests: Default::default(),
             own_statements: Default::default(),
+            deduplicates: config_inbox.into(),
             database_target,
         });
         let mut maintenance: Vec<Recipient<Shutdown>> =
@@ -466,6 +468,93 @@ impl Bus {
             .unwrap_or_else(|| self.inner.endpoint.config.identity.message_ids.next());
         self.send_with(message, options.message_id(id)).await?;
         Ok(id)
+    }
+
+    /// Sends a message unless a send with the same deduplication `key` to the same queue was
+    /// made within the [deduplication window](crate::BusBuilder::deduplication_window) (a day
+    /// by default), by any process on the database: `true` when it was sent, `false` when it
+    /// was dropped as a duplicate (counted in `nimbus_sends_deduplicated_total` and logged at
+    /// INFO). The key is claimed in `NimbusDeduplication` in the transaction that writes the
+    /// message, so two sends racing with one key write one message. `options` as for
+    /// [`send_with`](Self::send_with): a destination, a delay, a message id. A key is 1 to 255
+    /// characters.
+    ///
+    /// ```no_run
+    /// # async fn demo(bus: nimbus::Bus) -> Result<(), nimbus::NimbusError> {
+    /// # #[derive(serde::Serialize, serde::Deserialize, nimbus::Command)] struct ChargeCard { order: u64 }
+    /// use nimbus::SendOptions;
+    /// // A client retrying its request sends the same key: the card is charged once.
+    /// let sent = bus
+    ///     .send_deduplicated("charge-order-7", ChargeCard { order: 7 }, SendOptions::new())
+    ///     .await?;
+    /// if !sent {
+    ///     println!("order 7 was charged already");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn send_deduplicated<M: Message>(
+        &self,
+        key: &str,
+        message: M,
+        options: SendOptions,
+    ) -> Result<bool> {
+        self.ensure_running()?;
+        if key.is_empty() || key.chars().count() > 255 {
+            return Err(NimbusError::config(
+                format!(
+                    "the deduplication key {:?} is empty or over 255 characters",
+                    key.chars().take(40).collect::<String>()
+                ),
+                "use a key of 1 to 255 characters, e.g. the id of the request it answers",
+            ));
+        }
+        let endpoint = &self.inner.endpoint;
+        let queue = match options.destination() {
+            Some(queue) => QueueName::parse(queue)?,
+            None => endpoint.config.routes.queue_for_name(M::TYPE_NAME)?,
+        };
+        refuse_inside_own_handler(endpoint)?;
+        let destination = Destination::Queue(queue.clone());
+        let span = telemetry::send_span(Intent::Send, &destination, M::TYPE_NAME, 1);
+        let outgoing = span
+            .in_scope(|| {
+                build_outgoing_with(
+                    &message,
+                    Intent::Send,
+                    destination,
+                    &endpoint.config.identity,
+                    None,
+                    &options,
+                )
+            })
+            .inspect_err(|e| telemetry::record_send_error(&span, e))?;
+        telemetry::record_sent(&span, std::slice::from_ref(&outgoing));
+        crate::pipeline::metrics::count_send(&endpoint.counters);
+        endpoint
+            .deduplicates
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        let scope = crate::transport::deduplication_scope("send", &queue);
+        let sent = endpoint
+            .transport
+            .send_deduplicated(
+                &scope,
+                key,
+                endpoint.config.deduplication_window,
+                std::slice::from_ref(&outgoing),
+            )
+            .instrument(span.clone())
+            .await
+            .inspect_err(|e| telemetry::record_send_error(&span, e))?;
+        if !sent {
+            crate::pipeline::metrics::count_send_deduplicated(queue.as_str());
+            tracing::info!(
+                queue = %queue,
+                key,
+                window = ?endpoint.config.deduplication_window,
+                "send dropped: a send with this deduplication key reached the queue within the window"
+            );
+        }
+        Ok(sent)
     }
 
     /// Cancels the delayed message `message_id` (as [`send_delayed`](Self::send_delayed)
@@ -839,6 +928,19 @@ async fn send_from_application(
 ) -> Result<()> {
     let endpoint = &bus.endpoint;
     crate::pipeline::metrics::count_send(&endpoint.counters);
+    refuse_inside_own_handler(endpoint)?;
+    match &bus.shared_commits {
+        Some(shared_commits) if shared => shared_commits.send(outgoing).await,
+        _ => {
+            crate::pipeline::metrics::count_send_commit(&endpoint.counters);
+            endpoint.transport.send(&outgoing).await
+        }
+    }
+}
+
+/// Refuses a `Bus` send made inside a handler on a database with a single writer (SQLite),
+/// which would wait for the lock the handler's own receive holds until the handler timed out.
+fn refuse_inside_own_handler(endpoint: &EndpointState) -> Result<()> {
     if endpoint.transport.single_writer()
         && crate::pipeline::inside_handler_on(endpoint.transport.target())
     {
@@ -852,11 +954,5 @@ async fn send_from_application(
              they commit with the receive",
         ));
     }
-    match &bus.shared_commits {
-        Some(shared_commits) if shared => shared_commits.send(outgoing).await,
-        _ => {
-            crate::pipeline::metrics::count_send_commit(&endpoint.counters);
-            endpoint.transport.send(&outgoing).await
-        }
-    }
+    Ok(())
 }

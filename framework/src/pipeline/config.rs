@@ -56,6 +56,10 @@ pub(crate) struct EndpointConfig {
     pub sagas: bool,
     /// The recurring messages the endpoint declares, checked by `build()`.
     pub schedules: Vec<crate::pipeline::schedule::DeclaredSchedule>,
+    /// How long the inbox remembers a handled message id; `None`: no inbox.
+    pub inbox: Option<Duration>,
+    /// How long a send's deduplication key is remembered ([`crate::Bus::send_deduplicated`]).
+    pub deduplication_window: Duration,
     /// How often the bus refreshes its row in `NimbusInstances`.
     pub instance_heartbeat: Duration,
     /// Other live processes may use this bus's instance name (see
@@ -111,6 +115,7 @@ impl EndpointConfig {
             leases: !self.leases.is_empty(),
             sagas: self.sagas,
             schedules: !self.schedules.is_empty(),
+            inbox: self.inbox.is_some(),
             nservicebus_subscriptions: self.nservicebus_subscriptions.clone(),
         }
     }

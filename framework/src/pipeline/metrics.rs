@@ -76,6 +76,8 @@ pub(crate) fn describe() {
             ("nimbus_send_commits_total", "Commits the application's sends took (shared commits make them fewer than the sends)"),
             ("nimbus_schedule_ticks_fired_total", "Ticks of a schedule this instance sent a message for"),
             ("nimbus_schedule_ticks_missed_total", "Ticks of a schedule that came due while no instance ran: sent once for all (fired_once) or skipped"),
+            ("nimbus_sends_deduplicated_total", "Sends dropped because a send with the same deduplication key reached the queue within the window"),
+            ("nimbus_messages_deduplicated_total", "Messages removed without running their handlers: the inbox had handled their id within its window"),
             ("nimbus_schedule_changes_total", "Pauses and resumes of schedules by an operator, and whether each changed anything"),
         ];
         for (name, help) in counters {
@@ -338,6 +340,21 @@ pub struct Metrics {
 pub(crate) fn count_send(counters: &Counters) {
     Counters::add(&counters.sends, 1);
     metrics::counter!("nimbus_sends_total").increment(1);
+}
+
+/// A deduplicated send dropped because its key was seen within the window.
+pub(crate) fn count_send_deduplicated(queue: &str) {
+    metrics::counter!("nimbus_sends_deduplicated_total", "queue" => queue.to_string()).increment(1);
+}
+
+/// A received message whose id the inbox had seen: removed without running its handlers.
+pub(crate) fn count_received_duplicate(queue: &str, message_type: &str) {
+    metrics::counter!(
+        "nimbus_messages_deduplicated_total",
+        "queue" => queue.to_string(),
+        "message_type" => message_type.to_string()
+    )
+    .increment(1);
 }
 
 /// A commit of application sends (one or several), counted here and through the facade.

@@ -64,6 +64,9 @@ pub(crate) struct EndpointState {
     pub stop_signal: crate::transport::StopSignal,
     /// The queues whose handlers ran statements of their own in the receive's transaction.
     pub own_statements: batch_size::OwnStatements,
+    /// The endpoint keeps deduplication keys (an inbox, or a deduplicated send was made): its
+    /// maintenance deletes those whose window ended.
+    pub deduplicates: std::sync::atomic::AtomicBool,
 }
 
 tokio::task_local! {
@@ -528,6 +531,17 @@ async fn handle_received(
         )
         .await;
     }
+    // The inbox: a message whose id was handled within the window runs no handler. The claim
+    // is undone with the rest of a failed attempt, so a retry runs.
+    let mut tx = tx;
+    if let Some(window) = endpoint.config.inbox {
+        let scope = crate::transport::deduplication_scope("inbox", queue);
+        match tx.claim_key(&scope, &incoming.message_id, window).await {
+            Ok(true) => {}
+            Ok(false) => return discard_duplicate(queue, &incoming, tx).await,
+            Err(e) => return Outcome::Infrastructure(e),
+        }
+    }
     let causation = incoming.causation();
     let lease = endpoint.config.leases.get(&incoming.type_name);
     // Under a lease the message leaves its queue now, and the handlers run with nothing open.
@@ -751,6 +765,34 @@ async fn discard_expired(
                 tracing::info!(queue = %queue, %id, "discarded an expired message");
             });
             Outcome::Expired
+        }
+        Err(e) => Outcome::Infrastructure(e),
+    }
+}
+
+/// Removes a message the inbox had handled within its window, without running its handlers.
+async fn discard_duplicate(
+    queue: &QueueName,
+    incoming: &Incoming,
+    tx: Box<dyn ReceiveTransaction>,
+) -> Outcome {
+    match tx.commit(Vec::new()).await {
+        Ok(()) => {
+            let (queue, id, message_type) = (
+                queue.clone(),
+                incoming.message_id.clone(),
+                incoming.type_name.clone(),
+            );
+            after_commit(move || {
+                metrics::count_received_duplicate(queue.as_str(), &message_type);
+                tracing::info!(
+                    queue = %queue,
+                    message_id = %id,
+                    message_type = %message_type,
+                    "removed a duplicate: the inbox had handled this message id within its window"
+                );
+            });
+            Outcome::Handled
         }
         Err(e) => Outcome::Infrastructure(e),
     }

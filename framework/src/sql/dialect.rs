@@ -123,6 +123,9 @@ pub(crate) struct Files {
     pub schedule_fire: &'static str,
     pub schedule_pause: &'static str,
     pub schedule_resume: &'static str,
+    pub deduplication: &'static str,
+    pub deduplication_claim: &'static str,
+    pub deduplication_cleanup: &'static str,
 }
 
 /// Builds a [`Files`] from `schema/<dir>/`, one `include_str!` per field, so a missing file is a
@@ -165,7 +168,9 @@ macro_rules! all_files {
             saga_cleanup, monitoring, monitoring_report, monitoring_read, monitoring_cleanup,
             catalog_table_columns, delayed_messages_index_id, delayed_cancel, delayed_reschedule,
             delayed_list, messages_cancel_delayed, messages_reschedule_delayed,
-            messages_list_delayed, schedules, schedule_declare, schedule_redefine, schedule_retire, schedule_list, schedule_fire, schedule_pause, schedule_resume,
+            messages_list_delayed, schedules, schedule_declare, schedule_redefine,
+            schedule_retire, schedule_list, schedule_fire, schedule_pause, schedule_resume,
+            deduplication, deduplication_claim, deduplication_cleanup,
         )
     };
 }

@@ -116,6 +116,9 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
         ("schedule_fire", s.schedule_fire.clone()),
         ("schedule_pause", s.schedule_pause.clone()),
         ("schedule_resume", s.schedule_resume.clone()),
+        ("deduplication", s.deduplication.clone()),
+        ("deduplication_claim", s.deduplication_claim.clone()),
+        ("deduplication_cleanup", s.deduplication_cleanup.clone()),
         (
             "handler_statement_timeout",
             s.handler_statement_timeout.clone().unwrap_or_default(),

@@ -291,6 +291,12 @@ pub(crate) struct SchemaSql {
     pub schedule_pause: String,
     /// Resumes a paused schedule from a given next tick.
     pub schedule_resume: String,
+    /// Creates `NimbusDeduplication`, the keys seen within a window (send keys, inbox ids).
+    pub deduplication: String,
+    /// Claims a key in a scope for a window: rows when it was not seen within its window.
+    pub deduplication_claim: String,
+    /// Deletes at most a batch of expired keys.
+    pub deduplication_cleanup: String,
 }
 
 /// Which columns a queue table has, and so which parameters its insert takes.
@@ -505,6 +511,9 @@ impl Dialect {
             schedule_fire: r(f.schedule_fire),
             schedule_pause: r(f.schedule_pause),
             schedule_resume: r(f.schedule_resume),
+            deduplication: r(f.deduplication),
+            deduplication_claim: r(f.deduplication_claim),
+            deduplication_cleanup: r(f.deduplication_cleanup),
             messages_table,
         }
     }

@@ -219,6 +219,9 @@ pub(crate) struct TransportSettings {
     /// The endpoint declares schedules: `NimbusSchedules` is verified too (auto-create makes
     /// it for every endpoint).
     pub schedules: bool,
+    /// The endpoint keeps an inbox: `NimbusDeduplication` is verified too (auto-create makes it
+    /// for every endpoint).
+    pub inbox: bool,
     /// NServiceBus's subscription table, when subscriptions are shared with NServiceBus.
     pub nservicebus_subscriptions: Option<QueueName>,
 }
@@ -480,6 +483,16 @@ pub(crate) trait Transport: Send + Sync + 'static {
         message: Option<OutgoingMessage>,
     ) -> Result<bool>;
 
+    /// Sends `messages` in one transaction that first claims `key` in `scope` for `window`:
+    /// `false`, with nothing sent, when the key was claimed within its window already.
+    async fn send_deduplicated(
+        &self,
+        scope: &str,
+        key: &str,
+        window: std::time::Duration,
+        messages: &[OutgoingMessage],
+    ) -> Result<bool>;
+
     /// Pauses a schedule: `false` when it was paused already or does not exist.
     async fn pause_schedule(&self, endpoint: &str, name: &str, by: &str) -> Result<bool>;
 
@@ -493,6 +506,12 @@ pub(crate) trait Transport: Send + Sync + 'static {
     ) -> Result<bool>;
 }
 
+/// The scope of deduplication keys in `NimbusDeduplication`: `send:<queue>` for the keys of
+/// sends to a queue, `inbox:<queue>` for the ids an inbox handled from it.
+pub(crate) fn deduplication_scope(kind: &str, queue: &QueueName) -> String {
+    format!("{kind}:{}", queue.as_str())
+}
+
 /// Rows the endpoints' maintenance deletes once they are old enough.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum AgedRows {
@@ -502,6 +521,8 @@ pub(crate) enum AgedRows {
     CompletedSagas,
     /// Monitoring reports older than `monitoring_retention`.
     MonitoringReports,
+    /// Deduplication keys (send keys, inbox ids) whose window ended.
+    DeduplicationKeys,
 }
 
 /// What one idle sweep removed.
@@ -578,6 +599,16 @@ pub(crate) trait ReceiveTransaction: Send {
     /// a failed attempt undoes it): `true` when it was still waiting. It is gone once this
     /// transaction commits; a delivery holding it is waited for.
     async fn cancel_delayed(&mut self, id: Uuid) -> Result<bool>;
+
+    /// Claims `key` in `scope` for `window` in this transaction (after the handler's savepoint,
+    /// so a failed attempt undoes the claim): `false` when it was claimed within its window
+    /// already, by a transaction that committed (a claim racing this one is waited for).
+    async fn claim_key(
+        &mut self,
+        scope: &str,
+        key: &str,
+        window: std::time::Duration,
+    ) -> Result<bool>;
 
     /// Rolls back to the savepoint what the handler's own statements did; nothing if it never
     /// asked for the connection.

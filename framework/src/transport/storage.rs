@@ -52,6 +52,8 @@ pub(crate) struct Context {
     pub leases: bool,
     /// The endpoint declares schedules: `NimbusSchedules` is required.
     pub schedules: bool,
+    /// The endpoint keeps an inbox: `NimbusDeduplication` is required.
+    pub inbox: bool,
     /// `NimbusSagas` is made and checked too.
     pub sagas: bool,
     /// NServiceBus's subscription table, when subscriptions are shared with it.

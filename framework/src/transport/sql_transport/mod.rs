@@ -12,9 +12,12 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use uuid::Uuid;
 
+mod deduplication;
 mod inner;
 mod receive;
 mod schedules;
+
+pub(super) use deduplication::window_ms;
 
 use receive::{BatchState, SqlBatch, SqlReceiveTransaction};
 
@@ -90,6 +93,7 @@ impl<D: Driver> SqlTransport<D> {
             deadlines: settings.deadlines,
             leases: settings.leases,
             schedules: settings.schedules,
+            inbox: settings.inbox,
             sagas: settings.sagas,
             nservicebus,
             address_form: dialect.address_form,
@@ -144,10 +148,16 @@ impl<D: Driver> SqlTransport<D> {
             return Ok(false);
         }
         // The same for the instance registry and the monitoring reports (an endpoint runs
-        // without them, unregistered and unmonitored) and the schedules (which only endpoints
-        // that declare some need; verify_schema requires it of them).
+        // without them, unregistered and unmonitored), the schedules and the deduplication
+        // keys (which only endpoints that declare schedules or keep an inbox need;
+        // verify_schema requires them of those).
         let mut c = self.inner.connection("checking the schema").await?;
-        for table in ["NimbusInstances", "NimbusMonitoring", "NimbusSchedules"] {
+        for table in [
+            "NimbusInstances",
+            "NimbusMonitoring",
+            "NimbusSchedules",
+            "NimbusDeduplication",
+        ] {
             if !self.inner.cx.table_exists(&mut c, table).await? {
                 c.release();
                 return Ok(false);
@@ -356,6 +366,13 @@ impl<D: Driver> Transport for SqlTransport<D> {
             .await?;
         cx.create(&mut c, "NimbusSchedules", &cx.sql.schedules, &[schema])
             .await?;
+        cx.create(
+            &mut c,
+            "NimbusDeduplication",
+            &cx.sql.deduplication,
+            &[schema],
+        )
+        .await?;
         cx.create(&mut c, "NimbusMonitoring", &cx.sql.monitoring, &[schema])
             .await?;
         if !s.has_last_seen_at(&mut c).await? {
@@ -402,6 +419,9 @@ impl<D: Driver> Transport for SqlTransport<D> {
         }
         if cx.schedules {
             tables.push(("NimbusSchedules", &cx.sql.schedules));
+        }
+        if cx.inbox {
+            tables.push(("NimbusDeduplication", &cx.sql.deduplication));
         }
         for (table, statement) in tables {
             if !cx.table_exists(&mut c, table).await? {
@@ -899,6 +919,10 @@ impl<D: Driver> Transport for SqlTransport<D> {
                 &s.cx.sql.monitoring_cleanup,
                 "deleting monitoring reports past their retention period",
             ),
+            AgedRows::DeduplicationKeys => (
+                &s.cx.sql.deduplication_cleanup,
+                "deleting deduplication keys whose window ended",
+            ),
         };
         let mut c = s.connection(purpose).await?;
         let seconds = i64::try_from(older_than.as_secs()).unwrap_or(i64::MAX);
@@ -1075,6 +1099,18 @@ impl<D: Driver> Transport for SqlTransport<D> {
         message: Option<OutgoingMessage>,
     ) -> Result<bool> {
         self.inner.fire_schedule(firing, message).await
+    }
+
+    async fn send_deduplicated(
+        &self,
+        scope: &str,
+        key: &str,
+        window: std::time::Duration,
+        messages: &[OutgoingMessage],
+    ) -> Result<bool> {
+        self.inner
+            .send_deduplicated(scope, key, window, messages)
+            .await
     }
 
     async fn pause_schedule(&self, endpoint: &str, name: &str, by: &str) -> Result<bool> {

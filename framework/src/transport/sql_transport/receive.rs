@@ -6,7 +6,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use uuid::Uuid;
 
-use super::{received_message, Inner, Written};
+use super::{received_message, window_ms, Inner, Written};
 use crate::dead_letter::DeadLetter;
 use crate::driver::statements::{LeaseRow, SagaRow};
 use crate::driver::{Driver, DriverError, Held, Param};
@@ -370,6 +370,33 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
             .storage
             .cancel_delayed(&mut self.connection, id)
             .await
+    }
+
+    async fn claim_key(
+        &mut self,
+        scope: &str,
+        key: &str,
+        window: std::time::Duration,
+    ) -> Result<bool> {
+        // The savepoint first: a failed attempt undoes the claim with the rest of its work.
+        self.handler_connection().await?;
+        let cx = &self.inner.cx;
+        self.connection
+            .claim_key(&cx.sql.deduplication_claim, scope, key, window_ms(window))
+            .await
+            .map_err(|e| {
+                // A server that ignores the claim's lock hints (Babelfish) refuses the second
+                // of two racing claims instead of making it wait: this receive gives way and
+                // takes its message again, once the other's claim has committed or not.
+                let e = if e.is_unique_violation() {
+                    DriverError::conflict(format!(
+                        "another receive claimed message id {key} at the same moment"
+                    ))
+                } else {
+                    e
+                };
+                cx.db(|| format!("remembering {key:?} in {scope:?}"))(e)
+            })
     }
 
     async fn saga_save(&mut self, change: SagaChange<'_>) -> Result<()> {
