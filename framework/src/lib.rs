@@ -230,6 +230,8 @@ mod guide {
     mod delayed_messages {}
     #[doc = include_str!("../../docs/guide/schedules.md")]
     mod schedules {}
+    #[doc = include_str!("../../docs/guide/deduplication.md")]
+    mod deduplication {}
     #[doc = include_str!("../../docs/guide/testing.md")]
     mod testing {}
     #[doc = include_str!("../../docs/guide/operations.md")]
