@@ -721,6 +721,49 @@ mod bench_command {
         no_queue_left(url, schema).await;
     }
 
+    /// `nimbus bench --deduplication` with tiny sizes: both comparisons, each with a positive
+    /// rate on both sides and a ratio; nothing left behind. Not a timed test.
+    async fn bench_deduplication(url: &str, schema: Option<&str>) {
+        let (ok, out, err) = nimbus(
+            url,
+            schema,
+            &[
+                "--json",
+                "bench",
+                "--deduplication",
+                "--messages",
+                "20",
+                "--rounds",
+                "2",
+                "--concurrency",
+                "2",
+            ],
+        );
+        assert!(ok, "{err}");
+        let report: serde_json::Value = serde_json::from_str(&out).expect("one JSON line");
+        assert_eq!(report["mode"], "deduplication", "{out}");
+        let results = report["results"].as_array().expect("results");
+        let names: Vec<_> = results.iter().map(|r| r["what"].as_str()).collect();
+        assert_eq!(names, [Some("send_deduplicated"), Some("inbox")], "{out}");
+        let positive = |v: &serde_json::Value| v.as_f64().is_some_and(|x| x > 0.0);
+        for r in results {
+            for key in ["ratio_median", "plain_per_s", "deduplicated_per_s"] {
+                assert!(positive(&r[key]), "{key}: {out}");
+            }
+        }
+        no_queue_left(url, schema).await;
+    }
+
+    #[actix_rt::test]
+    async fn bench_deduplication_runs_on_sqlite() {
+        on_sqlite("dedup", bench_deduplication).await;
+    }
+
+    #[actix_rt::test]
+    async fn bench_deduplication_runs_on_postgres() {
+        on_postgres("dedup", bench_deduplication).await;
+    }
+
     #[actix_rt::test]
     async fn bench_handler_shapes_run_on_sqlite() {
         on_sqlite("shapes", bench_handler_shapes).await;

@@ -524,3 +524,59 @@ impl Handler<Numbered> for Counting {
         Ok(())
     }
 }
+
+/// A deduplicated send dropped and a copy the inbox removed are each counted.
+#[actix_rt::test]
+async fn deduplicated_sends_and_inbox_copies_are_counted() {
+    snapshotter();
+    let db = TestDatabase::new(Setup {
+        kind: Kind::Sqlite,
+        layout: StorageLayout::TablePerQueue,
+    })
+    .await;
+    let handled = Arc::new(AtomicUsize::new(0));
+    let bus = db
+        .builder("Deduplicating", "deduplicating-1")
+        .route::<Numbered>("Deduplicating")
+        .inbox(Duration::from_secs(3600))
+        .handler(Counting(handled.clone()))
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let options = nimbus::SendOptions::new;
+    assert!(bus
+        .send_deduplicated("metrics-key", Numbered { n: 1 }, options())
+        .await
+        .unwrap());
+    assert!(!bus
+        .send_deduplicated("metrics-key", Numbered { n: 1 }, options())
+        .await
+        .unwrap());
+    assert_eq!(
+        counter(
+            "nimbus_sends_deduplicated_total",
+            &[("queue", "Deduplicating")]
+        ),
+        1
+    );
+    let id = uuid::Uuid::new_v4();
+    for _ in 0..2 {
+        bus.send_with(Numbered { n: 2 }, options().message_id(id))
+            .await
+            .unwrap();
+    }
+    nimbus_conformance::eventually("the copy is removed by the inbox", async || {
+        counter(
+            "nimbus_messages_deduplicated_total",
+            &[
+                ("queue", "Deduplicating"),
+                ("message_type", "Conformance.Numbered"),
+            ],
+        ) == 1
+    })
+    .await;
+    assert_eq!(handled.load(Ordering::SeqCst), 2, "key-1 once, the id once");
+    bus.stop().await.unwrap();
+}

@@ -24,6 +24,7 @@
 //! (table and JSON), [`latency`] (the latency mode).
 
 mod cpu;
+mod deduplication;
 mod drive;
 pub mod latency;
 mod message;
@@ -127,6 +128,12 @@ pub struct Settings {
         conflicts_with = "latency"
     )]
     pub handler_shapes: Vec<shapes::Shape>,
+    /// Deduplication mode: instead of the throughput workloads, what deduplication costs, in
+    /// interleaved rounds: `--messages` sends through `send_to` against `send_deduplicated`
+    /// (a key each), and draining them without an inbox against `inbox(1h)`. Reports
+    /// deduplicated ÷ plain.
+    #[arg(long, conflicts_with_all = ["latency", "handler_shapes"])]
+    pub deduplication: bool,
     /// Latency mode: instead of the throughput workloads, send `--messages` messages per series
     /// and round at RATE messages per second to idle endpoints, and report the latencies (same
     /// process, another process, request/response, bare SQL round trip). `--instances` and
@@ -286,6 +293,9 @@ pub async fn run(
     settings: Settings,
     json: bool,
 ) -> Result<(), Failure> {
+    if settings.deduplication {
+        return deduplication::run(target, admin, settings, json).await;
+    }
     if !settings.handler_shapes.is_empty() {
         let shapes = settings.handler_shapes.clone();
         return shapes::run(target, admin, settings, shapes, json).await;

@@ -66,6 +66,10 @@ async fn create<D: Driver>(
         &s.monitoring,
         &s.sagas,
         &s.sagas,
+        &s.schedules,
+        &s.schedules,
+        &s.deduplication,
+        &s.deduplication,
     ] {
         c.run_script(script, &[schema]).await.expect("common table");
     }
@@ -740,6 +744,161 @@ async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
         .await
         .expect("list paused")
         .is_empty());
+
+    // Deduplication keys: claimed once per scope within the window; another scope is another
+    // key; the cleanup deletes keys whose window ended (here: a window ending within the hour,
+    // counted as ended by asking for an hour before now), and the key can be claimed again.
+    let claim = &s.deduplication_claim;
+    assert!(c
+        .claim_key(claim, "send:Q", "k", 60_000)
+        .await
+        .expect("claim"));
+    assert!(!c
+        .claim_key(claim, "send:Q", "k", 60_000)
+        .await
+        .expect("claim again"));
+    assert!(c
+        .claim_key(claim, "inbox:Q", "k", 60_000)
+        .await
+        .expect("other scope"));
+    assert_eq!(
+        c.delete_older_than(&s.deduplication_cleanup, 0, 10)
+            .await
+            .expect("cleanup of nothing expired"),
+        0
+    );
+    assert_eq!(
+        c.delete_older_than(&s.deduplication_cleanup, -3600, 1)
+            .await
+            .expect("cleanup, a batch of one"),
+        1
+    );
+    assert_eq!(
+        c.delete_older_than(&s.deduplication_cleanup, -3600, 10)
+            .await
+            .expect("cleanup of the rest"),
+        1
+    );
+    assert!(c
+        .claim_key(claim, "send:Q", "k", 60_000)
+        .await
+        .expect("claim after cleanup"));
+    c.release_key(&s.deduplication_release, "send:Q", "k")
+        .await
+        .expect("give back");
+    assert!(c
+        .claim_key(claim, "send:Q", "k", 60_000)
+        .await
+        .expect("claim after giving back"));
+
+    // Schedules: declared once; fired by a compare-and-set on Version; paused and resumed.
+    let due = chrono::DateTime::from_timestamp(1_800_000_000, 0)
+        .expect("a time")
+        .naive_utc();
+    let definition = super::schedule_statements::ScheduleDefinition {
+        endpoint: "Clock",
+        name: "pulse",
+        cron: None,
+        every_ms: Some(1000),
+        target: "send Q",
+        missed: "fire-once",
+        next_due: due,
+    };
+    assert!(c
+        .declare_schedule(&s.schedule_declare, &definition)
+        .await
+        .expect("declare"));
+    assert!(!c
+        .declare_schedule(&s.schedule_declare, &definition)
+        .await
+        .expect("declare again"));
+    let listed = c
+        .list_schedules(&s.schedule_list, Some("Clock"))
+        .await
+        .expect("list");
+    assert_eq!(listed.rows.len(), 1);
+    let row = &listed.rows[0];
+    assert_eq!(
+        (row.name.as_str(), row.every_ms, row.next_due, row.version),
+        ("pulse", Some(1000), due, 1)
+    );
+    let next = due + chrono::Duration::seconds(1);
+    let firing = super::schedule_statements::ScheduleFiring {
+        endpoint: "Clock",
+        name: "pulse",
+        version: 1,
+        next_due: next,
+        sent: 1,
+        missed: 2,
+        last_due: Some(due),
+        fired_by: "clock-1",
+    };
+    assert!(c
+        .fire_schedule(&s.schedule_fire, &firing)
+        .await
+        .expect("fire"));
+    assert!(!c
+        .fire_schedule(&s.schedule_fire, &firing)
+        .await
+        .expect("fire at a stale version"));
+    let row = c
+        .list_schedules(&s.schedule_list, None)
+        .await
+        .expect("list all")
+        .rows
+        .remove(0);
+    assert_eq!(
+        (
+            row.version,
+            row.next_due,
+            row.fired,
+            row.missed_ticks,
+            row.last_due,
+            row.last_fired_by.as_deref()
+        ),
+        (2, next, 1, 2, Some(due), Some("clock-1"))
+    );
+    assert!(row.last_fired_at.is_some());
+    assert!(c
+        .pause_schedule(&s.schedule_pause, "Clock", "pulse", "ops")
+        .await
+        .expect("pause"));
+    assert!(!c
+        .pause_schedule(&s.schedule_pause, "Clock", "pulse", "ops")
+        .await
+        .expect("pause again"));
+    let paused = super::schedule_statements::ScheduleFiring {
+        version: 3,
+        ..firing
+    };
+    assert!(!c
+        .fire_schedule(&s.schedule_fire, &paused)
+        .await
+        .expect("a paused schedule does not fire"));
+    assert!(c
+        .resume_schedule(&s.schedule_resume, "Clock", "pulse", next)
+        .await
+        .expect("resume"));
+    let redefined = super::schedule_statements::ScheduleDefinition {
+        every_ms: Some(2000),
+        ..definition
+    };
+    assert!(c
+        .redefine_schedule(&s.schedule_redefine, &redefined, 4)
+        .await
+        .expect("redefine"));
+    assert!(c
+        .retire_schedule(&s.schedule_retire, "Clock", "pulse")
+        .await
+        .expect("retire"));
+    let empty = c
+        .list_schedules(&s.schedule_list, Some("Clock"))
+        .await
+        .expect("list none");
+    assert!(
+        empty.rows.is_empty(),
+        "the database's time comes without rows too"
+    );
 
     // Dropping a queue twice is fine.
     for _ in 0..2 {

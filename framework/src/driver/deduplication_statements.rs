@@ -20,4 +20,10 @@ impl<D: Driver> Held<D> {
         ];
         Ok(self.execute(sql, &params).await? > 0)
     }
+
+    /// `deduplication_release.sql`: gives back `key` of `scope`, claimed in this transaction.
+    pub async fn release_key(&mut self, sql: &str, scope: &str, key: &str) -> DriverResult<()> {
+        let params = [Param::Text(Some(scope)), Param::Text(Some(key))];
+        self.execute(sql, &params).await.map(|_| ())
+    }
 }

@@ -534,10 +534,11 @@ async fn handle_received(
     // The inbox: a message whose id was handled within the window runs no handler. The claim
     // is undone with the rest of a failed attempt, so a retry runs.
     let mut tx = tx;
+    let mut inbox_claim = None;
     if let Some(window) = endpoint.config.inbox {
         let scope = crate::transport::deduplication_scope("inbox", queue);
         match tx.claim_key(&scope, &incoming.message_id, window).await {
-            Ok(true) => {}
+            Ok(true) => inbox_claim = Some(scope),
             Ok(false) => return discard_duplicate(queue, &incoming, tx).await,
             Err(e) => return Outcome::Infrastructure(e),
         }
@@ -655,10 +656,13 @@ async fn handle_received(
             },
         };
         let (headers, _, tx) = ctx.into_parts();
-        let tx = match finishing_transaction(endpoint, queue, &type_name, tx, leased).await {
+        let mut tx = match finishing_transaction(endpoint, queue, &type_name, tx, leased).await {
             Ok(tx) => tx,
             Err(outcome) => return outcome,
         };
+        if let Err(e) = give_back(&mut tx, &inbox_claim, &message_id).await {
+            return Outcome::Infrastructure(e);
+        }
         let incoming = Incoming {
             headers,
             type_name,
@@ -698,9 +702,12 @@ async fn handle_received(
             });
             Outcome::Handled
         }
-        Err(CommitFailure::Refused(error, tx)) => {
+        Err(CommitFailure::Refused(error, mut tx)) => {
             // Not an outage: the same sends would be refused again. Count the attempt, so the
             // message ends in the dead letters with the database's reason instead of looping.
+            if let Err(e) = give_back(&mut tx, &inbox_claim, &message_id).await {
+                return Outcome::Infrastructure(e);
+            }
             let incoming = Incoming {
                 headers,
                 type_name,
@@ -767,6 +774,19 @@ async fn discard_expired(
             Outcome::Expired
         }
         Err(e) => Outcome::Infrastructure(e),
+    }
+}
+
+/// Gives back the inbox's claim of `message_id` (`claim` names its scope) when an attempt
+/// failed: its retry must run.
+async fn give_back(
+    tx: &mut Box<dyn ReceiveTransaction>,
+    claim: &Option<String>,
+    message_id: &str,
+) -> Result<(), NimbusError> {
+    match claim {
+        Some(scope) => tx.release_key(scope, message_id).await,
+        None => Ok(()),
     }
 }
 

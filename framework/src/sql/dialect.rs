@@ -126,6 +126,7 @@ pub(crate) struct Files {
     pub deduplication: &'static str,
     pub deduplication_claim: &'static str,
     pub deduplication_cleanup: &'static str,
+    pub deduplication_release: &'static str,
 }
 
 /// Builds a [`Files`] from `schema/<dir>/`, one `include_str!` per field, so a missing file is a
@@ -170,7 +171,7 @@ macro_rules! all_files {
             delayed_list, messages_cancel_delayed, messages_reschedule_delayed,
             messages_list_delayed, schedules, schedule_declare, schedule_redefine,
             schedule_retire, schedule_list, schedule_fire, schedule_pause, schedule_resume,
-            deduplication, deduplication_claim, deduplication_cleanup,
+            deduplication, deduplication_claim, deduplication_cleanup, deduplication_release,
         )
     };
 }

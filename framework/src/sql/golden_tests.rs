@@ -119,6 +119,7 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
         ("deduplication", s.deduplication.clone()),
         ("deduplication_claim", s.deduplication_claim.clone()),
         ("deduplication_cleanup", s.deduplication_cleanup.clone()),
+        ("deduplication_release", s.deduplication_release.clone()),
         (
             "handler_statement_timeout",
             s.handler_statement_timeout.clone().unwrap_or_default(),

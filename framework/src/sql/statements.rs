@@ -297,6 +297,8 @@ pub(crate) struct SchemaSql {
     pub deduplication_claim: String,
     /// Deletes at most a batch of expired keys.
     pub deduplication_cleanup: String,
+    /// Gives back a key claimed in this transaction (an inbox id of a failed attempt).
+    pub deduplication_release: String,
 }
 
 /// Which columns a queue table has, and so which parameters its insert takes.
@@ -514,6 +516,7 @@ impl Dialect {
             deduplication: r(f.deduplication),
             deduplication_claim: r(f.deduplication_claim),
             deduplication_cleanup: r(f.deduplication_cleanup),
+            deduplication_release: r(f.deduplication_release),
             messages_table,
         }
     }

@@ -600,15 +600,18 @@ pub(crate) trait ReceiveTransaction: Send {
     /// transaction commits; a delivery holding it is waited for.
     async fn cancel_delayed(&mut self, id: Uuid) -> Result<bool>;
 
-    /// Claims `key` in `scope` for `window` in this transaction (after the handler's savepoint,
-    /// so a failed attempt undoes the claim): `false` when it was claimed within its window
-    /// already, by a transaction that committed (a claim racing this one is waited for).
+    /// Claims `key` in `scope` for `window` in this transaction: `false` when it was claimed
+    /// within its window already, by a transaction that committed (a claim racing this one is
+    /// waited for). A failed attempt gives it back with [`ReceiveTransaction::release_key`].
     async fn claim_key(
         &mut self,
         scope: &str,
         key: &str,
         window: std::time::Duration,
     ) -> Result<bool>;
+
+    /// Gives back `key` of `scope`, claimed in this transaction.
+    async fn release_key(&mut self, scope: &str, key: &str) -> Result<()>;
 
     /// Rolls back to the savepoint what the handler's own statements did; nothing if it never
     /// asked for the connection.

@@ -378,8 +378,7 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
         key: &str,
         window: std::time::Duration,
     ) -> Result<bool> {
-        // The savepoint first: a failed attempt undoes the claim with the rest of its work.
-        self.handler_connection().await?;
+        // No savepoint (three more round trips a message): a failed attempt gives the key back.
         let cx = &self.inner.cx;
         self.connection
             .claim_key(&cx.sql.deduplication_claim, scope, key, window_ms(window))
@@ -397,6 +396,14 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
                 };
                 cx.db(|| format!("remembering {key:?} in {scope:?}"))(e)
             })
+    }
+
+    async fn release_key(&mut self, scope: &str, key: &str) -> Result<()> {
+        let cx = &self.inner.cx;
+        self.connection
+            .release_key(&cx.sql.deduplication_release, scope, key)
+            .await
+            .map_err(cx.db(|| format!("giving back {key:?} of {scope:?}")))
     }
 
     async fn saga_save(&mut self, change: SagaChange<'_>) -> Result<()> {

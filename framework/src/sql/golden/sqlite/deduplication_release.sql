@@ -1,0 +1,2 @@
+DELETE FROM "NimbusDeduplication"
+WHERE "Scope" = ?1 AND "Key" = ?2

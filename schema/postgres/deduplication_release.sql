@@ -1,0 +1,5 @@
+-- Gives back a key claimed in this transaction (an inbox's id, when the attempt that claimed it
+-- failed and its message is retried).
+-- Parameters: 1 Scope (varchar), 2 Key (varchar)
+DELETE FROM {schema}."NimbusDeduplication"
+WHERE "Scope" = $1 AND "Key" = $2
