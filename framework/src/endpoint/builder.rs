@@ -825,8 +825,8 @@ impl BusBuilder {
     /// id was handled within the window is removed without running its handlers (counted in
     /// `nimbus_messages_deduplicated_total` and logged at INFO). A copy re-sent after an
     /// ambiguous commit, or delivered twice by anything outside the database's transaction,
-    /// then runs its handlers once. A failed attempt undoes its id with the rest of its work,
-    /// so retries run. Costs one more statement per message; off by default. Not with
+    /// then runs its handlers once. A failed attempt gives its id back, so its retry runs.
+    /// Costs one more statement per message; off by default. Not with
     /// [`lease`](Self::lease) (a build error).
     pub fn inbox(mut self, window: Duration) -> Self {
         self.inbox = Some(window);
