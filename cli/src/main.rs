@@ -11,6 +11,7 @@
 #[cfg(feature = "bench")]
 mod bench;
 mod console;
+mod deduplication;
 mod delayed;
 mod logging;
 mod schedules;
@@ -148,6 +149,9 @@ enum Command {
     /// Delayed messages not delivered yet: list them, cancel one, move its due time.
     #[command(subcommand)]
     Delayed(delayed::DelayedCommand),
+    /// Deduplication keys held (deduplicated sends, inbox ids): count them, forget one.
+    #[command(subcommand)]
+    Deduplication(deduplication::DeduplicationCommand),
     /// Recurring messages the endpoints declare: list them with their next and last ticks,
     /// pause one, resume it.
     #[command(subcommand)]
@@ -903,6 +907,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::Delayed(command) => delayed::run(&cli, command).await?,
         Command::Schedules(command) => schedules::run(&cli, command).await?,
+        Command::Deduplication(command) => deduplication::run(&cli, command).await?,
         Command::DeadLetters(DeadLetterCommand::ReplayAll { filter }) => {
             let db = connect(&cli).await?;
             let ids = matching(&db, filter).await?;

@@ -1535,6 +1535,64 @@ async fn schedules_are_listed_paused_and_resumed_on_postgres() {
     on_postgres("cli schedules", schedules_list_pause_and_resume).await;
 }
 
+/// `nimbus deduplication list|forget` on a key a deduplicated send left: counted in its scope,
+/// forgotten, and the same send then goes through again.
+async fn deduplication_list_and_forget(url: &str, schema: Option<&str>) {
+    let mut builder = nimbus::Bus::builder()
+        .names("Charges", "charges-1")
+        .database_url(url)
+        .create_queues_on_send(true)
+        .route::<Ping>("Charges");
+    if let Some(schema) = schema {
+        builder = builder.schema(schema);
+    }
+    let bus = builder.build().unwrap().start().await.unwrap();
+    let send = || bus.send_deduplicated("order-7", Ping, nimbus::SendOptions::new());
+    assert!(send().await.unwrap());
+    assert!(!send().await.unwrap());
+    let (ok, out, err) =
+        nimbus_beside_a_bus(url, schema, &["--json", "deduplication", "list"]).await;
+    assert!(ok, "{err}");
+    let listed: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(listed["scopes"][0]["scope"], "send:Charges", "{out}");
+    assert_eq!(listed["scopes"][0]["keys"], 1, "{out}");
+    let (ok, out, err) = nimbus_beside_a_bus(
+        url,
+        schema,
+        &["deduplication", "forget", "send:Charges", "order-7"],
+    )
+    .await;
+    assert!(ok && out.contains("forgot"), "{out}{err}");
+    let (ok, out, _) = nimbus_beside_a_bus(
+        url,
+        schema,
+        &[
+            "--json",
+            "deduplication",
+            "forget",
+            "send:Charges",
+            "order-7",
+        ],
+    )
+    .await;
+    assert!(ok && out.contains("\"forgotten\":false"), "{out}");
+    assert!(
+        send().await.unwrap(),
+        "forgotten: the send goes through again"
+    );
+    bus.stop().await.unwrap();
+}
+
+#[actix_rt::test]
+async fn deduplication_keys_are_listed_and_forgotten_on_sqlite() {
+    on_sqlite("cli-dedup", deduplication_list_and_forget).await;
+}
+
+#[actix_rt::test]
+async fn deduplication_keys_are_listed_and_forgotten_on_postgres() {
+    on_postgres("cli dedup", deduplication_list_and_forget).await;
+}
+
 /// A visit that starts a guest book entry; a saga keyed by the guest's name.
 #[derive(serde::Serialize, serde::Deserialize, nimbus::Command)]
 #[nimbus(type_name = "Cli.Visit")]

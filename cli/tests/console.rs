@@ -929,6 +929,47 @@ async fn the_console_pauses_and_resumes_schedules_on_sqlite() {
     }
 }
 
+/// The Deduplication page counts the keys a deduplicated send left, by scope.
+#[actix_rt::test]
+async fn the_console_counts_deduplication_keys_on_sqlite() {
+    let path = std::env::temp_dir().join(format!("nimbus-console-dedup-{}.db", unique()));
+    let url = format!("sqlite://{}", path.display());
+    let bus = nimbus::Bus::builder()
+        .names("Charges", "charges-1")
+        .database_url(&url)
+        .create_queues_on_send(true)
+        .route::<Visit>("Charges")
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    for key in ["ada", "bob"] {
+        let visit = Visit { guest: key.into() };
+        assert!(bus
+            .send_deduplicated(key, visit, nimbus::SendOptions::new())
+            .await
+            .unwrap());
+    }
+    bus.stop().await.unwrap();
+    let (_console, address) = console(&url, None, &["--bind", "127.0.0.1:0"], None);
+    let (_driver, client) = browser().await;
+    client
+        .goto(&format!("{address}/deduplication"))
+        .await
+        .unwrap();
+    wait_until("the page counts the two keys of send:Charges", || async {
+        let scope = text_of(&client, "#deduplication tr[data-scope] code").await;
+        let keys = text_of(&client, "#deduplication tr[data-scope] td.num").await;
+        scope.as_deref() == Some("send:Charges") && keys.as_deref().map(str::trim) == Some("2")
+    })
+    .await;
+    client.close().await.unwrap();
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+}
+
 /// Counts the visits it handles.
 struct CountingVisits(Arc<AtomicUsize>);
 

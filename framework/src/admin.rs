@@ -19,7 +19,10 @@
 
 use std::sync::Arc;
 
+mod deduplication;
 mod schedules;
+
+pub use deduplication::DeduplicationScope;
 
 use chrono::NaiveDateTime;
 use uuid::Uuid;

@@ -7,6 +7,7 @@
 
 mod actions;
 mod charts;
+mod deduplication;
 mod delayed;
 mod monitoring;
 mod pages;
@@ -112,6 +113,7 @@ fn router(console: Arc<Console>) -> Router {
         .route("/delayed", get(delayed::page))
         .route("/delayed/{id}/{action}", post(delayed::act))
         .route("/schedules", get(schedules::page))
+        .route("/deduplication", get(deduplication::page))
         .route(
             "/schedules/{endpoint}/{name}/{action}",
             post(schedules::act),

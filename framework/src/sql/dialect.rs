@@ -127,6 +127,7 @@ pub(crate) struct Files {
     pub deduplication_claim: &'static str,
     pub deduplication_cleanup: &'static str,
     pub deduplication_release: &'static str,
+    pub deduplication_scopes: &'static str,
 }
 
 /// Builds a [`Files`] from `schema/<dir>/`, one `include_str!` per field, so a missing file is a
@@ -172,6 +173,7 @@ macro_rules! all_files {
             messages_list_delayed, schedules, schedule_declare, schedule_redefine,
             schedule_retire, schedule_list, schedule_fire, schedule_pause, schedule_resume,
             deduplication, deduplication_claim, deduplication_cleanup, deduplication_release,
+            deduplication_scopes,
         )
     };
 }

@@ -120,6 +120,7 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
         ("deduplication_claim", s.deduplication_claim.clone()),
         ("deduplication_cleanup", s.deduplication_cleanup.clone()),
         ("deduplication_release", s.deduplication_release.clone()),
+        ("deduplication_scopes", s.deduplication_scopes.clone()),
         (
             "handler_statement_timeout",
             s.handler_statement_timeout.clone().unwrap_or_default(),

@@ -299,6 +299,8 @@ pub(crate) struct SchemaSql {
     pub deduplication_cleanup: String,
     /// Gives back a key claimed in this transaction (an inbox id of a failed attempt).
     pub deduplication_release: String,
+    /// Counts the keys held within their window, per scope.
+    pub deduplication_scopes: String,
 }
 
 /// Which columns a queue table has, and so which parameters its insert takes.
@@ -517,6 +519,7 @@ impl Dialect {
             deduplication_claim: r(f.deduplication_claim),
             deduplication_cleanup: r(f.deduplication_cleanup),
             deduplication_release: r(f.deduplication_release),
+            deduplication_scopes: r(f.deduplication_scopes),
             messages_table,
         }
     }

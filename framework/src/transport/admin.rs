@@ -58,6 +58,13 @@ pub(crate) trait Admin: Transport {
     /// Up to `limit` saga instances of `saga_type` (or of every type), oldest first; none where
     /// `NimbusSagas` does not exist.
     async fn sagas(&self, saga_type: Option<&str>, limit: i64) -> Result<Vec<ListedSaga>>;
+    /// The keys held in `NimbusDeduplication` within their window, per scope: (scope, keys,
+    /// soonest end of a window); none where the table does not exist.
+    async fn deduplication_scopes(
+        &self,
+    ) -> Result<Vec<(String, i64, Option<chrono::NaiveDateTime>)>>;
+    /// Forgets `key` of `scope` in `NimbusDeduplication`: `true` when it was held.
+    async fn forget_key(&self, scope: &str, key: &str) -> Result<bool>;
     /// The instance of `saga_type` for `correlation`; `None` when there is none.
     async fn saga(&self, saga_type: &str, correlation: &str) -> Result<Option<SagaRow>>;
     /// Ends the saga instance of `saga_type` for `correlation`: marks it completed (`delete`
@@ -232,6 +239,34 @@ impl<D: Driver> Admin for SqlTransport<D> {
             .map_err(s.cx.db(|| format!("reading dead letter {id}")))?;
         c.release();
         Ok(letter)
+    }
+
+    async fn deduplication_scopes(
+        &self,
+    ) -> Result<Vec<(String, i64, Option<chrono::NaiveDateTime>)>> {
+        let s = self.inner();
+        let mut c = s.connection("listing deduplication keys").await?;
+        if !s.cx.table_exists(&mut c, "NimbusDeduplication").await? {
+            c.release();
+            return Ok(Vec::new());
+        }
+        let rows = c
+            .deduplication_scopes(&s.cx.sql.deduplication_scopes)
+            .await
+            .map_err(s.cx.db("listing deduplication keys"))?;
+        c.release();
+        Ok(rows)
+    }
+
+    async fn forget_key(&self, scope: &str, key: &str) -> Result<bool> {
+        let s = self.inner();
+        let mut c = s.connection("forgetting a deduplication key").await?;
+        let forgotten = c
+            .release_key(&s.cx.sql.deduplication_release, scope, key)
+            .await
+            .map_err(s.cx.db(|| format!("forgetting {key:?} of {scope:?}")))?;
+        c.release();
+        Ok(forgotten)
     }
 
     async fn sagas(&self, saga_type: Option<&str>, limit: i64) -> Result<Vec<ListedSaga>> {

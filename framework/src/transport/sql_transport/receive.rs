@@ -403,6 +403,7 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
         self.connection
             .release_key(&cx.sql.deduplication_release, scope, key)
             .await
+            .map(|_| ())
             .map_err(cx.db(|| format!("giving back {key:?} of {scope:?}")))
     }
 
