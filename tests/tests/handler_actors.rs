@@ -130,7 +130,10 @@ async fn holds_one_thread(receive_batch: usize) {
     handler.gate.open();
     bus.stop().await.unwrap();
     let others = handler.others.lock().unwrap();
-    let threads: HashSet<_> = others.iter().map(|(_, t)| *t).collect();
+    // Where the warm-up's batches ran is the dispatcher's choice (a loaded machine may give
+    // them all to one thread); the held message and the later ones ran on both.
+    let mut threads: HashSet<_> = others.iter().map(|(_, t)| *t).collect();
+    threads.insert(held);
     assert_eq!(threads.len(), 2, "the handlers ran on both handler threads");
     let late_threads: HashSet<_> = others
         .iter()
