@@ -112,6 +112,33 @@ pub async fn send_from_another_process(
     output
 }
 
+/// The arguments of a worker binary (`crash_worker`, `clock_worker`), as
+/// [`suite::start_worker`] passes them: `<database-url> <table|shared|nservicebus> [schema]`.
+pub struct WorkerArgs {
+    pub url: String,
+    pub layout: nimbus::StorageLayout,
+    pub schema: Option<String>,
+}
+
+impl WorkerArgs {
+    /// Reads the process's arguments; `usage` is the error when they do not fit.
+    pub fn read(usage: &str) -> Result<WorkerArgs, String> {
+        let mut args = std::env::args().skip(1);
+        let url = args.next().ok_or(usage)?;
+        let layout = match args.next().as_deref() {
+            Some("table") => nimbus::StorageLayout::TablePerQueue,
+            Some("shared") => nimbus::StorageLayout::SharedTable,
+            Some("nservicebus") => nimbus::StorageLayout::NServiceBusPostgreSql,
+            _ => return Err(usage.into()),
+        };
+        Ok(WorkerArgs {
+            url,
+            layout,
+            schema: args.next(),
+        })
+    }
+}
+
 /// Runs an async test to its end in an actix `System` of its own, as `#[actix_rt::test]` does.
 pub fn run_actix(test: impl std::future::Future<Output = ()>) {
     actix_rt::System::new().block_on(test)

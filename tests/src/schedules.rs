@@ -124,6 +124,28 @@ async fn schedule_state(db: &TestDatabase, name: &str) -> Option<ScheduleState> 
         .find(|s| s.name == name)
 }
 
+/// Once the clocks stopped: waits until every tick of `pulse` its row says was sent is
+/// handled, stops the receiver and checks each tick was handled once, with no gap; returns the
+/// row and the ticks.
+async fn every_sent_tick_handled_once(
+    db: &TestDatabase,
+    receiver: nimbus::Bus,
+    recorder: &TickRecorder,
+) -> (ScheduleState, Vec<Tick>) {
+    let state = schedule_state(db, "pulse")
+        .await
+        .expect("the schedule's row");
+    eventually("every tick sent is handled", async || {
+        recorder.count("pulse") as i64 >= state.fired
+    })
+    .await;
+    receiver.stop().await.unwrap();
+    let ticks = recorder.ticks();
+    assert_each_tick_once(&ticks, "pulse");
+    assert_eq!(ticks.len() as i64, state.fired, "{state:?}");
+    (state, ticks)
+}
+
 /// How many ticks the schedule tests wait for with three instances (the proof runs
 /// 120: `NIMBUS_SCHEDULE_TICKS=120`).
 fn ticks_to_wait_for() -> usize {
@@ -152,17 +174,7 @@ pub async fn a_schedule_fires_each_tick_once_across_instances(kind: Setup) {
     for clock in &clocks {
         clock.stop().await.unwrap();
     }
-    let state = schedule_state(&db, "pulse")
-        .await
-        .expect("the schedule's row");
-    eventually("every tick sent is handled", async || {
-        recorder.count("pulse") as i64 >= state.fired
-    })
-    .await;
-    receiver.stop().await.unwrap();
-    let ticks = recorder.ticks();
-    assert_each_tick_once(&ticks, "pulse");
-    assert_eq!(ticks.len() as i64, state.fired, "{state:?}");
+    let (state, _) = every_sent_tick_handled_once(&db, receiver, &recorder).await;
     assert_eq!(state.missed_ticks, 0, "{state:?}");
     assert_eq!(state.recurrence, "every 1s");
     assert_eq!(state.target, format!("send {TICKS}"));
@@ -387,15 +399,7 @@ pub fn sigkill_of_the_firing_instance_leaves_no_gap(kind: Setup, worker: &str) {
         for (_, mut process) in workers.drain(..) {
             process.kill();
         }
-        let state = schedule_state(&db, "pulse").await.expect("row");
-        eventually("every tick sent is handled", async || {
-            recorder.count("pulse") as i64 >= state.fired
-        })
-        .await;
-        receiver.stop().await.unwrap();
-        let ticks = recorder.ticks();
-        assert_each_tick_once(&ticks, "pulse");
-        assert_eq!(ticks.len() as i64, state.fired, "{state:?}");
+        let (_, ticks) = every_sent_tick_handled_once(&db, receiver, &recorder).await;
         println!(
             "{} ticks, each handled once, none missing, across {kills} kills of the instance that fired last",
             ticks.len()

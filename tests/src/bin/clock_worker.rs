@@ -6,30 +6,24 @@
 
 use std::time::Duration;
 
-use nimbus::{Schedule, StorageLayout};
+use nimbus::Schedule;
 use nimbus_conformance::suite::Numbered;
+use nimbus_conformance::WorkerArgs;
 
 #[actix_rt::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let usage = "usage: clock_worker <database-url> <table|shared|nservicebus> [schema]";
-    let mut args = std::env::args().skip(1);
-    let url = args.next().ok_or(usage)?;
-    let layout = match args.next().as_deref() {
-        Some("table") => StorageLayout::TablePerQueue,
-        Some("shared") => StorageLayout::SharedTable,
-        Some("nservicebus") => StorageLayout::NServiceBusPostgreSql,
-        _ => return Err(usage.into()),
-    };
+    let args =
+        WorkerArgs::read("usage: clock_worker <database-url> <table|shared|nservicebus> [schema]")?;
     let instance = std::env::var("NIMBUS_INSTANCE")
         .unwrap_or_else(|_| format!("clock-{}", std::process::id()));
     let mut builder = nimbus::Bus::builder()
         .names("Clock", instance)
-        .database_url(url)
-        .storage_layout(layout)
+        .database_url(args.url)
+        .storage_layout(args.layout)
         .schedule(
             Schedule::every("pulse", Duration::from_secs(1)).send_to("Ticks", Numbered { n: 0 }),
         );
-    if let Some(schema) = args.next() {
+    if let Some(schema) = args.schema {
         builder = builder.schema(schema);
     }
     let _bus = builder.build()?.start().await?;

@@ -11,8 +11,9 @@
 //!
 //! Usage: `crash_worker <database-url> <table|shared> [schema]`
 
-use nimbus::{Handler, HandlerContext, HandlerError, StorageLayout};
+use nimbus::{Handler, HandlerContext, HandlerError};
 use nimbus_conformance::suite::Numbered;
+use nimbus_conformance::WorkerArgs;
 
 struct Forward {
     /// The business table (quoted and qualified) and the database's parameter style.
@@ -145,15 +146,11 @@ impl nimbus::saga::SagaHandler<Numbered> for CrashTally {
 
 #[actix_rt::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let usage = "usage: crash_worker <database-url> <table|shared|nservicebus> [schema]";
-    let mut args = std::env::args().skip(1);
-    let url = args.next().ok_or(usage)?;
-    let layout = match args.next().as_deref() {
-        Some("table") => StorageLayout::TablePerQueue,
-        Some("shared") => StorageLayout::SharedTable,
-        Some("nservicebus") => StorageLayout::NServiceBusPostgreSql,
-        _ => return Err(usage.into()),
-    };
+    let WorkerArgs {
+        url,
+        layout,
+        schema,
+    } = WorkerArgs::read("usage: crash_worker <database-url> <table|shared|nservicebus> [schema]")?;
     let database = if url.starts_with("sqlite:") {
         Database::Sqlite
     } else if url.starts_with("postgres") {
@@ -197,7 +194,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     {
         builder = builder.receive_batch(batch);
     }
-    if let Some(schema) = args.next() {
+    if let Some(schema) = schema {
         builder = builder.schema(schema);
     }
     let _bus = builder.build()?.start().await?;
