@@ -531,8 +531,8 @@ async fn handle_received(
         )
         .await;
     }
-    // The inbox: a message whose id was handled within the window runs no handler. The claim
-    // is undone with the rest of a failed attempt, so a retry runs.
+    // The inbox: a message whose id was handled within the window runs no handler. A failed
+    // attempt gives its claim back (`give_back`), so its retry runs.
     let mut tx = tx;
     let mut inbox_claim = None;
     if let Some(window) = endpoint.config.inbox {

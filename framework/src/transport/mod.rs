@@ -610,7 +610,9 @@ pub(crate) trait ReceiveTransaction: Send {
         window: std::time::Duration,
     ) -> Result<bool>;
 
-    /// Gives back `key` of `scope`, claimed in this transaction.
+    /// Gives back `key` of `scope`, claimed in this transaction before the handlers ran; undoes
+    /// what the handler's own statements did first (a later rollback to their savepoint would
+    /// bring the claim back). For a failed attempt, before its retry or dead letter is written.
     async fn release_key(&mut self, scope: &str, key: &str) -> Result<()>;
 
     /// Rolls back to the savepoint what the handler's own statements did; nothing if it never

@@ -399,7 +399,19 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
     }
 
     async fn release_key(&mut self, scope: &str, key: &str) -> Result<()> {
-        let cx = &self.inner.cx;
+        let cx = self.inner.cx.clone();
+        // The claim was made before the handler's savepoint: rolling back to that savepoint
+        // after the key is given back would bring the claim back. So what the handler's own
+        // statements did is undone first, and the savepoint released: the undo that follows
+        // (`undo_handler_work`) has nothing left to do.
+        if self.handler_savepoint {
+            self.undo_handler_work().await?;
+            self.connection
+                .execute(&cx.sql.savepoint_release, &[])
+                .await
+                .map_err(cx.db("releasing the handler's savepoint"))?;
+            self.handler_savepoint = false;
+        }
         self.connection
             .release_key(&cx.sql.deduplication_release, scope, key)
             .await
