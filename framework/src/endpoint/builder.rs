@@ -1381,6 +1381,21 @@ mod tests {
         );
         let short = error(base().lease::<Render>(Lease::of(Duration::from_millis(10))));
         assert!(short.contains("below the minimum"), "{short}");
+        // An inbox keeps its ids in the receive's transaction, which a lease does not hold.
+        let hour = Duration::from_secs(3600);
+        assert!(base().inbox(hour).build().is_ok());
+        let inbox_and_lease = error(base().inbox(hour).lease::<Render>(lease));
+        assert!(
+            inbox_and_lease.contains("inbox does not cover messages handled under a lease"),
+            "{inbox_and_lease}"
+        );
+        let tiny = error(base().inbox(Duration::from_millis(10)));
+        assert!(
+            tiny.contains("inbox") && tiny.contains("below the minimum of 1 s"),
+            "{tiny}"
+        );
+        let window = error(base().deduplication_window(Duration::ZERO));
+        assert!(window.contains("deduplication_window"), "{window}");
     }
 
     #[cfg(feature = "postgres")]
