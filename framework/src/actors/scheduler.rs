@@ -131,6 +131,8 @@ struct Seen {
     gone: HashSet<String>,
     /// Schedules that were paused at the last round.
     paused: HashSet<String>,
+    /// Schedules due but without a tick to move on to, reported once.
+    ended: HashSet<String>,
 }
 
 /// Fires the endpoint's due ticks.
@@ -199,6 +201,13 @@ async fn round(endpoint: &EndpointState, seen: &Mutex<Seen>) -> Result<Duration>
         .schedules(Some(&identity.application))
         .await?;
     let read_at = Instant::now();
+    // The database's time now: its time at the read, and what has passed here since.
+    let database_now = || {
+        chrono::Duration::from_std(read_at.elapsed())
+            .ok()
+            .and_then(|passed| listed.now.checked_add_signed(passed))
+            .unwrap_or(listed.now)
+    };
     let mut wait = MAX_WAIT;
     for schedule in &endpoint.config.schedules {
         let row = listed.rows.iter().find(|row| row.name == schedule.name);
@@ -212,9 +221,11 @@ async fn round(endpoint: &EndpointState, seen: &Mutex<Seen>) -> Result<Duration>
         let missed = Missed::parse(&row.missed);
         let mut next_due = row.next_due;
         for version in (row.version..).take(MAX_TICKS_PER_ROUND) {
-            let now =
-                listed.now + chrono::Duration::from_std(read_at.elapsed()).unwrap_or_default();
+            let now = database_now();
             let Some(plan) = plan_round(&recurrence, missed, next_due, now) else {
+                if next_due <= now {
+                    ended(seen, schedule, next_due);
+                }
                 break;
             };
             let message = match plan.send_for {
@@ -239,8 +250,7 @@ async fn round(endpoint: &EndpointState, seen: &Mutex<Seen>) -> Result<Duration>
             record(schedule, &firing, now);
             next_due = plan.next_due;
         }
-        let now = listed.now + chrono::Duration::from_std(read_at.elapsed()).unwrap_or_default();
-        let until = (next_due - now).to_std().unwrap_or_default();
+        let until = (next_due - database_now()).to_std().unwrap_or_default();
         wait = wait.min(until);
     }
     Ok(wait)
@@ -289,6 +299,19 @@ fn noted<'r>(
         tracing::info!(schedule = %name, next_due = %row.next_due, "schedule resumed");
     }
     Some(row)
+}
+
+/// Reports, once, a schedule that is due but has no tick after it (a cron expression whose
+/// last matching time has passed, a row edited by hand): it fires no more.
+fn ended(seen: &Mutex<Seen>, schedule: &DeclaredSchedule, next_due: chrono::NaiveDateTime) {
+    let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
+    if seen.ended.insert(schedule.name.clone()) {
+        tracing::warn!(
+            schedule = %schedule.name,
+            next_due = %next_due,
+            "schedule is due but has no tick after this one: it fires no more; change its times in the code"
+        );
+    }
 }
 
 /// Counts and logs a fired round.

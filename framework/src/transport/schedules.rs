@@ -80,9 +80,9 @@ impl Recurrence {
             expression: expression.trim().to_string(),
             cron: Box::new(cron),
         };
-        // An expression that never matches (the 31st of February) is refused now, not at its
-        // first tick.
-        let probe = NaiveDateTime::default();
+        // An expression that never matches again (the 31st of February, a year gone by) is
+        // refused now, not at its first tick.
+        let probe = Utc::now().naive_utc();
         if recurrence.next_after(probe).is_none() {
             return Err("it matches no time".into());
         }
@@ -132,7 +132,8 @@ impl Recurrence {
             }
             Recurrence::Every(interval) => {
                 let step = chrono::Duration::from_std(*interval).ok()?;
-                Some(truncate_to_ms(t + step))
+                // None past the last time chrono holds (a row edited by hand), not a panic.
+                t.checked_add_signed(step).map(truncate_to_ms)
             }
         }
     }
@@ -150,7 +151,7 @@ impl Recurrence {
                 let step = i64::try_from(interval.as_millis()).ok()?.max(1);
                 let behind = (now - tick).num_milliseconds().max(0);
                 let steps = behind / step + 1;
-                Some(tick + chrono::Duration::milliseconds(steps.checked_mul(step)?))
+                tick.checked_add_signed(chrono::Duration::milliseconds(steps.checked_mul(step)?))
             }
         }
     }

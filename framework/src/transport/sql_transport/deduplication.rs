@@ -2,10 +2,9 @@
 //! writes its messages, so a second send of the key within the window writes nothing.
 
 use super::Inner;
-use crate::driver::Driver;
+use crate::driver::{Driver, Held};
 use crate::envelope::OutgoingMessage;
 use crate::error::Result;
-use crate::transport::storage::Creation;
 
 /// A window in whole milliseconds, as the claim statement takes it.
 pub(in crate::transport) fn window_ms(window: std::time::Duration) -> i64 {
@@ -20,31 +19,22 @@ impl<D: Driver> Inner<D> {
         window: std::time::Duration,
         messages: &[OutgoingMessage],
     ) -> Result<bool> {
-        let purpose = "a deduplicated send";
-        let mut c = self.transaction(purpose).await?;
         let sql = &self.cx.sql.deduplication_claim;
-        let claimed = match c.claim_key(sql, scope, key, window_ms(window)).await {
-            Ok(claimed) => claimed,
-            // A server that ignores the claim's lock hints (Babelfish) refuses the second of
-            // two racing claims with the key instead of making it wait: the key is taken.
-            // Dropping `c` discards the connection and the server rolls back.
-            Err(e) if e.is_unique_violation() => return Ok(false),
-            Err(e) => {
-                return Err(self
+        let claimed =
+            async |c: &mut Held<D>| match c.claim_key(sql, scope, key, window_ms(window)).await {
+                Ok(claimed) => Ok(claimed),
+                // A server that ignores the claim's lock hints (Babelfish) refuses the second of
+                // two racing claims with the key instead of making it wait: the key is taken. The
+                // refusal ends that statement alone, as a unique key's does on SQL Server.
+                Err(e) if e.is_unique_violation() => Ok(false),
+                Err(e) => Err(self
                     .cx
                     .db(|| format!("claiming the deduplication key {key:?}"))(
                     e
-                ))
-            }
-        };
-        if !claimed {
-            // Nothing written: the commit only ends the transaction.
-            self.commit(c, &[], purpose).await?;
-            return Ok(false);
-        }
-        // On an error `c` is dropped and the server rolls back: the key is not kept either.
-        let written = self.write(&mut c, messages, Creation::Required).await?;
-        self.commit_written(c, &written, purpose).await?;
-        Ok(true)
+                )),
+            };
+        // The key is not kept when the write fails: the whole transaction rolls back.
+        self.write_when("a deduplicated send", claimed, messages)
+            .await
     }
 }

@@ -139,6 +139,28 @@ impl<D: Driver> Inner<D> {
         Ok(())
     }
 
+    /// Runs `guard` in a transaction of its own and, when it says yes, writes `messages` as sends
+    /// (their queues must exist) and commits them with it: `false`, with nothing written, when
+    /// it says no. On an error the connection is dropped and the server rolls back, the guard's
+    /// work too. For a tick of a schedule (the guard moves its row on) and a deduplicated send
+    /// (the guard claims its key).
+    pub(super) async fn write_when(
+        &self,
+        purpose: &str,
+        guard: impl AsyncFnOnce(&mut Held<D>) -> Result<bool>,
+        messages: &[OutgoingMessage],
+    ) -> Result<bool> {
+        let mut c = self.transaction(purpose).await?;
+        if !guard(&mut c).await? {
+            // Nothing written: the commit only ends the transaction.
+            self.commit(c, &[], purpose).await?;
+            return Ok(false);
+        }
+        let written = self.write(&mut c, messages, Creation::Required).await?;
+        self.commit_written(c, &written, purpose).await?;
+        Ok(true)
+    }
+
     /// Wakes this process's receivers of `queues`, and announces them to other processes
     /// where the database can.
     pub(super) fn wake(&self, queues: &[QueueName]) {

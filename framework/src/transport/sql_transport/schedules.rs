@@ -5,10 +5,9 @@ use chrono::NaiveDateTime;
 
 use super::Inner;
 use crate::driver::schedule_statements::{ScheduleDefinition, ScheduleFiring, ScheduleList};
-use crate::driver::Driver;
+use crate::driver::{Driver, Held};
 use crate::envelope::OutgoingMessage;
 use crate::error::Result;
-use crate::transport::storage::Creation;
 
 impl<D: Driver> Inner<D> {
     pub(super) async fn schedules(&self, endpoint: Option<&str>) -> Result<ScheduleList> {
@@ -62,23 +61,14 @@ impl<D: Driver> Inner<D> {
         f: &ScheduleFiring<'_>,
         message: Option<OutgoingMessage>,
     ) -> Result<bool> {
-        let purpose = "firing a schedule";
-        let mut c = self.transaction(purpose).await?;
-        let moved = c
-            .fire_schedule(&self.cx.sql.schedule_fire, f)
-            .await
-            .map_err(self.cx.db(|| format!("firing schedule {:?}", f.name)))?;
-        if !moved {
-            // Nothing written: the commit only ends the transaction.
-            self.commit(c, &[], purpose).await?;
-            return Ok(false);
-        }
         let messages: Vec<OutgoingMessage> = message.into_iter().collect();
-        // A send, as the bus's own: its queue must exist. On an error `c` is dropped and the
-        // server rolls back: the tick stays due.
-        let written = self.write(&mut c, &messages, Creation::Required).await?;
-        self.commit_written(c, &written, purpose).await?;
-        Ok(true)
+        let sql = &self.cx.sql.schedule_fire;
+        let moved = async |c: &mut Held<D>| {
+            c.fire_schedule(sql, f)
+                .await
+                .map_err(self.cx.db(|| format!("firing schedule {:?}", f.name)))
+        };
+        self.write_when("firing a schedule", moved, &messages).await
     }
 
     pub(super) async fn pause_schedule(
