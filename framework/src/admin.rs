@@ -20,6 +20,7 @@
 use std::sync::Arc;
 
 mod deduplication;
+mod groups;
 mod schedules;
 
 pub use deduplication::DeduplicationScope;

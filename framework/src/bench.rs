@@ -65,6 +65,7 @@ impl BareSql {
                 time_to_be_received_ms: None,
                 expires_at: None,
                 delivery: Delivery::Immediate,
+                group: None,
             })
             .collect();
         self.transport.send(&rows).await

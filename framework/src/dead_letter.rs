@@ -199,6 +199,15 @@ pub(crate) fn replay_message(original_destination: &str, body: &[u8]) -> Result<
             .expires
             .and_then(|e| NaiveDateTime::parse_from_str(&e, EXPIRES_FORMAT).ok()),
         delivery: Delivery::Immediate,
+        // A replayed message of a group rejoins its group, behind the messages waiting there.
+        group: envelope
+            .headers
+            .as_ref()
+            .and_then(|h| h.get(crate::headers::GROUP))
+            .map(|key| crate::envelope::GroupPlace {
+                key: key.clone(),
+                position: None,
+            }),
     })
 }
 
@@ -216,6 +225,7 @@ mod tests {
             expired: false,
             expires: NaiveDateTime::parse_from_str("2030-01-02 03:04:05.678", EXPIRES_FORMAT).ok(),
             undecodable: None,
+            group: None,
         }
     }
 

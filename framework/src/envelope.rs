@@ -44,6 +44,16 @@ impl Delivery {
     }
 }
 
+/// A message's place in an ordered group (see [`crate::SendOptions::group`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct GroupPlace {
+    /// The group's key.
+    pub key: String,
+    /// The place it keeps in its group: a copy written again (a retry) keeps the place of the
+    /// message it stands in for; `None` for a first send, which queues behind the group.
+    pub position: Option<i64>,
+}
+
 /// A message ready to be inserted: everything serialized, nothing left to compute per row.
 #[derive(Clone, Debug)]
 pub(crate) struct OutgoingMessage {
@@ -60,8 +70,11 @@ pub(crate) struct OutgoingMessage {
     /// An absolute `Expires` (UTC), kept when a received message is written again (retries,
     /// delayed delivery); wins over `time_to_be_received_ms`.
     pub expires_at: Option<NaiveDateTime>,
-    /// When it becomes visible.
+    /// When it becomes visible. A message of a group waits in its place in the queue for a
+    /// delay (a delayed retry), instead of among the delayed messages.
     pub delivery: Delivery,
+    /// Its ordered group, if it has one.
+    pub group: Option<GroupPlace>,
 }
 
 /// A row taken from a queue table by a receive.
@@ -80,6 +93,8 @@ pub(crate) struct ReceivedMessage {
     /// Columns the driver could not read (a value out of range, text that is not UTF-8, …): the
     /// message goes to the dead letters with this reason.
     pub undecodable: Option<String>,
+    /// Its ordered group and place there, when a grouped receive took it from a group.
+    pub group: Option<GroupPlace>,
 }
 
 /// Who is sending: the endpoint's names, used to fill the origin headers.
@@ -195,7 +210,11 @@ pub struct SendOptions {
     destination: Option<String>,
     message_id: Option<Uuid>,
     own_transaction: bool,
+    group: Option<String>,
 }
+
+/// The longest group key, in bytes (the `GroupKey` column is `varchar(255)`).
+pub const MAX_GROUP_KEY_LEN: usize = 255;
 
 impl SendOptions {
     /// Options that change nothing: send at once, never expire, to the routed queue.
@@ -240,6 +259,20 @@ impl SendOptions {
         self
     }
 
+    /// Sends the message as part of the ordered group `key` (an order number, an account id):
+    /// the receiving queue hands out the messages of one group one at a time, in the order
+    /// they were sent, across every receiver and instance, while other groups run in
+    /// parallel. A message that fails holds its group until it succeeds or is dead-lettered.
+    ///
+    /// The receiving endpoint must keep groups (see
+    /// [`BusBuilder::ordered_groups`](crate::BusBuilder::ordered_groups)); a send to a queue
+    /// that does not fails and writes nothing. A key is 1 to [`MAX_GROUP_KEY_LEN`] bytes. Not
+    /// supported yet together with a delay or a due time.
+    pub fn group(mut self, key: impl Into<String>) -> Self {
+        self.group = Some(key.into());
+        self
+    }
+
     /// Commits this send in a transaction of its own instead of one shared with the bus's
     /// other sends of the moment (see [`BusBuilder::shared_commits`](crate::BusBuilder::shared_commits)):
     /// for a send that must not wait for, or fail with, another task's sends.
@@ -281,6 +314,27 @@ impl SendOptions {
             (None, Some(due)) => Delivery::At(due.naive_utc()),
             (None, None) => Delivery::Immediate,
         };
+        if let Some(key) = &self.group {
+            if key.is_empty() || key.len() > MAX_GROUP_KEY_LEN {
+                return Err(NimbusError::config(
+                    format!(
+                        "a group key of {} bytes cannot be stored (1 to {MAX_GROUP_KEY_LEN} bytes)",
+                        key.len()
+                    ),
+                    "give SendOptions::group a shorter, non-empty key (a hash of a long one)",
+                ));
+            }
+            if message.delivery != Delivery::Immediate {
+                return Err(NimbusError::config(
+                    "a delayed send of a message of an ordered group is not supported yet",
+                    "send it without SendOptions::delay/deliver_at, or without a group",
+                ));
+            }
+            message.group = Some(GroupPlace {
+                key: key.clone(),
+                position: None,
+            });
+        }
         if let Some(ttl) = self.time_to_be_received {
             if ttl.is_zero() {
                 return Err(NimbusError::config(
@@ -336,6 +390,9 @@ pub(crate) fn build_outgoing_with<M: Message>(
             if let Some(ttl) = options.time_to_be_received {
                 h.insert(headers::TIME_TO_BE_RECEIVED.into(), format_time_span(ttl));
             }
+            if let Some(key) = &options.group {
+                h.insert(headers::GROUP.into(), key.clone());
+            }
         },
     )?;
     options.apply(&mut out)?;
@@ -367,6 +424,9 @@ pub(crate) fn build_request<M: Message>(
             );
             if let Some(ttl) = options.time_to_be_received {
                 h.insert(headers::TIME_TO_BE_RECEIVED.into(), format_time_span(ttl));
+            }
+            if let Some(key) = &options.group {
+                h.insert(headers::GROUP.into(), key.clone());
             }
         },
     )?;
@@ -522,6 +582,7 @@ fn build_outgoing_inner<M: Message>(
         time_to_be_received_ms: None,
         expires_at: None,
         delivery: Delivery::Immediate,
+        group: None,
     })
 }
 
@@ -696,6 +757,7 @@ mod tests {
             expired: false,
             expires: None,
             undecodable: None,
+            group: None,
         }
     }
 

@@ -41,6 +41,10 @@ pub const FAILED_ATTEMPTS: &str = "Nimbus.FailedAttempts";
 pub const SCHEDULE: &str = "Nimbus.Schedule";
 /// The tick a scheduled message was sent for, in the wire format of times (UTC, database time).
 pub const SCHEDULED_FOR: &str = "Nimbus.ScheduledFor";
+/// The ordered group a message belongs to (this framework's header; see
+/// [`SendOptions::group`](crate::SendOptions::group)). It travels beside the queue table's
+/// `GroupKey` column, so that a replayed dead letter rejoins its group.
+pub const GROUP: &str = "Nimbus.Group";
 /// The W3C Trace Context header holding the trace id and the sending span's id
 /// (`00-<trace id>-<span id>-<flags>`), as NServiceBus writes it.
 pub const TRACEPARENT: &str = "traceparent";

@@ -100,7 +100,7 @@ pub use endpoint::builder::{
 pub use endpoint::bus::{Bus, Endpoint};
 pub use endpoint::settings::{BusSettings, Retention};
 pub use endpoint::transactional::{PreparedSends, TransactionalSends};
-pub use envelope::SendOptions;
+pub use envelope::{SendOptions, MAX_GROUP_KEY_LEN};
 pub use error::{HandlerError, NimbusError, Result, Unrecoverable};
 pub use headers::Headers;
 pub use message::{Command, Event, Message, MessageKind};
@@ -117,8 +117,8 @@ pub use pipeline::metrics::Metrics;
 pub use pipeline::schedule::Schedule;
 pub use transport::instances::host_name;
 pub use transport::{
-    BodyStringColumn, DatabaseKind, DelayedMessage, Due, Missed, ScheduleState, StorageLayout,
-    SweepReport, CATCH_UP_WITHIN, DEFAULT_CONNECT_TIMEOUT, MIN_SCHEDULE_INTERVAL,
+    BodyStringColumn, DatabaseKind, DelayedMessage, Due, GroupSummary, Missed, ScheduleState,
+    StorageLayout, SweepReport, CATCH_UP_WITHIN, DEFAULT_CONNECT_TIMEOUT, MIN_SCHEDULE_INTERVAL,
 };
 
 /// The `uuid` crate, whose [`uuid::Uuid`] public signatures use (message ids, dead letter ids in

@@ -13,6 +13,7 @@ mod deduplication;
 mod delayed;
 pub mod failover;
 mod failures;
+pub mod groups;
 mod leases;
 mod nservicebus;
 mod pause;
@@ -264,6 +265,8 @@ macro_rules! conformance_suite {
             an_existing_schema_gains_the_schedules_table,
             a_send_with_a_seen_key_is_dropped_within_its_window,
             the_inbox_runs_handlers_once_per_message_id,
+            ordered_groups_keep_send_order_across_instances,
+            a_grouped_send_needs_a_queue_that_keeps_groups,
         }
     };
     (@tests $attrs:tt $setup:expr; $($name:ident),* $(,)?) => {
@@ -320,6 +323,15 @@ macro_rules! conformance_suite {
             }),
         ));
         trials.push((
+            concat!($prefix, "::sigkill_keeps_each_groups_order"),
+            ::std::boxed::Box::new(move || {
+                $crate::groups::sigkill_keeps_each_groups_order(
+                    $setup,
+                    env!("CARGO_BIN_EXE_crash_worker"),
+                )
+            }),
+        ));
+        trials.push((
             concat!($prefix, "::sigkill_in_the_middle_loses_nothing"),
             ::std::boxed::Box::new(move || {
                 $crate::suite::sigkill_in_the_middle_loses_nothing(
@@ -371,6 +383,15 @@ macro_rules! conformance_suite {
             $crate::schedules::sigkill_of_the_firing_instance_leaves_no_gap(
                 $setup,
                 env!("CARGO_BIN_EXE_clock_worker"),
+            );
+        }
+
+        $(#[$attr])*
+        #[test]
+        fn sigkill_keeps_each_groups_order() {
+            $crate::groups::sigkill_keeps_each_groups_order(
+                $setup,
+                env!("CARGO_BIN_EXE_crash_worker"),
             );
         }
 

@@ -16,6 +16,7 @@ mod catalog_names;
 #[cfg(test)]
 mod contract_tests;
 pub(crate) mod deduplication_statements;
+pub(crate) mod group_statements;
 #[cfg(any(feature = "postgres", feature = "sqlserver"))]
 pub(crate) mod home;
 pub(crate) mod instance_statements;

@@ -97,6 +97,9 @@ pub(crate) struct MessageRow {
     pub destination: Option<String>,
     /// What could not be read, when something could not.
     pub undecodable: Option<String>,
+    /// Its ordered group's key and its place there, where a grouped receive returned them
+    /// (`queue_receive_grouped.sql`: columns 7 and 8) and it has a group.
+    pub group: Option<(String, i64)>,
 }
 
 /// Collects the columns of one row that cannot be read.
@@ -146,6 +149,9 @@ const RECEIVED: Columns = Columns {
     expired: Some(5),
     expires: Some(6),
 };
+
+/// Where a grouped receive returns GroupKey (the place in the group follows it).
+const GROUP_KEY_COLUMN: usize = 7;
 
 /// `delayed_take_due.sql`: Id, Destination, CorrelationId, ReplyToAddress, Expires, Headers, Body.
 const DUE: Columns = Columns {
@@ -208,7 +214,14 @@ fn message_row(row: &Row, c: Columns) -> MessageRow {
             .unwrap_or(false),
         expires: c.expires.and_then(|i| p.take("Expires", row.time(i))),
         undecodable: None,
+        group: None,
     };
+    // A grouped receive returns GroupKey and the message's place after the received columns.
+    if c.expired.is_some() && row.0.len() > GROUP_KEY_COLUMN + 1 {
+        let key = p.take("GroupKey", row.text(GROUP_KEY_COLUMN));
+        let place = p.take("the place in its group", row.int(GROUP_KEY_COLUMN + 1));
+        message.group = key.zip(place);
+    }
     message.undecodable = p.into_reason();
     message
 }
@@ -1149,6 +1162,33 @@ pub(crate) fn queue_row_statement(
             Statement::new(sql, &nservicebus_row_params(row))
         }
     }
+}
+
+/// `queue_insert_grouped.sql` for `row` of group `group_key`: keeping the place `position` (a
+/// retry copy's; `None` for a first send), received no sooner than `not_before_ms` from now.
+pub(crate) fn grouped_row_statement(
+    sql: &str,
+    row: &QueueRow<'_>,
+    group_key: &str,
+    position: Option<i64>,
+    not_before_ms: Option<i64>,
+) -> Statement {
+    let [a, b, c, d, e, f, g] = queue_row_params(row);
+    Statement::new(
+        sql,
+        &[
+            a,
+            b,
+            c,
+            d,
+            e,
+            f,
+            g,
+            Param::Text(Some(group_key)),
+            Param::BigInt(position),
+            Param::BigInt(not_before_ms),
+        ],
+    )
 }
 
 /// `messages_insert.sql` for `row`, owned.

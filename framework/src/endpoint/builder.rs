@@ -126,6 +126,7 @@ pub struct BusBuilder {
     routes: Vec<(&'static str, String)>,
     schedules: Vec<crate::Schedule>,
     inbox: Option<Duration>,
+    ordered_groups: bool,
     deduplication_window: Duration,
     handlers: HandlerRegistry,
     leases: Leases,
@@ -183,6 +184,7 @@ impl Default for BusBuilder {
             routes: Vec::new(),
             schedules: Vec::new(),
             inbox: None,
+            ordered_groups: false,
             deduplication_window: DEFAULT_DEDUPLICATION_WINDOW,
             handlers: HandlerRegistry::default(),
             leases: Leases::default(),
@@ -833,6 +835,41 @@ impl BusBuilder {
         self
     }
 
+    /// Makes the input queue keep ordered groups: messages sent with
+    /// [`SendOptions::group`](crate::SendOptions::group) are handled one at a time per group, in
+    /// the order they were sent, across every receiver and instance of the endpoint, while
+    /// different groups run in parallel; a batched receive never takes two of one group.
+    ///
+    /// At start the queue table gains the columns `GroupKey`, `GroupPosition` and `NotBefore`
+    /// and two indexes where it lacks them (with auto-create; otherwise the start fails naming
+    /// the statements). Messages without a group are handled as before. A message that fails
+    /// keeps its place: its retries (immediate and delayed) come before the rest of its group,
+    /// which waits; once it is dead-lettered the group goes on without it.
+    ///
+    /// Refused by `build()` in the shared-table and NServiceBus PostgreSQL layouts (not
+    /// supported yet, and NServiceBus endpoints would not keep the order) and together with
+    /// leases (a message under a lease leaves the queue while it is handled).
+    ///
+    /// ```no_run
+    /// # #[derive(serde::Serialize, serde::Deserialize, nimbus::Command)]
+    /// # struct AdjustBalance { account: String, cents: i64 }
+    /// # async fn run() -> nimbus::Result<()> {
+    /// let bus = nimbus::BusBuilder::new("Ledger")
+    ///     .ordered_groups()
+    ///     .route::<AdjustBalance>("Ledger")
+    ///     .build()?
+    ///     .start()
+    ///     .await?;
+    /// let adjust = AdjustBalance { account: "ACC-7".into(), cents: -250 };
+    /// let group = adjust.account.clone();
+    /// bus.send_with(adjust, nimbus::SendOptions::new().group(group)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn ordered_groups(mut self) -> Self {
+        self.ordered_groups = true;
+        self
+    }
+
     /// How long a deduplication key of [`Bus::send_deduplicated`](crate::Bus::send_deduplicated)
     /// is remembered: a second send of the key to the same queue within it is dropped
     /// (default [`DEFAULT_DEDUPLICATION_WINDOW`], a day; 1 s or more).
@@ -1183,6 +1220,25 @@ impl BusBuilder {
                 ));
             }
         }
+        if self.ordered_groups && self.layout != StorageLayout::TablePerQueue {
+            return Err(NimbusError::config(
+                format!(
+                    "ordered groups are not supported yet in the {:?} layout: they need the \
+                     group columns of a table of its own per queue (and NServiceBus endpoints \
+                     reading NServiceBus's tables would not keep the order)",
+                    self.layout
+                ),
+                "remove .ordered_groups(), or use StorageLayout::TablePerQueue",
+            ));
+        }
+        if self.ordered_groups && !self.leases.is_empty() {
+            return Err(NimbusError::config(
+                "ordered groups cannot be kept for messages handled under a lease: a leased \
+                 message leaves the queue while it is handled, and the next of its group would \
+                 start beside it",
+                "remove .ordered_groups(), or the .lease::<..>(..) settings",
+            ));
+        }
         if self.inbox.is_some() && !self.leases.is_empty() {
             return Err(NimbusError::config(
                 "an inbox does not cover messages handled under a lease yet: their handlers run \
@@ -1300,6 +1356,7 @@ impl BusBuilder {
             sagas: self.sagas,
             schedules,
             inbox: self.inbox,
+            ordered_groups: self.ordered_groups,
             deduplication_window: self.deduplication_window,
             instance_heartbeat: self.instance_heartbeat,
             share_instance_name: self.share_instance_name,

@@ -94,6 +94,23 @@ impl Endpoint {
         } else {
             transport.verify_schema(&queues).await?;
         }
+        for queue in &queues {
+            // Every receiver of a table that keeps groups receives by group, whether or not its
+            // own code asked for them: one that did not would break the order.
+            let make = config.ordered_groups && queue == &identity.input_queue;
+            let kept = transport.ordered_groups(queue, make).await?;
+            if kept && !config.leases.is_empty() {
+                return Err(NimbusError::config(
+                    format!(
+                        "queue {:?} keeps ordered groups, and this endpoint handles some messages \
+                         under a lease, which would break their order",
+                        queue.as_str()
+                    ),
+                    "remove the .lease::<..>(..) settings from endpoints that receive from a \
+                     queue with ordered groups",
+                ));
+            }
+        }
         let mut warnings = Vec::new();
         for queue in &queues {
             // Advice, not a precondition: a check that cannot run (a login that may not read

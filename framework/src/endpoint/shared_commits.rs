@@ -280,6 +280,7 @@ mod tests {
             time_to_be_received_ms: None,
             expires_at: None,
             delivery: crate::envelope::Delivery::Immediate,
+            group: None,
         }
     }
 

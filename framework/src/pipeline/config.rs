@@ -58,6 +58,8 @@ pub(crate) struct EndpointConfig {
     pub schedules: Vec<crate::pipeline::schedule::DeclaredSchedule>,
     /// How long the inbox remembers a handled message id; `None`: no inbox.
     pub inbox: Option<Duration>,
+    /// The input queue keeps ordered groups ([`crate::BusBuilder::ordered_groups`]).
+    pub ordered_groups: bool,
     /// How long a send's deduplication key is remembered ([`crate::Bus::send_deduplicated`]).
     pub deduplication_window: Duration,
     /// How often the bus refreshes its row in `NimbusInstances`.

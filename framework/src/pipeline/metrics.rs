@@ -76,6 +76,7 @@ pub(crate) fn describe() {
             ("nimbus_send_commits_total", "Commits the application's sends took (shared commits make them fewer than the sends)"),
             ("nimbus_schedule_ticks_fired_total", "Ticks of a schedule this instance sent a message for"),
             ("nimbus_schedule_ticks_missed_total", "Ticks of a schedule that came due while no instance ran: sent once for all (fired_once) or skipped"),
+            ("nimbus_groups_held_total", "Failed attempts of a message of an ordered group put back in its place: the rest of its group waits for its retry"),
             ("nimbus_sends_deduplicated_total", "Sends dropped because a send with the same deduplication key reached the queue within the window"),
             ("nimbus_messages_deduplicated_total", "Messages removed without running their handlers: the inbox had handled their id within its window"),
             ("nimbus_schedule_changes_total", "Pauses and resumes of schedules by an operator, and whether each changed anything"),
@@ -459,6 +460,11 @@ fn message_labels(queue: &str, message_type: &str) -> Arc<[metrics::Label; 2]> {
 }
 
 /// A retry, labelled `immediate` or `delayed`.
+/// A failed message of an ordered group was put back in its place (its group waits).
+pub(crate) fn count_group_held(queue: &str) {
+    metrics::counter!("nimbus_groups_held_total", "queue" => queue.to_string()).increment(1);
+}
+
 pub(crate) fn count_retry(queue: &str, message_type: &str, retry: &'static str) {
     count_retry_n(queue, message_type, retry, 1);
 }

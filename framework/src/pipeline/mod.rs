@@ -1052,6 +1052,18 @@ async fn fail(
         }
     };
     let (counters, queue_name) = (endpoint.counters.clone(), queue.clone());
+    let group = row.group.as_ref().map(|g| g.key.clone());
+    // A failed message of a group keeps its place, so its group waits for it: said once per
+    // failed attempt, in the log and a metric, as soon as the retry commits.
+    let held = {
+        let (queue, group) = (queue.clone(), group.clone());
+        move |retry: &str| {
+            if let Some(group) = &group {
+                metrics::count_group_held(queue.as_str());
+                tracing::warn!(queue = %queue, group = %group, retry, "the message's group waits for its retry: the messages after it in the group are not handled until it succeeds or is dead-lettered");
+            }
+        }
+    };
     let result = match (recovery, incoming) {
         (Recovery::Immediate, Some(incoming)) => {
             let retry = retry_copy(row, incoming.headers.all(), queue, failures, None);
@@ -1059,6 +1071,7 @@ async fn fail(
             tx.commit(vec![retry]).await.inspect(|()| {
                 after_commit(move || {
                     count_failed();
+                    held("immediate");
                     Counters::add(&counters.immediate_retries, 1);
                     metrics::count_retry(queue_name.as_str(), &message_type, "immediate");
                     counters.monitor.retried(queue_name.as_str());
@@ -1078,6 +1091,7 @@ async fn fail(
             tx.commit(vec![copy]).await.inspect(|()| {
                 after_commit(move || {
                     count_failed();
+                    held("delayed");
                     Counters::add(&counters.delayed_retries, 1);
                     metrics::count_retry(queue_name.as_str(), &message_type, "delayed");
                     counters.monitor.retried(queue_name.as_str());
@@ -1112,6 +1126,9 @@ async fn fail(
                             &message_type,
                         );
                         tracing::error!(queue = %queue_name, %id, attempts, %reason, "moved a message to NimbusDeadLetters");
+                        if let Some(group) = &group {
+                            tracing::warn!(queue = %queue_name, group = %group, %id, "the dead-lettered message's group goes on without it: the next message of the group is handled now (a replay puts it at the end of the group)");
+                        }
                     })
                 }),
                 Err(e) => Err(NimbusError::NotRunning(format!(
@@ -1172,6 +1189,8 @@ fn written_again(
         time_to_be_received_ms: None,
         expires_at: row.expires,
         delivery,
+        // A copy written again keeps the place of the message it stands in for.
+        group: row.group.clone(),
     }
 }
 

@@ -21,6 +21,13 @@ pub(crate) struct Files {
     pub queue_index_expires: &'static str,
     pub queue_body_string: &'static str,
     pub queue_body_string_text: &'static str,
+    pub queue_group_columns: &'static str,
+    pub queue_index_group: &'static str,
+    pub queue_index_group_position: &'static str,
+    pub queue_insert_grouped: &'static str,
+    pub queue_receive_grouped: &'static str,
+    pub queue_receive_batch_grouped: &'static str,
+    pub queue_groups: &'static str,
     pub index_if_missing: &'static str,
     pub queue_drop: &'static str,
     pub queue_insert: &'static str,
@@ -173,7 +180,9 @@ macro_rules! all_files {
             messages_list_delayed, schedules, schedule_declare, schedule_redefine,
             schedule_retire, schedule_list, schedule_fire, schedule_pause, schedule_resume,
             deduplication, deduplication_claim, deduplication_cleanup, deduplication_release,
-            deduplication_scopes,
+            deduplication_scopes, queue_group_columns, queue_index_group,
+            queue_index_group_position, queue_insert_grouped, queue_receive_grouped,
+            queue_receive_batch_grouped, queue_groups,
         )
     };
 }

@@ -53,6 +53,20 @@ pub(crate) const EXPIRES_INDEX: IndexDefinition = IndexDefinition {
     filter_allowed: true,
 };
 
+/// A grouped queue table's group index: `(GroupKey, RowVersion)`.
+pub(crate) const GROUP_INDEX: IndexDefinition = IndexDefinition {
+    keys: &["GroupKey", "RowVersion"],
+    includes: &[],
+    filter_allowed: false,
+};
+
+/// A grouped queue table's index of retry copies by place: `(GroupKey, GroupPosition)`.
+pub(crate) const GROUP_POSITION_INDEX: IndexDefinition = IndexDefinition {
+    keys: &["GroupKey", "GroupPosition"],
+    includes: &[],
+    filter_allowed: false,
+};
+
 /// `NimbusDelayedMessages_Index_Id`: `(Id)`.
 pub(crate) const DELAYED_ID_INDEX_DEFINITION: IndexDefinition = IndexDefinition {
     keys: &["Id"],
@@ -347,6 +361,30 @@ pub(crate) struct QueueSql {
     pub vacuum: Script,
     /// Takes up to N messages at once.
     pub receive_batch: Script,
+    /// The statements of ordered groups, for a table that has their columns.
+    pub groups: GroupSql,
+}
+
+/// The statements of a queue table that keeps ordered groups (its `GroupKey`, `GroupPosition`
+/// and `NotBefore` columns).
+#[derive(Debug, Clone)]
+pub(crate) struct GroupSql {
+    /// Adds the three columns where they are missing (takes schema and table names as values on
+    /// SQL Server).
+    pub columns: String,
+    /// `(GroupKey, RowVersion)`: whether a group has an older message.
+    pub index_group: IndexSql,
+    /// `(GroupKey, GroupPosition)`: whether a group has a retry copy of an older message.
+    pub index_group_position: IndexSql,
+    /// Inserts a message of a group (the seed 000 insert's parameters, then GroupKey,
+    /// GroupPosition and a not-before delay).
+    pub insert: String,
+    /// Takes the oldest message that is the first of its group (or of none).
+    pub receive: String,
+    /// Takes up to N such messages, never two of one group.
+    pub receive_batch: Script,
+    /// Lists the groups with messages waiting.
+    pub list: String,
 }
 
 impl QueueSql {
@@ -549,12 +587,18 @@ impl Dialect {
         let table = self.table(schema, queue);
         let rowversion_name = self.index_name(queue, "Index_RowVersion");
         let expires_name = self.index_name(queue, "Index_Expires");
+        let group_name = self.index_name(queue, "Index_Group");
+        let group_position_name = self.index_name(queue, "Index_GroupPosition");
         let quoted_rowversion = self.quote(&rowversion_name);
         let quoted_expires = self.quote(&expires_name);
+        let (quoted_group, quoted_group_position) =
+            (self.quote(&group_name), self.quote(&group_position_name));
         let vars = [
             ("table", table.as_str()),
             ("index_rowversion", quoted_rowversion.as_str()),
             ("index_expires", quoted_expires.as_str()),
+            ("index_group", quoted_group.as_str()),
+            ("index_group_position", quoted_group_position.as_str()),
         ];
         let f = self.files;
         let r = |text: &str| render(&statement_text(text), &vars);
@@ -578,6 +622,19 @@ impl Dialect {
             vacuum: script(r(f.queue_vacuum)),
             receive_batch: script(r(f.queue_receive_batch)),
             create_table: r(f.queue_table),
+            groups: GroupSql {
+                columns: r(f.queue_group_columns),
+                index_group: index(group_name, GROUP_INDEX, f.queue_index_group),
+                index_group_position: index(
+                    group_position_name,
+                    GROUP_POSITION_INDEX,
+                    f.queue_index_group_position,
+                ),
+                insert: r(f.queue_insert_grouped),
+                receive: r(f.queue_receive_grouped),
+                receive_batch: script(r(f.queue_receive_batch_grouped)),
+                list: r(f.queue_groups),
+            },
             table,
         }
     }

@@ -2,7 +2,7 @@
 //! whether this process knows each queue's table exists.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::names::{QueueName, SchemaName};
@@ -17,9 +17,32 @@ pub(crate) struct QueueEntry {
     /// What announces a write to it to other processes ([`super::wakeups::payload`]).
     pub announcement: String,
     exists: AtomicBool,
+    /// Whether its table keeps ordered groups: [`GROUPS_UNKNOWN`], [`GROUPS_KEPT`] or
+    /// [`GROUPS_NOT_KEPT`].
+    groups: AtomicU8,
 }
 
+const GROUPS_UNKNOWN: u8 = 0;
+const GROUPS_KEPT: u8 = 1;
+const GROUPS_NOT_KEPT: u8 = 2;
+
 impl QueueEntry {
+    /// Whether its table has the columns of ordered groups, as this process last found: `None`
+    /// until it looked.
+    pub fn keeps_groups(&self) -> Option<bool> {
+        match self.groups.load(Ordering::Acquire) {
+            GROUPS_KEPT => Some(true),
+            GROUPS_NOT_KEPT => Some(false),
+            _ => None,
+        }
+    }
+
+    /// Records what the catalog said of the table's group columns.
+    pub fn set_keeps_groups(&self, kept: bool) {
+        let value = if kept { GROUPS_KEPT } else { GROUPS_NOT_KEPT };
+        self.groups.store(value, Ordering::Release);
+    }
+
     /// This process created or found the table.
     pub fn is_known_to_exist(&self) -> bool {
         self.exists.load(Ordering::Acquire)
@@ -80,6 +103,7 @@ impl Catalog {
                     wake_key: super::wakeups::key(&self.target, schema, queue.as_str()),
                     announcement: super::wakeups::payload(schema, queue.as_str()),
                     exists: AtomicBool::new(false),
+                    groups: AtomicU8::new(GROUPS_UNKNOWN),
                 })
             })
             .clone()

@@ -32,6 +32,7 @@ use async_trait::async_trait;
 use uuid::Uuid;
 
 use crate::dead_letter::DeadLetter;
+pub use crate::driver::group_statements::GroupSummary;
 pub(crate) use crate::driver::schedule_statements::{
     ScheduleDefinition, ScheduleFiring, ScheduleList, ScheduleRow,
 };
@@ -385,6 +386,16 @@ pub(crate) trait Transport: Send + Sync + 'static {
 
     /// Whether `queue` has its storage (its table; always, in the shared table).
     async fn queue_exists(&self, queue: &QueueName) -> Result<bool>;
+
+    /// Finds whether `queue`'s table keeps ordered groups and, with `make`, gives it their
+    /// columns and indexes where missing (with auto-create; otherwise a missing one is an error
+    /// naming its statement). Returns whether it keeps them: from then on this process
+    /// receives from it one message per group at a time, in each group's order.
+    async fn ordered_groups(&self, queue: &QueueName, make: bool) -> Result<bool>;
+
+    /// The groups of `queue` with messages waiting, the longest first (at most `limit`); empty
+    /// when its table keeps no groups.
+    async fn groups(&self, queue: &QueueName, limit: i64) -> Result<Vec<GroupSummary>>;
 
     /// Drops the table of `queue` with everything in it (maintenance and benchmarks).
     async fn drop_queue(&self, queue: &QueueName) -> Result<()>;

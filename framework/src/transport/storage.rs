@@ -15,8 +15,8 @@ use uuid::Uuid;
 use super::catalog::{Catalog, QueueEntry};
 use super::index_check::ProblemKind;
 use crate::driver::statements::{
-    delayed_row_statement, queue_row_statement, shared_row_statement, DelayedRow, MessageRow,
-    QueueRow, SharedRow,
+    delayed_row_statement, grouped_row_statement, queue_row_statement, shared_row_statement,
+    DelayedRow, MessageRow, QueueRow, SharedRow,
 };
 use crate::driver::{Driver, DriverError, Held, Param, Statement};
 use crate::envelope::{Delivery, Destination, MessageIds, OutgoingMessage};
@@ -284,20 +284,7 @@ impl Context {
             super::StorageLayout::NServiceBusPostgreSql => &["id", "headers", "body", "seq"],
             _ => return Ok(None),
         };
-        let rows = c
-            .query(
-                &self.sql.catalog_table_columns,
-                &[
-                    Param::Text(Some(self.schema.as_str())),
-                    Param::Text(Some(queue.as_str())),
-                ],
-            )
-            .await
-            .map_err(self.db(|| format!("reading the columns of table {queue}")))?;
-        let columns: Vec<String> = rows
-            .iter()
-            .filter_map(|row| row.text(0).ok().flatten())
-            .collect();
+        let columns = self.table_columns(c, &self.schema, queue).await?;
         if columns.is_empty() {
             return Ok(None);
         }
@@ -322,6 +309,40 @@ impl Context {
             "send to another queue name, or rename that table (a queue table is made by the \
              endpoint that receives from it, or by `nimbus schema apply --queue <name>`)",
         )))
+    }
+
+    /// The columns of `queue`'s table in `schema` (none: no such table).
+    pub async fn table_columns<D: Driver>(
+        &self,
+        c: &mut Held<D>,
+        schema: &SchemaName,
+        queue: &QueueName,
+    ) -> Result<Vec<String>> {
+        let rows = c
+            .query(
+                &self.sql.catalog_table_columns,
+                &[
+                    Param::Text(Some(schema.as_str())),
+                    Param::Text(Some(queue.as_str())),
+                ],
+            )
+            .await
+            .map_err(self.db(|| format!("reading the columns of table {queue}")))?;
+        Ok(rows
+            .iter()
+            .filter_map(|row| row.text(0).ok().flatten())
+            .collect())
+    }
+
+    /// Whether `queue`'s table has the columns of ordered groups (its `GroupKey`).
+    pub async fn has_group_columns<D: Driver>(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+    ) -> Result<bool> {
+        let schema = queue.schema().unwrap_or(&self.schema);
+        let columns = self.table_columns(c, schema, queue).await?;
+        Ok(columns.iter().any(|c| self.same_name(c, GROUP_KEY)))
     }
 
     /// The error for a send to `queue`, which does not exist, with the closest of `known`.
@@ -434,6 +455,9 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
         created: &mut Vec<Arc<QueueEntry>>,
     ) -> Result<PlannedInsert> {
         let entry = ensure_exists(self, self.context(), c, queue, creation, created).await?;
+        if message.group.is_some() && entry.keeps_groups() != Some(true) {
+            self.check_groups(c, queue, &entry).await?;
+        }
         Ok(self.planned(entry, queue, message, row_id))
     }
 
@@ -474,6 +498,29 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
     /// Makes `queue`, found missing by a write that may make it: its table (when the settings
     /// allow creating tables) or its record.
     async fn make(&self, c: &mut Held<D>, queue: &QueueName, entry: &QueueEntry) -> Result<()>;
+
+    /// Makes sure `queue`'s table (`entry`) can take a message of an ordered group: it has the
+    /// group columns. The layouts without a table per queue cannot keep groups yet.
+    async fn check_groups(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+        entry: &QueueEntry,
+    ) -> Result<()> {
+        let _ = (c, entry);
+        Err(groups_unsupported(self.context(), queue))
+    }
+
+    /// Finds whether `queue`'s table keeps ordered groups and, with `make`, gives it their
+    /// columns and indexes where missing (as auto-create allows; otherwise the error names
+    /// the statements). Returns whether it keeps them; its receives follow from then on.
+    async fn ordered_groups(&self, c: &mut Held<D>, queue: &QueueName, make: bool) -> Result<bool> {
+        let _ = c;
+        match make {
+            true => Err(groups_unsupported(self.context(), queue)),
+            false => Ok(false),
+        }
+    }
 
     /// The names of the queues that exist.
     async fn known_queues(&self, c: &mut Held<D>) -> Result<Vec<String>>;
@@ -715,6 +762,9 @@ impl QueueStatements<'_> {
 
     fn receive(&self) -> &str {
         match self {
+            QueueStatements::Table(entry) if entry.keeps_groups() == Some(true) => {
+                &entry.sql.groups.receive
+            }
             QueueStatements::Table(entry) => &entry.sql.receive,
             QueueStatements::Shared { sql, .. } => &sql.messages_receive,
         }
@@ -722,6 +772,9 @@ impl QueueStatements<'_> {
 
     fn receive_batch(&self) -> Option<&str> {
         match self {
+            QueueStatements::Table(entry) if entry.keeps_groups() == Some(true) => {
+                entry.sql.groups.receive_batch.as_deref()
+            }
             QueueStatements::Table(entry) => entry.sql.receive_batch.as_deref(),
             QueueStatements::Shared { sql, .. } => sql.messages_receive_batch.as_deref(),
         }
@@ -766,6 +819,30 @@ impl QueueStatements<'_> {
             QueueStatements::Shared { .. } => unwrap_envelope(row),
         }
     }
+}
+
+/// The error of a message of an ordered group for `queue` in a layout that cannot keep groups.
+fn groups_unsupported(cx: &Context, queue: &QueueName) -> NimbusError {
+    NimbusError::config(
+        format!(
+            "queue {queue}: ordered groups are not supported yet in the {:?} layout",
+            cx.layout
+        ),
+        "keep queues that receive grouped messages in the table-per-queue layout \
+         (StorageLayout::TablePerQueue), or send without a group",
+    )
+}
+
+/// The name of the column that says a queue table keeps ordered groups.
+const GROUP_KEY: &str = "GroupKey";
+
+/// The error of a message of an ordered group for `queue`, whose table lacks the group columns.
+fn groups_not_kept(queue: &QueueName) -> NimbusError {
+    NimbusError::config(
+        format!("queue {queue} does not keep ordered groups: its table has no GroupKey column"),
+        "call .ordered_groups() on the builder of the endpoint that receives from that queue \
+         and start it once (it adds the columns), or send without a group",
+    )
 }
 
 /// The error of a batched receive where the database has no batch statement yet.
@@ -919,6 +996,31 @@ impl<D: Driver> Storage<D> for TablePerQueue {
             body: &message.body,
             expires_at: message.expires_at,
         };
+        if let Some(group) = &message.group {
+            // A message of a group waits in its place in the queue, never among the delayed
+            // messages, so that the messages after it in its group wait for it.
+            let not_before_ms = match message.delivery {
+                Delivery::Immediate => None,
+                Delivery::AfterMs(ms) => Some(ms),
+                Delivery::At(at) => Some(
+                    (at - chrono::Utc::now().naive_utc())
+                        .num_milliseconds()
+                        .max(0),
+                ),
+            };
+            return PlannedInsert {
+                statement: grouped_row_statement(
+                    &entry.sql.groups.insert,
+                    &row,
+                    &group.key,
+                    group.position,
+                    not_before_ms,
+                ),
+                forget_on_failure: Some(entry),
+                database: cx.name,
+                operation: format!("sending a message of group {:?} to {queue:?}", group.key),
+            };
+        }
         if message.delivery != Delivery::Immediate {
             let (delay_ms, due_at) = message.delivery.delay_and_due();
             // The address, so that the mover finds a queue of another schema again.
@@ -1010,10 +1112,15 @@ impl<D: Driver> Storage<D> for TablePerQueue {
 
     fn indexes(&self, queue: &QueueName) -> (String, Vec<IndexSql>) {
         let entry = self.context.catalog.queue(queue);
-        (
-            queue.as_str().to_string(),
-            entry.sql.indexes().into_iter().cloned().collect(),
-        )
+        let mut indexes: Vec<IndexSql> = entry.sql.indexes().into_iter().cloned().collect();
+        if entry.keeps_groups() == Some(true) {
+            let groups = &entry.sql.groups;
+            indexes.extend([
+                groups.index_group.clone(),
+                groups.index_group_position.clone(),
+            ]);
+        }
+        (queue.as_str().to_string(), indexes)
     }
 
     fn row_id(&self, message: &OutgoingMessage) -> Uuid {
@@ -1021,8 +1128,79 @@ impl<D: Driver> Storage<D> for TablePerQueue {
     }
 
     fn writes_in_one_statement(&self, queue: &QueueName, message: &OutgoingMessage) -> bool {
-        message.delivery == Delivery::Immediate
-            && self.context.catalog.queue(queue).is_known_to_exist()
+        let entry = self.context.catalog.queue(queue);
+        match message.group {
+            // A grouped row goes to its queue whatever its delivery, once the table is known to
+            // keep groups.
+            Some(_) => entry.is_known_to_exist() && entry.keeps_groups() == Some(true),
+            None => message.delivery == Delivery::Immediate && entry.is_known_to_exist(),
+        }
+    }
+
+    async fn check_groups(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+        entry: &QueueEntry,
+    ) -> Result<()> {
+        // A table found without the columns is not remembered so: the endpoint that receives
+        // from it may add them at its next start.
+        if !self.context.has_group_columns(c, queue).await? {
+            return Err(groups_not_kept(queue));
+        }
+        entry.set_keeps_groups(true);
+        Ok(())
+    }
+
+    async fn ordered_groups(&self, c: &mut Held<D>, queue: &QueueName, make: bool) -> Result<bool> {
+        let cx = &self.context;
+        let entry = cx.catalog.queue(queue);
+        let has_columns = cx.has_group_columns(c, queue).await?;
+        if !has_columns && !make {
+            entry.set_keeps_groups(false);
+            return Ok(false);
+        }
+        let (schema, table) = (cx.schema.as_str(), queue.as_str());
+        let groups = &entry.sql.groups;
+        let indexes = [&groups.index_group, &groups.index_group_position];
+        let missing = match has_columns {
+            true => cx.missing_indexes(c, table, &indexes).await?,
+            false => indexes.to_vec(),
+        };
+        if make && (!has_columns || !missing.is_empty()) {
+            if !cx.auto_create {
+                let statement = std::iter::once(groups.columns.as_str())
+                    .chain(missing.iter().map(|i| i.create.as_str()))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                return Err(cx.missing(
+                    format!("the ordered-group columns and indexes of queue table {table:?}"),
+                    &statement,
+                ));
+            }
+            cx.lock_schema(c).await?;
+            if !has_columns {
+                tracing::info!(queue = %queue, "adding the columns of ordered groups (GroupKey, GroupPosition, NotBefore) to the queue table");
+                cx.create(
+                    c,
+                    &format!("the ordered-group columns of queue table {table:?}"),
+                    &groups.columns,
+                    &[schema, table],
+                )
+                .await?;
+            }
+            for index in missing {
+                cx.create(
+                    c,
+                    &format!("index {} of queue table {table:?}", index.name),
+                    &index.create_if_missing,
+                    &index.guard_names(schema, table),
+                )
+                .await?;
+            }
+        }
+        entry.set_keeps_groups(true);
+        Ok(true)
     }
 
     async fn register(&self, _c: &mut Held<D>, _queue: &QueueName) -> Result<()> {

@@ -7,7 +7,8 @@
 //! once, as an application's handler under a lease would (at least once). `NIMBUS_HANDLER_MS`
 //! makes each handler take that long first. With `NIMBUS_SAGA` set, the messages are handled by
 //! a saga instead (`Conformance.CrashTally`, five instances by `n % 5`, each counting and summing
-//! its numbers), which forwards each number to `Done` too. Runs until killed.
+//! its numbers), which forwards each number to `Done` too. With `NIMBUS_ORDERED_GROUPS` set, the
+//! `Worker` queue keeps ordered groups. Runs until killed.
 //!
 //! Usage: `crash_worker <database-url> <table|shared> [schema]`
 
@@ -187,6 +188,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     if let Some(lease) = lease {
         builder = builder.lease::<Numbered>(nimbus::Lease::of(lease));
+    }
+    if std::env::var_os("NIMBUS_ORDERED_GROUPS").is_some() {
+        builder = builder.ordered_groups();
     }
     if let Some(batch) = std::env::var("NIMBUS_RECEIVE_BATCH")
         .ok()

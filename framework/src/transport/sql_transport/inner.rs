@@ -445,6 +445,7 @@ impl<D: Driver> Inner<D> {
                     body: row.body,
                     time_to_be_received_ms: None,
                     delivery: Delivery::Immediate,
+                    group: None,
                 })
             }
         };

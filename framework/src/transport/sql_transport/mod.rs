@@ -204,6 +204,12 @@ fn received_message(row: MessageRow) -> ReceivedMessage {
         expired: row.expired,
         expires: row.expires,
         undecodable: row.undecodable,
+        group: row
+            .group
+            .map(|(key, position)| crate::envelope::GroupPlace {
+                key,
+                position: Some(position),
+            }),
     }
 }
 
@@ -889,6 +895,37 @@ impl<D: Driver> Transport for SqlTransport<D> {
         let exists = s.storage.exists(&mut c, queue).await?;
         c.release();
         Ok(exists)
+    }
+
+    async fn ordered_groups(&self, queue: &QueueName, make: bool) -> Result<bool> {
+        let s = &self.inner;
+        let mut c = s
+            .transaction("preparing the ordered groups of a queue")
+            .await?;
+        let kept = s.storage.ordered_groups(&mut c, queue, make).await?;
+        s.commit(c, &[], "preparing the ordered groups of a queue")
+            .await?;
+        Ok(kept)
+    }
+
+    async fn groups(
+        &self,
+        queue: &QueueName,
+        limit: i64,
+    ) -> Result<Vec<crate::transport::GroupSummary>> {
+        let s = &self.inner;
+        let mut c = s.connection("listing the groups of a queue").await?;
+        if !s.cx.has_group_columns(&mut c, queue).await? {
+            c.release();
+            return Ok(Vec::new());
+        }
+        let entry = s.cx.catalog.queue(queue);
+        let groups = c
+            .groups(&entry.sql.groups.list, limit)
+            .await
+            .map_err(s.cx.db(|| format!("listing the groups of queue {queue:?}")))?;
+        c.release();
+        Ok(groups)
     }
 
     async fn drop_queue(&self, queue: &QueueName) -> Result<()> {

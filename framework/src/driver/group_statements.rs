@@ -1,0 +1,37 @@
+//! The statements of ordered groups that are not part of sending and receiving: the list of a
+//! queue's groups (`queue_groups.sql`), for the CLI and the console.
+
+use chrono::NaiveDateTime;
+
+use super::{Driver, DriverError, DriverResult, FailureKind, Held, Param};
+
+/// One ordered group of a queue with messages waiting.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupSummary {
+    /// The group's key, as senders name it.
+    pub key: String,
+    /// Its messages in the queue table, the one being handled (if any) included.
+    pub waiting: i64,
+    /// Its first message failed and waits for a delayed retry until then (UTC, database time):
+    /// the group is held. `None` when it is not held.
+    pub held_until: Option<NaiveDateTime>,
+}
+
+impl<D: Driver> Held<D> {
+    /// `queue_groups.sql`: at most `limit` groups with messages waiting, the longest first.
+    pub async fn groups(&mut self, sql: &str, limit: i64) -> DriverResult<Vec<GroupSummary>> {
+        let rows = self.query(sql, &[Param::BigInt(Some(limit))]).await?;
+        rows.iter()
+            .map(|row| {
+                let read = || -> Result<_, String> {
+                    Ok(GroupSummary {
+                        key: row.text(0)?.unwrap_or_default(),
+                        waiting: row.int(1)?.unwrap_or_default(),
+                        held_until: row.time(2)?,
+                    })
+                };
+                read().map_err(|e| DriverError::other(FailureKind::Permanent, e))
+            })
+            .collect()
+    }
+}

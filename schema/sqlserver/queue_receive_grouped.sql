@@ -1,0 +1,46 @@
+-- Deletes and returns the oldest row of a grouped queue table that no other transaction holds,
+-- is not waiting (NotBefore), and is the first of its group: no row of its group is older (by
+-- RowVersion, or by the GroupPosition a retry copy keeps), whether or not another transaction
+-- holds that row. A message being handled stays in the table until its receive commits, so the
+-- next of its group waits until then, on every receiver and instance.
+-- Parameters: none
+-- Returns: Id, CorrelationId, ReplyToAddress, Headers, Body, Expired (bit, by database time), Expires, GroupKey, the message's place in its group (bigint)
+-- The form of queue_receive.sql with the group test in its subquery. The test reads the older
+-- rows without READPAST: a row another receive holds still counts. Under SQL Server's locking
+-- READ COMMITTED that read waits for the holder's commit; with READ_COMMITTED_SNAPSHOT on (and
+-- on Babelfish) it reads the last committed row and never waits.
+DECLARE @message TABLE (
+    [Id]             uniqueidentifier NULL,
+    [CorrelationId]  nvarchar(max)    NULL,
+    [ReplyToAddress] nvarchar(max)    NULL,
+    [Headers]        nvarchar(max)    NULL,
+    [Body]           varbinary(max)   NULL,
+    [Expires]        datetime2        NULL,
+    [GroupKey]       varchar(255)     NULL,
+    [Place]          bigint           NULL
+);
+DELETE FROM {table} WITH (ROWLOCK, READPAST)
+OUTPUT deleted.[Id], deleted.[CorrelationId], deleted.[ReplyToAddress], deleted.[Headers],
+    deleted.[Body], deleted.[Expires], deleted.[GroupKey],
+    COALESCE(deleted.[GroupPosition], deleted.[RowVersion])
+INTO @message
+WHERE [RowVersion] = (
+    SELECT TOP (1) q.[RowVersion]
+    FROM {table} AS q WITH (UPDLOCK, READPAST, ROWLOCK)
+    WHERE (q.[NotBefore] IS NULL OR q.[NotBefore] <= GETUTCDATE())
+      AND (q.[GroupKey] IS NULL OR (
+          NOT EXISTS (
+              SELECT 1 FROM {table} AS older
+              WHERE older.[GroupKey] = q.[GroupKey]
+                AND older.[RowVersion] < COALESCE(q.[GroupPosition], q.[RowVersion]))
+          AND NOT EXISTS (
+              SELECT 1 FROM {table} AS older
+              WHERE older.[GroupKey] = q.[GroupKey]
+                AND older.[GroupPosition] < COALESCE(q.[GroupPosition], q.[RowVersion]))))
+    ORDER BY q.[RowVersion]);
+SELECT [Id], [CorrelationId], [ReplyToAddress], [Headers], [Body],
+    CAST(CASE WHEN [Expires] IS NULL THEN 0
+              WHEN [Expires] > GETUTCDATE() THEN 0
+              ELSE 1 END AS bit) AS [Expired],
+    [Expires], [GroupKey], [Place]
+FROM @message;
