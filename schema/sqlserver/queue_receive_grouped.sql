@@ -17,12 +17,13 @@ DECLARE @message TABLE (
     [Body]           varbinary(max)   NULL,
     [Expires]        datetime2        NULL,
     [GroupKey]       varchar(255)     NULL,
-    [Place]          bigint           NULL
+    [GroupPosition]  bigint           NULL,
+    [RowVersion]     bigint           NOT NULL
 );
 DELETE FROM {table} WITH (ROWLOCK, READPAST)
 OUTPUT deleted.[Id], deleted.[CorrelationId], deleted.[ReplyToAddress], deleted.[Headers],
-    deleted.[Body], deleted.[Expires], deleted.[GroupKey],
-    COALESCE(deleted.[GroupPosition], deleted.[RowVersion])
+    deleted.[Body], deleted.[Expires], deleted.[GroupKey], deleted.[GroupPosition],
+    deleted.[RowVersion]
 INTO @message
 WHERE [RowVersion] = (
     SELECT TOP (1) q.[RowVersion]
@@ -42,5 +43,5 @@ SELECT [Id], [CorrelationId], [ReplyToAddress], [Headers], [Body],
     CAST(CASE WHEN [Expires] IS NULL THEN 0
               WHEN [Expires] > GETUTCDATE() THEN 0
               ELSE 1 END AS bit) AS [Expired],
-    [Expires], [GroupKey], [Place]
+    [Expires], [GroupKey], COALESCE([GroupPosition], [RowVersion]) AS [Place]
 FROM @message;
