@@ -13,6 +13,7 @@ mod bench;
 mod console;
 mod deduplication;
 mod delayed;
+mod groups;
 mod logging;
 mod schedules;
 
@@ -152,6 +153,15 @@ enum Command {
     /// Deduplication keys held (deduplicated sends, inbox ids): count them, forget one.
     #[command(subcommand)]
     Deduplication(deduplication::DeduplicationCommand),
+    /// The ordered groups of a queue with messages waiting, longest first, and which are held
+    /// by a first message waiting for its delayed retry.
+    Groups {
+        /// The queue (its endpoint keeps ordered groups).
+        queue: String,
+        /// At most this many groups.
+        #[arg(long, default_value_t = 50)]
+        limit: i64,
+    },
     /// Recurring messages the endpoints declare: list them with their next and last ticks,
     /// pause one, resume it.
     #[command(subcommand)]
@@ -247,6 +257,9 @@ enum SchemaCommand {
         /// Queue tables to include (table-per-queue layout).
         #[arg(long = "queue")]
         queues: Vec<String>,
+        /// Queue tables to include with the columns and indexes of ordered groups.
+        #[arg(long = "grouped-queue")]
+        grouped: Vec<String>,
         /// The database's SQL to print, instead of the one `--database` names.
         #[arg(long, value_enum)]
         dialect: Option<Dialect>,
@@ -256,12 +269,18 @@ enum SchemaCommand {
         /// Queue tables to create (table-per-queue layout).
         #[arg(long = "queue")]
         queues: Vec<String>,
+        /// Queue tables to create, or complete, with the columns and indexes of ordered groups.
+        #[arg(long = "grouped-queue")]
+        grouped: Vec<String>,
     },
     /// Checks that everything exists; the error names the statement to run.
     Verify {
         /// Queue tables to check (table-per-queue layout).
         #[arg(long = "queue")]
         queues: Vec<String>,
+        /// Queue tables to check, with the columns and indexes of ordered groups.
+        #[arg(long = "grouped-queue")]
+        grouped: Vec<String>,
     },
 }
 
@@ -642,8 +661,12 @@ fn text(bytes: &[u8]) -> String {
 
 async fn run(cli: Cli) -> Result<(), Failure> {
     match &cli.command {
-        Command::Schema(SchemaCommand::Print { queues, dialect }) => {
-            let queues: Vec<&str> = queues.iter().map(String::as_str).collect();
+        Command::Schema(SchemaCommand::Print {
+            queues,
+            grouped,
+            dialect,
+        }) => {
+            let queues: Vec<&str> = queues.iter().chain(grouped).map(String::as_str).collect();
             let dialect = match dialect {
                 Some(Dialect::Sqlite) => "sqlite",
                 Some(Dialect::Postgres) => "postgres",
@@ -653,24 +676,47 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                      --database URL (or set DATABASE_URL)"
                 })?),
             };
-            let script = nimbus::admin::creation_script(
+            let mut script = nimbus::admin::creation_script(
                 dialect,
                 cli.schema.as_deref(),
                 cli.layout.into(),
                 &queues,
             )?;
+            for queue in grouped {
+                if !matches!(cli.layout, Layout::Table) {
+                    return Err(format!(
+                        "--grouped-queue {queue}: ordered groups are not supported yet in this \
+                         layout. Fix: use --layout table"
+                    )
+                    .into());
+                }
+                let groups =
+                    nimbus::admin::ordered_groups_script(dialect, cli.schema.as_deref(), queue)?;
+                script.push_str(if dialect == "sqlserver" {
+                    "GO\n\n"
+                } else {
+                    "\n"
+                });
+                script.push_str(&groups);
+            }
             print!("{script}");
         }
-        Command::Schema(SchemaCommand::Apply { queues }) => {
-            let queues: Vec<&str> = queues.iter().map(String::as_str).collect();
+        Command::Schema(SchemaCommand::Apply { queues, grouped }) => {
+            let queues: Vec<&str> = queues.iter().chain(grouped).map(String::as_str).collect();
             let db = connect(&cli).await?;
             db.create_schema(&queues).await?;
+            for queue in grouped {
+                db.create_ordered_groups(queue).await?;
+            }
             report(&cli, json!({"applied": true}), "schema applied");
         }
-        Command::Schema(SchemaCommand::Verify { queues }) => {
-            let queues: Vec<&str> = queues.iter().map(String::as_str).collect();
+        Command::Schema(SchemaCommand::Verify { queues, grouped }) => {
+            let queues: Vec<&str> = queues.iter().chain(grouped).map(String::as_str).collect();
             let db = connect(&cli).await?;
             db.verify_schema(&queues).await?;
+            for queue in grouped {
+                db.verify_ordered_groups(queue).await?;
+            }
             let mut missing = Vec::new();
             for queue in &queues {
                 for (name, statement) in db.missing_indexes(queue).await? {
@@ -908,6 +954,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Delayed(command) => delayed::run(&cli, command).await?,
         Command::Schedules(command) => schedules::run(&cli, command).await?,
         Command::Deduplication(command) => deduplication::run(&cli, command).await?,
+        Command::Groups { queue, limit } => groups::run(&cli, queue, *limit).await?,
         Command::DeadLetters(DeadLetterCommand::ReplayAll { filter }) => {
             let db = connect(&cli).await?;
             let ids = matching(&db, filter).await?;

@@ -443,23 +443,47 @@ pub fn creation_script(
 ) -> Result<String> {
     let dialect = crate::sql::dialect_named(database)?;
     crate::transport::check_layout(dialect, layout)?;
+    let schema = script_schema(dialect, schema)?;
+    let queues = queues
+        .iter()
+        .map(|q| script_queue(dialect, q))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(crate::sql::creation_script(
+        dialect, &schema, layout, &queues,
+    ))
+}
+
+/// The statements that give the table of `queue` (table-per-queue layout) the columns and
+/// indexes of ordered groups where it lacks them, for a DBA to run by hand after the
+/// [`creation_script`] (see [`BusBuilder::ordered_groups`](crate::BusBuilder::ordered_groups)).
+///
+/// ```
+/// let script = nimbus::admin::ordered_groups_script("postgres", Some("sales"), "Ledger").unwrap();
+/// assert!(script.contains(r#"ADD COLUMN IF NOT EXISTS "GroupKey""#));
+/// ```
+pub fn ordered_groups_script(database: &str, schema: Option<&str>, queue: &str) -> Result<String> {
+    let dialect = crate::sql::dialect_named(database)?;
+    let schema = script_schema(dialect, schema)?;
+    let queue = script_queue(dialect, queue)?;
+    Ok(crate::sql::ordered_groups_script(dialect, &schema, &queue))
+}
+
+/// `schema` (`None`: the database's default) as a script for `dialect` names it.
+fn script_schema(dialect: &crate::sql::Dialect, schema: Option<&str>) -> Result<SchemaName> {
     let default_schema = dialect.only_schema.unwrap_or(match dialect.folder {
         "postgres" => "public",
         _ => "dbo",
     });
     let schema = SchemaName::new(schema.unwrap_or(default_schema))?;
     schema.check_len(dialect.max_schema_name)?;
-    let queues = queues
-        .iter()
-        .map(|q| {
-            let queue = QueueName::new(*q)?;
-            queue.check_len(dialect.max_queue_name)?;
-            Ok(queue)
-        })
-        .collect::<Result<Vec<_>>>()?;
-    Ok(crate::sql::creation_script(
-        dialect, &schema, layout, &queues,
-    ))
+    Ok(schema)
+}
+
+/// `queue`, checked against `dialect`'s longest name.
+fn script_queue(dialect: &crate::sql::Dialect, queue: &str) -> Result<QueueName> {
+    let queue = QueueName::new(queue)?;
+    queue.check_len(dialect.max_queue_name)?;
+    Ok(queue)
 }
 
 impl Database {

@@ -97,8 +97,13 @@ impl Endpoint {
         for queue in &queues {
             // Every receiver of a table that keeps groups receives by group, whether or not its
             // own code asked for them: one that did not would break the order.
-            let make = config.ordered_groups && queue == &identity.input_queue;
-            let kept = transport.ordered_groups(queue, make).await?;
+            use crate::transport::GroupsWanted;
+            let wanted = match config.ordered_groups && queue == &identity.input_queue {
+                true if config.auto_create_schema => GroupsWanted::Create,
+                true => GroupsWanted::Require,
+                false => GroupsWanted::Detect,
+            };
+            let kept = transport.ordered_groups(queue, wanted).await?;
             if kept && !config.leases.is_empty() {
                 return Err(NimbusError::config(
                     format!(

@@ -241,6 +241,23 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
             q.body_string_text.clone().unwrap_or_default(),
         ),
         ("queue_drop", q.drop.clone()),
+        ("queue_group_columns", q.groups.columns.clone()),
+        ("queue_index_group", q.groups.index_group.create.clone()),
+        (
+            "queue_index_group.if_missing",
+            q.groups.index_group.create_if_missing.clone(),
+        ),
+        (
+            "queue_index_group_position",
+            q.groups.index_group_position.create.clone(),
+        ),
+        ("queue_insert_grouped", q.groups.insert.clone()),
+        ("queue_receive_grouped", q.groups.receive.clone()),
+        (
+            "queue_receive_batch_grouped",
+            q.groups.receive_batch.clone().unwrap_or_default(),
+        ),
+        ("queue_groups", q.groups.list.clone()),
         ("queue_insert", q.insert.clone()),
         ("queue_receive", q.receive.clone()),
         ("queue_peek", q.peek.clone()),

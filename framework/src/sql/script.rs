@@ -97,6 +97,30 @@ pub(crate) fn creation_script(
             }
         }
     }
+    render(dialect, &parts)
+}
+
+/// The statements that give `queue`'s table (seed 000's shape, table-per-queue layout) the
+/// columns and indexes of ordered groups, each guarded to run only where missing.
+pub(crate) fn ordered_groups_script(
+    dialect: &'static Dialect,
+    schema: &SchemaName,
+    queue: &QueueName,
+) -> String {
+    let groups = dialect.queue_sql(schema, queue).groups;
+    let (name, table) = (schema.as_str(), queue.as_str());
+    let mut parts: Vec<(String, Vec<&str>)> = vec![(groups.columns.clone(), vec![name, table])];
+    for index in [&groups.index_group, &groups.index_group_position] {
+        parts.push((
+            index.create_if_missing.clone(),
+            index.guard_names(name, table).to_vec(),
+        ));
+    }
+    render(dialect, &parts)
+}
+
+/// `parts` (statements with the names SQL Server's declare) as one script.
+fn render(dialect: &Dialect, parts: &[(String, Vec<&str>)]) -> String {
     let separator = if dialect.folder == SQLSERVER.folder {
         "\nGO\n\n"
     } else {

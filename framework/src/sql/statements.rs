@@ -60,9 +60,9 @@ pub(crate) const GROUP_INDEX: IndexDefinition = IndexDefinition {
     filter_allowed: false,
 };
 
-/// A grouped queue table's index of retry copies by place: `(GroupKey, GroupPosition)`.
+/// A grouped queue table's index of retry copies by place: `(GroupPosition, GroupKey)`.
 pub(crate) const GROUP_POSITION_INDEX: IndexDefinition = IndexDefinition {
-    keys: &["GroupKey", "GroupPosition"],
+    keys: &["GroupPosition", "GroupKey"],
     includes: &[],
     filter_allowed: false,
 };
@@ -374,7 +374,7 @@ pub(crate) struct GroupSql {
     pub columns: String,
     /// `(GroupKey, RowVersion)`: whether a group has an older message.
     pub index_group: IndexSql,
-    /// `(GroupKey, GroupPosition)`: whether a group has a retry copy of an older message.
+    /// `(GroupPosition, GroupKey)`: whether a group has a retry copy of an older message.
     pub index_group_position: IndexSql,
     /// Inserts a message of a group (the seed 000 insert's parameters, then GroupKey,
     /// GroupPosition and a not-before delay).

@@ -53,6 +53,7 @@ pub(crate) use index_check::IndexProblem;
 pub use schedules::{Missed, ScheduleState, CATCH_UP_WITHIN, MIN_SCHEDULE_INTERVAL};
 pub(crate) use server_wait::ServerWait;
 pub(crate) use sql_transport::SqlTransport;
+pub(crate) use storage::GroupsWanted;
 
 /// How queues are stored.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
@@ -387,11 +388,11 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// Whether `queue` has its storage (its table; always, in the shared table).
     async fn queue_exists(&self, queue: &QueueName) -> Result<bool>;
 
-    /// Finds whether `queue`'s table keeps ordered groups and, with `make`, gives it their
-    /// columns and indexes where missing (with auto-create; otherwise a missing one is an error
-    /// naming its statement). Returns whether it keeps them: from then on this process
-    /// receives from it one message per group at a time, in each group's order.
-    async fn ordered_groups(&self, queue: &QueueName, make: bool) -> Result<bool>;
+    /// Finds whether `queue`'s table keeps ordered groups, and makes sure of what `wanted`
+    /// says (creating what is missing, or naming it in an error). Returns whether it keeps
+    /// them: from then on this process receives from it one message per group at a time, in
+    /// each group's order.
+    async fn ordered_groups(&self, queue: &QueueName, wanted: GroupsWanted) -> Result<bool>;
 
     /// The groups of `queue` with messages waiting, the longest first (at most `limit`); empty
     /// when its table keeps no groups.

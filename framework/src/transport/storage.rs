@@ -511,14 +511,18 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
         Err(groups_unsupported(self.context(), queue))
     }
 
-    /// Finds whether `queue`'s table keeps ordered groups and, with `make`, gives it their
-    /// columns and indexes where missing (as auto-create allows; otherwise the error names
-    /// the statements). Returns whether it keeps them; its receives follow from then on.
-    async fn ordered_groups(&self, c: &mut Held<D>, queue: &QueueName, make: bool) -> Result<bool> {
+    /// Finds whether `queue`'s table keeps ordered groups, and makes sure it does as `wanted`
+    /// says. Returns whether it keeps them; its receives follow from then on.
+    async fn ordered_groups(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+        wanted: GroupsWanted,
+    ) -> Result<bool> {
         let _ = c;
-        match make {
-            true => Err(groups_unsupported(self.context(), queue)),
-            false => Ok(false),
+        match wanted {
+            GroupsWanted::Detect => Ok(false),
+            _ => Err(groups_unsupported(self.context(), queue)),
         }
     }
 
@@ -819,6 +823,17 @@ impl QueueStatements<'_> {
             QueueStatements::Shared { .. } => unwrap_envelope(row),
         }
     }
+}
+
+/// What [`Storage::ordered_groups`] makes sure of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum GroupsWanted {
+    /// Only find out whether the table keeps groups.
+    Detect,
+    /// The table must keep groups, with their indexes: an error names what is missing.
+    Require,
+    /// Give the table the group columns and indexes it lacks.
+    Create,
 }
 
 /// The error of a message of an ordered group for `queue` in a layout that cannot keep groups.
@@ -1152,11 +1167,16 @@ impl<D: Driver> Storage<D> for TablePerQueue {
         Ok(())
     }
 
-    async fn ordered_groups(&self, c: &mut Held<D>, queue: &QueueName, make: bool) -> Result<bool> {
+    async fn ordered_groups(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+        wanted: GroupsWanted,
+    ) -> Result<bool> {
         let cx = &self.context;
         let entry = cx.catalog.queue(queue);
         let has_columns = cx.has_group_columns(c, queue).await?;
-        if !has_columns && !make {
+        if !has_columns && wanted == GroupsWanted::Detect {
             entry.set_keeps_groups(false);
             return Ok(false);
         }
@@ -1167,8 +1187,8 @@ impl<D: Driver> Storage<D> for TablePerQueue {
             true => cx.missing_indexes(c, table, &indexes).await?,
             false => indexes.to_vec(),
         };
-        if make && (!has_columns || !missing.is_empty()) {
-            if !cx.auto_create {
+        if wanted != GroupsWanted::Detect && (!has_columns || !missing.is_empty()) {
+            if wanted == GroupsWanted::Require {
                 let statement = std::iter::once(groups.columns.as_str())
                     .chain(missing.iter().map(|i| i.create.as_str()))
                     .collect::<Vec<_>>()

@@ -897,12 +897,16 @@ impl<D: Driver> Transport for SqlTransport<D> {
         Ok(exists)
     }
 
-    async fn ordered_groups(&self, queue: &QueueName, make: bool) -> Result<bool> {
+    async fn ordered_groups(
+        &self,
+        queue: &QueueName,
+        wanted: crate::transport::GroupsWanted,
+    ) -> Result<bool> {
         let s = &self.inner;
         let mut c = s
             .transaction("preparing the ordered groups of a queue")
             .await?;
-        let kept = s.storage.ordered_groups(&mut c, queue, make).await?;
+        let kept = s.storage.ordered_groups(&mut c, queue, wanted).await?;
         s.commit(c, &[], "preparing the ordered groups of a queue")
             .await?;
         Ok(kept)

@@ -1,0 +1,6 @@
+CREATE INDEX IF NOT EXISTS "it's [Wal]] ""rus""_Index_GroupPosition"
+ON "it's [Wal]] ""rus"""
+(
+    "GroupPosition" ASC,
+    "GroupKey" ASC
+);
