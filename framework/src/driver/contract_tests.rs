@@ -900,6 +900,8 @@ async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
         "the database's time comes without rows too"
     );
 
+    let mut c = ordered_groups(c, &schema).await;
+
     // Dropping a queue twice is fine.
     for _ in 0..2 {
         c.run_script(&q.drop, &[]).await.expect("drop queue");
@@ -1024,6 +1026,108 @@ async fn watch_ends_at_a_commit<D: Driver>(
         .expect("receive")
         .expect("the message that ended the wait");
     commit(waiter).await
+}
+
+/// The statements of ordered groups on a table of their own: the columns and indexes are added
+/// to a seed 000 table; a batch takes the first message of each group (and ungrouped ones),
+/// never two of one group; a retry copy keeps its place and, waiting, holds its group; the list
+/// shows the group held.
+async fn ordered_groups<D: Driver>(mut c: Held<D>, schema: &SchemaName) -> Held<D> {
+    let dialect = c.driver.dialect();
+    let queue = QueueName::new(format!("G it's {}", unique())).expect("a valid name");
+    let q = dialect.queue_sql(schema, &queue);
+    let (name, table) = (schema.as_str(), queue.as_str());
+    c.run_script(&q.create_table, &[name, table])
+        .await
+        .expect("queue table");
+    c.run_script(&q.groups.columns, &[name, table])
+        .await
+        .expect("group columns");
+    for index in [&q.groups.index_group, &q.groups.index_group_position] {
+        // Twice: creating an index that exists must do nothing.
+        for _ in 0..2 {
+            c.run_script(&index.create_if_missing, &index.guard_names(name, table))
+                .await
+                .expect("group index");
+        }
+    }
+    let grouped = |id: Uuid, group: &'static str, position: Option<i64>, wait: Option<i64>| {
+        super::statements::grouped_row_statement(
+            &q.groups.insert,
+            &row(id, "{}", b"{}"),
+            group,
+            position,
+            wait,
+        )
+    };
+    let (g1, g2, h1, u1, g3) = (
+        Uuid::new_v4(),
+        Uuid::new_v4(),
+        Uuid::new_v4(),
+        Uuid::new_v4(),
+        Uuid::new_v4(),
+    );
+    c.run(&grouped(g1, "g", None, None)).await.expect("g1");
+    c.run(&grouped(g2, "g", None, None)).await.expect("g2");
+    c.run(&grouped(h1, "h", None, None)).await.expect("h1");
+    c.insert_queue_row(&q.insert, &row(u1, "{}", b"{}"))
+        .await
+        .expect("an ungrouped row");
+    let batch = q.groups.receive_batch.clone().expect("a grouped batch");
+    let taken = c
+        .begin_and_receive_many(&batch, &[Param::BigInt(Some(10))], None)
+        .await
+        .expect("a grouped batch");
+    let ids: Vec<&str> = taken.iter().map(|m| m.id.as_str()).collect();
+    let wanted = [g1, h1, u1].map(|id| id.to_string());
+    assert_eq!(
+        ids.len(),
+        3,
+        "one of each group and the ungrouped one: {ids:?}"
+    );
+    for id in &wanted {
+        assert!(
+            ids.iter().any(|i| i.eq_ignore_ascii_case(id)),
+            "{id} in {ids:?}"
+        );
+    }
+    let first = taken.iter().find(|m| m.id.eq_ignore_ascii_case(&wanted[0]));
+    assert!(
+        matches!(first.and_then(|m| m.group.clone()), Some((g, _)) if g == "g"),
+        "{first:?}"
+    );
+    let ungrouped = taken.iter().find(|m| m.id.eq_ignore_ascii_case(&wanted[2]));
+    assert_eq!(ungrouped.and_then(|m| m.group.clone()), None);
+    let mut c = commit(c).await;
+    let second = c
+        .begin_and_receive(&q.groups.receive, &[])
+        .await
+        .expect("a grouped receive")
+        .expect("g2, first of its group now");
+    assert!(second.id.eq_ignore_ascii_case(&g2.to_string()));
+    let (_, place) = second.group.clone().expect("its group and place");
+    // Its failed attempt: the copy keeps its place and waits a minute; a later send of the
+    // group queues behind it.
+    c.run(&grouped(g2, "g", Some(place), Some(60_000)))
+        .await
+        .expect("a retry copy");
+    let mut c = commit(c).await;
+    c.run(&grouped(g3, "g", None, None)).await.expect("g3");
+    let none = c
+        .begin_and_receive_many(&batch, &[Param::BigInt(Some(10))], None)
+        .await
+        .expect("a grouped batch");
+    assert!(
+        none.is_empty(),
+        "the waiting copy holds its group: {none:?}"
+    );
+    let mut c = commit(c).await;
+    let groups = c.groups(&q.groups.list, 10).await.expect("the groups");
+    assert_eq!(groups.len(), 1, "{groups:?}");
+    assert_eq!((groups[0].key.as_str(), groups[0].waiting), ("g", 2));
+    assert!(groups[0].held_until.is_some(), "held: {groups:?}");
+    c.run_script(&q.drop, &[]).await.expect("drop queue");
+    c
 }
 
 async fn commit<D: Driver>(c: Held<D>) -> Held<D> {
