@@ -18,31 +18,10 @@ use serde_json::json;
 
 use super::drive::{run_tasks, wait_for};
 use super::message::{ping, Empty, Ping, Tally};
-use super::stats::median;
+use super::stats::Pairs;
 use super::workload::builder;
 use super::{Settings, Target};
 use crate::Failure;
-
-/// One comparison's rounds: (plain, deduplicated) messages per second.
-#[derive(Default)]
-struct Pairs(Vec<(f64, f64)>);
-
-impl Pairs {
-    fn ratios(&self) -> Vec<f64> {
-        self.0.iter().map(|(plain, dedup)| dedup / plain).collect()
-    }
-
-    fn summary(&self) -> (f64, f64, f64, f64, f64) {
-        let ratios = self.ratios();
-        (
-            median(&ratios),
-            ratios.iter().copied().fold(f64::INFINITY, f64::min),
-            ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-            median(&self.0.iter().map(|p| p.0).collect::<Vec<_>>()),
-            median(&self.0.iter().map(|p| p.1).collect::<Vec<_>>()),
-        )
-    }
-}
 
 /// Runs the rounds on `target` and prints the table (or one JSON line).
 pub async fn run(

@@ -25,6 +25,7 @@
 
 mod cpu;
 mod deduplication;
+mod groups;
 mod drive;
 pub mod latency;
 mod message;
@@ -134,6 +135,11 @@ pub struct Settings {
     /// deduplicated ÷ plain.
     #[arg(long, conflicts_with_all = ["latency", "handler_shapes"])]
     pub deduplication: bool,
+    /// Ordered-groups mode: what ordered groups cost, in interleaved rounds: `--messages`
+    /// sends without a group to a plain queue against sends spread over 100 groups to a queue
+    /// that keeps them, and draining each. Reports grouped ÷ ungrouped.
+    #[arg(long, conflicts_with_all = ["latency", "handler_shapes", "deduplication"])]
+    pub groups: bool,
     /// Latency mode: instead of the throughput workloads, send `--messages` messages per series
     /// and round at RATE messages per second to idle endpoints, and report the latencies (same
     /// process, another process, request/response, bare SQL round trip). `--instances` and
@@ -295,6 +301,9 @@ pub async fn run(
 ) -> Result<(), Failure> {
     if settings.deduplication {
         return deduplication::run(target, admin, settings, json).await;
+    }
+    if settings.groups {
+        return groups::run(target, admin, settings, json).await;
     }
     if !settings.handler_shapes.is_empty() {
         let shapes = settings.handler_shapes.clone();

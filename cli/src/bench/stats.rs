@@ -161,6 +161,30 @@ pub fn percentiles_ms(latencies_us: &[u64]) -> [f64; 3] {
     [at(0.50), at(0.99), at(1.0)]
 }
 
+/// One comparison's rounds: (baseline, variant) messages per second, e.g. (plain,
+/// deduplicated) or (ungrouped, grouped).
+#[derive(Default)]
+pub struct Pairs(pub Vec<(f64, f64)>);
+
+impl Pairs {
+    /// Each round's variant ÷ baseline.
+    fn ratios(&self) -> Vec<f64> {
+        self.0.iter().map(|(baseline, variant)| variant / baseline).collect()
+    }
+
+    /// The median ratio, the lowest and highest, and the median rates of baseline and variant.
+    pub fn summary(&self) -> (f64, f64, f64, f64, f64) {
+        let ratios = self.ratios();
+        (
+            median(&ratios),
+            ratios.iter().copied().fold(f64::INFINITY, f64::min),
+            ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            median(&self.0.iter().map(|p| p.0).collect::<Vec<_>>()),
+            median(&self.0.iter().map(|p| p.1).collect::<Vec<_>>()),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
