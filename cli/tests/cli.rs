@@ -754,6 +754,49 @@ mod bench_command {
         no_queue_left(url, schema).await;
     }
 
+    /// `nimbus bench --groups` with tiny sizes: sends and drains, each with a positive rate on
+    /// both sides and a ratio; nothing left behind. Not a timed test.
+    async fn bench_groups(url: &str, schema: Option<&str>) {
+        let (ok, out, err) = nimbus(
+            url,
+            schema,
+            &[
+                "--json",
+                "bench",
+                "--groups",
+                "--messages",
+                "40",
+                "--rounds",
+                "2",
+                "--concurrency",
+                "2",
+            ],
+        );
+        assert!(ok, "{err}");
+        let report: serde_json::Value = serde_json::from_str(&out).expect("one JSON line");
+        assert_eq!(report["mode"], "groups", "{out}");
+        let results = report["results"].as_array().expect("results");
+        let names: Vec<_> = results.iter().map(|r| r["what"].as_str()).collect();
+        assert_eq!(names, [Some("send"), Some("receive")], "{out}");
+        let positive = |v: &serde_json::Value| v.as_f64().is_some_and(|x| x > 0.0);
+        for r in results {
+            for key in ["ratio_median", "ungrouped_per_s", "grouped_per_s"] {
+                assert!(positive(&r[key]), "{key}: {out}");
+            }
+        }
+        no_queue_left(url, schema).await;
+    }
+
+    #[actix_rt::test]
+    async fn bench_groups_runs_on_sqlite() {
+        on_sqlite("groups", bench_groups).await;
+    }
+
+    #[actix_rt::test]
+    async fn bench_groups_runs_on_postgres() {
+        on_postgres("groups", bench_groups).await;
+    }
+
     #[actix_rt::test]
     async fn bench_deduplication_runs_on_sqlite() {
         on_sqlite("dedup", bench_deduplication).await;
@@ -1591,6 +1634,88 @@ async fn deduplication_keys_are_listed_and_forgotten_on_sqlite() {
 #[actix_rt::test]
 async fn deduplication_keys_are_listed_and_forgotten_on_postgres() {
     on_postgres("cli dedup", deduplication_list_and_forget).await;
+}
+
+/// `nimbus schema apply|verify|print --grouped-queue` and `nimbus groups`: a queue made with
+/// the group columns verifies, one without them is named with the statements it lacks, and the
+/// groups of messages waiting are listed longest first.
+async fn groups_and_grouped_schema(url: &str, schema: Option<&str>) {
+    let run = |args: &'static [&'static str]| nimbus(url, schema, args);
+    let (ok, _, err) = run(&[
+        "schema",
+        "apply",
+        "--grouped-queue",
+        "Ledger",
+        "--queue",
+        "Plain",
+    ]);
+    assert!(ok, "{err}");
+    let (ok, _, err) = run(&["schema", "verify", "--grouped-queue", "Ledger"]);
+    assert!(ok, "{err}");
+    let (ok, _, err) = run(&["schema", "verify", "--grouped-queue", "Plain"]);
+    assert!(
+        !ok && err.contains("GroupKey"),
+        "names what is missing: {err}"
+    );
+    let dialect = if url.starts_with("sqlite") {
+        "sqlite"
+    } else {
+        "postgres"
+    };
+    let (ok, out, err) = nimbus(
+        url,
+        schema,
+        &[
+            "schema",
+            "print",
+            "--dialect",
+            dialect,
+            "--grouped-queue",
+            "Ledger",
+        ],
+    );
+    assert!(
+        ok && out.contains("GroupKey") && out.contains("Index_Group"),
+        "{out}{err}"
+    );
+    let mut builder = nimbus::Bus::builder()
+        .names("Teller", "teller-1")
+        .database_url(url)
+        .route::<Ping>("Ledger");
+    if let Some(schema) = schema {
+        builder = builder.schema(schema);
+    }
+    let bus = builder.build().unwrap().start().await.unwrap();
+    for account in ["ACC-1", "ACC-1", "ACC-2", "ACC-1"] {
+        let options = nimbus::SendOptions::new().group(account);
+        bus.send_with(Ping, options).await.unwrap();
+    }
+    let (ok, out, err) = nimbus_beside_a_bus(url, schema, &["--json", "groups", "Ledger"]).await;
+    assert!(ok, "{err}");
+    let listed: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let groups = listed["groups"].as_array().expect("groups");
+    assert_eq!(groups.len(), 2, "{out}");
+    assert_eq!(
+        (&groups[0]["group"], &groups[0]["waiting"]),
+        (&"ACC-1".into(), &3.into()),
+        "{out}"
+    );
+    assert_eq!(groups[0]["held_until"], serde_json::Value::Null, "{out}");
+    let (ok, out, _) = nimbus_beside_a_bus(url, schema, &["groups", "Ledger"]).await;
+    assert!(ok && out.contains("ACC-2"), "{out}");
+    let (ok, out, _) = nimbus_beside_a_bus(url, schema, &["groups", "Plain"]).await;
+    assert!(ok && out.contains("no group"), "{out}");
+    bus.stop().await.unwrap();
+}
+
+#[actix_rt::test]
+async fn groups_are_listed_and_grouped_queues_verified_on_sqlite() {
+    on_sqlite("cli-groups", groups_and_grouped_schema).await;
+}
+
+#[actix_rt::test]
+async fn groups_are_listed_and_grouped_queues_verified_on_postgres() {
+    on_postgres("cli groups", groups_and_grouped_schema).await;
 }
 
 /// A visit that starts a guest book entry; a saga keyed by the guest's name.

@@ -233,6 +233,8 @@ mod guide {
     mod schedules {}
     #[doc = include_str!("../../docs/guide/deduplication.md")]
     mod deduplication {}
+    #[doc = include_str!("../../docs/guide/ordered-groups.md")]
+    mod ordered_groups {}
     #[doc = include_str!("../../docs/guide/testing.md")]
     mod testing {}
     #[doc = include_str!("../../docs/guide/operations.md")]

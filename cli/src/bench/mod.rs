@@ -25,8 +25,8 @@
 
 mod cpu;
 mod deduplication;
-mod groups;
 mod drive;
+mod groups;
 pub mod latency;
 mod message;
 mod pgmq;

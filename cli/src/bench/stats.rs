@@ -169,7 +169,10 @@ pub struct Pairs(pub Vec<(f64, f64)>);
 impl Pairs {
     /// Each round's variant ÷ baseline.
     fn ratios(&self) -> Vec<f64> {
-        self.0.iter().map(|(baseline, variant)| variant / baseline).collect()
+        self.0
+            .iter()
+            .map(|(baseline, variant)| variant / baseline)
+            .collect()
     }
 
     /// The median ratio, the lowest and highest, and the median rates of baseline and variant.

@@ -215,16 +215,25 @@ async fn queue(
 ) -> Response {
     let limit = q.limit.unwrap_or(20).clamp(1, 1000);
     match console.db.peek(&name, limit).await {
-        Ok(messages) => page(pages::queue(
-            &console,
-            &name,
-            &messages,
-            limit,
-            q.note.as_deref(),
-        )),
+        Ok(messages) => {
+            // The ordered groups with messages waiting (none where the queue keeps none); a
+            // failed read is said on the page, the messages are still shown.
+            let groups = console.db.groups(&name, GROUPS_SHOWN).await;
+            page(pages::queue(
+                &console,
+                &name,
+                &messages,
+                &groups,
+                limit,
+                q.note.as_deref(),
+            ))
+        }
         Err(e) => page(pages::not_found(&console, &e.to_string())),
     }
 }
+
+/// The ordered groups a queue's page lists at most, the longest first.
+const GROUPS_SHOWN: i64 = 50;
 
 async fn failed(State(console): State<Arc<Console>>, Query(q): Query<PageQuery>) -> Response {
     page(pages::failed(&console, q.note.as_deref()))

@@ -172,6 +172,7 @@ pub fn queue(
     console: &Console,
     name: &str,
     messages: &[QueuedMessage],
+    groups: &nimbus::Result<Vec<nimbus::GroupSummary>>,
     limit: i64,
     note: Option<&str>,
 ) -> Markup {
@@ -187,6 +188,29 @@ pub fn queue(
                 @if info.paused { span.badge.paused { "paused" } " " (paused_by.unwrap_or_default()) ". " (action(console, &format!("{link}/resume"), "Resume", &format!("Resume {name}?"), &link)) }
                 @else { (action(console, &format!("{link}/pause"), "Pause", &format!("Pause {name}? Its endpoints stop taking its messages."), &link)) }
             }
+        }
+        @match groups {
+            Err(e) => p.error { "Reading the ordered groups failed: " (e) }
+            Ok(groups) if !groups.is_empty() => {
+                h2 { "Ordered groups" }
+                p.hint { "Groups with messages waiting, the longest first. A held group waits for a delayed retry of its first message; the rest of the group follows it." }
+                table #groups {
+                    thead { tr { th { "group" } th { "waiting" } th { "state (UTC)" } } }
+                    tbody {
+                        @for g in groups {
+                            tr {
+                                td { code { (g.key) } }
+                                td.number { (g.waiting) }
+                                td {
+                                    @if let Some(until) = g.held_until { span.badge.paused { "held" } " until " (until.format("%Y-%m-%d %H:%M:%S")) }
+                                    @else { "flowing" }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            Ok(_) => {}
         }
         p.hint { "The first messages in the order they will be received; nothing is removed." }
         @for message in messages {
