@@ -970,6 +970,51 @@ async fn the_console_counts_deduplication_keys_on_sqlite() {
     }
 }
 
+/// A queue's page lists its ordered groups with messages waiting, the longest first.
+#[actix_rt::test]
+async fn the_console_lists_a_queues_ordered_groups_on_sqlite() {
+    let path = std::env::temp_dir().join(format!("nimbus-console-groups-{}.db", unique()));
+    let url = format!("sqlite://{}", path.display());
+    let admin = nimbus::admin::Database::connect(&url).await.unwrap();
+    admin.create_schema(&["Ledger"]).await.unwrap();
+    admin.create_ordered_groups("Ledger").await.unwrap();
+    let bus = nimbus::Bus::builder()
+        .names("Teller", "teller-1")
+        .database_url(&url)
+        .route::<Visit>("Ledger")
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    for guest in ["ada", "ada", "bob"] {
+        let visit = Visit {
+            guest: guest.into(),
+        };
+        let options = nimbus::SendOptions::new().group(format!("guest-{guest}"));
+        bus.send_with(visit, options).await.unwrap();
+    }
+    bus.stop().await.unwrap();
+    let (_console, address) = console(&url, None, &["--bind", "127.0.0.1:0"], None);
+    let (_driver, client) = browser().await;
+    client
+        .goto(&format!("{address}/queues/Ledger"))
+        .await
+        .unwrap();
+    wait_until("the page lists both groups, the longest first", || async {
+        let first = text_of(&client, "#groups tbody tr:first-child").await;
+        let table = text_of(&client, "#groups").await;
+        first.is_some_and(|t| t.contains("guest-ada") && t.contains('2'))
+            && table.is_some_and(|t| t.contains("guest-bob"))
+    })
+    .await;
+    screenshot(&client, &screenshot_dir(), "ordered-groups").await;
+    client.close().await.unwrap();
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+}
+
 /// Counts the visits it handles.
 struct CountingVisits(Arc<AtomicUsize>);
 

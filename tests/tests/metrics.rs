@@ -580,3 +580,57 @@ async fn deduplicated_sends_and_inbox_copies_are_counted() {
     assert_eq!(handled.load(Ordering::SeqCst), 2, "key-1 once, the id once");
     bus.stop().await.unwrap();
 }
+
+/// Fails the first attempt of every message, then counts it.
+#[derive(Clone)]
+struct FailingOnce(
+    Arc<AtomicUsize>,
+    Arc<std::sync::Mutex<std::collections::HashSet<u32>>>,
+);
+
+impl Handler<Numbered> for FailingOnce {
+    async fn handle(&self, m: Numbered, _ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        if self.1.lock().unwrap().insert(m.n) {
+            return Err("the first attempt fails".into());
+        }
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+/// A failed attempt of a message of an ordered group, which holds its group until its retry,
+/// is counted per queue.
+#[actix_rt::test]
+async fn a_group_held_by_a_retry_is_counted() {
+    snapshotter();
+    let db = TestDatabase::new(Setup {
+        kind: Kind::Sqlite,
+        layout: StorageLayout::TablePerQueue,
+    })
+    .await;
+    let handled = Arc::new(AtomicUsize::new(0));
+    let bus = db
+        .builder("GroupedMetrics", "grouped-metrics-1")
+        .route::<Numbered>("GroupedMetrics")
+        .ordered_groups()
+        .handler(FailingOnce(handled.clone(), Default::default()))
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    for n in 0..3 {
+        let options = nimbus::SendOptions::new().group("metrics-group");
+        bus.send_with(Numbered { n }, options).await.unwrap();
+    }
+    nimbus_conformance::eventually("the three are handled", async || {
+        handled.load(Ordering::SeqCst) == 3
+    })
+    .await;
+    assert_eq!(
+        counter("nimbus_groups_held_total", &[("queue", "GroupedMetrics")]),
+        3,
+        "one hold per failed attempt"
+    );
+    bus.stop().await.unwrap();
+}
