@@ -129,6 +129,9 @@ async fn receive_rate(target: &Target, settings: &Settings, queue: &str) -> Resu
     if let Some(threads) = settings.handler_threads {
         receiver = receiver.handler_threads(threads);
     }
+    if let Some(batch) = settings.receive_batch {
+        receiver = receiver.receive_batch(batch);
+    }
     let started = Instant::now();
     let bus = receiver.build()?.start().await?;
     let drained = wait_for(&handled, settings.messages, "the receiving endpoint").await;

@@ -95,7 +95,10 @@ pub(crate) struct QueueSupervisor {
 
 impl QueueSupervisor {
     pub fn new(endpoint: Arc<EndpointState>, queue: QueueName) -> Self {
-        let sizer = BatchSizer::new(endpoint.config.receive_batch);
+        let mut sizer = BatchSizer::new(endpoint.config.receive_batch);
+        if endpoint.transport.keeps_groups(&queue) {
+            sizer = sizer.for_ordered_groups();
+        }
         let health = endpoint.health.cell(queue.as_str());
         QueueSupervisor {
             health,

@@ -394,6 +394,10 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// each group's order.
     async fn ordered_groups(&self, queue: &QueueName, wanted: GroupsWanted) -> Result<bool>;
 
+    /// Whether `queue`'s table keeps ordered groups, as this process last found
+    /// ([`Transport::ordered_groups`]); `false` until it looked.
+    fn keeps_groups(&self, queue: &QueueName) -> bool;
+
     /// The groups of `queue` with messages waiting, the longest first (at most `limit`); empty
     /// when its table keeps no groups.
     async fn groups(&self, queue: &QueueName, limit: i64) -> Result<Vec<GroupSummary>>;

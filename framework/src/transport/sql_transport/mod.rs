@@ -912,6 +912,10 @@ impl<D: Driver> Transport for SqlTransport<D> {
         Ok(kept)
     }
 
+    fn keeps_groups(&self, queue: &QueueName) -> bool {
+        self.inner.cx.catalog.queue(queue).keeps_groups() == Some(true)
+    }
+
     async fn groups(
         &self,
         queue: &QueueName,
