@@ -96,7 +96,10 @@ pub(crate) struct QueueSupervisor {
 impl QueueSupervisor {
     pub fn new(endpoint: Arc<EndpointState>, queue: QueueName) -> Self {
         let mut sizer = BatchSizer::new(endpoint.config.receive_batch);
-        if endpoint.transport.keeps_groups(&queue) {
+        // Where transactions run side by side; a single writer (SQLite) runs one batch at a
+        // time, which may as well take as many groups as it finds.
+        let transport = &endpoint.transport;
+        if transport.keeps_groups(&queue) && !transport.single_writer() {
             sizer = sizer.for_ordered_groups();
         }
         let health = endpoint.health.cell(queue.as_str());

@@ -18,7 +18,8 @@ pub const ADAPTIVE_MAX: usize = 32;
 /// batch holds one message of each group it took until it commits, and no other receiver can
 /// take the next of those groups meanwhile: smaller batches leave more groups to the other
 /// receivers (measured with `nimbus bench --groups`, 100 groups and 16 receivers on
-/// PostgreSQL: 4 gave about twice the rate of 32).
+/// PostgreSQL: 4 gave about twice the rate of 32). Not on a database with one writer
+/// (SQLite), whose batches run one at a time anyway.
 pub const GROUPED_ADAPTIVE_MAX: usize = 4;
 
 /// How long one adaptive batch's transaction may take: the size grows only after one that took
