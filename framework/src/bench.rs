@@ -66,6 +66,7 @@ impl BareSql {
                 expires_at: None,
                 delivery: Delivery::Immediate,
                 group: None,
+                priority: None,
             })
             .collect();
         self.transport.send(&rows).await

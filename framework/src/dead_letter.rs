@@ -208,6 +208,11 @@ pub(crate) fn replay_message(original_destination: &str, body: &[u8]) -> Result<
                 key: key.clone(),
                 position: None,
             }),
+        // And a prioritized one its priority.
+        priority: envelope
+            .headers
+            .as_ref()
+            .and_then(crate::envelope::priority_in),
     })
 }
 

@@ -45,6 +45,11 @@ pub const SCHEDULED_FOR: &str = "Nimbus.ScheduledFor";
 /// [`SendOptions::group`](crate::SendOptions::group)). It travels beside the queue table's
 /// `GroupKey` column, so that a replayed dead letter rejoins its group.
 pub const GROUP: &str = "Nimbus.Group";
+/// A message's priority (this framework's header; see
+/// [`SendOptions::priority`](crate::SendOptions::priority)): higher is received first. It
+/// travels beside the queue table's `Priority` column, so that retries, delayed deliveries and
+/// replayed dead letters keep it.
+pub const PRIORITY: &str = "Nimbus.Priority";
 /// The W3C Trace Context header holding the trace id and the sending span's id
 /// (`00-<trace id>-<span id>-<flags>`), as NServiceBus writes it.
 pub const TRACEPARENT: &str = "traceparent";

@@ -117,8 +117,9 @@ pub use pipeline::metrics::Metrics;
 pub use pipeline::schedule::Schedule;
 pub use transport::instances::host_name;
 pub use transport::{
-    BodyStringColumn, DatabaseKind, DelayedMessage, Due, GroupSummary, Missed, ScheduleState,
-    StorageLayout, SweepReport, CATCH_UP_WITHIN, DEFAULT_CONNECT_TIMEOUT, MIN_SCHEDULE_INTERVAL,
+    BodyStringColumn, DatabaseKind, DelayedMessage, Due, GroupSummary, Missed, PriorityCount,
+    ScheduleState, StorageLayout, SweepReport, CATCH_UP_WITHIN, DEFAULT_CONNECT_TIMEOUT,
+    MIN_SCHEDULE_INTERVAL,
 };
 
 /// The `uuid` crate, whose [`uuid::Uuid`] public signatures use (message ids, dead letter ids in

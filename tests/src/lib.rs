@@ -17,6 +17,7 @@ pub mod groups;
 mod leases;
 mod nservicebus;
 mod pause;
+mod priorities;
 pub mod proxy;
 mod pubsub;
 mod sagas;
@@ -267,6 +268,8 @@ macro_rules! conformance_suite {
             the_inbox_runs_handlers_once_per_message_id,
             ordered_groups_keep_send_order_across_instances,
             a_grouped_send_needs_a_queue_that_keeps_groups,
+            priorities_hand_out_the_highest_first,
+            a_prioritized_send_needs_a_queue_that_keeps_priorities,
         }
     };
     (@tests $attrs:tt $setup:expr; $($name:ident),* $(,)?) => {

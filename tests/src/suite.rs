@@ -25,6 +25,7 @@ pub use crate::groups::{
 pub use crate::leases::*;
 pub use crate::nservicebus::*;
 pub use crate::pause::*;
+pub use crate::priorities::*;
 pub use crate::pubsub::*;
 pub use crate::sagas::*;
 pub use crate::schedules::{

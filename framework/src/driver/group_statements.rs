@@ -1,5 +1,6 @@
-//! The statements of ordered groups that are not part of sending and receiving: the list of a
-//! queue's groups (`queue_groups.sql`), for the CLI and the console.
+//! The statements of ordered groups and priorities that are not part of sending and receiving:
+//! the list of a queue's groups (`queue_groups.sql`) and its counts per priority
+//! (`queue_priorities.sql`), for the CLI and the console.
 
 use chrono::NaiveDateTime;
 
@@ -17,7 +18,32 @@ pub struct GroupSummary {
     pub held_until: Option<NaiveDateTime>,
 }
 
+/// How many messages of a queue wait at one priority.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PriorityCount {
+    /// The priority: higher is received first, 0 is normal.
+    pub priority: i64,
+    /// Its messages in the queue table, those being handled included.
+    pub waiting: i64,
+}
+
 impl<D: Driver> Held<D> {
+    /// `queue_priorities.sql`: the messages per priority, the highest first.
+    pub async fn priority_counts(&mut self, sql: &str) -> DriverResult<Vec<PriorityCount>> {
+        let rows = self.query(sql, &[]).await?;
+        rows.iter()
+            .map(|row| {
+                let read = || -> Result<_, String> {
+                    Ok(PriorityCount {
+                        priority: row.int(0)?.unwrap_or_default(),
+                        waiting: row.int(1)?.unwrap_or_default(),
+                    })
+                };
+                read().map_err(|e| DriverError::other(FailureKind::Permanent, e))
+            })
+            .collect()
+    }
+
     /// `queue_groups.sql`: at most `limit` groups with messages waiting, the longest first.
     pub async fn groups(&mut self, sql: &str, limit: i64) -> DriverResult<Vec<GroupSummary>> {
         let rows = self.query(sql, &[Param::BigInt(Some(limit))]).await?;

@@ -1191,6 +1191,15 @@ pub(crate) fn grouped_row_statement(
     )
 }
 
+/// `queue_insert_priority.sql` for `row` at `priority`.
+pub(crate) fn priority_row_statement(sql: &str, row: &QueueRow<'_>, priority: i16) -> Statement {
+    let [a, b, c, d, e, f, g] = queue_row_params(row);
+    Statement::new(
+        sql,
+        &[a, b, c, d, e, f, g, Param::BigInt(Some(priority.into()))],
+    )
+}
+
 /// `messages_insert.sql` for `row`, owned.
 pub(crate) fn shared_row_statement(sql: &str, row: &SharedRow<'_>) -> Statement {
     Statement::new(sql, &shared_row_params(row))

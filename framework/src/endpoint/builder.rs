@@ -127,6 +127,7 @@ pub struct BusBuilder {
     schedules: Vec<crate::Schedule>,
     inbox: Option<Duration>,
     ordered_groups: bool,
+    priorities: bool,
     deduplication_window: Duration,
     handlers: HandlerRegistry,
     leases: Leases,
@@ -185,6 +186,7 @@ impl Default for BusBuilder {
             schedules: Vec::new(),
             inbox: None,
             ordered_groups: false,
+            priorities: false,
             deduplication_window: DEFAULT_DEDUPLICATION_WINDOW,
             handlers: HandlerRegistry::default(),
             leases: Leases::default(),
@@ -870,6 +872,38 @@ impl BusBuilder {
         self
     }
 
+    /// Makes the input queue keep priorities: messages sent with
+    /// [`SendOptions::priority`](crate::SendOptions::priority) are received highest priority
+    /// first, and the oldest first within a priority; messages sent without one have priority
+    /// 0 (normal).
+    ///
+    /// At start the queue table gains the column `Priority` (`NOT NULL DEFAULT 0`) and an
+    /// index where it lacks them (with auto-create; otherwise the start fails naming the
+    /// statements). NServiceBus endpoints that share the table keep working: their sends get
+    /// priority 0, and their receives ignore priorities (first in, first out).
+    ///
+    /// Refused by `build()` in the shared-table and NServiceBus PostgreSQL layouts and together
+    /// with [`ordered_groups`](Self::ordered_groups) (not supported yet).
+    ///
+    /// ```no_run
+    /// # #[derive(serde::Serialize, serde::Deserialize, nimbus::Command)]
+    /// # struct SendEmail { to: String }
+    /// # async fn run() -> nimbus::Result<()> {
+    /// let bus = nimbus::BusBuilder::new("Mailer")
+    ///     .priorities()
+    ///     .route::<SendEmail>("Mailer")
+    ///     .build()?
+    ///     .start()
+    ///     .await?;
+    /// let reset = SendEmail { to: "ada@example.com".into() };
+    /// bus.send_with(reset, nimbus::SendOptions::new().priority(10)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn priorities(mut self) -> Self {
+        self.priorities = true;
+        self
+    }
+
     /// How long a deduplication key of [`Bus::send_deduplicated`](crate::Bus::send_deduplicated)
     /// is remembered: a second send of the key to the same queue within it is dropped
     /// (default [`DEFAULT_DEDUPLICATION_WINDOW`], a day; 1 s or more).
@@ -1231,6 +1265,22 @@ impl BusBuilder {
                 "remove .ordered_groups(), or use StorageLayout::TablePerQueue",
             ));
         }
+        if self.priorities && self.layout != StorageLayout::TablePerQueue {
+            return Err(NimbusError::config(
+                format!(
+                    "priorities are not supported yet in the {:?} layout: they need the \
+                     Priority column of a table of its own per queue",
+                    self.layout
+                ),
+                "remove .priorities(), or use StorageLayout::TablePerQueue",
+            ));
+        }
+        if self.priorities && self.ordered_groups {
+            return Err(NimbusError::config(
+                "a queue with both priorities and ordered groups is not supported yet",
+                "remove .priorities() or .ordered_groups()",
+            ));
+        }
         if self.ordered_groups && !self.leases.is_empty() {
             return Err(NimbusError::config(
                 "ordered groups cannot be kept for messages handled under a lease: a leased \
@@ -1357,6 +1407,7 @@ impl BusBuilder {
             schedules,
             inbox: self.inbox,
             ordered_groups: self.ordered_groups,
+            priorities: self.priorities,
             deduplication_window: self.deduplication_window,
             instance_heartbeat: self.instance_heartbeat,
             share_instance_name: self.share_instance_name,

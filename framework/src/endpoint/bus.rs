@@ -97,13 +97,21 @@ impl Endpoint {
         for queue in &queues {
             // Every receiver of a table that keeps groups receives by group, whether or not its
             // own code asked for them: one that did not would break the order.
-            use crate::transport::GroupsWanted;
-            let wanted = match config.ordered_groups && queue == &identity.input_queue {
-                true if config.auto_create_schema => GroupsWanted::Create,
-                true => GroupsWanted::Require,
-                false => GroupsWanted::Detect,
+            use crate::transport::Wanted;
+            let wanted = |asked: bool| match asked && queue == &identity.input_queue {
+                true if config.auto_create_schema => Wanted::Create,
+                true => Wanted::Require,
+                false => Wanted::Detect,
             };
-            let kept = transport.ordered_groups(queue, wanted).await?;
+            let kept = transport
+                .ordered_groups(queue, wanted(config.ordered_groups))
+                .await?;
+            let prioritized = transport
+                .priorities(queue, wanted(config.priorities))
+                .await?;
+            if prioritized {
+                tracing::debug!(queue = %queue, "the queue keeps priorities: receives take the highest first");
+            }
             if kept && !config.leases.is_empty() {
                 return Err(NimbusError::config(
                     format!(

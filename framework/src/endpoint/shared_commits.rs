@@ -281,6 +281,7 @@ mod tests {
             expires_at: None,
             delivery: crate::envelope::Delivery::Immediate,
             group: None,
+            priority: None,
         }
     }
 

@@ -60,6 +60,8 @@ pub(crate) struct EndpointConfig {
     pub inbox: Option<Duration>,
     /// The input queue keeps ordered groups ([`crate::BusBuilder::ordered_groups`]).
     pub ordered_groups: bool,
+    /// The input queue keeps priorities ([`crate::BusBuilder::priorities`]).
+    pub priorities: bool,
     /// How long a send's deduplication key is remembered ([`crate::Bus::send_deduplicated`]).
     pub deduplication_window: Duration,
     /// How often the bus refreshes its row in `NimbusInstances`.

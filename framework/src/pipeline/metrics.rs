@@ -38,6 +38,8 @@
 //! | `nimbus_leases_lost_total` | counter | queue, message_type (handlers that finished after their lease was taken back: what they sent was discarded) |
 //! | `nimbus_sends_total` | counter | (the application's sends through the bus, each call once) |
 //! | `nimbus_send_commits_total` | counter | (the commits those sends took: fewer than the sends where they shared commits) |
+//! | `nimbus_groups_held_total` | counter | queue (failed attempts of a message of an ordered group, put back in its place: its group waits for the retry) |
+//! | `nimbus_prioritized_messages_received_total` | counter | queue, priority (messages sent with a priority, taken to be handled) |
 //! | `nimbus_queue_oldest_message_age_seconds` | gauge | queue (the first message's `NServiceBus.TimeSent`, the sender's clock, read at most every 5 s while the queue is not empty; 0 when a peek finds it empty) |
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -77,6 +79,7 @@ pub(crate) fn describe() {
             ("nimbus_schedule_ticks_fired_total", "Ticks of a schedule this instance sent a message for"),
             ("nimbus_schedule_ticks_missed_total", "Ticks of a schedule that came due while no instance ran: sent once for all (fired_once) or skipped"),
             ("nimbus_groups_held_total", "Failed attempts of a message of an ordered group put back in its place: the rest of its group waits for its retry"),
+            ("nimbus_prioritized_messages_received_total", "Messages sent with a priority, taken from their queue to be handled"),
             ("nimbus_sends_deduplicated_total", "Sends dropped because a send with the same deduplication key reached the queue within the window"),
             ("nimbus_messages_deduplicated_total", "Messages removed without running their handlers: the inbox had handled their id within its window"),
             ("nimbus_schedule_changes_total", "Pauses and resumes of schedules by an operator, and whether each changed anything"),
@@ -460,6 +463,16 @@ fn message_labels(queue: &str, message_type: &str) -> Arc<[metrics::Label; 2]> {
 }
 
 /// A retry, labelled `immediate` or `delayed`.
+/// A message sent with `priority` was taken from `queue` to be handled.
+pub(crate) fn count_prioritized(queue: &str, priority: i16) {
+    metrics::counter!(
+        "nimbus_prioritized_messages_received_total",
+        "queue" => queue.to_string(),
+        "priority" => priority.to_string()
+    )
+    .increment(1);
+}
+
 /// A failed message of an ordered group was put back in its place (its group waits).
 pub(crate) fn count_group_held(queue: &str) {
     metrics::counter!("nimbus_groups_held_total", "queue" => queue.to_string()).increment(1);

@@ -470,6 +470,9 @@ async fn handle_received(
         queue.as_str(),
         &incoming.type_name,
     );
+    if let Some(priority) = crate::envelope::priority_in(incoming.headers.all()) {
+        metrics::count_prioritized(queue.as_str(), priority);
+    }
     telemetry::record_incoming(
         &tracing::Span::current(),
         &incoming,
@@ -903,7 +906,14 @@ async fn hand_back(
         Ok(tx) => tx,
         Err(outcome) => return outcome,
     };
-    let again = written_again(row, queue, row.headers_json.clone(), Delivery::Immediate);
+    let priority = crate::envelope::priority_in_json(&row.headers_json);
+    let again = written_again(
+        row,
+        queue,
+        row.headers_json.clone(),
+        Delivery::Immediate,
+        priority,
+    );
     match tx.commit(vec![again]).await {
         Ok(()) => {
             tracing::info!(queue = %queue, id = %row.row_id, message_type = type_name, "stopping: handed a message under a lease back to its queue; its handler was still running and is abandoned");
@@ -1168,16 +1178,19 @@ fn retry_copy(
     };
     // A map of strings always serializes; the original text is the fallback.
     let headers_json = serde_json::to_string(&headers).unwrap_or_else(|_| row.headers_json.clone());
-    written_again(row, queue, headers_json, delivery)
+    let priority = crate::envelope::priority_in(&headers);
+    written_again(row, queue, headers_json, delivery, priority)
 }
 
 /// A received message written again to `queue` (a retry, or a message handed back), under its
-/// id, with `headers_json`, its body, columns and expiry, visible as `delivery` says.
+/// id, with `headers_json`, its body, columns and expiry, visible as `delivery` says, at
+/// `priority` (its header's, for a prioritized message).
 fn written_again(
     row: &ReceivedMessage,
     queue: &QueueName,
     headers_json: String,
     delivery: Delivery,
+    priority: Option<i16>,
 ) -> OutgoingMessage {
     OutgoingMessage {
         destination: Destination::Queue(queue.clone()),
@@ -1191,6 +1204,7 @@ fn written_again(
         delivery,
         // A copy written again keeps the place of the message it stands in for.
         group: row.group.clone(),
+        priority,
     }
 }
 

@@ -28,6 +28,12 @@ pub(crate) struct Files {
     pub queue_receive_grouped: &'static str,
     pub queue_receive_batch_grouped: &'static str,
     pub queue_groups: &'static str,
+    pub queue_priority_column: &'static str,
+    pub queue_index_priority: &'static str,
+    pub queue_insert_priority: &'static str,
+    pub queue_receive_priority: &'static str,
+    pub queue_receive_batch_priority: &'static str,
+    pub queue_priorities: &'static str,
     pub index_if_missing: &'static str,
     pub queue_drop: &'static str,
     pub queue_insert: &'static str,
@@ -182,7 +188,9 @@ macro_rules! all_files {
             deduplication, deduplication_claim, deduplication_cleanup, deduplication_release,
             deduplication_scopes, queue_group_columns, queue_index_group,
             queue_index_group_position, queue_insert_grouped, queue_receive_grouped,
-            queue_receive_batch_grouped, queue_groups,
+            queue_receive_batch_grouped, queue_groups, queue_priority_column,
+            queue_index_priority, queue_insert_priority, queue_receive_priority,
+            queue_receive_batch_priority, queue_priorities,
         )
     };
 }

@@ -67,6 +67,13 @@ pub(crate) const GROUP_POSITION_INDEX: IndexDefinition = IndexDefinition {
     filter_allowed: false,
 };
 
+/// A priority queue table's receive index: `(Priority DESC, RowVersion)`.
+pub(crate) const PRIORITY_INDEX: IndexDefinition = IndexDefinition {
+    keys: &["Priority", "RowVersion"],
+    includes: &[],
+    filter_allowed: false,
+};
+
 /// `NimbusDelayedMessages_Index_Id`: `(Id)`.
 pub(crate) const DELAYED_ID_INDEX_DEFINITION: IndexDefinition = IndexDefinition {
     keys: &["Id"],
@@ -363,6 +370,26 @@ pub(crate) struct QueueSql {
     pub receive_batch: Script,
     /// The statements of ordered groups, for a table that has their columns.
     pub groups: GroupSql,
+    /// The statements of priorities, for a table that has their column.
+    pub priorities: PrioritySql,
+}
+
+/// The statements of a queue table that keeps priorities (its `Priority` column).
+#[derive(Debug, Clone)]
+pub(crate) struct PrioritySql {
+    /// Adds the column where it is missing (takes schema and table names as values on SQL
+    /// Server).
+    pub column: String,
+    /// `(Priority DESC, RowVersion)`: the receive order.
+    pub index: IndexSql,
+    /// Inserts a message at a priority (the seed 000 insert's parameters, then Priority).
+    pub insert: String,
+    /// Takes the message with the highest priority, the oldest of those.
+    pub receive: String,
+    /// Takes up to N messages in that order.
+    pub receive_batch: Script,
+    /// Counts the messages per priority.
+    pub list: String,
 }
 
 /// The statements of a queue table that keeps ordered groups (its `GroupKey`, `GroupPosition`
@@ -593,12 +620,15 @@ impl Dialect {
         let quoted_expires = self.quote(&expires_name);
         let (quoted_group, quoted_group_position) =
             (self.quote(&group_name), self.quote(&group_position_name));
+        let priority_name = self.index_name(queue, "Index_Priority");
+        let quoted_priority = self.quote(&priority_name);
         let vars = [
             ("table", table.as_str()),
             ("index_rowversion", quoted_rowversion.as_str()),
             ("index_expires", quoted_expires.as_str()),
             ("index_group", quoted_group.as_str()),
             ("index_group_position", quoted_group_position.as_str()),
+            ("index_priority", quoted_priority.as_str()),
         ];
         let f = self.files;
         let r = |text: &str| render(&statement_text(text), &vars);
@@ -634,6 +664,14 @@ impl Dialect {
                 receive: r(f.queue_receive_grouped),
                 receive_batch: script(r(f.queue_receive_batch_grouped)),
                 list: r(f.queue_groups),
+            },
+            priorities: PrioritySql {
+                column: r(f.queue_priority_column),
+                index: index(priority_name, PRIORITY_INDEX, f.queue_index_priority),
+                insert: r(f.queue_insert_priority),
+                receive: r(f.queue_receive_priority),
+                receive_batch: script(r(f.queue_receive_batch_priority)),
+                list: r(f.queue_priorities),
             },
             table,
         }

@@ -17,30 +17,55 @@ pub(crate) struct QueueEntry {
     /// What announces a write to it to other processes ([`super::wakeups::payload`]).
     pub announcement: String,
     exists: AtomicBool,
-    /// Whether its table keeps ordered groups: [`GROUPS_UNKNOWN`], [`GROUPS_KEPT`] or
-    /// [`GROUPS_NOT_KEPT`].
-    groups: AtomicU8,
+    /// Whether its table keeps ordered groups.
+    groups: Found,
+    /// Whether its table keeps priorities.
+    priorities: Found,
 }
 
-const GROUPS_UNKNOWN: u8 = 0;
-const GROUPS_KEPT: u8 = 1;
-const GROUPS_NOT_KEPT: u8 = 2;
+/// What this process found of a table's optional columns: not looked yet, there, or missing.
+#[derive(Debug, Default)]
+struct Found(AtomicU8);
+
+impl Found {
+    const KEPT: u8 = 1;
+    const NOT_KEPT: u8 = 2;
+
+    fn get(&self) -> Option<bool> {
+        match self.0.load(Ordering::Acquire) {
+            Self::KEPT => Some(true),
+            Self::NOT_KEPT => Some(false),
+            _ => None,
+        }
+    }
+
+    fn set(&self, kept: bool) {
+        let value = if kept { Self::KEPT } else { Self::NOT_KEPT };
+        self.0.store(value, Ordering::Release);
+    }
+}
 
 impl QueueEntry {
     /// Whether its table has the columns of ordered groups, as this process last found: `None`
     /// until it looked.
     pub fn keeps_groups(&self) -> Option<bool> {
-        match self.groups.load(Ordering::Acquire) {
-            GROUPS_KEPT => Some(true),
-            GROUPS_NOT_KEPT => Some(false),
-            _ => None,
-        }
+        self.groups.get()
     }
 
     /// Records what the catalog said of the table's group columns.
     pub fn set_keeps_groups(&self, kept: bool) {
-        let value = if kept { GROUPS_KEPT } else { GROUPS_NOT_KEPT };
-        self.groups.store(value, Ordering::Release);
+        self.groups.set(kept);
+    }
+
+    /// Whether its table has the `Priority` column, as this process last found: `None` until
+    /// it looked.
+    pub fn keeps_priorities(&self) -> Option<bool> {
+        self.priorities.get()
+    }
+
+    /// Records what the catalog said of the table's `Priority` column.
+    pub fn set_keeps_priorities(&self, kept: bool) {
+        self.priorities.set(kept);
     }
 
     /// This process created or found the table.
@@ -103,7 +128,8 @@ impl Catalog {
                     wake_key: super::wakeups::key(&self.target, schema, queue.as_str()),
                     announcement: super::wakeups::payload(schema, queue.as_str()),
                     exists: AtomicBool::new(false),
-                    groups: AtomicU8::new(GROUPS_UNKNOWN),
+                    groups: Found::default(),
+                    priorities: Found::default(),
                 })
             })
             .clone()

@@ -32,7 +32,7 @@ use async_trait::async_trait;
 use uuid::Uuid;
 
 use crate::dead_letter::DeadLetter;
-pub use crate::driver::group_statements::GroupSummary;
+pub use crate::driver::group_statements::{GroupSummary, PriorityCount};
 pub(crate) use crate::driver::schedule_statements::{
     ScheduleDefinition, ScheduleFiring, ScheduleList, ScheduleRow,
 };
@@ -53,7 +53,7 @@ pub(crate) use index_check::IndexProblem;
 pub use schedules::{Missed, ScheduleState, CATCH_UP_WITHIN, MIN_SCHEDULE_INTERVAL};
 pub(crate) use server_wait::ServerWait;
 pub(crate) use sql_transport::SqlTransport;
-pub(crate) use storage::GroupsWanted;
+pub(crate) use storage::Wanted;
 
 /// How queues are stored.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
@@ -392,7 +392,16 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// says (creating what is missing, or naming it in an error). Returns whether it keeps
     /// them: from then on this process receives from it one message per group at a time, in
     /// each group's order.
-    async fn ordered_groups(&self, queue: &QueueName, wanted: GroupsWanted) -> Result<bool>;
+    async fn ordered_groups(&self, queue: &QueueName, wanted: Wanted) -> Result<bool>;
+
+    /// Finds whether `queue`'s table keeps priorities, and makes sure of what `wanted` says.
+    /// Returns whether it keeps them: from then on this process receives from it the highest
+    /// priority first.
+    async fn priorities(&self, queue: &QueueName, wanted: Wanted) -> Result<bool>;
+
+    /// The messages of `queue` per priority, the highest first; empty when its table keeps no
+    /// priorities.
+    async fn priority_counts(&self, queue: &QueueName) -> Result<Vec<PriorityCount>>;
 
     /// Whether `queue`'s table keeps ordered groups, as this process last found
     /// ([`Transport::ordered_groups`]); `false` until it looked.

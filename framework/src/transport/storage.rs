@@ -15,8 +15,8 @@ use uuid::Uuid;
 use super::catalog::{Catalog, QueueEntry};
 use super::index_check::ProblemKind;
 use crate::driver::statements::{
-    delayed_row_statement, grouped_row_statement, queue_row_statement, shared_row_statement,
-    DelayedRow, MessageRow, QueueRow, SharedRow,
+    delayed_row_statement, grouped_row_statement, priority_row_statement, queue_row_statement,
+    shared_row_statement, DelayedRow, MessageRow, QueueRow, SharedRow,
 };
 use crate::driver::{Driver, DriverError, Held, Param, Statement};
 use crate::envelope::{Delivery, Destination, MessageIds, OutgoingMessage};
@@ -340,9 +340,28 @@ impl Context {
         c: &mut Held<D>,
         queue: &QueueName,
     ) -> Result<bool> {
+        self.has_column(c, queue, GROUP_KEY).await
+    }
+
+    /// Whether `queue`'s table has the `Priority` column.
+    pub async fn has_priority_column<D: Driver>(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+    ) -> Result<bool> {
+        self.has_column(c, queue, PRIORITY).await
+    }
+
+    /// Whether `queue`'s table has the column `name`.
+    async fn has_column<D: Driver>(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+        name: &str,
+    ) -> Result<bool> {
         let schema = queue.schema().unwrap_or(&self.schema);
         let columns = self.table_columns(c, schema, queue).await?;
-        Ok(columns.iter().any(|c| self.same_name(c, GROUP_KEY)))
+        Ok(columns.iter().any(|c| self.same_name(c, name)))
     }
 
     /// The error for a send to `queue`, which does not exist, with the closest of `known`.
@@ -458,6 +477,9 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
         if message.group.is_some() && entry.keeps_groups() != Some(true) {
             self.check_groups(c, queue, &entry).await?;
         }
+        if message.priority.is_some() && entry.keeps_priorities() != Some(true) {
+            self.check_priorities(c, queue, &entry).await?;
+        }
         Ok(self.planned(entry, queue, message, row_id))
     }
 
@@ -511,17 +533,39 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
         Err(groups_unsupported(self.context(), queue))
     }
 
+    /// Makes sure `queue`'s table (`entry`) can take a message with a priority: it has the
+    /// `Priority` column. The layouts without a table per queue cannot keep priorities yet.
+    async fn check_priorities(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+        entry: &QueueEntry,
+    ) -> Result<()> {
+        let _ = (c, entry);
+        Err(priorities_unsupported(self.context(), queue))
+    }
+
+    /// Finds whether `queue`'s table keeps priorities, and makes sure it does as `wanted` says.
+    /// Returns whether it keeps them; its receives follow from then on.
+    async fn priorities(&self, c: &mut Held<D>, queue: &QueueName, wanted: Wanted) -> Result<bool> {
+        let _ = c;
+        match wanted {
+            Wanted::Detect => Ok(false),
+            _ => Err(priorities_unsupported(self.context(), queue)),
+        }
+    }
+
     /// Finds whether `queue`'s table keeps ordered groups, and makes sure it does as `wanted`
     /// says. Returns whether it keeps them; its receives follow from then on.
     async fn ordered_groups(
         &self,
         c: &mut Held<D>,
         queue: &QueueName,
-        wanted: GroupsWanted,
+        wanted: Wanted,
     ) -> Result<bool> {
         let _ = c;
         match wanted {
-            GroupsWanted::Detect => Ok(false),
+            Wanted::Detect => Ok(false),
             _ => Err(groups_unsupported(self.context(), queue)),
         }
     }
@@ -769,6 +813,9 @@ impl QueueStatements<'_> {
             QueueStatements::Table(entry) if entry.keeps_groups() == Some(true) => {
                 &entry.sql.groups.receive
             }
+            QueueStatements::Table(entry) if entry.keeps_priorities() == Some(true) => {
+                &entry.sql.priorities.receive
+            }
             QueueStatements::Table(entry) => &entry.sql.receive,
             QueueStatements::Shared { sql, .. } => &sql.messages_receive,
         }
@@ -778,6 +825,9 @@ impl QueueStatements<'_> {
         match self {
             QueueStatements::Table(entry) if entry.keeps_groups() == Some(true) => {
                 entry.sql.groups.receive_batch.as_deref()
+            }
+            QueueStatements::Table(entry) if entry.keeps_priorities() == Some(true) => {
+                entry.sql.priorities.receive_batch.as_deref()
             }
             QueueStatements::Table(entry) => entry.sql.receive_batch.as_deref(),
             QueueStatements::Shared { sql, .. } => sql.messages_receive_batch.as_deref(),
@@ -827,7 +877,7 @@ impl QueueStatements<'_> {
 
 /// What [`Storage::ordered_groups`] makes sure of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum GroupsWanted {
+pub(crate) enum Wanted {
     /// Only find out whether the table keeps groups.
     Detect,
     /// The table must keep groups, with their indexes: an error names what is missing.
@@ -850,6 +900,30 @@ fn groups_unsupported(cx: &Context, queue: &QueueName) -> NimbusError {
 
 /// The name of the column that says a queue table keeps ordered groups.
 const GROUP_KEY: &str = "GroupKey";
+
+/// The name of the column that says a queue table keeps priorities.
+const PRIORITY: &str = "Priority";
+
+/// The error of a message with a priority for `queue`, whose table lacks the column.
+fn priorities_not_kept(queue: &QueueName) -> NimbusError {
+    NimbusError::config(
+        format!("queue {queue} does not keep priorities: its table has no Priority column"),
+        "call .priorities() on the builder of the endpoint that receives from that queue and \
+         start it once (it adds the column), or send without a priority",
+    )
+}
+
+/// The error of a message with a priority for `queue` in a layout that cannot keep them.
+fn priorities_unsupported(cx: &Context, queue: &QueueName) -> NimbusError {
+    NimbusError::config(
+        format!(
+            "queue {queue}: priorities are not supported yet in the {:?} layout",
+            cx.layout
+        ),
+        "keep queues that receive prioritized messages in the table-per-queue layout \
+         (StorageLayout::TablePerQueue), or send without a priority",
+    )
+}
 
 /// The error of a message of an ordered group for `queue`, whose table lacks the group columns.
 fn groups_not_kept(queue: &QueueName) -> NimbusError {
@@ -1036,6 +1110,16 @@ impl<D: Driver> Storage<D> for TablePerQueue {
                 operation: format!("sending a message of group {:?} to {queue:?}", group.key),
             };
         }
+        if let (Some(priority), Delivery::Immediate) = (message.priority, message.delivery) {
+            return PlannedInsert {
+                statement: priority_row_statement(&entry.sql.priorities.insert, &row, priority),
+                forget_on_failure: Some(entry),
+                database: cx.name,
+                operation: format!("sending a message at priority {priority} to {queue:?}"),
+            };
+        }
+        // A delayed message waits among the delayed messages with its priority in its
+        // headers, and is written at that priority when it is due.
         if message.delivery != Delivery::Immediate {
             let (delay_ms, due_at) = message.delivery.delay_and_due();
             // The address, so that the mover finds a queue of another schema again.
@@ -1135,6 +1219,9 @@ impl<D: Driver> Storage<D> for TablePerQueue {
                 groups.index_group_position.clone(),
             ]);
         }
+        if entry.keeps_priorities() == Some(true) {
+            indexes.push(entry.sql.priorities.index.clone());
+        }
         (queue.as_str().to_string(), indexes)
     }
 
@@ -1148,8 +1235,76 @@ impl<D: Driver> Storage<D> for TablePerQueue {
             // A grouped row goes to its queue whatever its delivery, once the table is known to
             // keep groups.
             Some(_) => entry.is_known_to_exist() && entry.keeps_groups() == Some(true),
-            None => message.delivery == Delivery::Immediate && entry.is_known_to_exist(),
+            None => {
+                message.delivery == Delivery::Immediate
+                    && entry.is_known_to_exist()
+                    && (message.priority.is_none() || entry.keeps_priorities() == Some(true))
+            }
         }
+    }
+
+    async fn check_priorities(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+        entry: &QueueEntry,
+    ) -> Result<()> {
+        // As for groups: a table found without the column is looked at again next time.
+        if !self.context.has_priority_column(c, queue).await? {
+            return Err(priorities_not_kept(queue));
+        }
+        entry.set_keeps_priorities(true);
+        Ok(())
+    }
+
+    async fn priorities(&self, c: &mut Held<D>, queue: &QueueName, wanted: Wanted) -> Result<bool> {
+        let cx = &self.context;
+        let entry = cx.catalog.queue(queue);
+        let has_column = cx.has_priority_column(c, queue).await?;
+        if !has_column && wanted == Wanted::Detect {
+            entry.set_keeps_priorities(false);
+            return Ok(false);
+        }
+        let (schema, table) = (cx.schema.as_str(), queue.as_str());
+        let priorities = &entry.sql.priorities;
+        let missing = match has_column {
+            true => cx.missing_indexes(c, table, &[&priorities.index]).await?,
+            false => vec![&priorities.index],
+        };
+        if wanted != Wanted::Detect && (!has_column || !missing.is_empty()) {
+            if wanted == Wanted::Require {
+                let statement = std::iter::once(priorities.column.as_str())
+                    .chain(missing.iter().map(|i| i.create.as_str()))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                return Err(cx.missing(
+                    format!("the Priority column and index of queue table {table:?}"),
+                    &statement,
+                ));
+            }
+            cx.lock_schema(c).await?;
+            if !has_column {
+                tracing::info!(queue = %queue, "adding the Priority column to the queue table");
+                cx.create(
+                    c,
+                    &format!("the Priority column of queue table {table:?}"),
+                    &priorities.column,
+                    &[schema, table],
+                )
+                .await?;
+            }
+            for index in missing {
+                cx.create(
+                    c,
+                    &format!("index {} of queue table {table:?}", index.name),
+                    &index.create_if_missing,
+                    &index.guard_names(schema, table),
+                )
+                .await?;
+            }
+        }
+        entry.set_keeps_priorities(true);
+        Ok(true)
     }
 
     async fn check_groups(
@@ -1171,12 +1326,12 @@ impl<D: Driver> Storage<D> for TablePerQueue {
         &self,
         c: &mut Held<D>,
         queue: &QueueName,
-        wanted: GroupsWanted,
+        wanted: Wanted,
     ) -> Result<bool> {
         let cx = &self.context;
         let entry = cx.catalog.queue(queue);
         let has_columns = cx.has_group_columns(c, queue).await?;
-        if !has_columns && wanted == GroupsWanted::Detect {
+        if !has_columns && wanted == Wanted::Detect {
             entry.set_keeps_groups(false);
             return Ok(false);
         }
@@ -1187,8 +1342,8 @@ impl<D: Driver> Storage<D> for TablePerQueue {
             true => cx.missing_indexes(c, table, &indexes).await?,
             false => indexes.to_vec(),
         };
-        if wanted != GroupsWanted::Detect && (!has_columns || !missing.is_empty()) {
-            if wanted == GroupsWanted::Require {
+        if wanted != Wanted::Detect && (!has_columns || !missing.is_empty()) {
+            if wanted == Wanted::Require {
                 let statement = std::iter::once(groups.columns.as_str())
                     .chain(missing.iter().map(|i| i.create.as_str()))
                     .collect::<Vec<_>>()

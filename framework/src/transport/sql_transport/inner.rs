@@ -435,6 +435,8 @@ impl<D: Driver> Inner<D> {
             (Some(why), _) => why.clone(),
             (None, Err(e)) => format!("its destination cannot be used: {e}"),
             (None, Ok(queue)) => {
+                // Its priority waited in its headers (the delayed table has no column for it).
+                let priority = crate::envelope::priority_in_json(&row.headers);
                 return Ok(OutgoingMessage {
                     destination: Destination::Queue(queue),
                     id: Uuid::parse_str(&row.id).unwrap_or_else(|_| Uuid::new_v4()),
@@ -446,7 +448,8 @@ impl<D: Driver> Inner<D> {
                     time_to_be_received_ms: None,
                     delivery: Delivery::Immediate,
                     group: None,
-                })
+                    priority,
+                });
             }
         };
         let reason = format!("a delayed message cannot be delivered: {problem}");

@@ -900,7 +900,7 @@ impl<D: Driver> Transport for SqlTransport<D> {
     async fn ordered_groups(
         &self,
         queue: &QueueName,
-        wanted: crate::transport::GroupsWanted,
+        wanted: crate::transport::Wanted,
     ) -> Result<bool> {
         let s = &self.inner;
         let mut c = s
@@ -910,6 +910,38 @@ impl<D: Driver> Transport for SqlTransport<D> {
         s.commit(c, &[], "preparing the ordered groups of a queue")
             .await?;
         Ok(kept)
+    }
+
+    async fn priorities(
+        &self,
+        queue: &QueueName,
+        wanted: crate::transport::Wanted,
+    ) -> Result<bool> {
+        let s = &self.inner;
+        let mut c = s.transaction("preparing the priorities of a queue").await?;
+        let kept = s.storage.priorities(&mut c, queue, wanted).await?;
+        s.commit(c, &[], "preparing the priorities of a queue")
+            .await?;
+        Ok(kept)
+    }
+
+    async fn priority_counts(
+        &self,
+        queue: &QueueName,
+    ) -> Result<Vec<crate::transport::PriorityCount>> {
+        let s = &self.inner;
+        let mut c = s.connection("counting the priorities of a queue").await?;
+        if !s.cx.has_priority_column(&mut c, queue).await? {
+            c.release();
+            return Ok(Vec::new());
+        }
+        let entry = s.cx.catalog.queue(queue);
+        let counts = c
+            .priority_counts(&entry.sql.priorities.list)
+            .await
+            .map_err(s.cx.db(|| format!("counting the priorities of queue {queue:?}")))?;
+        c.release();
+        Ok(counts)
     }
 
     fn keeps_groups(&self, queue: &QueueName) -> bool {

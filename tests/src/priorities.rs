@@ -1,0 +1,164 @@
+//! Priorities: messages sent with `SendOptions::priority` to a queue that keeps priorities are
+//! received highest first, the oldest first within a priority; retries keep their priority.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use nimbus::{Handler, HandlerContext, HandlerError, SendOptions, StorageLayout};
+
+use crate::suite::Numbered;
+use crate::{eventually, Setup, TestDatabase};
+
+/// The priority of message `n` in the ordering test.
+const PRIORITIES: [i16; 9] = [0, 5, -1, 5, 10, 0, -1, 10, 0];
+
+/// Records the numbers it handles in order; fails the first attempt of number 7.
+#[derive(Clone, Default)]
+struct InOrder {
+    handled: Arc<Mutex<Vec<u32>>>,
+    failed: Arc<Mutex<HashSet<u32>>>,
+}
+
+#[nimbus::handler]
+impl Handler<Numbered> for InOrder {
+    async fn handle(&self, m: Numbered, _ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        if m.n == 7 && self.failed.lock().unwrap().insert(m.n) {
+            return Err("the first attempt of 7 fails".into());
+        }
+        self.handled.lock().unwrap().push(m.n);
+        Ok(())
+    }
+}
+
+fn receiver(db: &TestDatabase, recorder: &InOrder) -> nimbus::BusBuilder {
+    db.builder("Mail", "mail-1")
+        .priorities()
+        .concurrency(1)
+        .receive_batch(1)
+        .immediate_retries(1)
+        .handler::<Numbered, _>(recorder.clone())
+}
+
+/// Nine messages at priorities 10, 5, 0 and -1, sent while no receiver runs, are handled
+/// highest first and in send order within a priority, by one receiver; the message at 10 whose
+/// first attempt fails comes back at 10, ahead of the lower ones. In the layouts without a table
+/// per queue, `priorities()` is refused by `build()` with the reason.
+pub async fn priorities_hand_out_the_highest_first(kind: Setup) {
+    let db = TestDatabase::new(kind).await;
+    let recorder = InOrder::default();
+    if db.layout != StorageLayout::TablePerQueue {
+        let refused = match receiver(&db, &recorder).build() {
+            Ok(_) => panic!("build() accepted priorities in the {:?} layout", db.layout),
+            Err(e) => e,
+        };
+        assert!(
+            refused.to_string().contains("not supported yet"),
+            "{refused}"
+        );
+        return;
+    }
+    let admin = db.admin();
+    admin.create_schema(&["Mail"]).await.unwrap();
+    admin.create_priorities("Mail").await.unwrap();
+    let sender = db
+        .builder("MailSender", "mail-sender-1")
+        .route::<Numbered>("Mail")
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    for (n, priority) in PRIORITIES.iter().enumerate() {
+        let n = u32::try_from(n).unwrap();
+        let options = SendOptions::new().priority(*priority);
+        sender.send_with(Numbered { n }, options).await.unwrap();
+    }
+    let counts = admin.priorities("Mail").await.unwrap();
+    let counted: Vec<(i64, i64)> = counts.iter().map(|c| (c.priority, c.waiting)).collect();
+    assert_eq!(counted, [(10, 2), (5, 2), (0, 3), (-1, 2)]);
+    let bus = receiver(&db, &recorder)
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    eventually("the nine are handled", async || {
+        recorder.handled.lock().unwrap().len() == PRIORITIES.len()
+    })
+    .await;
+    // 4 and 7 are at 10; 7 fails once and comes back at 10, after 4 (its copy is newer).
+    assert_eq!(
+        *recorder.handled.lock().unwrap(),
+        [4, 7, 1, 3, 0, 5, 8, 2, 6],
+        "highest priority first, send order within one"
+    );
+    bus.stop().await.unwrap();
+    sender.stop().await.unwrap();
+}
+
+/// A send with a priority to a queue whose table has no Priority column is refused and writes
+/// nothing; the endpoint's next start with `priorities()` gives the existing table the column,
+/// and the send then goes through.
+pub async fn a_prioritized_send_needs_a_queue_that_keeps_priorities(kind: Setup) {
+    let db = TestDatabase::new(kind).await;
+    let recorder = InOrder::default();
+    let plain = db
+        .builder("Mail", "plain-1")
+        .handler::<Numbered, _>(recorder.clone())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let sender = db
+        .builder("MailSender", "mail-sender-1")
+        .route::<Numbered>("Mail")
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let urgent = || SendOptions::new().priority(3);
+    let refused = sender
+        .send_with(Numbered { n: 1 }, urgent())
+        .await
+        .expect_err("the table keeps no priorities");
+    let wanted = match db.layout {
+        StorageLayout::SharedTable => "not supported yet",
+        _ => "does not keep priorities",
+    };
+    assert!(refused.to_string().contains(wanted), "{refused}");
+    assert_eq!(db.count("Mail").await, 0, "nothing written");
+    let both = sender
+        .send_with(Numbered { n: 2 }, urgent().group("g"))
+        .await
+        .expect_err("a priority and a group");
+    assert!(both.to_string().contains("not supported yet"), "{both}");
+    plain.stop().await.unwrap();
+    if db.layout != StorageLayout::TablePerQueue {
+        sender.stop().await.unwrap();
+        return;
+    }
+    let upgraded = db
+        .builder("Mail", "mail-1")
+        .priorities()
+        .handler::<Numbered, _>(recorder.clone())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    sender.send_with(Numbered { n: 1 }, urgent()).await.unwrap();
+    eventually("the prioritized message is handled", async || {
+        !recorder.handled.lock().unwrap().is_empty()
+    })
+    .await;
+    db.admin().verify_priorities("Mail").await.unwrap();
+    let warnings = db.admin().index_warnings("Mail").await.unwrap();
+    assert!(
+        warnings.is_empty(),
+        "the priority index exists: {warnings:?}"
+    );
+    upgraded.stop().await.unwrap();
+    sender.stop().await.unwrap();
+}
