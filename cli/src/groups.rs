@@ -1,5 +1,6 @@
 //! `nimbus groups QUEUE`: the ordered groups of a queue with messages waiting, longest first,
-//! and which of them are held by a first message waiting for its delayed retry.
+//! and which of them are held by a first message waiting for its delayed retry; and
+//! `nimbus priorities QUEUE`: its messages per priority.
 
 use serde_json::json;
 
@@ -30,6 +31,27 @@ pub async fn run(cli: &Cli, queue: &str, limit: i64) -> Result<(), Failure> {
             ]
         });
         print_table(&["group", "waiting", "state (UTC)"], &[1], rows);
+    }
+    Ok(())
+}
+
+/// Runs `nimbus priorities`: the messages of `queue` per priority, the highest first.
+pub async fn run_priorities(cli: &Cli, queue: &str) -> Result<(), Failure> {
+    let db = connect(cli).await?;
+    let counts = db.priorities(queue).await?;
+    if cli.json {
+        let rows: Vec<_> = counts
+            .iter()
+            .map(|c| json!({"priority": c.priority, "waiting": c.waiting}))
+            .collect();
+        println!("{}", json!({"queue": queue, "priorities": rows}));
+    } else if counts.is_empty() {
+        println!("no message waits in {queue} (or the queue keeps no priorities)");
+    } else {
+        let rows = counts
+            .iter()
+            .map(|c| vec![c.priority.to_string(), c.waiting.to_string()]);
+        print_table(&["priority", "waiting"], &[0, 1], rows);
     }
     Ok(())
 }

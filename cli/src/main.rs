@@ -162,6 +162,11 @@ enum Command {
         #[arg(long, default_value_t = 50)]
         limit: i64,
     },
+    /// The messages of a queue that keeps priorities, per priority, the highest first.
+    Priorities {
+        /// The queue (its endpoint keeps priorities).
+        queue: String,
+    },
     /// Recurring messages the endpoints declare: list them with their next and last ticks,
     /// pause one, resume it.
     #[command(subcommand)]
@@ -260,6 +265,9 @@ enum SchemaCommand {
         /// Queue tables to include with the columns and indexes of ordered groups.
         #[arg(long = "grouped-queue")]
         grouped: Vec<String>,
+        /// Queue tables to include with the Priority column and its index.
+        #[arg(long = "priority-queue")]
+        prioritized: Vec<String>,
         /// The database's SQL to print, instead of the one `--database` names.
         #[arg(long, value_enum)]
         dialect: Option<Dialect>,
@@ -272,6 +280,9 @@ enum SchemaCommand {
         /// Queue tables to create, or complete, with the columns and indexes of ordered groups.
         #[arg(long = "grouped-queue")]
         grouped: Vec<String>,
+        /// Queue tables to create, or complete, with the Priority column and its index.
+        #[arg(long = "priority-queue")]
+        prioritized: Vec<String>,
     },
     /// Checks that everything exists; the error names the statement to run.
     Verify {
@@ -281,8 +292,15 @@ enum SchemaCommand {
         /// Queue tables to check, with the columns and indexes of ordered groups.
         #[arg(long = "grouped-queue")]
         grouped: Vec<String>,
+        /// Queue tables to check, with the Priority column and its index.
+        #[arg(long = "priority-queue")]
+        prioritized: Vec<String>,
     },
 }
+
+/// A script of statements for one queue table (`nimbus::admin::ordered_groups_script` and its
+/// twin for priorities): database, schema, queue.
+type Script = fn(&str, Option<&str>, &str) -> nimbus::Result<String>;
 
 /// `NAME=VALUE`.
 fn parse_header(text: &str) -> Result<(String, String), String> {
@@ -664,9 +682,15 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Schema(SchemaCommand::Print {
             queues,
             grouped,
+            prioritized,
             dialect,
         }) => {
-            let queues: Vec<&str> = queues.iter().chain(grouped).map(String::as_str).collect();
+            let queues: Vec<&str> = queues
+                .iter()
+                .chain(grouped)
+                .chain(prioritized)
+                .map(String::as_str)
+                .collect();
             let dialect = match dialect {
                 Some(Dialect::Sqlite) => "sqlite",
                 Some(Dialect::Postgres) => "postgres",
@@ -682,40 +706,78 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 cli.layout.into(),
                 &queues,
             )?;
-            for queue in grouped {
+            let extras = grouped
+                .iter()
+                .map(|q| {
+                    (
+                        "--grouped-queue",
+                        q,
+                        nimbus::admin::ordered_groups_script as Script,
+                    )
+                })
+                .chain(prioritized.iter().map(|q| {
+                    (
+                        "--priority-queue",
+                        q,
+                        nimbus::admin::priorities_script as Script,
+                    )
+                }));
+            for (flag, queue, make) in extras {
                 if !matches!(cli.layout, Layout::Table) {
                     return Err(format!(
-                        "--grouped-queue {queue}: ordered groups are not supported yet in this \
-                         layout. Fix: use --layout table"
+                        "{flag} {queue}: not supported yet in this layout. Fix: use --layout table"
                     )
                     .into());
                 }
-                let groups =
-                    nimbus::admin::ordered_groups_script(dialect, cli.schema.as_deref(), queue)?;
+                let extra = make(dialect, cli.schema.as_deref(), queue)?;
                 script.push_str(if dialect == "sqlserver" {
                     "GO\n\n"
                 } else {
                     "\n"
                 });
-                script.push_str(&groups);
+                script.push_str(&extra);
             }
             print!("{script}");
         }
-        Command::Schema(SchemaCommand::Apply { queues, grouped }) => {
-            let queues: Vec<&str> = queues.iter().chain(grouped).map(String::as_str).collect();
+        Command::Schema(SchemaCommand::Apply {
+            queues,
+            grouped,
+            prioritized,
+        }) => {
+            let queues: Vec<&str> = queues
+                .iter()
+                .chain(grouped)
+                .chain(prioritized)
+                .map(String::as_str)
+                .collect();
             let db = connect(&cli).await?;
             db.create_schema(&queues).await?;
             for queue in grouped {
                 db.create_ordered_groups(queue).await?;
             }
+            for queue in prioritized {
+                db.create_priorities(queue).await?;
+            }
             report(&cli, json!({"applied": true}), "schema applied");
         }
-        Command::Schema(SchemaCommand::Verify { queues, grouped }) => {
-            let queues: Vec<&str> = queues.iter().chain(grouped).map(String::as_str).collect();
+        Command::Schema(SchemaCommand::Verify {
+            queues,
+            grouped,
+            prioritized,
+        }) => {
+            let queues: Vec<&str> = queues
+                .iter()
+                .chain(grouped)
+                .chain(prioritized)
+                .map(String::as_str)
+                .collect();
             let db = connect(&cli).await?;
             db.verify_schema(&queues).await?;
             for queue in grouped {
                 db.verify_ordered_groups(queue).await?;
+            }
+            for queue in prioritized {
+                db.verify_priorities(queue).await?;
             }
             let mut missing = Vec::new();
             for queue in &queues {
@@ -955,6 +1017,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Schedules(command) => schedules::run(&cli, command).await?,
         Command::Deduplication(command) => deduplication::run(&cli, command).await?,
         Command::Groups { queue, limit } => groups::run(&cli, queue, *limit).await?,
+        Command::Priorities { queue } => groups::run_priorities(&cli, queue).await?,
         Command::DeadLetters(DeadLetterCommand::ReplayAll { filter }) => {
             let db = connect(&cli).await?;
             let ids = matching(&db, filter).await?;

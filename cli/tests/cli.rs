@@ -1708,6 +1708,82 @@ async fn groups_and_grouped_schema(url: &str, schema: Option<&str>) {
     bus.stop().await.unwrap();
 }
 
+/// `nimbus schema apply|verify|print --priority-queue` and `nimbus priorities`: a queue made
+/// with the Priority column verifies, one without it is named with the statements it lacks,
+/// and its messages are counted per priority, the highest first.
+async fn priorities_and_priority_schema(url: &str, schema: Option<&str>) {
+    let run = |args: &'static [&'static str]| nimbus(url, schema, args);
+    let (ok, _, err) = run(&[
+        "schema",
+        "apply",
+        "--priority-queue",
+        "Mailer",
+        "--queue",
+        "Plain",
+    ]);
+    assert!(ok, "{err}");
+    let (ok, _, err) = run(&["schema", "verify", "--priority-queue", "Mailer"]);
+    assert!(ok, "{err}");
+    let (ok, _, err) = run(&["schema", "verify", "--priority-queue", "Plain"]);
+    assert!(
+        !ok && err.contains("Priority"),
+        "names what is missing: {err}"
+    );
+    let dialect = if url.starts_with("sqlite") {
+        "sqlite"
+    } else {
+        "postgres"
+    };
+    let (ok, out, err) = nimbus(
+        url,
+        schema,
+        &[
+            "schema",
+            "print",
+            "--dialect",
+            dialect,
+            "--priority-queue",
+            "Mailer",
+        ],
+    );
+    assert!(ok && out.contains("Index_Priority"), "{out}{err}");
+    let mut builder = nimbus::Bus::builder()
+        .names("Teller", "teller-1")
+        .database_url(url)
+        .route::<Ping>("Mailer");
+    if let Some(schema) = schema {
+        builder = builder.schema(schema);
+    }
+    let bus = builder.build().unwrap().start().await.unwrap();
+    for priority in [0, 9, 9, -2] {
+        let options = nimbus::SendOptions::new().priority(priority);
+        bus.send_with(Ping, options).await.unwrap();
+    }
+    let (ok, out, err) =
+        nimbus_beside_a_bus(url, schema, &["--json", "priorities", "Mailer"]).await;
+    assert!(ok, "{err}");
+    let listed: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let wanted = serde_json::json!([
+        {"priority": 9, "waiting": 2},
+        {"priority": 0, "waiting": 1},
+        {"priority": -2, "waiting": 1}
+    ]);
+    assert_eq!(listed["priorities"], wanted, "{out}");
+    let (ok, out, _) = nimbus_beside_a_bus(url, schema, &["priorities", "Plain"]).await;
+    assert!(ok && out.contains("keeps no priorities"), "{out}");
+    bus.stop().await.unwrap();
+}
+
+#[actix_rt::test]
+async fn priorities_are_counted_and_priority_queues_verified_on_sqlite() {
+    on_sqlite("cli-priorities", priorities_and_priority_schema).await;
+}
+
+#[actix_rt::test]
+async fn priorities_are_counted_and_priority_queues_verified_on_postgres() {
+    on_postgres("cli priorities", priorities_and_priority_schema).await;
+}
+
 #[actix_rt::test]
 async fn groups_are_listed_and_grouped_queues_verified_on_sqlite() {
     on_sqlite("cli-groups", groups_and_grouped_schema).await;

@@ -970,9 +970,10 @@ async fn the_console_counts_deduplication_keys_on_sqlite() {
     }
 }
 
-/// A queue's page lists its ordered groups with messages waiting, the longest first.
+/// A queue's page lists its ordered groups with messages waiting, the longest first; another's
+/// counts its messages per priority.
 #[actix_rt::test]
-async fn the_console_lists_a_queues_ordered_groups_on_sqlite() {
+async fn the_console_lists_a_queues_ordered_groups_and_priorities_on_sqlite() {
     let path = std::env::temp_dir().join(format!("nimbus-console-groups-{}.db", unique()));
     let url = format!("sqlite://{}", path.display());
     let admin = nimbus::admin::Database::connect(&url).await.unwrap();
@@ -994,6 +995,14 @@ async fn the_console_lists_a_queues_ordered_groups_on_sqlite() {
         let options = nimbus::SendOptions::new().group(format!("guest-{guest}"));
         bus.send_with(visit, options).await.unwrap();
     }
+    // And a queue that keeps priorities beside it.
+    admin.create_schema(&["Mailer"]).await.unwrap();
+    admin.create_priorities("Mailer").await.unwrap();
+    for priority in [7, 0, 7] {
+        let visit = Visit { guest: "cy".into() };
+        let options = nimbus::SendOptions::new().to("Mailer").priority(priority);
+        bus.send_with(visit, options).await.unwrap();
+    }
     bus.stop().await.unwrap();
     let (_console, address) = console(&url, None, &["--bind", "127.0.0.1:0"], None);
     let (_driver, client) = browser().await;
@@ -1009,6 +1018,15 @@ async fn the_console_lists_a_queues_ordered_groups_on_sqlite() {
     })
     .await;
     screenshot(&client, &screenshot_dir(), "ordered-groups").await;
+    client
+        .goto(&format!("{address}/queues/Mailer"))
+        .await
+        .unwrap();
+    wait_until("the page counts the messages per priority", || async {
+        let first = text_of(&client, "#priorities tbody tr:first-child").await;
+        first.is_some_and(|t| t.contains('7') && t.contains('2'))
+    })
+    .await;
     client.close().await.unwrap();
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));

@@ -468,6 +468,21 @@ pub fn ordered_groups_script(database: &str, schema: Option<&str>, queue: &str) 
     Ok(crate::sql::ordered_groups_script(dialect, &schema, &queue))
 }
 
+/// The statements that give the table of `queue` (table-per-queue layout) the `Priority`
+/// column and its index where it lacks them, for a DBA to run by hand after the
+/// [`creation_script`] (see [`BusBuilder::priorities`](crate::BusBuilder::priorities)).
+///
+/// ```
+/// let script = nimbus::admin::priorities_script("sqlserver", Some("mail"), "Mailer").unwrap();
+/// assert!(script.contains("ADD [Priority] smallint NOT NULL DEFAULT 0"));
+/// ```
+pub fn priorities_script(database: &str, schema: Option<&str>, queue: &str) -> Result<String> {
+    let dialect = crate::sql::dialect_named(database)?;
+    let schema = script_schema(dialect, schema)?;
+    let queue = script_queue(dialect, queue)?;
+    Ok(crate::sql::priorities_script(dialect, &schema, &queue))
+}
+
 /// `schema` (`None`: the database's default) as a script for `dialect` names it.
 fn script_schema(dialect: &crate::sql::Dialect, schema: Option<&str>) -> Result<SchemaName> {
     let default_schema = dialect.only_schema.unwrap_or(match dialect.folder {

@@ -634,3 +634,42 @@ async fn a_group_held_by_a_retry_is_counted() {
     );
     bus.stop().await.unwrap();
 }
+
+/// Messages sent with a priority are counted per queue and priority when received.
+#[actix_rt::test]
+async fn prioritized_messages_are_counted_by_priority() {
+    snapshotter();
+    let db = TestDatabase::new(Setup {
+        kind: Kind::Sqlite,
+        layout: StorageLayout::TablePerQueue,
+    })
+    .await;
+    let handled = Arc::new(AtomicUsize::new(0));
+    let bus = db
+        .builder("PriorityMetrics", "priority-metrics-1")
+        .route::<Numbered>("PriorityMetrics")
+        .priorities()
+        .handler(Counting(handled.clone()))
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    for (n, priority) in [(0, 8), (1, 8), (2, -1)] {
+        let options = nimbus::SendOptions::new().priority(priority);
+        bus.send_with(Numbered { n }, options).await.unwrap();
+    }
+    bus.send(Numbered { n: 3 }).await.unwrap();
+    nimbus_conformance::eventually("the four are handled", async || {
+        handled.load(Ordering::SeqCst) == 4
+    })
+    .await;
+    let at = |priority: &str| {
+        counter(
+            "nimbus_prioritized_messages_received_total",
+            &[("queue", "PriorityMetrics"), ("priority", priority)],
+        )
+    };
+    assert_eq!((at("8"), at("-1"), at("0")), (2, 1, 0));
+    bus.stop().await.unwrap();
+}

@@ -219,11 +219,12 @@ async fn queue(
             // The ordered groups with messages waiting (none where the queue keeps none); a
             // failed read is said on the page, the messages are still shown.
             let groups = console.db.groups(&name, GROUPS_SHOWN).await;
+            let priorities = console.db.priorities(&name).await;
             page(pages::queue(
                 &console,
                 &name,
                 &messages,
-                &groups,
+                &pages::Kept { groups, priorities },
                 limit,
                 q.note.as_deref(),
             ))

@@ -168,11 +168,19 @@ fn sparkline(samples: Option<&std::collections::VecDeque<i64>>) -> Markup {
     }
 }
 
+/// What a queue's table keeps beside its messages, as its page lists it: its ordered groups with
+/// messages waiting and its messages per priority (each empty where the queue keeps none; an
+/// error is said on the page).
+pub struct Kept {
+    pub groups: nimbus::Result<Vec<nimbus::GroupSummary>>,
+    pub priorities: nimbus::Result<Vec<nimbus::PriorityCount>>,
+}
+
 pub fn queue(
     console: &Console,
     name: &str,
     messages: &[QueuedMessage],
-    groups: &nimbus::Result<Vec<nimbus::GroupSummary>>,
+    kept: &Kept,
     limit: i64,
     note: Option<&str>,
 ) -> Markup {
@@ -189,7 +197,23 @@ pub fn queue(
                 @else { (action(console, &format!("{link}/pause"), "Pause", &format!("Pause {name}? Its endpoints stop taking its messages."), &link)) }
             }
         }
-        @match groups {
+        @match &kept.priorities {
+            Err(e) => p.error { "Reading the priorities failed: " (e) }
+            Ok(counts) if !counts.is_empty() => {
+                h2 { "Priorities" }
+                p.hint { "Messages per priority: the highest are received first, the oldest first within a priority." }
+                table #priorities {
+                    thead { tr { th { "priority" } th { "waiting" } } }
+                    tbody {
+                        @for c in counts {
+                            tr { td.number { (c.priority) } td.number { (c.waiting) } }
+                        }
+                    }
+                }
+            }
+            Ok(_) => {}
+        }
+        @match &kept.groups {
             Err(e) => p.error { "Reading the ordered groups failed: " (e) }
             Ok(groups) if !groups.is_empty() => {
                 h2 { "Ordered groups" }

@@ -900,7 +900,8 @@ async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
         "the database's time comes without rows too"
     );
 
-    let mut c = ordered_groups(c, &schema).await;
+    let c = ordered_groups(c, &schema).await;
+    let mut c = priorities(c, &schema).await;
 
     // Dropping a queue twice is fine.
     for _ in 0..2 {
@@ -1126,6 +1127,81 @@ async fn ordered_groups<D: Driver>(mut c: Held<D>, schema: &SchemaName) -> Held<
     assert_eq!(groups.len(), 1, "{groups:?}");
     assert_eq!((groups[0].key.as_str(), groups[0].waiting), ("g", 2));
     assert!(groups[0].held_until.is_some(), "held: {groups:?}");
+    c.run_script(&q.drop, &[]).await.expect("drop queue");
+    c
+}
+
+/// The statements of priorities on a table of their own: the column and index are added to a
+/// seed 000 table; a plain insert gets priority 0; receives take the highest first, the oldest
+/// first within one; the list counts per priority.
+async fn priorities<D: Driver>(mut c: Held<D>, schema: &SchemaName) -> Held<D> {
+    let dialect = c.driver.dialect();
+    let queue = QueueName::new(format!("P it's {}", unique())).expect("a valid name");
+    let q = dialect.queue_sql(schema, &queue);
+    let (name, table) = (schema.as_str(), queue.as_str());
+    c.run_script(&q.create_table, &[name, table])
+        .await
+        .expect("queue table");
+    c.run_script(&q.priorities.column, &[name, table])
+        .await
+        .expect("the Priority column");
+    let index = &q.priorities.index;
+    for _ in 0..2 {
+        c.run_script(&index.create_if_missing, &index.guard_names(name, table))
+            .await
+            .expect("the priority index");
+    }
+    let ids: Vec<Uuid> = (0..4).map(|_| Uuid::new_v4()).collect();
+    c.insert_queue_row(&q.insert, &row(ids[0], "{}", b"{}"))
+        .await
+        .expect("a plain row, at 0");
+    for (id, priority) in [(ids[1], 5), (ids[2], -3), (ids[3], 5)] {
+        let statement = super::statements::priority_row_statement(
+            &q.priorities.insert,
+            &row(id, "{}", b"{}"),
+            priority,
+        );
+        c.run(&statement).await.expect("a row at a priority");
+    }
+    let counts = c
+        .priority_counts(&q.priorities.list)
+        .await
+        .expect("the counts");
+    let counted: Vec<(i64, i64)> = counts.iter().map(|p| (p.priority, p.waiting)).collect();
+    assert_eq!(counted, [(5, 2), (0, 1), (-3, 1)]);
+    let first = c
+        .begin_and_receive(&q.priorities.receive, &[])
+        .await
+        .expect("a receive")
+        .expect("a row");
+    assert!(
+        first.id.eq_ignore_ascii_case(&ids[1].to_string()),
+        "{first:?}"
+    );
+    let mut c = commit(c).await;
+    let batch = q.priorities.receive_batch.clone().expect("a batch");
+    let rest = c
+        .begin_and_receive_many(&batch, &[Param::BigInt(Some(10))], None)
+        .await
+        .expect("a batch");
+    let order: Vec<String> = rest.iter().map(|m| m.id.to_lowercase()).collect();
+    let wanted: Vec<String> = [ids[3], ids[0], ids[2]]
+        .iter()
+        .map(Uuid::to_string)
+        .collect();
+    if dialect.folder == "sqlite" {
+        // SQLite's RETURNING promises no order: the batch holds the rows, in any order.
+        let (mut got, mut want) = (order.clone(), wanted.clone());
+        got.sort();
+        want.sort();
+        assert_eq!(got, want);
+    } else {
+        assert_eq!(
+            order, wanted,
+            "the highest first, the oldest first within one"
+        );
+    }
+    let mut c = commit(c).await;
     c.run_script(&q.drop, &[]).await.expect("drop queue");
     c
 }

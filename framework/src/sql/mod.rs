@@ -16,7 +16,7 @@ pub(crate) use dialect::SQLITE;
 pub(crate) use dialect::SQLSERVER;
 pub(crate) use dialect::{Dialect, Placeholder};
 pub(crate) use multi_row::multi_row_insert;
-pub(crate) use script::{creation_script, dialect_named, ordered_groups_script};
+pub(crate) use script::{creation_script, dialect_named, ordered_groups_script, priorities_script};
 pub(crate) use statements::{
     IndexDefinition, IndexSql, NServiceBusSubscriptionSql, QueueColumns, QueueSql, SchemaSql,
 };

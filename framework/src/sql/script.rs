@@ -108,9 +108,43 @@ pub(crate) fn ordered_groups_script(
     queue: &QueueName,
 ) -> String {
     let groups = dialect.queue_sql(schema, queue).groups;
+    columns_script(
+        dialect,
+        schema,
+        queue,
+        &groups.columns,
+        &[&groups.index_group, &groups.index_group_position],
+    )
+}
+
+/// The statements that give `queue`'s table (seed 000's shape, table-per-queue layout) the
+/// `Priority` column and its index, each guarded to run only where missing.
+pub(crate) fn priorities_script(
+    dialect: &'static Dialect,
+    schema: &SchemaName,
+    queue: &QueueName,
+) -> String {
+    let priorities = dialect.queue_sql(schema, queue).priorities;
+    columns_script(
+        dialect,
+        schema,
+        queue,
+        &priorities.column,
+        &[&priorities.index],
+    )
+}
+
+/// `columns` (a script adding columns to `queue`'s table) and then `indexes`, as one script.
+fn columns_script(
+    dialect: &'static Dialect,
+    schema: &SchemaName,
+    queue: &QueueName,
+    columns: &str,
+    indexes: &[&super::IndexSql],
+) -> String {
     let (name, table) = (schema.as_str(), queue.as_str());
-    let mut parts: Vec<(String, Vec<&str>)> = vec![(groups.columns.clone(), vec![name, table])];
-    for index in [&groups.index_group, &groups.index_group_position] {
+    let mut parts: Vec<(String, Vec<&str>)> = vec![(columns.to_string(), vec![name, table])];
+    for index in indexes {
         parts.push((
             index.create_if_missing.clone(),
             index.guard_names(name, table).to_vec(),

@@ -1,0 +1,1 @@
+ALTER TABLE "it's [Wal]] ""rus""" ADD COLUMN "Priority" INTEGER NOT NULL DEFAULT 0;
