@@ -236,6 +236,8 @@ mod guide {
     mod deduplication {}
     #[doc = include_str!("../../docs/guide/ordered-groups.md")]
     mod ordered_groups {}
+    #[doc = include_str!("../../docs/guide/priorities.md")]
+    mod priorities {}
     #[doc = include_str!("../../docs/guide/testing.md")]
     mod testing {}
     #[doc = include_str!("../../docs/guide/operations.md")]

@@ -856,7 +856,8 @@ impl BusBuilder {
     /// # #[derive(serde::Serialize, serde::Deserialize, nimbus::Command)]
     /// # struct AdjustBalance { account: String, cents: i64 }
     /// # async fn run() -> nimbus::Result<()> {
-    /// let bus = nimbus::BusBuilder::new("Ledger")
+    /// let bus = nimbus::Bus::builder()
+    ///     .names("Ledger", "ledger-1")
     ///     .ordered_groups()
     ///     .route::<AdjustBalance>("Ledger")
     ///     .build()?
@@ -889,7 +890,8 @@ impl BusBuilder {
     /// # #[derive(serde::Serialize, serde::Deserialize, nimbus::Command)]
     /// # struct SendEmail { to: String }
     /// # async fn run() -> nimbus::Result<()> {
-    /// let bus = nimbus::BusBuilder::new("Mailer")
+    /// let bus = nimbus::Bus::builder()
+    ///     .names("Mailer", "mailer-1")
     ///     .priorities()
     ///     .route::<SendEmail>("Mailer")
     ///     .build()?
