@@ -10,14 +10,14 @@
 //! A ratio is the median of its rounds' rates (deduplicated ÷ plain), with the lowest and
 //! highest.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use nimbus::admin::Database;
 use nimbus::{Bus, SendOptions};
 use serde_json::json;
 
-use super::drive::{run_tasks, wait_for};
-use super::message::{ping, Empty, Ping, Tally};
+use super::drive::{drain_rate, run_tasks};
+use super::message::{ping, Ping};
 use super::stats::Pairs;
 use super::workload::builder;
 use super::{Settings, Target};
@@ -128,23 +128,11 @@ async fn receive_rate(
     queue: &str,
     inbox: bool,
 ) -> Result<f64, Failure> {
-    let handled = Tally::default();
-    let mut receiver = builder(target, settings.concurrency, queue, "receiver")
-        .monitoring_interval(None)
-        .handler(Empty(handled.clone()));
-    if inbox {
-        receiver = receiver.inbox(Duration::from_secs(3600));
-    }
-    if let Some(threads) = settings.handler_threads {
-        receiver = receiver.handler_threads(threads);
-    }
-    let started = Instant::now();
-    let bus = receiver.build()?.start().await?;
-    let drained = wait_for(&handled, settings.messages, "the receiving endpoint").await;
-    let elapsed = started.elapsed();
-    bus.stop().await?;
-    drained?;
-    Ok(settings.messages as f64 / elapsed.as_secs_f64().max(1e-9))
+    drain_rate(target, settings, queue, |receiver| match inbox {
+        true => receiver.inbox(Duration::from_secs(3600)),
+        false => receiver,
+    })
+    .await
 }
 
 fn print(target: &Target, settings: &Settings, sends: &Pairs, receives: &Pairs, json: bool) {

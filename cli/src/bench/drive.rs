@@ -105,3 +105,28 @@ where
     }
     Ok(results)
 }
+
+/// Drains the `--messages` messages queued in `queue` with an endpoint of `--concurrency`
+/// receivers and empty handlers, as `configure` sets it up (an inbox, a fixed batch): messages
+/// per second from its start.
+pub async fn drain_rate(
+    target: &super::Target,
+    settings: &super::Settings,
+    queue: &str,
+    configure: impl FnOnce(nimbus::BusBuilder) -> nimbus::BusBuilder,
+) -> Result<f64, Failure> {
+    let handled = Tally::default();
+    let mut receiver = super::workload::builder(target, settings.concurrency, queue, "receiver")
+        .monitoring_interval(None)
+        .handler(super::message::Empty(handled.clone()));
+    if let Some(threads) = settings.handler_threads {
+        receiver = receiver.handler_threads(threads);
+    }
+    let started = Instant::now();
+    let bus = configure(receiver).build()?.start().await?;
+    let drained = wait_for(&handled, settings.messages, "the receiving endpoint").await;
+    let elapsed = started.elapsed();
+    bus.stop().await?;
+    drained?;
+    Ok(settings.messages as f64 / elapsed.as_secs_f64().max(1e-9))
+}

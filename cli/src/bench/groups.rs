@@ -9,14 +9,12 @@
 //!
 //! A ratio is the median of its rounds' rates (grouped ÷ ungrouped), with the lowest and highest.
 
-use std::time::Instant;
-
 use nimbus::admin::Database;
 use nimbus::{Bus, SendOptions};
 use serde_json::json;
 
-use super::drive::{run_tasks, wait_for};
-use super::message::{ping, Empty, Ping, Tally};
+use super::drive::{drain_rate, run_tasks};
+use super::message::{ping, Ping};
 use super::stats::Pairs;
 use super::workload::builder;
 use super::{Settings, Target};
@@ -119,26 +117,17 @@ async fn send_rate(
     Ok(settings.messages as f64 / elapsed.as_secs_f64().max(1e-9))
 }
 
-/// Drains the `--messages` messages queued in `queue` with an endpoint: messages per second
-/// from its start. The endpoint finds whether the queue keeps groups.
+/// Drains the `--messages` messages queued in `queue` with an endpoint (at `--receive-batch`
+/// when given): messages per second from its start. The endpoint finds whether the queue keeps
+/// groups.
 async fn receive_rate(target: &Target, settings: &Settings, queue: &str) -> Result<f64, Failure> {
-    let handled = Tally::default();
-    let mut receiver = builder(target, settings.concurrency, queue, "receiver")
-        .monitoring_interval(None)
-        .handler(Empty(handled.clone()));
-    if let Some(threads) = settings.handler_threads {
-        receiver = receiver.handler_threads(threads);
-    }
-    if let Some(batch) = settings.receive_batch {
-        receiver = receiver.receive_batch(batch);
-    }
-    let started = Instant::now();
-    let bus = receiver.build()?.start().await?;
-    let drained = wait_for(&handled, settings.messages, "the receiving endpoint").await;
-    let elapsed = started.elapsed();
-    bus.stop().await?;
-    drained?;
-    Ok(settings.messages as f64 / elapsed.as_secs_f64().max(1e-9))
+    drain_rate(target, settings, queue, |receiver| {
+        match settings.receive_batch {
+            Some(batch) => receiver.receive_batch(batch),
+            None => receiver,
+        }
+    })
+    .await
 }
 
 fn print(target: &Target, settings: &Settings, sends: &Pairs, receives: &Pairs, json: bool) {

@@ -364,6 +364,61 @@ impl Context {
         Ok(columns.iter().any(|c| self.same_name(c, name)))
     }
 
+    /// Makes sure of a queue table's optional columns (`columns`) as `wanted` says: only find
+    /// out, require them and their indexes (an error names the statements that add what is
+    /// missing), or add what is missing (under the schema lock, logged). Returns whether the
+    /// table keeps them.
+    pub async fn optional_columns<D: Driver>(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+        wanted: Wanted,
+        columns: OptionalColumns<'_>,
+    ) -> Result<bool> {
+        let OptionalColumns {
+            what,
+            found,
+            add,
+            indexes,
+        } = columns;
+        if !found && wanted == Wanted::Detect {
+            return Ok(false);
+        }
+        let (schema, table) = (self.schema.as_str(), queue.as_str());
+        let missing = match found {
+            true => self.missing_indexes(c, table, indexes).await?,
+            false => indexes.to_vec(),
+        };
+        if wanted == Wanted::Detect || (found && missing.is_empty()) {
+            return Ok(true);
+        }
+        if wanted == Wanted::Require {
+            let statement = (!found)
+                .then_some(add)
+                .into_iter()
+                .chain(missing.iter().map(|i| i.create.as_str()))
+                .collect::<Vec<_>>()
+                .join("\n");
+            return Err(self.missing(
+                format!("{what} and their indexes in queue table {table:?}"),
+                &statement,
+            ));
+        }
+        self.lock_schema(c).await?;
+        if !found {
+            tracing::info!(queue = %queue, "adding {what} to the queue table");
+            let object = format!("{what} of queue table {table:?}");
+            self.create(c, &object, add, &[schema, table]).await?;
+        }
+        for index in missing {
+            let object = format!("index {} of queue table {table:?}", index.name);
+            let guard = index.guard_names(schema, table);
+            self.create(c, &object, &index.create_if_missing, &guard)
+                .await?;
+        }
+        Ok(true)
+    }
+
     /// The error for a send to `queue`, which does not exist, with the closest of `known`.
     fn unknown_queue(queue: &QueueName, known: &[String]) -> NimbusError {
         NimbusError::UnknownQueue {
@@ -875,7 +930,19 @@ impl QueueStatements<'_> {
     }
 }
 
-/// What [`Storage::ordered_groups`] makes sure of.
+/// A queue table's optional columns, as [`Context::optional_columns`] makes sure of them.
+pub(crate) struct OptionalColumns<'a> {
+    /// What they are, for the log and errors ("the Priority column").
+    pub what: &'static str,
+    /// The table has them.
+    pub found: bool,
+    /// The script that adds them (schema and table names as values on SQL Server).
+    pub add: &'a str,
+    /// Their indexes.
+    pub indexes: &'a [&'a IndexSql],
+}
+
+/// What [`Storage::ordered_groups`] and [`Storage::priorities`] make sure of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Wanted {
     /// Only find out whether the table keeps groups.
@@ -1257,56 +1324,6 @@ impl<D: Driver> Storage<D> for TablePerQueue {
         Ok(())
     }
 
-    async fn priorities(&self, c: &mut Held<D>, queue: &QueueName, wanted: Wanted) -> Result<bool> {
-        let cx = &self.context;
-        let entry = cx.catalog.queue(queue);
-        let has_column = cx.has_priority_column(c, queue).await?;
-        if !has_column && wanted == Wanted::Detect {
-            entry.set_keeps_priorities(false);
-            return Ok(false);
-        }
-        let (schema, table) = (cx.schema.as_str(), queue.as_str());
-        let priorities = &entry.sql.priorities;
-        let missing = match has_column {
-            true => cx.missing_indexes(c, table, &[&priorities.index]).await?,
-            false => vec![&priorities.index],
-        };
-        if wanted != Wanted::Detect && (!has_column || !missing.is_empty()) {
-            if wanted == Wanted::Require {
-                let statement = std::iter::once(priorities.column.as_str())
-                    .chain(missing.iter().map(|i| i.create.as_str()))
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                return Err(cx.missing(
-                    format!("the Priority column and index of queue table {table:?}"),
-                    &statement,
-                ));
-            }
-            cx.lock_schema(c).await?;
-            if !has_column {
-                tracing::info!(queue = %queue, "adding the Priority column to the queue table");
-                cx.create(
-                    c,
-                    &format!("the Priority column of queue table {table:?}"),
-                    &priorities.column,
-                    &[schema, table],
-                )
-                .await?;
-            }
-            for index in missing {
-                cx.create(
-                    c,
-                    &format!("index {} of queue table {table:?}", index.name),
-                    &index.create_if_missing,
-                    &index.guard_names(schema, table),
-                )
-                .await?;
-            }
-        }
-        entry.set_keeps_priorities(true);
-        Ok(true)
-    }
-
     async fn check_groups(
         &self,
         c: &mut Held<D>,
@@ -1322,6 +1339,28 @@ impl<D: Driver> Storage<D> for TablePerQueue {
         Ok(())
     }
 
+    async fn priorities(&self, c: &mut Held<D>, queue: &QueueName, wanted: Wanted) -> Result<bool> {
+        let cx = &self.context;
+        let entry = cx.catalog.queue(queue);
+        let sql = &entry.sql.priorities;
+        let found = cx.has_priority_column(c, queue).await?;
+        let kept = cx
+            .optional_columns(
+                c,
+                queue,
+                wanted,
+                OptionalColumns {
+                    what: "the Priority column",
+                    found,
+                    add: &sql.column,
+                    indexes: &[&sql.index],
+                },
+            )
+            .await?;
+        entry.set_keeps_priorities(kept);
+        Ok(kept)
+    }
+
     async fn ordered_groups(
         &self,
         c: &mut Held<D>,
@@ -1330,52 +1369,23 @@ impl<D: Driver> Storage<D> for TablePerQueue {
     ) -> Result<bool> {
         let cx = &self.context;
         let entry = cx.catalog.queue(queue);
-        let has_columns = cx.has_group_columns(c, queue).await?;
-        if !has_columns && wanted == Wanted::Detect {
-            entry.set_keeps_groups(false);
-            return Ok(false);
-        }
-        let (schema, table) = (cx.schema.as_str(), queue.as_str());
-        let groups = &entry.sql.groups;
-        let indexes = [&groups.index_group, &groups.index_group_position];
-        let missing = match has_columns {
-            true => cx.missing_indexes(c, table, &indexes).await?,
-            false => indexes.to_vec(),
-        };
-        if wanted != Wanted::Detect && (!has_columns || !missing.is_empty()) {
-            if wanted == Wanted::Require {
-                let statement = std::iter::once(groups.columns.as_str())
-                    .chain(missing.iter().map(|i| i.create.as_str()))
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                return Err(cx.missing(
-                    format!("the ordered-group columns and indexes of queue table {table:?}"),
-                    &statement,
-                ));
-            }
-            cx.lock_schema(c).await?;
-            if !has_columns {
-                tracing::info!(queue = %queue, "adding the columns of ordered groups (GroupKey, GroupPosition, NotBefore) to the queue table");
-                cx.create(
-                    c,
-                    &format!("the ordered-group columns of queue table {table:?}"),
-                    &groups.columns,
-                    &[schema, table],
-                )
-                .await?;
-            }
-            for index in missing {
-                cx.create(
-                    c,
-                    &format!("index {} of queue table {table:?}", index.name),
-                    &index.create_if_missing,
-                    &index.guard_names(schema, table),
-                )
-                .await?;
-            }
-        }
-        entry.set_keeps_groups(true);
-        Ok(true)
+        let sql = &entry.sql.groups;
+        let found = cx.has_group_columns(c, queue).await?;
+        let kept = cx
+            .optional_columns(
+                c,
+                queue,
+                wanted,
+                OptionalColumns {
+                    what: "the ordered-group columns (GroupKey, GroupPosition, NotBefore)",
+                    found,
+                    add: &sql.columns,
+                    indexes: &[&sql.index_group, &sql.index_group_position],
+                },
+            )
+            .await?;
+        entry.set_keeps_groups(kept);
+        Ok(kept)
     }
 
     async fn register(&self, _c: &mut Held<D>, _queue: &QueueName) -> Result<()> {
