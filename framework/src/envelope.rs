@@ -84,6 +84,19 @@ pub(crate) fn priority_in(headers: &Headers) -> Option<i16> {
     headers.get(headers::PRIORITY)?.parse().ok()
 }
 
+/// The ordered group the serialized headers `json` name ([`headers::GROUP`]), read only when
+/// the text names the header: a delayed message of a group joins the end of its group when due.
+pub(crate) fn group_in_json(json: &str) -> Option<GroupPlace> {
+    if !json.contains(headers::GROUP) {
+        return None;
+    }
+    let headers = serde_json::from_str::<Headers>(json).ok()?;
+    Some(GroupPlace {
+        key: headers.get(headers::GROUP)?.clone(),
+        position: None,
+    })
+}
+
 /// The priority the serialized headers `json` carry, read only when the text names the header.
 pub(crate) fn priority_in_json(json: &str) -> Option<i16> {
     if !json.contains(headers::PRIORITY) {
@@ -285,8 +298,9 @@ impl SendOptions {
     ///
     /// The receiving endpoint must keep groups (see
     /// [`BusBuilder::ordered_groups`](crate::BusBuilder::ordered_groups)); a send to a queue
-    /// that does not fails and writes nothing. A key is 1 to [`MAX_GROUP_KEY_LEN`] bytes. Not
-    /// supported yet together with a delay or a due time.
+    /// that does not fails and writes nothing. A key is 1 to [`MAX_GROUP_KEY_LEN`] bytes. With
+    /// a delay or a due time the message waits among the delayed messages (where it can be
+    /// cancelled or rescheduled) and joins the end of its group when it is due.
     pub fn group(mut self, key: impl Into<String>) -> Self {
         self.group = Some(key.into());
         self
@@ -353,12 +367,6 @@ impl SendOptions {
                         key.len()
                     ),
                     "give SendOptions::group a shorter, non-empty key (a hash of a long one)",
-                ));
-            }
-            if message.delivery != Delivery::Immediate {
-                return Err(NimbusError::config(
-                    "a delayed send of a message of an ordered group is not supported yet",
-                    "send it without SendOptions::delay/deliver_at, or without a group",
                 ));
             }
             message.group = Some(GroupPlace {

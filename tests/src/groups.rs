@@ -176,7 +176,8 @@ pub async fn ordered_groups_keep_send_order_across_instances(kind: Setup) {
 
 /// A grouped send to a queue whose table has no group columns is refused and writes nothing;
 /// the endpoint's next start with `ordered_groups()` gives the existing table the columns, and
-/// the same send then goes through. A delayed grouped send and an oversized key are refused.
+/// the same send then goes through. An oversized key is refused; a delayed grouped send waits
+/// among the delayed messages and joins the end of its group when due.
 pub async fn a_grouped_send_needs_a_queue_that_keeps_groups(kind: Setup) {
     let db = TestDatabase::new(kind).await;
     let seen = Arc::new(Mutex::new(Seen::default()));
@@ -215,11 +216,8 @@ pub async fn a_grouped_send_needs_a_queue_that_keeps_groups(kind: Setup) {
     let delayed = sender
         .send_with(Numbered { n: 2 }, grouped(2).delay(Duration::from_secs(5)))
         .await
-        .expect_err("a delayed grouped send");
-    assert!(
-        delayed.to_string().contains("not supported yet"),
-        "{delayed}"
-    );
+        .expect_err("a delayed grouped send to the same queue");
+    assert!(delayed.to_string().contains(wanted), "{delayed}");
     let long = SendOptions::new().to("Grouped").group("k".repeat(256));
     let too_long = sender
         .send_with(Numbered { n: 3 }, long)
@@ -249,6 +247,31 @@ pub async fn a_grouped_send_needs_a_queue_that_keeps_groups(kind: Setup) {
         !seen.lock().unwrap().order.is_empty()
     })
     .await;
+    // Group 7: n = 7 (place 0) sent with a delay, then n = 19 (place 1) at once. The delayed
+    // one joins the group when it is due, so it is handled second.
+    let late = |n: u32| {
+        SendOptions::new()
+            .group("7")
+            .to("Grouped")
+            .message_id(id(n))
+    };
+    sender
+        .send_with(Numbered { n: 7 }, late(7).delay(Duration::from_millis(300)))
+        .await
+        .unwrap();
+    sender
+        .send_with(Numbered { n: 19 }, late(19))
+        .await
+        .unwrap();
+    eventually("both messages of group 7 are handled", async || {
+        seen.lock().unwrap().order.get(&7).map(Vec::len) == Some(2)
+    })
+    .await;
+    assert_eq!(
+        seen.lock().unwrap().order[&7],
+        [1, 0],
+        "the delayed message joined its group when due, behind the one sent at once"
+    );
     // The columns and both group indexes exist, as the admin handle and the index check see.
     db.admin().verify_ordered_groups("Grouped").await.unwrap();
     let warnings = db.admin().index_warnings("Grouped").await.unwrap();

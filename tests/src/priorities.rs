@@ -128,6 +128,12 @@ pub async fn a_prioritized_send_needs_a_queue_that_keeps_priorities(kind: Setup)
         _ => "does not keep priorities",
     };
     assert!(refused.to_string().contains(wanted), "{refused}");
+    // Again, to a queue this process now knows exists: still refused, never written without.
+    let again = sender
+        .send_with(Numbered { n: 1 }, urgent())
+        .await
+        .expect_err("still no priorities");
+    assert!(again.to_string().contains(wanted), "{again}");
     assert_eq!(db.count("Mail").await, 0, "nothing written");
     let both = sender
         .send_with(Numbered { n: 2 }, urgent().group("g"))

@@ -1152,9 +1152,15 @@ impl<D: Driver> Storage<D> for TablePerQueue {
             body: &message.body,
             expires_at: message.expires_at,
         };
-        if let Some(group) = &message.group {
-            // A message of a group waits in its place in the queue, never among the delayed
-            // messages, so that the messages after it in its group wait for it.
+        // A message of a group goes to its queue at once; so does a retry of one (it has a
+        // place), which waits there for its delay so that the messages after it in its group
+        // wait for it. A first send with a delay waits among the delayed messages and joins the
+        // end of its group when due.
+        let into_group = message
+            .group
+            .as_ref()
+            .filter(|g| message.delivery == Delivery::Immediate || g.position.is_some());
+        if let Some(group) = into_group {
             let not_before_ms = match message.delivery {
                 Delivery::Immediate => None,
                 Delivery::AfterMs(ms) => Some(ms),
@@ -1298,10 +1304,14 @@ impl<D: Driver> Storage<D> for TablePerQueue {
 
     fn writes_in_one_statement(&self, queue: &QueueName, message: &OutgoingMessage) -> bool {
         let entry = self.context.catalog.queue(queue);
-        match message.group {
-            // A grouped row goes to its queue whatever its delivery, once the table is known to
-            // keep groups.
-            Some(_) => entry.is_known_to_exist() && entry.keeps_groups() == Some(true),
+        match &message.group {
+            // A grouped row goes to its queue (at once, or a retry that waits there), once the
+            // table is known to keep groups.
+            Some(g) => {
+                (message.delivery == Delivery::Immediate || g.position.is_some())
+                    && entry.is_known_to_exist()
+                    && entry.keeps_groups() == Some(true)
+            }
             None => {
                 message.delivery == Delivery::Immediate
                     && entry.is_known_to_exist()
@@ -1574,8 +1584,12 @@ impl<D: Driver> Storage<D> for SharedTable {
         }
     }
 
-    fn writes_in_one_statement(&self, queue: &QueueName, _message: &OutgoingMessage) -> bool {
-        self.context.catalog.queue(queue).is_known_to_exist()
+    fn writes_in_one_statement(&self, queue: &QueueName, message: &OutgoingMessage) -> bool {
+        // A message of a group or with a priority goes the way that checks whether its queue
+        // keeps them, which the shared table does not yet: it is refused, never written without.
+        message.group.is_none()
+            && message.priority.is_none()
+            && self.context.catalog.queue(queue).is_known_to_exist()
     }
 
     async fn register(&self, c: &mut Held<D>, queue: &QueueName) -> Result<()> {

@@ -435,8 +435,10 @@ impl<D: Driver> Inner<D> {
             (Some(why), _) => why.clone(),
             (None, Err(e)) => format!("its destination cannot be used: {e}"),
             (None, Ok(queue)) => {
-                // Its priority waited in its headers (the delayed table has no column for it).
+                // Its priority and group waited in its headers (the delayed table has no column
+                // for them): a message of a group joins the end of its group now.
                 let priority = crate::envelope::priority_in_json(&row.headers);
+                let group = crate::envelope::group_in_json(&row.headers);
                 return Ok(OutgoingMessage {
                     destination: Destination::Queue(queue),
                     id: Uuid::parse_str(&row.id).unwrap_or_else(|_| Uuid::new_v4()),
@@ -447,7 +449,7 @@ impl<D: Driver> Inner<D> {
                     body: row.body,
                     time_to_be_received_ms: None,
                     delivery: Delivery::Immediate,
-                    group: None,
+                    group,
                     priority,
                 });
             }
