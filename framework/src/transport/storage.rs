@@ -334,34 +334,16 @@ impl Context {
             .collect())
     }
 
-    /// Whether `queue`'s table has the columns of ordered groups (its `GroupKey`).
-    pub async fn has_group_columns<D: Driver>(
+    /// Whether `queue`'s table has the column of `feature`, as the catalog says.
+    pub async fn has_feature<D: Driver>(
         &self,
         c: &mut Held<D>,
         queue: &QueueName,
-    ) -> Result<bool> {
-        self.has_column(c, queue, GROUP_KEY).await
-    }
-
-    /// Whether `queue`'s table has the `Priority` column.
-    pub async fn has_priority_column<D: Driver>(
-        &self,
-        c: &mut Held<D>,
-        queue: &QueueName,
-    ) -> Result<bool> {
-        self.has_column(c, queue, PRIORITY).await
-    }
-
-    /// Whether `queue`'s table has the column `name`.
-    async fn has_column<D: Driver>(
-        &self,
-        c: &mut Held<D>,
-        queue: &QueueName,
-        name: &str,
+        feature: QueueFeature,
     ) -> Result<bool> {
         let schema = queue.schema().unwrap_or(&self.schema);
         let columns = self.table_columns(c, schema, queue).await?;
-        Ok(columns.iter().any(|c| self.same_name(c, name)))
+        Ok(columns.iter().any(|c| self.same_name(c, feature.column())))
     }
 
     /// Makes sure of a queue table's optional columns (`columns`) as `wanted` says: only find
@@ -529,11 +511,14 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
         created: &mut Vec<Arc<QueueEntry>>,
     ) -> Result<PlannedInsert> {
         let entry = ensure_exists(self, self.context(), c, queue, creation, created).await?;
-        if message.group.is_some() && entry.keeps_groups() != Some(true) {
-            self.check_groups(c, queue, &entry).await?;
-        }
-        if message.priority.is_some() && entry.keeps_priorities() != Some(true) {
-            self.check_priorities(c, queue, &entry).await?;
+        let needed = [
+            (message.group.is_some(), QueueFeature::Groups),
+            (message.priority.is_some(), QueueFeature::Priorities),
+        ];
+        for (_, feature) in needed.into_iter().filter(|(needs, _)| *needs) {
+            if feature.kept(&entry) != Some(true) {
+                self.check_kept(c, queue, &entry, feature).await?;
+            }
         }
         Ok(self.planned(entry, queue, message, row_id))
     }
@@ -576,28 +561,18 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
     /// allow creating tables) or its record.
     async fn make(&self, c: &mut Held<D>, queue: &QueueName, entry: &QueueEntry) -> Result<()>;
 
-    /// Makes sure `queue`'s table (`entry`) can take a message of an ordered group: it has the
-    /// group columns. The layouts without a table per queue cannot keep groups yet.
-    async fn check_groups(
+    /// Makes sure `queue`'s table (`entry`) can take a message that needs `feature` (a group,
+    /// a priority): it has the feature's column. The layouts without a table per queue cannot
+    /// keep either yet.
+    async fn check_kept(
         &self,
         c: &mut Held<D>,
         queue: &QueueName,
         entry: &QueueEntry,
+        feature: QueueFeature,
     ) -> Result<()> {
         let _ = (c, entry);
-        Err(groups_unsupported(self.context(), queue))
-    }
-
-    /// Makes sure `queue`'s table (`entry`) can take a message with a priority: it has the
-    /// `Priority` column. The layouts without a table per queue cannot keep priorities yet.
-    async fn check_priorities(
-        &self,
-        c: &mut Held<D>,
-        queue: &QueueName,
-        entry: &QueueEntry,
-    ) -> Result<()> {
-        let _ = (c, entry);
-        Err(priorities_unsupported(self.context(), queue))
+        Err(feature.unsupported(self.context(), queue))
     }
 
     /// Finds whether `queue`'s table keeps priorities, and makes sure it does as `wanted` says.
@@ -606,7 +581,7 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
         let _ = c;
         match wanted {
             Wanted::Detect => Ok(false),
-            _ => Err(priorities_unsupported(self.context(), queue)),
+            _ => Err(QueueFeature::Priorities.unsupported(self.context(), queue)),
         }
     }
 
@@ -621,7 +596,7 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
         let _ = c;
         match wanted {
             Wanted::Detect => Ok(false),
-            _ => Err(groups_unsupported(self.context(), queue)),
+            _ => Err(QueueFeature::Groups.unsupported(self.context(), queue)),
         }
     }
 
@@ -953,52 +928,78 @@ pub(crate) enum Wanted {
     Create,
 }
 
-/// The error of a message of an ordered group for `queue` in a layout that cannot keep groups.
-fn groups_unsupported(cx: &Context, queue: &QueueName) -> NimbusError {
-    NimbusError::config(
-        format!(
-            "queue {queue}: ordered groups are not supported yet in the {:?} layout",
-            cx.layout
-        ),
-        "keep queues that receive grouped messages in the table-per-queue layout \
-         (StorageLayout::TablePerQueue), or send without a group",
-    )
+/// What a queue table may keep beside the seed's columns, which a send that needs it checks
+/// for: ordered groups, priorities.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum QueueFeature {
+    /// `GroupKey`, `GroupPosition`, `NotBefore` ([`crate::BusBuilder::ordered_groups`]).
+    Groups,
+    /// `Priority` ([`crate::BusBuilder::priorities`]).
+    Priorities,
 }
 
-/// The name of the column that says a queue table keeps ordered groups.
-const GROUP_KEY: &str = "GroupKey";
+impl QueueFeature {
+    /// The column that says a table keeps it.
+    fn column(self) -> &'static str {
+        match self {
+            QueueFeature::Groups => "GroupKey",
+            QueueFeature::Priorities => "Priority",
+        }
+    }
 
-/// The name of the column that says a queue table keeps priorities.
-const PRIORITY: &str = "Priority";
+    /// Its name in messages, and the builder call and send option that ask for it.
+    fn words(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            QueueFeature::Groups => ("ordered groups", ".ordered_groups()", "a group"),
+            QueueFeature::Priorities => ("priorities", ".priorities()", "a priority"),
+        }
+    }
 
-/// The error of a message with a priority for `queue`, whose table lacks the column.
-fn priorities_not_kept(queue: &QueueName) -> NimbusError {
-    NimbusError::config(
-        format!("queue {queue} does not keep priorities: its table has no Priority column"),
-        "call .priorities() on the builder of the endpoint that receives from that queue and \
-         start it once (it adds the column), or send without a priority",
-    )
-}
+    /// Whether `entry`'s table keeps it, as this process last found.
+    fn kept(self, entry: &QueueEntry) -> Option<bool> {
+        match self {
+            QueueFeature::Groups => entry.keeps_groups(),
+            QueueFeature::Priorities => entry.keeps_priorities(),
+        }
+    }
 
-/// The error of a message with a priority for `queue` in a layout that cannot keep them.
-fn priorities_unsupported(cx: &Context, queue: &QueueName) -> NimbusError {
-    NimbusError::config(
-        format!(
-            "queue {queue}: priorities are not supported yet in the {:?} layout",
-            cx.layout
-        ),
-        "keep queues that receive prioritized messages in the table-per-queue layout \
-         (StorageLayout::TablePerQueue), or send without a priority",
-    )
-}
+    /// Records that `entry`'s table keeps it.
+    fn set_kept(self, entry: &QueueEntry) {
+        match self {
+            QueueFeature::Groups => entry.set_keeps_groups(true),
+            QueueFeature::Priorities => entry.set_keeps_priorities(true),
+        }
+    }
 
-/// The error of a message of an ordered group for `queue`, whose table lacks the group columns.
-fn groups_not_kept(queue: &QueueName) -> NimbusError {
-    NimbusError::config(
-        format!("queue {queue} does not keep ordered groups: its table has no GroupKey column"),
-        "call .ordered_groups() on the builder of the endpoint that receives from that queue \
-         and start it once (it adds the columns), or send without a group",
-    )
+    /// The error of a message that needs it for `queue`, whose table lacks its column.
+    fn not_kept(self, queue: &QueueName) -> NimbusError {
+        let (name, call, option) = self.words();
+        NimbusError::config(
+            format!(
+                "queue {queue} does not keep {name}: its table has no {} column",
+                self.column()
+            ),
+            format!(
+                "call {call} on the builder of the endpoint that receives from that queue and \
+                 start it once (it adds the columns), or send without {option}"
+            ),
+        )
+    }
+
+    /// The error of a message that needs it for `queue` in a layout that cannot keep it yet.
+    fn unsupported(self, cx: &Context, queue: &QueueName) -> NimbusError {
+        let (name, _, option) = self.words();
+        NimbusError::config(
+            format!(
+                "queue {queue}: {name} are not supported yet in the {:?} layout",
+                cx.layout
+            ),
+            format!(
+                "keep queues that receive messages with {option} in the table-per-queue \
+                 layout (StorageLayout::TablePerQueue), or send without {option}"
+            ),
+        )
+    }
 }
 
 /// The error of a batched receive where the database has no batch statement yet.
@@ -1320,32 +1321,19 @@ impl<D: Driver> Storage<D> for TablePerQueue {
         }
     }
 
-    async fn check_priorities(
+    async fn check_kept(
         &self,
         c: &mut Held<D>,
         queue: &QueueName,
         entry: &QueueEntry,
+        feature: QueueFeature,
     ) -> Result<()> {
-        // As for groups: a table found without the column is looked at again next time.
-        if !self.context.has_priority_column(c, queue).await? {
-            return Err(priorities_not_kept(queue));
+        // A table found without the column is not remembered so: the endpoint that receives
+        // from it may add it at its next start.
+        if !self.context.has_feature(c, queue, feature).await? {
+            return Err(feature.not_kept(queue));
         }
-        entry.set_keeps_priorities(true);
-        Ok(())
-    }
-
-    async fn check_groups(
-        &self,
-        c: &mut Held<D>,
-        queue: &QueueName,
-        entry: &QueueEntry,
-    ) -> Result<()> {
-        // A table found without the columns is not remembered so: the endpoint that receives
-        // from it may add them at its next start.
-        if !self.context.has_group_columns(c, queue).await? {
-            return Err(groups_not_kept(queue));
-        }
-        entry.set_keeps_groups(true);
+        feature.set_kept(entry);
         Ok(())
     }
 
@@ -1353,7 +1341,7 @@ impl<D: Driver> Storage<D> for TablePerQueue {
         let cx = &self.context;
         let entry = cx.catalog.queue(queue);
         let sql = &entry.sql.priorities;
-        let found = cx.has_priority_column(c, queue).await?;
+        let found = cx.has_feature(c, queue, QueueFeature::Priorities).await?;
         let kept = cx
             .optional_columns(
                 c,
@@ -1380,7 +1368,7 @@ impl<D: Driver> Storage<D> for TablePerQueue {
         let cx = &self.context;
         let entry = cx.catalog.queue(queue);
         let sql = &entry.sql.groups;
-        let found = cx.has_group_columns(c, queue).await?;
+        let found = cx.has_feature(c, queue, QueueFeature::Groups).await?;
         let kept = cx
             .optional_columns(
                 c,

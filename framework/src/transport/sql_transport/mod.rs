@@ -931,7 +931,8 @@ impl<D: Driver> Transport for SqlTransport<D> {
     ) -> Result<Vec<crate::transport::PriorityCount>> {
         let s = &self.inner;
         let mut c = s.connection("counting the priorities of a queue").await?;
-        if !s.cx.has_priority_column(&mut c, queue).await? {
+        let priorities = crate::transport::storage::QueueFeature::Priorities;
+        if !s.cx.has_feature(&mut c, queue, priorities).await? {
             c.release();
             return Ok(Vec::new());
         }
@@ -955,7 +956,8 @@ impl<D: Driver> Transport for SqlTransport<D> {
     ) -> Result<Vec<crate::transport::GroupSummary>> {
         let s = &self.inner;
         let mut c = s.connection("listing the groups of a queue").await?;
-        if !s.cx.has_group_columns(&mut c, queue).await? {
+        let groups = crate::transport::storage::QueueFeature::Groups;
+        if !s.cx.has_feature(&mut c, queue, groups).await? {
             c.release();
             return Ok(Vec::new());
         }
