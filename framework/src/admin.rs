@@ -21,9 +21,11 @@ use std::sync::Arc;
 
 mod deduplication;
 mod groups;
+mod limits;
 mod schedules;
 
 pub use deduplication::DeduplicationScope;
+pub use limits::LimitSummary;
 
 use chrono::NaiveDateTime;
 use uuid::Uuid;
@@ -548,6 +550,7 @@ impl Database {
             sagas: false,
             schedules: false,
             inbox: false,
+            limits: false,
             nservicebus_subscriptions: None,
         })
         .await?;

@@ -50,6 +50,12 @@ pub const GROUP: &str = "Nimbus.Group";
 /// travels beside the queue table's `Priority` column, so that retries, delayed deliveries and
 /// replayed dead letters keep it.
 pub const PRIORITY: &str = "Nimbus.Priority";
+/// The limit that last held a message back because it was full (this framework's header; its
+/// scope, as `nimbus limits` lists it; see [`Limit`](crate::Limit)).
+pub const LIMIT_HELD_BY: &str = "Nimbus.Limit.HeldBy";
+/// How many times limits held a message back so far (this framework's header): each hold
+/// waits longer, up to a few seconds.
+pub const LIMIT_HOLDS: &str = "Nimbus.Limit.Holds";
 /// The W3C Trace Context header holding the trace id and the sending span's id
 /// (`00-<trace id>-<span id>-<flags>`), as NServiceBus writes it.
 pub const TRACEPARENT: &str = "traceparent";

@@ -113,6 +113,7 @@ pub use pipeline::handler_connections::HandlerPostgres;
 pub use pipeline::handler_connections::HandlerSqlServer;
 pub use pipeline::health::{Health, QueueHealth};
 pub use pipeline::lease::{Lease, DEFAULT_LEASE_HANDLER_TIMEOUT, MAX_LEASE, MIN_LEASE};
+pub use pipeline::limits::{Limit, MAX_LIMIT_KEY_LEN, MAX_LIMIT_PERIOD, MAX_LIMIT_SLOTS};
 pub use pipeline::metrics::Metrics;
 pub use pipeline::schedule::Schedule;
 pub use transport::instances::host_name;

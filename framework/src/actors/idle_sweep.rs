@@ -73,6 +73,15 @@ pub(crate) fn idle_sweep(endpoint: Arc<EndpointState>) -> Periodic {
                         tracing::debug!(deleted, "deleted deduplication keys whose window ended");
                     }
                 }
+                // The slots of limits nobody used for a day (most often the keys of a limit
+                // per key no longer seen): where the table is known to exist.
+                if endpoint.config.auto_create_schema || !endpoint.config.limits.is_empty() {
+                    let deleted =
+                        delete_all_aged(&endpoint, AgedRows::LimitSlots, LIMIT_SLOTS_KEPT).await?;
+                    if deleted > 0 {
+                        tracing::debug!(deleted, "deleted the slots of limits unused for a day");
+                    }
+                }
                 if endpoint.config.sagas {
                     let kept = endpoint.config.completed_sagas_kept;
                     let deleted =
@@ -90,6 +99,10 @@ pub(crate) fn idle_sweep(endpoint: Arc<EndpointState>) -> Periodic {
         }),
     )
 }
+
+/// How long the slots of a limit stay unused before the sweep deletes them (a limit adds them
+/// again when it next needs them).
+const LIMIT_SLOTS_KEPT: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
 
 /// Deletes every row of `rows` older than `older_than`, a batch (the endpoint's purge batch
 /// size) at a time, until a batch comes back short; returns how many.

@@ -136,7 +136,8 @@ impl Handler<ReceiveRun> for Receiver {
                         let backlog =
                             matches!(carried, NextReceive::Taken(..)) || (took && took_before);
                         took_before = took;
-                        let healthy = matches!(last, Outcome::Handled | Outcome::Expired);
+                        let healthy =
+                            matches!(last, Outcome::Handled | Outcome::Expired | Outcome::Held);
                         if !healthy && !matches!(last, Outcome::Empty) {
                             sizer.learn(1, started.elapsed(), false, false);
                         } else if backlog {
@@ -171,7 +172,7 @@ impl Handler<ReceiveRun> for Receiver {
                     // A message the commit took is handled even if the endpoint now stops (it
                     // is taken), and a receive that failed with it is reported.
                     let go_on = !matches!(carried, NextReceive::NotTried)
-                        || (matches!(last, Outcome::Handled | Outcome::Expired)
+                        || (matches!(last, Outcome::Handled | Outcome::Expired | Outcome::Held)
                             && receives < msg.credit
                             && !stop.is_set());
                     if !go_on {

@@ -40,13 +40,7 @@ const MAX_IDLE_POLL: Duration = Duration::from_secs(1);
 /// `wait` give or take a quarter, at random, so that the receivers of many instances that
 /// failed together do not all come back to the database at the same moment.
 fn jittered(wait: Duration) -> Duration {
-    use std::hash::{BuildHasher, Hasher};
-    // A fresh RandomState is seeded at random: enough randomness for spreading retries.
-    let random = std::collections::hash_map::RandomState::new()
-        .build_hasher()
-        .finish();
-    let fraction = (random % 1_000) as f64 / 1_000.0; // 0.0 ..< 1.0
-    wait.mul_f64(0.75 + fraction / 2.0)
+    wait.mul_f64(0.75 + crate::pipeline::random_fraction() / 2.0)
 }
 
 /// Supervises the peeker and receivers of one queue and decides, after every peek, every
@@ -516,6 +510,7 @@ impl QueueSupervisor {
         match result {
             Ok(Outcome::Handled)
             | Ok(Outcome::Expired)
+            | Ok(Outcome::Held)
             | Ok(Outcome::LeaseLost)
             | Ok(Outcome::HandedBack) => self.database_ok(),
             Ok(Outcome::Empty) => {

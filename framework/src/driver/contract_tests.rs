@@ -70,6 +70,8 @@ async fn create<D: Driver>(
         &s.schedules,
         &s.deduplication,
         &s.deduplication,
+        &s.limits,
+        &s.limits,
     ] {
         c.run_script(script, &[schema]).await.expect("common table");
     }
@@ -901,7 +903,8 @@ async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
     );
 
     let c = ordered_groups(c, &schema).await;
-    let mut c = priorities(c, &schema).await;
+    let c = priorities(c, &schema).await;
+    let mut c = limits(c, &schema).await;
 
     // Dropping a queue twice is fine.
     for _ in 0..2 {
@@ -1203,6 +1206,79 @@ async fn priorities<D: Driver>(mut c: Held<D>, schema: &SchemaName) -> Held<D> {
     }
     let mut c = commit(c).await;
     c.run_script(&q.drop, &[]).await.expect("drop queue");
+    c
+}
+
+/// The slots of a limit: none until added; a rate's slot stays taken for its period (so a
+/// third take of two slots finds the limit full, and says how soon one is ready); a held
+/// message is counted; the list shows it all; the cleanup deletes what is untouched.
+async fn limits<D: Driver>(mut c: Held<D>, schema: &SchemaName) -> Held<D> {
+    let s = c.driver.dialect().schema_sql(schema);
+    let scope = format!("Q|rate|T|{}", unique());
+    let take = async |c: &mut Held<D>| c.take_limit_slot(&s.limit_take, &scope, 2, 60_000).await;
+    assert!(!take(&mut c).await.expect("take before any slot"));
+    assert_eq!(
+        c.limit_state(&s.limit_state, &scope, 2)
+            .await
+            .expect("state"),
+        (0, None)
+    );
+    for _ in 0..2 {
+        c.add_limit_slots(&s.limit_slots, &scope, 2)
+            .await
+            .expect("add the slots (again)");
+    }
+    assert!(take(&mut c).await.expect("first slot"));
+    assert!(take(&mut c).await.expect("second slot"));
+    assert!(!take(&mut c).await.expect("a full rate"));
+    let (slots, ready_in) = c
+        .limit_state(&s.limit_state, &scope, 2)
+        .await
+        .expect("state when full");
+    assert_eq!(slots, 2);
+    let ready_in = ready_in.expect("a full rate says when");
+    assert!((1..=60_000).contains(&ready_in), "{ready_in} ms");
+    // A limit of handlers at once: its slot is free again as soon as it is taken, for this
+    // transaction (others skip it while this one holds it).
+    let at_once = format!("Q|concurrency|T|{}", unique());
+    c.add_limit_slots(&s.limit_slots, &at_once, 1)
+        .await
+        .expect("add a slot");
+    for _ in 0..2 {
+        assert!(c
+            .take_limit_slot(&s.limit_take, &at_once, 1, 0)
+            .await
+            .expect("take a slot of handlers at once"));
+    }
+    c.count_limit_held(&s.limit_held, &scope)
+        .await
+        .expect("count a held message");
+    let listed = c.limits(&s.limits_list).await.expect("list");
+    let mine = listed
+        .iter()
+        .find(|l| l.scope == scope)
+        .expect("the rate is listed");
+    assert_eq!((mine.slots, mine.taken, mine.held), (2, 2, 1));
+    assert!(mine.last_taken.is_some() && mine.last_held.is_some());
+    let other = listed
+        .iter()
+        .find(|l| l.scope == at_once)
+        .expect("the limit of handlers at once is listed");
+    assert_eq!((other.slots, other.taken, other.held), (1, 0, 0));
+    assert_eq!(other.last_held, None);
+    assert_eq!(
+        c.delete_older_than(&s.limits_cleanup, 60, 100)
+            .await
+            .expect("cleanup of nothing old"),
+        0
+    );
+    // An hour from now: every row is older than that; 3 of the rate, 2 of the other.
+    assert_eq!(
+        c.delete_older_than(&s.limits_cleanup, -3600, 100)
+            .await
+            .expect("cleanup"),
+        5
+    );
     c
 }
 

@@ -20,6 +20,7 @@ pub(crate) mod group_statements;
 #[cfg(any(feature = "postgres", feature = "sqlserver"))]
 pub(crate) mod home;
 pub(crate) mod instance_statements;
+pub(crate) mod limit_statements;
 pub(crate) mod monitoring_statements;
 pub(crate) mod schedule_statements;
 pub(crate) mod shard;

@@ -131,6 +131,7 @@ pub struct BusBuilder {
     deduplication_window: Duration,
     handlers: HandlerRegistry,
     leases: Leases,
+    limits: crate::pipeline::limits::Limits,
     /// Some handlers are sagas.
     sagas: bool,
     /// The message types sagas handle (their timeouts included).
@@ -190,6 +191,7 @@ impl Default for BusBuilder {
             deduplication_window: DEFAULT_DEDUPLICATION_WINDOW,
             handlers: HandlerRegistry::default(),
             leases: Leases::default(),
+            limits: Default::default(),
             sagas: false,
             saga_types: Vec::new(),
             instance_heartbeat: DEFAULT_INSTANCE_HEARTBEAT,
@@ -906,6 +908,75 @@ impl BusBuilder {
         self
     }
 
+    /// Limits the handling of messages of type `M` across every receiver and instance of the
+    /// endpoint (see [`Limit`](crate::Limit)): at most N handlers at once
+    /// ([`Limit::concurrency`](crate::Limit::concurrency)), or at most N messages whose handling
+    /// starts per period ([`Limit::rate`](crate::Limit::rate)); one of each kind per type.
+    ///
+    /// The limit is kept in the database (`NimbusLimits`, made at start by auto-create), so it
+    /// holds however many instances run, and a process that dies frees its slots with its
+    /// transactions. A message over the limit goes back to wait in its queue and is received
+    /// again a little later (100 ms at first, up to 5 s as it keeps waiting; for a rate, at
+    /// least until its next slot): no attempt is counted, nothing is dead-lettered. Each time
+    /// counts in `nimbus_messages_held_total`, and `nimbus limits` and the console's Limits
+    /// page show the limit's slots and held messages. Costs one statement per limited message
+    /// (three more when its limit is full). Not with [`lease`](Self::lease) for the same type
+    /// (a build error).
+    ///
+    /// ```no_run
+    /// # #[derive(serde::Serialize, serde::Deserialize, nimbus::Command)]
+    /// # struct CallPartner { order: u64 }
+    /// # struct Caller;
+    /// # impl nimbus::Handler<CallPartner> for Caller {
+    /// #     async fn handle(&self, _m: CallPartner, _ctx: &mut nimbus::HandlerContext) -> Result<(), nimbus::HandlerError> { Ok(()) }
+    /// # }
+    /// use nimbus::Limit;
+    ///
+    /// let endpoint = nimbus::Bus::builder()
+    ///     .names("Partners", "partners-1")
+    ///     .handler(Caller)
+    ///     .limit::<CallPartner>(Limit::concurrency(4))
+    ///     .limit::<CallPartner>(Limit::per_second(20))
+    ///     .build()?;
+    /// # Ok::<(), nimbus::NimbusError>(())
+    /// ```
+    pub fn limit<M: Message>(mut self, limit: crate::Limit) -> Self {
+        self.limits.add::<M>(limit);
+        self
+    }
+
+    /// Like [`limit`](Self::limit), for each key of messages of type `M`: `key` reads it from
+    /// a message (at most [`MAX_LIMIT_KEY_LEN`](crate::MAX_LIMIT_KEY_LEN) bytes; a longer
+    /// one sends its message to the dead letters, saying so). With
+    /// `Limit::concurrency(1)`, messages of one key are handled one at a time, in no
+    /// particular order (for send order, see [`ordered_groups`](Self::ordered_groups)). A
+    /// key's slots are made when it is first seen and deleted after a day without use.
+    ///
+    /// ```no_run
+    /// # #[derive(serde::Serialize, serde::Deserialize, nimbus::Command)]
+    /// # struct SyncAccount { tenant: String }
+    /// # struct Syncer;
+    /// # impl nimbus::Handler<SyncAccount> for Syncer {
+    /// #     async fn handle(&self, _m: SyncAccount, _ctx: &mut nimbus::HandlerContext) -> Result<(), nimbus::HandlerError> { Ok(()) }
+    /// # }
+    /// use nimbus::Limit;
+    ///
+    /// let endpoint = nimbus::Bus::builder()
+    ///     .names("Sync", "sync-1")
+    ///     .handler(Syncer)
+    ///     .limit_per_key::<SyncAccount>(Limit::concurrency(2), |m| m.tenant.clone())
+    ///     .build()?;
+    /// # Ok::<(), nimbus::NimbusError>(())
+    /// ```
+    pub fn limit_per_key<M: Message>(
+        mut self,
+        limit: crate::Limit,
+        key: impl Fn(&M) -> String + Send + Sync + 'static,
+    ) -> Self {
+        self.limits.add_per_key::<M>(limit, key);
+        self
+    }
+
     /// How long a deduplication key of [`Bus::send_deduplicated`](crate::Bus::send_deduplicated)
     /// is remembered: a second send of the key to the same queue within it is dropped
     /// (default [`DEFAULT_DEDUPLICATION_WINDOW`], a day; 1 s or more).
@@ -1299,6 +1370,25 @@ impl BusBuilder {
                  at least once: make them idempotent)",
             ));
         }
+        self.limits.check()?;
+        for type_name in self.limits.type_names() {
+            if self.handlers.get(type_name).is_none() {
+                return Err(NimbusError::config(
+                    format!("a limit is set for {type_name}, but no handler of this endpoint handles it"),
+                    "register its handler with .handler(..), or remove the .limit::<..>(..)",
+                ));
+            }
+            if self.leases.get(type_name).is_some() {
+                return Err(NimbusError::config(
+                    format!(
+                        "{type_name} has a limit and a lease: a limit's slot is held by the \
+                         receive's transaction, which a lease does not keep open while the \
+                         handler runs; limits on messages under a lease are not supported yet"
+                    ),
+                    format!("remove .lease::<{type_name}>(..) or its .limit::<..>(..)"),
+                ));
+            }
+        }
         for type_name in self.leases.type_names() {
             if self.handlers.get(type_name).is_none() {
                 return Err(NimbusError::config(
@@ -1405,6 +1495,7 @@ impl BusBuilder {
             nservicebus_subscriptions,
             layout: self.layout,
             leases: self.leases,
+            limits: self.limits,
             sagas: self.sagas,
             schedules,
             inbox: self.inbox,

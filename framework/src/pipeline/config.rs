@@ -58,6 +58,8 @@ pub(crate) struct EndpointConfig {
     pub schedules: Vec<crate::pipeline::schedule::DeclaredSchedule>,
     /// How long the inbox remembers a handled message id; `None`: no inbox.
     pub inbox: Option<Duration>,
+    /// The limits of handlers at once and messages per period, per message type.
+    pub limits: crate::pipeline::limits::Limits,
     /// The input queue keeps ordered groups ([`crate::BusBuilder::ordered_groups`]).
     pub ordered_groups: bool,
     /// The input queue keeps priorities ([`crate::BusBuilder::priorities`]).
@@ -120,6 +122,7 @@ impl EndpointConfig {
             sagas: self.sagas,
             schedules: !self.schedules.is_empty(),
             inbox: self.inbox.is_some(),
+            limits: !self.limits.is_empty(),
             nservicebus_subscriptions: self.nservicebus_subscriptions.clone(),
         }
     }

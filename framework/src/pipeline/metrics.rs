@@ -478,6 +478,17 @@ pub(crate) fn count_group_held(queue: &str) {
     metrics::counter!("nimbus_groups_held_total", "queue" => queue.to_string()).increment(1);
 }
 
+/// A message its limit held back (see [`crate::Limit`]).
+pub(crate) fn count_limit_held(queue: &str, message_type: &str, limit: &'static str) {
+    metrics::counter!(
+        "nimbus_messages_held_total",
+        "queue" => queue.to_string(),
+        "message_type" => message_type.to_string(),
+        "limit" => limit
+    )
+    .increment(1);
+}
+
 pub(crate) fn count_retry(queue: &str, message_type: &str, retry: &'static str) {
     count_retry_n(queue, message_type, retry, 1);
 }

@@ -14,6 +14,7 @@ pub(crate) mod handler;
 pub(crate) mod handler_connections;
 pub(crate) mod health;
 pub(crate) mod lease;
+pub(crate) mod limits;
 pub(crate) mod metrics;
 pub(crate) mod monitor;
 pub(crate) mod panic_output;
@@ -41,7 +42,10 @@ use crate::pipeline::requests::{PendingRequests, Reply};
 use crate::recoverability::{failures_so_far, Recovery, DELAYED_RETRIES, FAILED_ATTEMPTS};
 use crate::telemetry;
 use crate::transport::StopSignal;
-use crate::transport::{CommitFailure, NextReceive, ReceiveTransaction, ReceivedBatch, Transport};
+use crate::transport::{
+    CommitFailure, LimitSlots, LimitTaken, NextReceive, ReceiveTransaction, ReceivedBatch,
+    Transport,
+};
 
 /// What an endpoint's actors share.
 pub(crate) struct EndpointState {
@@ -134,6 +138,8 @@ pub(crate) enum Outcome {
     Handled,
     /// Past its `Expires`: deleted without being handled.
     Expired,
+    /// Over one of its limits: put back to wait, no attempt counted.
+    Held,
     /// The handler failed (error, panic or timeout) or the message cannot be handled; the
     /// message was retried or dead-lettered in the receive's transaction.
     Failed {
@@ -374,6 +380,17 @@ fn batch_rolled_back(queue: &QueueName, size: usize, error: NimbusError) -> Outc
     }
 }
 
+/// A number in `0.0 ..< 1.0` at random: enough randomness for spreading waits (of retries,
+/// of held messages) so that many receivers do not come back at the same moment.
+pub(crate) fn random_fraction() -> f64 {
+    use std::hash::{BuildHasher, Hasher};
+    // A fresh RandomState is seeded at random.
+    let random = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    (random % 1_000) as f64 / 1_000.0
+}
+
 /// Handles one received message in its transaction, inside a `process` span that continues
 /// the sender's trace.
 async fn process(
@@ -404,6 +421,7 @@ async fn process(
         Outcome::Empty => ("empty", None),
         Outcome::Handled => ("handled", None),
         Outcome::Expired => ("expired", None),
+        Outcome::Held => ("held", None),
         Outcome::Failed {
             recovery,
             error_type,
@@ -534,9 +552,36 @@ async fn handle_received(
         )
         .await;
     }
+    // Limits first: a message over one goes back to wait before the inbox claims its id.
+    let mut tx = tx;
+    let scoped = match endpoint
+        .config
+        .limits
+        .scopes_for(queue, &incoming.type_name, &row.body)
+    {
+        Ok(scoped) => scoped,
+        Err(problem) => {
+            let reason = format!("message {}: {problem}", incoming.message_id);
+            let failure = Failure::BadInput(reason);
+            return fail(endpoint, queue, tx, &row, Some(&incoming), failure).await;
+        }
+    };
+    for limited in &scoped {
+        let slots = LimitSlots {
+            scope: &limited.scope,
+            slots: limited.limit.slots(),
+            period: limited.limit.period(),
+        };
+        match tx.take_limit(&slots).await {
+            Ok(LimitTaken::Taken) => {}
+            Ok(LimitTaken::Full { ready_in }) => {
+                return hold(endpoint, queue, tx, &row, &incoming, limited, ready_in).await
+            }
+            Err(e) => return Outcome::Infrastructure(e),
+        }
+    }
     // The inbox: a message whose id was handled within the window runs no handler. A failed
     // attempt gives its claim back (`give_back`), so its retry runs.
-    let mut tx = tx;
     let mut inbox_claim = None;
     if let Some(window) = endpoint.config.inbox {
         let scope = crate::transport::deduplication_scope("inbox", queue);
@@ -1154,6 +1199,59 @@ async fn fail(
             panicked,
             error_type,
         },
+        Err(e) => Outcome::Infrastructure(e),
+    }
+}
+
+/// Puts a message over its limit `limited` back to wait (see [`limits`]), committing `tx`: the
+/// message is written again under its id, to be received after [`limits::hold_for`], with the
+/// limit and its holds so far in its headers; no attempt is counted.
+async fn hold(
+    endpoint: &EndpointState,
+    queue: &QueueName,
+    mut tx: Box<dyn ReceiveTransaction>,
+    row: &ReceivedMessage,
+    incoming: &Incoming,
+    limited: &limits::Scoped,
+    ready_in: Option<std::time::Duration>,
+) -> Outcome {
+    if let Err(e) = tx.count_limit_held(&limited.scope).await {
+        return Outcome::Infrastructure(e);
+    }
+    let holds = incoming
+        .headers
+        .get(crate::headers::LIMIT_HOLDS)
+        .and_then(|h| h.parse::<u32>().ok())
+        .unwrap_or(0)
+        .saturating_add(1);
+    let wait = limits::hold_for(holds, ready_in);
+    let mut headers = incoming.headers.all().clone();
+    headers.insert(crate::headers::LIMIT_HELD_BY.into(), limited.scope.clone());
+    headers.insert(crate::headers::LIMIT_HOLDS.into(), holds.to_string());
+    // A map of strings always serializes; the original text is the fallback.
+    let headers_json = serde_json::to_string(&headers).unwrap_or_else(|_| row.headers_json.clone());
+    let delivery = Delivery::AfterMs(i64::try_from(wait.as_millis()).unwrap_or(i64::MAX));
+    let priority = crate::envelope::priority_in(&headers);
+    let copy = written_again(row, queue, headers_json, delivery, priority);
+    match tx.commit(vec![copy]).await {
+        Ok(()) => {
+            let say_full = endpoint.config.limits.say_full(&limited.scope);
+            let (queue, type_name, scope, limit, id) = (
+                queue.clone(),
+                incoming.type_name.clone(),
+                limited.scope.clone(),
+                limited.limit,
+                incoming.message_id.clone(),
+            );
+            after_commit(move || {
+                metrics::count_limit_held(queue.as_str(), &type_name, limit.kind_name());
+                if say_full {
+                    tracing::info!(queue = %queue, limit = %scope, terms = %limit, "a limit is full: its messages wait in the queue until a slot is free (counted in nimbus_messages_held_total; said again after a quiet minute)");
+                }
+                tracing::debug!(queue = %queue, limit = %scope, %id, holds, ?wait, "a message waits for its limit");
+            });
+            Outcome::Held
+        }
         Err(e) => Outcome::Infrastructure(e),
     }
 }

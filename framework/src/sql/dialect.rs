@@ -141,6 +141,13 @@ pub(crate) struct Files {
     pub deduplication_cleanup: &'static str,
     pub deduplication_release: &'static str,
     pub deduplication_scopes: &'static str,
+    pub limits: &'static str,
+    pub limit_take: &'static str,
+    pub limit_state: &'static str,
+    pub limit_slots: &'static str,
+    pub limit_held: &'static str,
+    pub limits_list: &'static str,
+    pub limits_cleanup: &'static str,
 }
 
 /// Builds a [`Files`] from `schema/<dir>/`, one `include_str!` per field, so a missing file is a
@@ -190,7 +197,8 @@ macro_rules! all_files {
             queue_index_group_position, queue_insert_grouped, queue_receive_grouped,
             queue_receive_batch_grouped, queue_groups, queue_priority_column,
             queue_index_priority, queue_insert_priority, queue_receive_priority,
-            queue_receive_batch_priority, queue_priorities,
+            queue_receive_batch_priority, queue_priorities, limits, limit_take, limit_state,
+            limit_slots, limit_held, limits_list, limits_cleanup,
         )
     };
 }

@@ -121,6 +121,13 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
         ("deduplication_cleanup", s.deduplication_cleanup.clone()),
         ("deduplication_release", s.deduplication_release.clone()),
         ("deduplication_scopes", s.deduplication_scopes.clone()),
+        ("limits", s.limits.clone()),
+        ("limit_take", s.limit_take.clone()),
+        ("limit_state", s.limit_state.clone()),
+        ("limit_slots", s.limit_slots.clone()),
+        ("limit_held", s.limit_held.clone()),
+        ("limits_list", s.limits_list.clone()),
+        ("limits_cleanup", s.limits_cleanup.clone()),
         (
             "handler_statement_timeout",
             s.handler_statement_timeout.clone().unwrap_or_default(),

@@ -63,6 +63,8 @@ pub(crate) fn creation_script(
     parts.push((s.schedules.clone(), vec![name]));
     // Deduplicated sends and inboxes use it; as with NimbusLeases, a DBA need not know which.
     parts.push((s.deduplication.clone(), vec![name]));
+    // Endpoints with limits use it; as with NimbusLeases, a DBA need not know which.
+    parts.push((s.limits.clone(), vec![name]));
     parts.push((s.monitoring.clone(), vec![name]));
     // Only endpoints with sagas use it; as with NimbusLeases, a DBA need not know which.
     parts.push((s.sagas.clone(), vec![name]));

@@ -322,6 +322,20 @@ pub(crate) struct SchemaSql {
     pub deduplication_release: String,
     /// Counts the keys held within their window, per scope.
     pub deduplication_scopes: String,
+    /// Creates `NimbusLimits`, the slots of the endpoints' limits.
+    pub limits: String,
+    /// Takes a free slot of a limit in the receive's transaction: a row when one was free.
+    pub limit_take: String,
+    /// How many slots a limit has, and in how many ms the soonest is ready again.
+    pub limit_state: String,
+    /// Adds the slots a limit lacks.
+    pub limit_slots: String,
+    /// Counts a message a limit held back.
+    pub limit_held: String,
+    /// Lists every limit's scope with its slots and held messages.
+    pub limits_list: String,
+    /// Deletes at most a batch of limit rows untouched for a while.
+    pub limits_cleanup: String,
 }
 
 /// Which columns a queue table has, and so which parameters its insert takes.
@@ -585,6 +599,13 @@ impl Dialect {
             deduplication_cleanup: r(f.deduplication_cleanup),
             deduplication_release: r(f.deduplication_release),
             deduplication_scopes: r(f.deduplication_scopes),
+            limits: r(f.limits),
+            limit_take: r(f.limit_take),
+            limit_state: r(f.limit_state),
+            limit_slots: r(f.limit_slots),
+            limit_held: r(f.limit_held),
+            limits_list: r(f.limits_list),
+            limits_cleanup: r(f.limits_cleanup),
             messages_table,
         }
     }

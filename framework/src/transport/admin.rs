@@ -63,6 +63,9 @@ pub(crate) trait Admin: Transport {
     async fn deduplication_scopes(
         &self,
     ) -> Result<Vec<(String, i64, Option<chrono::NaiveDateTime>)>>;
+    /// Every limit's scope in `NimbusLimits`, with its slots and held messages; none where
+    /// the table does not exist.
+    async fn limits(&self) -> Result<Vec<crate::transport::LimitSummary>>;
     /// Forgets `key` of `scope` in `NimbusDeduplication`: `true` when it was held.
     async fn forget_key(&self, scope: &str, key: &str) -> Result<bool>;
     /// The instance of `saga_type` for `correlation`; `None` when there is none.
@@ -254,6 +257,21 @@ impl<D: Driver> Admin for SqlTransport<D> {
             .deduplication_scopes(&s.cx.sql.deduplication_scopes)
             .await
             .map_err(s.cx.db("listing deduplication keys"))?;
+        c.release();
+        Ok(rows)
+    }
+
+    async fn limits(&self) -> Result<Vec<crate::transport::LimitSummary>> {
+        let s = self.inner();
+        let mut c = s.connection("listing limits").await?;
+        if !s.cx.table_exists(&mut c, "NimbusLimits").await? {
+            c.release();
+            return Ok(Vec::new());
+        }
+        let rows = c
+            .limits(&s.cx.sql.limits_list)
+            .await
+            .map_err(s.cx.db("listing limits"))?;
         c.release();
         Ok(rows)
     }

@@ -33,6 +33,7 @@ use uuid::Uuid;
 
 use crate::dead_letter::DeadLetter;
 pub use crate::driver::group_statements::{GroupSummary, PriorityCount};
+pub use crate::driver::limit_statements::LimitSummary;
 pub(crate) use crate::driver::schedule_statements::{
     ScheduleDefinition, ScheduleFiring, ScheduleList, ScheduleRow,
 };
@@ -224,6 +225,9 @@ pub(crate) struct TransportSettings {
     /// The endpoint keeps an inbox: `NimbusDeduplication` is verified too (auto-create makes it
     /// for every endpoint).
     pub inbox: bool,
+    /// The endpoint has limits: `NimbusLimits` is verified too (auto-create makes it for
+    /// every endpoint).
+    pub limits: bool,
     /// NServiceBus's subscription table, when subscriptions are shared with NServiceBus.
     pub nservicebus_subscriptions: Option<QueueName>,
 }
@@ -548,6 +552,8 @@ pub(crate) enum AgedRows {
     MonitoringReports,
     /// Deduplication keys (send keys, inbox ids) whose window ended.
     DeduplicationKeys,
+    /// Slots of limits untouched for a while (the keys of a limit per key no longer seen).
+    LimitSlots,
 }
 
 /// What one idle sweep removed.
@@ -640,6 +646,16 @@ pub(crate) trait ReceiveTransaction: Send {
     /// bring the claim back). For a failed attempt, before its retry or dead letter is written.
     async fn release_key(&mut self, scope: &str, key: &str) -> Result<()>;
 
+    /// Takes a slot of the limit `limit` in this transaction, before the handlers run: a
+    /// concurrency limit's slot stays held until the transaction ends, a rate's stays taken for
+    /// its period. Adds the slots the limit lacks in `NimbusLimits` first where needed. Says
+    /// when the limit is full, with how soon its next slot is ready where the database knows.
+    async fn take_limit(&mut self, limit: &LimitSlots<'_>) -> Result<LimitTaken>;
+
+    /// Counts a message `scope` held back, in this transaction (before it commits the
+    /// message's return to its queue).
+    async fn count_limit_held(&mut self, scope: &str) -> Result<()>;
+
     /// Rolls back to the savepoint what the handler's own statements did; nothing if it never
     /// asked for the connection.
     async fn undo_handler_work(&mut self) -> Result<()>;
@@ -657,6 +673,30 @@ pub(crate) trait ReceiveTransaction: Send {
         message: &ReceivedMessage,
         terms: &LeaseTerms,
     ) -> Result<Arc<dyn HeldLease>>;
+}
+
+/// One limit's slots in `NimbusLimits`, as [`ReceiveTransaction::take_limit`] takes them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LimitSlots<'a> {
+    /// The limit's scope (see `LimitSummary::scope`).
+    pub scope: &'a str,
+    /// How many slots it has.
+    pub slots: u32,
+    /// How long a taken slot stays taken: zero for a limit of handlers at once (free again
+    /// when the transaction ends), the period for a rate.
+    pub period: std::time::Duration,
+}
+
+/// What [`ReceiveTransaction::take_limit`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LimitTaken {
+    /// A slot is this transaction's.
+    Taken,
+    /// Every slot is held or taken; `ready_in` is how soon the soonest one is ready again, where
+    /// that is known (a rate's taken slot), `None` when it is held by a running handler.
+    Full {
+        ready_in: Option<std::time::Duration>,
+    },
 }
 
 /// What [`ReceiveTransaction::commit_handled_and_receive`] did after its commit.

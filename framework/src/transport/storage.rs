@@ -54,6 +54,8 @@ pub(crate) struct Context {
     pub schedules: bool,
     /// The endpoint keeps an inbox: `NimbusDeduplication` is required.
     pub inbox: bool,
+    /// The endpoint has limits: `NimbusLimits` is required.
+    pub limits: bool,
     /// `NimbusSagas` is made and checked too.
     pub sagas: bool,
     /// NServiceBus's subscription table, when subscriptions are shared with it.

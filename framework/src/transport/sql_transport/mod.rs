@@ -94,6 +94,7 @@ impl<D: Driver> SqlTransport<D> {
             leases: settings.leases,
             schedules: settings.schedules,
             inbox: settings.inbox,
+            limits: settings.limits,
             sagas: settings.sagas,
             nservicebus,
             address_form: dialect.address_form,
@@ -379,6 +380,8 @@ impl<D: Driver> Transport for SqlTransport<D> {
             &[schema],
         )
         .await?;
+        cx.create(&mut c, "NimbusLimits", &cx.sql.limits, &[schema])
+            .await?;
         cx.create(&mut c, "NimbusMonitoring", &cx.sql.monitoring, &[schema])
             .await?;
         if !s.has_last_seen_at(&mut c).await? {
@@ -428,6 +431,9 @@ impl<D: Driver> Transport for SqlTransport<D> {
         }
         if cx.inbox {
             tables.push(("NimbusDeduplication", &cx.sql.deduplication));
+        }
+        if cx.limits {
+            tables.push(("NimbusLimits", &cx.sql.limits));
         }
         for (table, statement) in tables {
             if !cx.table_exists(&mut c, table).await? {
@@ -1001,6 +1007,10 @@ impl<D: Driver> Transport for SqlTransport<D> {
             AgedRows::DeduplicationKeys => (
                 &s.cx.sql.deduplication_cleanup,
                 "deleting deduplication keys whose window ended",
+            ),
+            AgedRows::LimitSlots => (
+                &s.cx.sql.limits_cleanup,
+                "deleting the slots of limits untouched for a day",
             ),
         };
         let mut c = s.connection(purpose).await?;

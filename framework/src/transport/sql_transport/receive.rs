@@ -15,8 +15,8 @@ use crate::error::{NimbusError, Result};
 use crate::names::QueueName;
 use crate::transport::storage::Creation;
 use crate::transport::{
-    CommitFailure, HeldLease, LeaseTerms, NextReceive, ReceiveTransaction, ReceivedBatch,
-    SagaChange,
+    CommitFailure, HeldLease, LeaseTerms, LimitSlots, LimitTaken, NextReceive, ReceiveTransaction,
+    ReceivedBatch, SagaChange,
 };
 
 /// The open transaction of a received message. Dropped unfinished (a cancelled future), its
@@ -396,6 +396,53 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
                 };
                 cx.db(|| format!("remembering {key:?} in {scope:?}"))(e)
             })
+    }
+
+    async fn take_limit(&mut self, limit: &LimitSlots<'_>) -> Result<LimitTaken> {
+        let cx = self.inner.cx.clone();
+        let slots = i64::from(limit.slots);
+        let period_ms = i64::try_from(limit.period.as_millis()).unwrap_or(i64::MAX);
+        let what = || format!("taking a slot of the limit {:?}", limit.scope);
+        if self
+            .connection
+            .take_limit_slot(&cx.sql.limit_take, limit.scope, slots, period_ms)
+            .await
+            .map_err(cx.db(what))?
+        {
+            return Ok(LimitTaken::Taken);
+        }
+        let (present, ready_in_ms) = self
+            .connection
+            .limit_state(&cx.sql.limit_state, limit.scope, slots)
+            .await
+            .map_err(cx.db(what))?;
+        if present < slots {
+            // A limit used for the first time here, grown, or whose slots were cleaned up.
+            self.connection
+                .add_limit_slots(&cx.sql.limit_slots, limit.scope, slots)
+                .await
+                .map_err(cx.db(|| format!("adding the slots of the limit {:?}", limit.scope)))?;
+            if self
+                .connection
+                .take_limit_slot(&cx.sql.limit_take, limit.scope, slots, period_ms)
+                .await
+                .map_err(cx.db(what))?
+            {
+                return Ok(LimitTaken::Taken);
+            }
+        }
+        let ready_in = ready_in_ms
+            .filter(|ms| *ms > 0)
+            .map(|ms| std::time::Duration::from_millis(ms.unsigned_abs()));
+        Ok(LimitTaken::Full { ready_in })
+    }
+
+    async fn count_limit_held(&mut self, scope: &str) -> Result<()> {
+        let cx = &self.inner.cx;
+        self.connection
+            .count_limit_held(&cx.sql.limit_held, scope)
+            .await
+            .map_err(cx.db(|| format!("counting a message the limit {scope:?} held back")))
     }
 
     async fn release_key(&mut self, scope: &str, key: &str) -> Result<()> {
