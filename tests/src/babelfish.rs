@@ -64,6 +64,10 @@ pub const GAPS: &[Gap] = &[
             "shared_table::peeks_do_not_count_rows_other_instances_hold",
             "table_per_queue::a_paused_queue_stops_receiving_until_resumed",
             "shared_table::a_paused_queue_stops_receiving_until_resumed",
+            "table_per_queue::a_limit_of_handlers_at_once_holds_across_instances",
+            "shared_table::a_limit_of_handlers_at_once_holds_across_instances",
+            "table_per_queue::a_limit_per_key_holds_each_key_and_lets_others_run",
+            "shared_table::a_limit_per_key_holds_each_key_and_lets_others_run",
         ],
         symptoms: &[
             "receivers ran in parallel",
@@ -74,10 +78,13 @@ pub const GAPS: &[Gap] = &[
             "nothing received while paused",
             "the paused queue is peeked twice more with its messages in it",
             "the paused queue keeps every message sent while paused",
+            "the two slots are held and the limit holds messages back",
+            "a handler of each key at the gate, and messages held back",
         ],
         statement: "the receive: DELETE ... WHERE [RowVersion] = (SELECT TOP (1) [RowVersion] \
                     FROM queue WITH (UPDLOCK, READPAST, ROWLOCK) ORDER BY [RowVersion]) \
-                    (queue_receive.sql, messages_receive.sql)",
+                    (queue_receive.sql, messages_receive.sql); a limit's slot is taken the same \
+                    way (limit_take.sql)",
         babelfish: "accepts READPAST and ignores it: a second receiver waits for the row the \
                     first one holds and then finds it gone, so the receivers of a queue take \
                     turns instead of running side by side (no message is received twice, \
@@ -85,7 +92,9 @@ pub const GAPS: &[Gap] = &[
                     slow handler holds back the messages behind it; and a receive that started \
                     before its queue was paused can wait in its statement past the pause, then \
                     take a message sent after it (seen on both layouts: the message is handled, or \
-                    taken and held so that the paused queue's depth falls short)",
+                    taken and held so that the paused queue's depth falls short); a limit's full \
+                    slots are waited for instead of skipped, so a message over a limit of \
+                    handlers at once waits in its receive for a slot rather than in its queue",
         sql_server: "Table Hints (Transact-SQL): READPAST makes the Database Engine skip rows \
                      other transactions have locked, and UPDLOCK with ROWLOCK locks the row the \
                      receive takes; NServiceBus's SQL Server transport receives WITH (UPDLOCK, \

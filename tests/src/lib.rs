@@ -15,6 +15,7 @@ pub mod failover;
 mod failures;
 pub mod groups;
 mod leases;
+mod limits;
 mod nservicebus;
 mod pause;
 mod priorities;
@@ -270,6 +271,9 @@ macro_rules! conformance_suite {
             a_grouped_send_needs_a_queue_that_keeps_groups,
             priorities_hand_out_the_highest_first,
             a_prioritized_send_needs_a_queue_that_keeps_priorities,
+            a_limit_of_handlers_at_once_holds_across_instances,
+            a_limit_per_key_holds_each_key_and_lets_others_run,
+            a_rate_limit_holds_across_instances,
         }
     };
     (@tests $attrs:tt $setup:expr; $($name:ident),* $(,)?) => {

@@ -23,6 +23,7 @@ pub use crate::groups::{
     a_grouped_send_needs_a_queue_that_keeps_groups, ordered_groups_keep_send_order_across_instances,
 };
 pub use crate::leases::*;
+pub use crate::limits::*;
 pub use crate::nservicebus::*;
 pub use crate::pause::*;
 pub use crate::priorities::*;

@@ -1597,6 +1597,21 @@ mod tests {
         );
         let window = error(base().deduplication_window(Duration::ZERO));
         assert!(window.contains("deduplication_window"), "{window}");
+        // A limit's slot is held by the receive's transaction, which a lease does not hold.
+        let two = crate::Limit::concurrency(2);
+        assert!(base().limit::<Render>(two).build().is_ok());
+        let limit_and_lease = error(base().limit::<Render>(two).lease::<Render>(lease));
+        assert!(
+            limit_and_lease.contains("has a limit and a lease"),
+            "{limit_and_lease}"
+        );
+        let unhandled = error(base().limit::<Unhandled>(two));
+        assert!(
+            unhandled.contains("a limit is set for") && unhandled.contains("no handler"),
+            "{unhandled}"
+        );
+        let zero = error(base().limit::<Render>(crate::Limit::concurrency(0)));
+        assert!(zero.contains("outside 1 to 1000 slots"), "{zero}");
     }
 
     #[cfg(feature = "postgres")]

@@ -1209,15 +1209,12 @@ async fn fail(
 async fn hold(
     endpoint: &EndpointState,
     queue: &QueueName,
-    mut tx: Box<dyn ReceiveTransaction>,
+    tx: Box<dyn ReceiveTransaction>,
     row: &ReceivedMessage,
     incoming: &Incoming,
     limited: &limits::Scoped,
     ready_in: Option<std::time::Duration>,
 ) -> Outcome {
-    if let Err(e) = tx.count_limit_held(&limited.scope).await {
-        return Outcome::Infrastructure(e);
-    }
     let holds = incoming
         .headers
         .get(crate::headers::LIMIT_HOLDS)
@@ -1243,8 +1240,16 @@ async fn hold(
                 limited.limit,
                 incoming.message_id.clone(),
             );
+            let transport = endpoint.transport.clone();
             after_commit(move || {
                 metrics::count_limit_held(queue.as_str(), &type_name, limit.kind_name());
+                let counted = scope.clone();
+                tokio::spawn(async move {
+                    // Only what operators see: the hold itself has committed.
+                    if let Err(e) = transport.count_limit_held(&counted).await {
+                        tracing::debug!(limit = %counted, error = %e, "a held message was not counted in NimbusLimits");
+                    }
+                });
                 if say_full {
                     tracing::info!(queue = %queue, limit = %scope, terms = %limit, "a limit is full: its messages wait in the queue until a slot is free (counted in nimbus_messages_held_total; said again after a quiet minute)");
                 }

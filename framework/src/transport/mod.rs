@@ -418,6 +418,11 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// Drops the table of `queue` with everything in it (maintenance and benchmarks).
     async fn drop_queue(&self, queue: &QueueName) -> Result<()>;
 
+    /// Counts a message the limit `scope` held back, in a short transaction of its own after
+    /// the hold committed (inside the receive's, the count's row would be held by every batch
+    /// that held a message until the batch commits).
+    async fn count_limit_held(&self, scope: &str) -> Result<()>;
+
     /// Deletes at most `batch` messages of `queue` whose expiry has passed (by database time),
     /// skipping rows other transactions hold. Returns how many it deleted.
     async fn purge_expired(&self, queue: &QueueName, batch: i64) -> Result<u64>;
@@ -651,10 +656,6 @@ pub(crate) trait ReceiveTransaction: Send {
     /// its period. Adds the slots the limit lacks in `NimbusLimits` first where needed. Says
     /// when the limit is full, with how soon its next slot is ready where the database knows.
     async fn take_limit(&mut self, limit: &LimitSlots<'_>) -> Result<LimitTaken>;
-
-    /// Counts a message `scope` held back, in this transaction (before it commits the
-    /// message's return to its queue).
-    async fn count_limit_held(&mut self, scope: &str) -> Result<()>;
 
     /// Rolls back to the savepoint what the handler's own statements did; nothing if it never
     /// asked for the connection.

@@ -976,6 +976,16 @@ impl<D: Driver> Transport for SqlTransport<D> {
         Ok(groups)
     }
 
+    async fn count_limit_held(&self, scope: &str) -> Result<()> {
+        let s = &self.inner;
+        let what = || format!("counting a message the limit {scope:?} held back");
+        let mut c = s.connection(&what()).await?;
+        c.count_limit_held(&s.cx.sql.limit_held, scope)
+            .await
+            .map_err(s.cx.db(what))?;
+        s.commit(c, &[], "counting a held message").await
+    }
+
     async fn drop_queue(&self, queue: &QueueName) -> Result<()> {
         let s = &self.inner;
         let mut c = s.connection("dropping a queue").await?;

@@ -417,11 +417,26 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
             .await
             .map_err(cx.db(what))?;
         if present < slots {
-            // A limit used for the first time here, grown, or whose slots were cleaned up.
-            self.connection
-                .add_limit_slots(&cx.sql.limit_slots, limit.scope, slots)
-                .await
-                .map_err(cx.db(|| format!("adding the slots of the limit {:?}", limit.scope)))?;
+            // A limit used for the first time here, grown, or whose slots were cleaned up. The
+            // slots are added in a transaction of their own: added in this one, they would stay
+            // locked until this message's handler is done, and every other receive of the
+            // limit would wait for them. A single writer's file takes them in this one (a
+            // second transaction would wait for this one's write lock).
+            let adding = || format!("adding the slots of the limit {:?}", limit.scope);
+            if self.inner.driver.single_writer() {
+                self.connection
+                    .add_limit_slots(&cx.sql.limit_slots, limit.scope, slots)
+                    .await
+                    .map_err(cx.db(adding))?;
+            } else {
+                let mut c = self.inner.connection(&adding()).await?;
+                c.add_limit_slots(&cx.sql.limit_slots, limit.scope, slots)
+                    .await
+                    .map_err(cx.db(adding))?;
+                self.inner
+                    .commit(c, &[], "adding the slots of a limit")
+                    .await?;
+            }
             if self
                 .connection
                 .take_limit_slot(&cx.sql.limit_take, limit.scope, slots, period_ms)
@@ -435,14 +450,6 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
             .filter(|ms| *ms > 0)
             .map(|ms| std::time::Duration::from_millis(ms.unsigned_abs()));
         Ok(LimitTaken::Full { ready_in })
-    }
-
-    async fn count_limit_held(&mut self, scope: &str) -> Result<()> {
-        let cx = &self.inner.cx;
-        self.connection
-            .count_limit_held(&cx.sql.limit_held, scope)
-            .await
-            .map_err(cx.db(|| format!("counting a message the limit {scope:?} held back")))
     }
 
     async fn release_key(&mut self, scope: &str, key: &str) -> Result<()> {
