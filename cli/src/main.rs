@@ -14,6 +14,7 @@ mod console;
 mod deduplication;
 mod delayed;
 mod groups;
+mod limits;
 mod logging;
 mod schedules;
 
@@ -167,6 +168,10 @@ enum Command {
         /// The queue (its endpoint keeps priorities).
         queue: String,
     },
+    /// The limits of handlers at once and messages per period the endpoints keep: each one's
+    /// slots, how many of a rate's are taken this period, and how many messages it held back
+    /// because it was full (they wait in their queue, and are neither failed nor dead-lettered).
+    Limits,
     /// Recurring messages the endpoints declare: list them with their next and last ticks,
     /// pause one, resume it.
     #[command(subcommand)]
@@ -1018,6 +1023,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Deduplication(command) => deduplication::run(&cli, command).await?,
         Command::Groups { queue, limit } => groups::run(&cli, queue, *limit).await?,
         Command::Priorities { queue } => groups::run_priorities(&cli, queue).await?,
+        Command::Limits => limits::run(&cli).await?,
         Command::DeadLetters(DeadLetterCommand::ReplayAll { filter }) => {
             let db = connect(&cli).await?;
             let ids = matching(&db, filter).await?;

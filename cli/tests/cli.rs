@@ -1636,6 +1636,66 @@ async fn deduplication_keys_are_listed_and_forgotten_on_postgres() {
     on_postgres("cli dedup", deduplication_list_and_forget).await;
 }
 
+/// `nimbus limits` beside a bus whose pings are limited to one an hour: the first is handled,
+/// the second waits in its queue, and the listing shows the rate's one slot taken and the
+/// messages it held back.
+async fn limits_are_listed(url: &str, schema: Option<&str>) {
+    let pings = CountingPings::default();
+    let mut builder = nimbus::Bus::builder()
+        .names("Charges", "charges-1")
+        .database_url(url)
+        .route::<Ping>("Charges")
+        .handler(pings.clone())
+        .limit::<Ping>(nimbus::Limit::rate(1, std::time::Duration::from_secs(3600)));
+    if let Some(schema) = schema {
+        builder = builder.schema(schema);
+    }
+    let bus = builder.build().unwrap().start().await.unwrap();
+    let (ok, out, err) = nimbus_beside_a_bus(url, schema, &["limits"]).await;
+    assert!(
+        ok && out.contains("no limit has been used yet"),
+        "{out}{err}"
+    );
+    bus.send(Ping).await.unwrap();
+    bus.send(Ping).await.unwrap();
+    let mut listed = serde_json::Value::Null;
+    for _ in 0..600 {
+        let (ok, out, err) = nimbus_beside_a_bus(url, schema, &["--json", "limits"]).await;
+        assert!(ok, "{err}");
+        listed = serde_json::from_str(&out).unwrap();
+        if listed["limits"][0]["held"].as_i64().unwrap_or(0) >= 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let limit = &listed["limits"][0];
+    assert_eq!(limit["scope"], "Charges|rate|Cli.Ping", "{listed}");
+    assert_eq!(
+        (&limit["slots"], &limit["taken"]),
+        (&1.into(), &1.into()),
+        "{listed}"
+    );
+    assert!(limit["held"].as_i64().unwrap() >= 1, "{listed}");
+    assert_eq!(
+        pings.0.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "one an hour"
+    );
+    let (ok, out, err) = nimbus_beside_a_bus(url, schema, &["limits"]).await;
+    assert!(ok && out.contains("Charges|rate|Cli.Ping"), "{out}{err}");
+    bus.stop().await.unwrap();
+}
+
+#[actix_rt::test]
+async fn limits_are_listed_on_sqlite() {
+    on_sqlite("cli-limits", limits_are_listed).await;
+}
+
+#[actix_rt::test]
+async fn limits_are_listed_on_postgres() {
+    on_postgres("cli limits", limits_are_listed).await;
+}
+
 /// `nimbus schema apply|verify|print --grouped-queue` and `nimbus groups`: a queue made with
 /// the group columns verifies, one without them is named with the statements it lacks, and the
 /// groups of messages waiting are listed longest first.

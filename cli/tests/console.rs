@@ -970,6 +970,58 @@ async fn the_console_counts_deduplication_keys_on_sqlite() {
     }
 }
 
+/// The Limits page shows a limit with its slots and the messages it held back.
+#[actix_rt::test]
+async fn the_console_shows_limits_and_what_they_held_on_sqlite() {
+    let path = std::env::temp_dir().join(format!("nimbus-console-limits-{}.db", unique()));
+    let url = format!("sqlite://{}", path.display());
+    let orders = Orders::default();
+    let bus = nimbus::Bus::builder()
+        .names("Orders", "orders-1")
+        .database_url(&url)
+        .route::<Order>("Orders")
+        .handler(orders.clone())
+        .limit::<Order>(nimbus::Limit::rate(1, std::time::Duration::from_secs(3600)))
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    for id in [1, 2] {
+        bus.send(Order { id }).await.unwrap();
+    }
+    let admin = nimbus::admin::Database::connect(&url).await.unwrap();
+    wait_until("the second order is held back", || async {
+        let limits = admin.limits().await.unwrap();
+        limits.first().is_some_and(|l| l.held >= 1)
+    })
+    .await;
+    bus.stop().await.unwrap();
+    assert_eq!(orders.handled.load(Ordering::SeqCst), 1, "one an hour");
+    let (_console, address) = console(&url, None, &["--bind", "127.0.0.1:0"], None);
+    let (_driver, client) = browser().await;
+    client.goto(&format!("{address}/limits")).await.unwrap();
+    wait_until("the page shows the rate and its held message", || async {
+        let scope = text_of(&client, "#limits tr[data-scope] code").await;
+        let cells = client
+            .find_all(Locator::Css("#limits tr[data-scope] td.num"))
+            .await
+            .unwrap_or_default();
+        let mut numbers = Vec::new();
+        for cell in cells {
+            numbers.push(cell.text().await.unwrap_or_default().trim().to_string());
+        }
+        scope.as_deref() == Some("Orders|rate|Console.Order")
+            && numbers.first().map(String::as_str) == Some("1")
+            && numbers.get(2).is_some_and(|held| held != "0")
+    })
+    .await;
+    client.close().await.unwrap();
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+}
+
 /// A queue's page lists its ordered groups with messages waiting, the longest first; another's
 /// counts its messages per priority.
 #[actix_rt::test]

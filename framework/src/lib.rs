@@ -239,6 +239,8 @@ mod guide {
     mod ordered_groups {}
     #[doc = include_str!("../../docs/guide/priorities.md")]
     mod priorities {}
+    #[doc = include_str!("../../docs/guide/limits.md")]
+    mod limits {}
     #[doc = include_str!("../../docs/guide/testing.md")]
     mod testing {}
     #[doc = include_str!("../../docs/guide/operations.md")]

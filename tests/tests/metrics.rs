@@ -673,3 +673,43 @@ async fn prioritized_messages_are_counted_by_priority() {
     assert_eq!((at("8"), at("-1"), at("0")), (2, 1, 0));
     bus.stop().await.unwrap();
 }
+
+/// A message put back to wait because its limit was full is counted per queue, message type
+/// and kind of limit (a rate of one an hour: the second message waits).
+#[actix_rt::test]
+async fn messages_held_by_a_limit_are_counted() {
+    snapshotter();
+    let db = TestDatabase::new(Setup {
+        kind: Kind::Sqlite,
+        layout: StorageLayout::TablePerQueue,
+    })
+    .await;
+    let handled = Arc::new(AtomicUsize::new(0));
+    let hour = std::time::Duration::from_secs(3600);
+    let bus = db
+        .builder("LimitedMetrics", "limited-metrics-1")
+        .route::<Numbered>("LimitedMetrics")
+        .handler(Counting(handled.clone()))
+        .limit::<Numbered>(nimbus::Limit::rate(1, hour))
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    for n in 0..2 {
+        bus.send(Numbered { n }).await.unwrap();
+    }
+    nimbus_conformance::eventually("the second is held back", async || {
+        counter(
+            "nimbus_messages_held_total",
+            &[
+                ("queue", "LimitedMetrics"),
+                ("message_type", "Conformance.Numbered"),
+                ("limit", "rate"),
+            ],
+        ) >= 1
+    })
+    .await;
+    assert_eq!(handled.load(Ordering::SeqCst), 1, "one an hour");
+    bus.stop().await.unwrap();
+}

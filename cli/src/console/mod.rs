@@ -9,6 +9,7 @@ mod actions;
 mod charts;
 mod deduplication;
 mod delayed;
+mod limits;
 mod monitoring;
 mod pages;
 mod sagas;
@@ -114,6 +115,7 @@ fn router(console: Arc<Console>) -> Router {
         .route("/delayed/{id}/{action}", post(delayed::act))
         .route("/schedules", get(schedules::page))
         .route("/deduplication", get(deduplication::page))
+        .route("/limits", get(limits::page))
         .route(
             "/schedules/{endpoint}/{name}/{action}",
             post(schedules::act),

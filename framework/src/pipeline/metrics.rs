@@ -40,6 +40,7 @@
 //! | `nimbus_send_commits_total` | counter | (the commits those sends took: fewer than the sends where they shared commits) |
 //! | `nimbus_groups_held_total` | counter | queue (failed attempts of a message of an ordered group, put back in its place: its group waits for the retry) |
 //! | `nimbus_prioritized_messages_received_total` | counter | queue, priority (messages sent with a priority, taken to be handled) |
+//! | `nimbus_messages_held_total` | counter | queue, message_type, limit (`concurrency` or `rate`: messages put back to wait because their limit was full; no attempt counted) |
 //! | `nimbus_queue_oldest_message_age_seconds` | gauge | queue (the first message's `NServiceBus.TimeSent`, the sender's clock, read at most every 5 s while the queue is not empty; 0 when a peek finds it empty) |
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -80,6 +81,7 @@ pub(crate) fn describe() {
             ("nimbus_schedule_ticks_missed_total", "Ticks of a schedule that came due while no instance ran: sent once for all (fired_once) or skipped"),
             ("nimbus_groups_held_total", "Failed attempts of a message of an ordered group put back in its place: the rest of its group waits for its retry"),
             ("nimbus_prioritized_messages_received_total", "Messages sent with a priority, taken from their queue to be handled"),
+            ("nimbus_messages_held_total", "Messages put back to wait because a limit of theirs was full (no attempt counted)"),
             ("nimbus_sends_deduplicated_total", "Sends dropped because a send with the same deduplication key reached the queue within the window"),
             ("nimbus_messages_deduplicated_total", "Messages removed without running their handlers: the inbox had handled their id within its window"),
             ("nimbus_schedule_changes_total", "Pauses and resumes of schedules by an operator, and whether each changed anything"),
