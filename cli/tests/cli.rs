@@ -787,6 +787,42 @@ mod bench_command {
         no_queue_left(url, schema).await;
     }
 
+    /// `nimbus bench --limits` with tiny sizes: drains with and without a limit, each with a
+    /// positive rate and a ratio; nothing left behind. Not a timed test.
+    async fn bench_limits(url: &str, schema: Option<&str>) {
+        let args = [
+            "--json",
+            "bench",
+            "--limits",
+            "--messages",
+            "40",
+            "--rounds",
+            "2",
+            "--concurrency",
+            "2",
+        ];
+        let (ok, out, err) = nimbus(url, schema, &args);
+        assert!(ok, "{err}");
+        let report: serde_json::Value = serde_json::from_str(&out).expect("one JSON line");
+        assert_eq!(report["mode"], "limits", "{out}");
+        let result = &report["results"][0];
+        let positive = |v: &serde_json::Value| v.as_f64().is_some_and(|x| x > 0.0);
+        for key in ["ratio_median", "plain_per_s", "limited_per_s"] {
+            assert!(positive(&result[key]), "{key}: {out}");
+        }
+        no_queue_left(url, schema).await;
+    }
+
+    #[actix_rt::test]
+    async fn bench_limits_runs_on_sqlite() {
+        on_sqlite("limits", bench_limits).await;
+    }
+
+    #[actix_rt::test]
+    async fn bench_limits_runs_on_postgres() {
+        on_postgres("limits", bench_limits).await;
+    }
+
     #[actix_rt::test]
     async fn bench_groups_runs_on_sqlite() {
         on_sqlite("groups", bench_groups).await;

@@ -28,6 +28,7 @@ mod deduplication;
 mod drive;
 mod groups;
 pub mod latency;
+mod limits;
 mod message;
 mod pgmq;
 mod report;
@@ -140,6 +141,12 @@ pub struct Settings {
     /// that keeps them, and draining each. Reports grouped ÷ ungrouped.
     #[arg(long, conflicts_with_all = ["latency", "handler_shapes", "deduplication"])]
     pub groups: bool,
+    /// Limits mode: what a limit costs the messages it never holds back, in interleaved
+    /// rounds: draining `--messages` messages without a limit against with
+    /// `Limit::concurrency(--concurrency)` on their type (every receiver finds a slot). Reports
+    /// limited ÷ plain.
+    #[arg(long, conflicts_with_all = ["latency", "handler_shapes", "deduplication", "groups"])]
+    pub limits: bool,
     /// Latency mode: instead of the throughput workloads, send `--messages` messages per series
     /// and round at RATE messages per second to idle endpoints, and report the latencies (same
     /// process, another process, request/response, bare SQL round trip). `--instances` and
@@ -304,6 +311,9 @@ pub async fn run(
     }
     if settings.groups {
         return groups::run(target, admin, settings, json).await;
+    }
+    if settings.limits {
+        return limits::run(target, admin, settings, json).await;
     }
     if !settings.handler_shapes.is_empty() {
         let shapes = settings.handler_shapes.clone();
