@@ -15,7 +15,7 @@ pub mod failover;
 mod failures;
 pub mod groups;
 mod leases;
-mod limits;
+pub mod limits;
 mod nservicebus;
 mod pause;
 mod priorities;
@@ -330,6 +330,15 @@ macro_rules! conformance_suite {
             }),
         ));
         trials.push((
+            concat!($prefix, "::sigkill_frees_the_slots_of_a_limit"),
+            ::std::boxed::Box::new(move || {
+                $crate::limits::sigkill_frees_the_slots_of_a_limit(
+                    $setup,
+                    env!("CARGO_BIN_EXE_crash_worker"),
+                )
+            }),
+        ));
+        trials.push((
             concat!($prefix, "::sigkill_keeps_each_groups_order"),
             ::std::boxed::Box::new(move || {
                 $crate::groups::sigkill_keeps_each_groups_order(
@@ -390,6 +399,15 @@ macro_rules! conformance_suite {
             $crate::schedules::sigkill_of_the_firing_instance_leaves_no_gap(
                 $setup,
                 env!("CARGO_BIN_EXE_clock_worker"),
+            );
+        }
+
+        $(#[$attr])*
+        #[test]
+        fn sigkill_frees_the_slots_of_a_limit() {
+            $crate::limits::sigkill_frees_the_slots_of_a_limit(
+                $setup,
+                env!("CARGO_BIN_EXE_crash_worker"),
             );
         }
 

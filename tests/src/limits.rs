@@ -267,3 +267,72 @@ pub async fn a_rate_limit_holds_across_instances(kind: Setup) {
         "the rate held messages back"
     );
 }
+
+/// Three worker processes × 8 receivers share `Limit::concurrency(2)` on their message type
+/// while one of them is killed (SIGKILL) at random moments and started again, 6 times: a killed
+/// process's slots are freed with its transactions (a slot held by a dead process would stop
+/// the type for good), so the workers drain the queue, every message forwarded exactly once,
+/// nothing dead-lettered.
+pub fn sigkill_frees_the_slots_of_a_limit(kind: Setup, worker: &str) {
+    const TOTAL: u32 = 300;
+    crate::run_actix(async {
+        let db = TestDatabase::new(kind).await;
+        let sender = crate::suite::fill_worker_queue(&db, TOTAL).await;
+        let env = [
+            ("NIMBUS_LIMIT_CONCURRENCY", "2"),
+            ("NIMBUS_HANDLER_MS", "5"),
+        ];
+        let spawn = || crate::suite::start_worker(&db, worker, &env);
+        let mut workers: Vec<crate::suite::Worker> = (0..INSTANCES).map(|_| spawn()).collect();
+        let moments: Vec<(usize, u64)> = nimbus::uuid::Uuid::new_v4()
+            .as_bytes()
+            .iter()
+            .take(6)
+            .map(|b| (usize::from(*b) % INSTANCES, 20 + u64::from(*b) * 2))
+            .collect();
+        println!("killing (worker, ms after progress): {moments:?}");
+        let mut progress = Vec::new();
+        for (victim, wait) in &moments {
+            let before = db.count("Done").await;
+            crate::suite::wait_until("the workers handle a message", || async {
+                db.count("Done").await > before
+            })
+            .await;
+            tokio::time::sleep(Duration::from_millis(*wait)).await;
+            workers[*victim].kill(); // SIGKILL, wherever it was
+            workers[*victim] = spawn();
+            let done = db.count("Done").await;
+            progress.push(done);
+            if done >= i64::from(TOTAL) {
+                break;
+            }
+        }
+        println!("forwarded after each kill: {progress:?}");
+        crate::suite::wait_while_progressing("the workers drain the queue", || async {
+            let done = db.count("Done").await;
+            (
+                done,
+                db.count("Worker").await == 0 && done >= i64::from(TOTAL),
+            )
+        })
+        .await;
+        workers.iter_mut().for_each(crate::suite::Worker::kill);
+        let mut forwarded: HashMap<u32, usize> = HashMap::new();
+        for body in db.bodies("Done").await {
+            let n = serde_json::from_slice::<Numbered>(&body).unwrap().n;
+            *forwarded.entry(n).or_default() += 1;
+        }
+        assert!(
+            (0..TOTAL).all(|n| forwarded.get(&n) == Some(&1)) && forwarded.len() == TOTAL as usize,
+            "every message forwarded exactly once"
+        );
+        assert!(db.dead_letters().await.is_empty(), "nothing dead-lettered");
+        let limits = db.admin().limits().await.unwrap();
+        let scope = "Worker|concurrency|Conformance.Numbered";
+        println!(
+            "limit {scope}: {:?}",
+            limits.iter().find(|l| l.scope == scope)
+        );
+        sender.stop().await.unwrap();
+    });
+}

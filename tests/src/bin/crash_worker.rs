@@ -8,7 +8,8 @@
 //! makes each handler take that long first. With `NIMBUS_SAGA` set, the messages are handled by
 //! a saga instead (`Conformance.CrashTally`, five instances by `n % 5`, each counting and summing
 //! its numbers), which forwards each number to `Done` too. With `NIMBUS_ORDERED_GROUPS` set, the
-//! `Worker` queue keeps ordered groups. Runs until killed.
+//! `Worker` queue keeps ordered groups. With `NIMBUS_LIMIT_CONCURRENCY=n`, at most n messages
+//! are handled at once over every worker (`Limit::concurrency`). Runs until killed.
 //!
 //! Usage: `crash_worker <database-url> <table|shared> [schema]`
 
@@ -191,6 +192,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     if std::env::var_os("NIMBUS_ORDERED_GROUPS").is_some() {
         builder = builder.ordered_groups();
+    }
+    if let Some(handlers) = number("NIMBUS_LIMIT_CONCURRENCY") {
+        let handlers = u32::try_from(handlers)?;
+        builder = builder.limit::<Numbered>(nimbus::Limit::concurrency(handlers));
     }
     if let Some(batch) = std::env::var("NIMBUS_RECEIVE_BATCH")
         .ok()
