@@ -207,6 +207,7 @@ impl Endpoint {
             pending_requests: Default::default(),
             own_statements: Default::default(),
             deduplicates: config_inbox.into(),
+            holds_due: Default::default(),
             database_target,
         });
         let mut maintenance: Vec<Recipient<Shutdown>> =

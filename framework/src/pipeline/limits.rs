@@ -299,6 +299,31 @@ impl Limits {
     }
 }
 
+/// When the messages this process held back come due, so that its delayed delivery moves them
+/// back to their queue then rather than at its next regular pass (a peek delay apart): a held
+/// message waits 50 ms at first.
+#[derive(Debug, Default)]
+pub(crate) struct HoldsDue(std::sync::Mutex<std::collections::BTreeSet<Instant>>);
+
+impl HoldsDue {
+    /// A held message comes due at `at`.
+    pub fn note(&self, at: Instant) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).insert(at);
+    }
+
+    /// The soonest hold due by `deadline`, forgotten with every one due before it (a pass
+    /// then moves them all); `None` when none is due by then.
+    pub fn next_by(&self, deadline: Instant) -> Option<Instant> {
+        let mut due = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let first = *due.first()?;
+        if first > deadline {
+            return None;
+        }
+        due.retain(|at| *at > first);
+        Some(first)
+    }
+}
+
 /// How long a message held for the `holds`-th time waits before it is received again: at least
 /// until the limit's next slot is ready (`ready_in`, where known), plus a wait that doubles
 /// with each hold from 100 ms up to 5 s, spread at random so that held messages come back one
@@ -392,6 +417,22 @@ mod tests {
         assert!((MAX_HOLD / 2..=MAX_HOLD).contains(&late), "{late:?}");
         let rate = hold_for(1, Some(Duration::from_secs(2)));
         assert!(rate >= Duration::from_secs(2), "{rate:?}");
+    }
+
+    #[test]
+    fn holds_come_due_soonest_first() {
+        let due = HoldsDue::default();
+        let now = Instant::now();
+        let (soon, later) = (
+            now + Duration::from_millis(50),
+            now + Duration::from_secs(5),
+        );
+        due.note(later);
+        due.note(soon);
+        assert_eq!(due.next_by(now), None, "nothing due yet");
+        assert_eq!(due.next_by(now + Duration::from_secs(1)), Some(soon));
+        assert_eq!(due.next_by(now + Duration::from_secs(1)), None);
+        assert_eq!(due.next_by(later), Some(later));
     }
 
     #[test]

@@ -71,6 +71,8 @@ pub(crate) struct EndpointState {
     /// The endpoint keeps deduplication keys (an inbox, or a deduplicated send was made): its
     /// maintenance deletes those whose window ended.
     pub deduplicates: std::sync::atomic::AtomicBool,
+    /// When the messages its limits held back come due (see [`limits::HoldsDue`]).
+    pub holds_due: limits::HoldsDue,
 }
 
 tokio::task_local! {
@@ -1241,6 +1243,7 @@ async fn hold(
                 incoming.message_id.clone(),
             );
             let transport = endpoint.transport.clone();
+            endpoint.holds_due.note(std::time::Instant::now() + wait);
             after_commit(move || {
                 metrics::count_limit_held(queue.as_str(), &type_name, limit.kind_name());
                 let counted = scope.clone();
