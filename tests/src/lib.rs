@@ -274,6 +274,7 @@ macro_rules! conformance_suite {
             a_limit_of_handlers_at_once_holds_across_instances,
             a_limit_per_key_holds_each_key_and_lets_others_run,
             a_rate_limit_holds_across_instances,
+            a_batch_runs_its_messages_under_one_slot,
         }
     };
     (@tests $attrs:tt $setup:expr; $($name:ident),* $(,)?) => {

@@ -51,7 +51,9 @@ impl Watch {
         }
         if self.gate.load(Ordering::SeqCst) {
             self.at_gate.fetch_add(1, Ordering::SeqCst);
-            while self.gate.load(Ordering::SeqCst) {
+            // Bounded, so that a test that failed meanwhile ends instead of hanging.
+            let deadline = Instant::now() + Duration::from_secs(120);
+            while self.gate.load(Ordering::SeqCst) && Instant::now() < deadline {
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
         }
@@ -225,6 +227,92 @@ pub async fn a_limit_per_key_holds_each_key_and_lets_others_run(kind: Setup) {
             "{scope} in {listed:?}"
         );
     }
+}
+
+/// Stops at message 1 until told: the rest of its batch waits behind it.
+#[derive(Clone, Default)]
+struct StopsAtOne {
+    watch: Watch,
+    go: Arc<AtomicBool>,
+}
+
+#[nimbus::handler]
+impl Handler<Numbered> for StopsAtOne {
+    async fn handle(&self, m: Numbered, _ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        if m.n == 1 {
+            self.watch.at_gate.fetch_add(1, Ordering::SeqCst);
+            // Bounded, so that a test that failed meanwhile ends instead of hanging.
+            let deadline = Instant::now() + Duration::from_secs(120);
+            while !self.go.load(Ordering::SeqCst) && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+        self.watch.run("all", m.n, Duration::ZERO).await;
+        Ok(())
+    }
+}
+
+/// Under `Limit::concurrency(2)`, a batch runs its messages one after another under one slot:
+/// instance A takes messages 0 to 9 in one batch and stops inside message 1 (after 0 ran under
+/// a slot); instance B then handles messages 10 to 39 under the second slot while A's batch is
+/// open, and no message is held back. (A batch that took a slot per message would hold both,
+/// and B's messages would wait.) On SQLite, whose one writer is A's batch, A goes on alone.
+pub async fn a_batch_runs_its_messages_under_one_slot(kind: Setup) {
+    let db = TestDatabase::new(kind).await;
+    let sender = db
+        .builder("PartnersSender", "partners-sender-1")
+        .route::<Numbered>("Partners")
+        .create_queues_on_send(true)
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    sender
+        .send_batch((0..40).map(|n| Numbered { n }))
+        .await
+        .unwrap();
+    let handler = StopsAtOne::default();
+    let start = |instance: &str| {
+        db.builder("Partners", instance)
+            .concurrency(1)
+            .receive_batch(10)
+            .handler::<Numbered, _>(handler.clone())
+            .limit::<Numbered>(Limit::concurrency(2))
+            .build()
+            .unwrap()
+            .start()
+    };
+    let a = start("partners-a").await.unwrap();
+    eventually("A stops inside message 1", async || {
+        handler.watch.at_gate.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    let mut buses = vec![a];
+    if kind.kind != Kind::Sqlite {
+        buses.push(start("partners-b").await.unwrap());
+        eventually(
+            "B handles messages 10 to 39 beside A's open batch",
+            async || {
+                let handled = handler.watch.handled.lock().unwrap();
+                (10..40).all(|n| handled.contains_key(&n))
+            },
+        )
+        .await;
+        assert_eq!(
+            held_by(&db, "Partners|concurrency|Conformance.Numbered").await,
+            0,
+            "no message held back"
+        );
+    }
+    handler.go.store(true, Ordering::SeqCst);
+    eventually("all 40 are handled", async || {
+        handler.watch.handled_once(40)
+    })
+    .await;
+    stop(buses).await;
+    sender.stop().await.unwrap();
+    assert!(handler.watch.most("all") <= 2);
 }
 
 /// `Limit::rate(5, 1 s)` over three instances: 20 messages sent at once are handled over at

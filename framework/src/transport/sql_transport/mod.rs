@@ -694,6 +694,7 @@ impl<D: Driver> Transport for SqlTransport<D> {
             shared: Arc::new(std::sync::Mutex::new(BatchState {
                 connection: Some(c),
                 written: Written::default(),
+                limit_slots: Default::default(),
             })),
             inner: s.clone(),
         })))

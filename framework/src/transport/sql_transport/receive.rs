@@ -37,6 +37,9 @@ pub(super) struct BatchState<D: Driver> {
     /// The batch's connection, while no message holds it.
     pub(super) connection: Option<Held<D>>,
     pub(super) written: Written,
+    /// The limits of handlers at once whose slot the batch holds: its later messages of the
+    /// same limit run under that slot (one after another) instead of taking more.
+    pub(super) limit_slots: std::collections::HashSet<String>,
 }
 
 /// A batch of received messages over one transaction (see [`ReceivedBatch`]).
@@ -135,6 +138,64 @@ impl<D: Driver> SqlReceiveTransaction<D> {
         }
         state.connection = Some(connection);
         Ok(())
+    }
+}
+
+impl<D: Driver> SqlReceiveTransaction<D> {
+    /// Takes a free slot of `limit` (see [`ReceiveTransaction::take_limit`]), adding the
+    /// slots it lacks first where needed.
+    async fn take_free_slot(&mut self, limit: &LimitSlots<'_>) -> Result<LimitTaken> {
+        let cx = self.inner.cx.clone();
+        let slots = i64::from(limit.slots);
+        let period_ms = i64::try_from(limit.period.as_millis()).unwrap_or(i64::MAX);
+        let what = || format!("taking a slot of the limit {:?}", limit.scope);
+        if self
+            .connection
+            .take_limit_slot(&cx.sql.limit_take, limit.scope, slots, period_ms)
+            .await
+            .map_err(cx.db(what))?
+        {
+            return Ok(LimitTaken::Taken);
+        }
+        let (present, ready_in_ms) = self
+            .connection
+            .limit_state(&cx.sql.limit_state, limit.scope, slots)
+            .await
+            .map_err(cx.db(what))?;
+        if present < slots {
+            // A limit used for the first time here, grown, or whose slots were cleaned up. The
+            // slots are added in a transaction of their own: added in this one, they would stay
+            // locked until this message's handler is done, and every other receive of the
+            // limit would wait for them. A single writer's file takes them in this one (a
+            // second transaction would wait for this one's write lock).
+            let adding = || format!("adding the slots of the limit {:?}", limit.scope);
+            if self.inner.driver.single_writer() {
+                self.connection
+                    .add_limit_slots(&cx.sql.limit_slots, limit.scope, slots)
+                    .await
+                    .map_err(cx.db(adding))?;
+            } else {
+                let mut c = self.inner.connection(&adding()).await?;
+                c.add_limit_slots(&cx.sql.limit_slots, limit.scope, slots)
+                    .await
+                    .map_err(cx.db(adding))?;
+                self.inner
+                    .commit(c, &[], "adding the slots of a limit")
+                    .await?;
+            }
+            if self
+                .connection
+                .take_limit_slot(&cx.sql.limit_take, limit.scope, slots, period_ms)
+                .await
+                .map_err(cx.db(what))?
+            {
+                return Ok(LimitTaken::Taken);
+            }
+        }
+        let ready_in = ready_in_ms
+            .filter(|ms| *ms > 0)
+            .map(|ms| std::time::Duration::from_millis(ms.unsigned_abs()));
+        Ok(LimitTaken::Full { ready_in })
     }
 }
 
@@ -399,57 +460,20 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
     }
 
     async fn take_limit(&mut self, limit: &LimitSlots<'_>) -> Result<LimitTaken> {
-        let cx = self.inner.cx.clone();
-        let slots = i64::from(limit.slots);
-        let period_ms = i64::try_from(limit.period.as_millis()).unwrap_or(i64::MAX);
-        let what = || format!("taking a slot of the limit {:?}", limit.scope);
-        if self
-            .connection
-            .take_limit_slot(&cx.sql.limit_take, limit.scope, slots, period_ms)
-            .await
-            .map_err(cx.db(what))?
-        {
+        let handlers_at_once = limit.period.is_zero();
+        let batch_holds = |batch: &SharedBatch<D>| {
+            let state = batch.lock().unwrap_or_else(|p| p.into_inner());
+            state.limit_slots.contains(limit.scope)
+        };
+        if handlers_at_once && self.member_of.as_ref().is_some_and(batch_holds) {
             return Ok(LimitTaken::Taken);
         }
-        let (present, ready_in_ms) = self
-            .connection
-            .limit_state(&cx.sql.limit_state, limit.scope, slots)
-            .await
-            .map_err(cx.db(what))?;
-        if present < slots {
-            // A limit used for the first time here, grown, or whose slots were cleaned up. The
-            // slots are added in a transaction of their own: added in this one, they would stay
-            // locked until this message's handler is done, and every other receive of the
-            // limit would wait for them. A single writer's file takes them in this one (a
-            // second transaction would wait for this one's write lock).
-            let adding = || format!("adding the slots of the limit {:?}", limit.scope);
-            if self.inner.driver.single_writer() {
-                self.connection
-                    .add_limit_slots(&cx.sql.limit_slots, limit.scope, slots)
-                    .await
-                    .map_err(cx.db(adding))?;
-            } else {
-                let mut c = self.inner.connection(&adding()).await?;
-                c.add_limit_slots(&cx.sql.limit_slots, limit.scope, slots)
-                    .await
-                    .map_err(cx.db(adding))?;
-                self.inner
-                    .commit(c, &[], "adding the slots of a limit")
-                    .await?;
-            }
-            if self
-                .connection
-                .take_limit_slot(&cx.sql.limit_take, limit.scope, slots, period_ms)
-                .await
-                .map_err(cx.db(what))?
-            {
-                return Ok(LimitTaken::Taken);
-            }
+        let taken = self.take_free_slot(limit).await?;
+        if let (LimitTaken::Taken, true, Some(batch)) = (taken, handlers_at_once, &self.member_of) {
+            let mut state = batch.lock().unwrap_or_else(|p| p.into_inner());
+            state.limit_slots.insert(limit.scope.to_string());
         }
-        let ready_in = ready_in_ms
-            .filter(|ms| *ms > 0)
-            .map(|ms| std::time::Duration::from_millis(ms.unsigned_abs()));
-        Ok(LimitTaken::Full { ready_in })
+        Ok(taken)
     }
 
     async fn release_key(&mut self, scope: &str, key: &str) -> Result<()> {
