@@ -124,6 +124,13 @@ impl Endpoint {
                 ));
             }
         }
+        // The slots of the limits on whole message types, before any message of theirs comes:
+        // otherwise the first ones would wait while the slots are added.
+        for queue in &queues {
+            for (scope, slots) in config.limits.type_scopes(queue) {
+                transport.add_limit_slots(&scope, slots).await?;
+            }
+        }
         let mut warnings = Vec::new();
         for queue in &queues {
             // Advice, not a precondition: a check that cannot run (a login that may not read

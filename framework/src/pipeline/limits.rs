@@ -67,9 +67,10 @@ impl Limit {
     }
 
     /// At most `messages` messages whose handling starts within any `per` (1 to
-    /// [`MAX_LIMIT_SLOTS`] messages; a period from 1 ms to a day). Each handling started
-    /// counts, whether it succeeds or fails; one that never ran (its receive rolled back) does
-    /// not.
+    /// [`MAX_LIMIT_SLOTS`] messages; a period from 1 ms to a day). Each handling counts,
+    /// whether it succeeds or fails; one whose transaction rolled back (its process died) gives
+    /// its slot back. A slot also stays held until its transaction ends, so handlers longer
+    /// than the period are at most `messages` at once as well.
     pub fn rate(messages: u32, per: Duration) -> Self {
         Limit {
             kind: LimitKind::Rate { messages, per },
@@ -244,6 +245,20 @@ impl Limits {
         Ok(())
     }
 
+    /// The scopes of the limits on whole message types (not per key) for messages received
+    /// from `queue`, with their slots.
+    pub fn type_scopes(&self, queue: &QueueName) -> Vec<(String, u32)> {
+        self.by_type
+            .iter()
+            .flat_map(|(type_name, limits)| {
+                limits
+                    .iter()
+                    .filter(|l| l.key_of.is_none())
+                    .map(move |l| (scope_of(queue, type_name, &l.limit), l.limit.slots()))
+            })
+            .collect()
+    }
+
     /// The limits a message of `type_name` with `body`, received from `queue`, is under,
     /// those of handlers at once first; an error (the message's reason for the dead letters)
     /// when its key is longer than [`MAX_LIMIT_KEY_LEN`].
@@ -258,7 +273,7 @@ impl Limits {
         };
         let mut scoped = Vec::with_capacity(limits.len());
         for l in limits {
-            let mut scope = format!("{}|{}|{type_name}", queue.as_str(), l.limit.kind_name());
+            let mut scope = scope_of(queue, type_name, &l.limit);
             if let Some(key_of) = &l.key_of {
                 // A body that is not a message of the type fails in its handler, as without
                 // the limit.
@@ -297,6 +312,12 @@ impl Limits {
             }
         }
     }
+}
+
+/// The scope of `limit` on the whole of `type_name` received from `queue`:
+/// `<queue>|<kind>|<type>` (a limit per key adds `|<key>`).
+fn scope_of(queue: &QueueName, type_name: &str, limit: &Limit) -> String {
+    format!("{}|{}|{type_name}", queue.as_str(), limit.kind_name())
 }
 
 /// When the messages this process held back come due, so that its delayed delivery moves them
@@ -373,6 +394,11 @@ mod tests {
             .scopes_for(&queue(), "Shop.Other", body)
             .unwrap()
             .is_empty());
+        // Made at start: the limits on the whole type, not those per key.
+        assert_eq!(
+            limits.type_scopes(&queue()),
+            [("Billing|rate|Shop.Charge".to_string(), 10)]
+        );
     }
 
     #[test]

@@ -579,6 +579,13 @@ async fn handle_received(
             Ok(LimitTaken::Full { ready_in }) => {
                 return hold(endpoint, queue, tx, &row, &incoming, limited, ready_in).await
             }
+            Ok(LimitTaken::Missing) => {
+                let outcome = hold(endpoint, queue, tx, &row, &incoming, limited, None).await;
+                if matches!(outcome, Outcome::Held) {
+                    add_limit_slots(endpoint, limited);
+                }
+                return outcome;
+            }
             Err(e) => return Outcome::Infrastructure(e),
         }
     }
@@ -1262,6 +1269,27 @@ async fn hold(
         }
         Err(e) => Outcome::Infrastructure(e),
     }
+}
+
+/// Adds the slots `limited` lacks, once the transaction that found them missing has ended (see
+/// [`LimitTaken::Missing`]): the message it held back finds them when it comes back.
+fn add_limit_slots(endpoint: &EndpointState, limited: &limits::Scoped) {
+    let (transport, scope, slots) = (
+        endpoint.transport.clone(),
+        limited.scope.clone(),
+        limited.limit.slots(),
+    );
+    after_commit(move || {
+        tokio::spawn(async move {
+            match transport.add_limit_slots(&scope, slots).await {
+                Ok(()) => tracing::debug!(limit = %scope, slots, "added the slots of a limit"),
+                // The held message finds them missing again, and the next try adds them.
+                Err(e) => {
+                    tracing::warn!(limit = %scope, error = %e, "adding the slots of a limit failed; its messages wait and the next of them tries again")
+                }
+            }
+        });
+    });
 }
 
 /// The message again, with its failed attempts (and delayed retries) counted in its headers, for

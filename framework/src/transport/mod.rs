@@ -418,6 +418,9 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// Drops the table of `queue` with everything in it (maintenance and benchmarks).
     async fn drop_queue(&self, queue: &QueueName) -> Result<()>;
 
+    /// Adds the slots the limit `scope` lacks (of `slots`), in a short transaction of its own.
+    async fn add_limit_slots(&self, scope: &str, slots: u32) -> Result<()>;
+
     /// Counts a message the limit `scope` held back, in a short transaction of its own after
     /// the hold committed (inside the receive's, the count's row would be held by every batch
     /// that held a message until the batch commits).
@@ -698,6 +701,9 @@ pub(crate) enum LimitTaken {
     Full {
         ready_in: Option<std::time::Duration>,
     },
+    /// The limit lacks slots in `NimbusLimits` (its first use, or it grew): the message waits,
+    /// and [`Transport::add_limit_slots`] adds them once its transaction has ended.
+    Missing,
 }
 
 /// What [`ReceiveTransaction::commit_handled_and_receive`] did after its commit.

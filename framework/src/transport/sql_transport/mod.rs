@@ -977,6 +977,17 @@ impl<D: Driver> Transport for SqlTransport<D> {
         Ok(groups)
     }
 
+    async fn add_limit_slots(&self, scope: &str, slots: u32) -> Result<()> {
+        let s = &self.inner;
+        let what = || format!("adding the slots of the limit {scope:?}");
+        let mut c = s.connection(&what()).await?;
+        c.add_limit_slots(&s.cx.sql.limit_slots, scope, i64::from(slots))
+            .await
+            .map_err(s.cx.db(what))?;
+        c.release();
+        Ok(())
+    }
+
     async fn count_limit_held(&self, scope: &str) -> Result<()> {
         let s = &self.inner;
         let what = || format!("counting a message the limit {scope:?} held back");
@@ -984,7 +995,8 @@ impl<D: Driver> Transport for SqlTransport<D> {
         c.count_limit_held(&s.cx.sql.limit_held, scope)
             .await
             .map_err(s.cx.db(what))?;
-        s.commit(c, &[], "counting a held message").await
+        c.release();
+        Ok(())
     }
 
     async fn drop_queue(&self, queue: &QueueName) -> Result<()> {

@@ -163,26 +163,20 @@ impl<D: Driver> SqlReceiveTransaction<D> {
             .await
             .map_err(cx.db(what))?;
         if present < slots {
-            // A limit used for the first time here, grown, or whose slots were cleaned up. The
-            // slots are added in a transaction of their own: added in this one, they would stay
-            // locked until this message's handler is done, and every other receive of the
-            // limit would wait for them. A single writer's file takes them in this one (a
-            // second transaction would wait for this one's write lock).
-            let adding = || format!("adding the slots of the limit {:?}", limit.scope);
-            if self.inner.driver.single_writer() {
-                self.connection
-                    .add_limit_slots(&cx.sql.limit_slots, limit.scope, slots)
-                    .await
-                    .map_err(cx.db(adding))?;
-            } else {
-                let mut c = self.inner.connection(&adding()).await?;
-                c.add_limit_slots(&cx.sql.limit_slots, limit.scope, slots)
-                    .await
-                    .map_err(cx.db(adding))?;
-                self.inner
-                    .commit(c, &[], "adding the slots of a limit")
-                    .await?;
+            // A limit used for the first time here, grown, or whose slots were cleaned up.
+            // Added in this transaction, the slots would stay locked until this message's
+            // handler is done, and every other receive of the limit would wait for them; added
+            // in another while this one is open, every receiver could hold a connection and
+            // wait for a second one. So the message waits and its slots are added once its
+            // transaction has ended (`Transport::add_limit_slots`). A single writer's file
+            // takes them in this one: nobody else writes meanwhile.
+            if !self.inner.driver.single_writer() {
+                return Ok(LimitTaken::Missing);
             }
+            self.connection
+                .add_limit_slots(&cx.sql.limit_slots, limit.scope, slots)
+                .await
+                .map_err(cx.db(|| format!("adding the slots of the limit {:?}", limit.scope)))?;
             if self
                 .connection
                 .take_limit_slot(&cx.sql.limit_take, limit.scope, slots, period_ms)
