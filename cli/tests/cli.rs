@@ -1672,9 +1672,9 @@ async fn deduplication_keys_are_listed_and_forgotten_on_postgres() {
     on_postgres("cli dedup", deduplication_list_and_forget).await;
 }
 
-/// `nimbus limits` beside a bus whose pings are limited to one an hour: the first is handled,
-/// the second waits in its queue, and the listing shows the rate's one slot taken and the
-/// messages it held back.
+/// `nimbus limits` beside a bus whose pings are limited to one an hour: the rate's slot is
+/// listed from the bus's start; the first ping is handled, the second waits in its queue, and
+/// the listing shows the one slot taken and the messages it held back.
 async fn limits_are_listed(url: &str, schema: Option<&str>) {
     let pings = CountingPings::default();
     let mut builder = nimbus::Bus::builder()
@@ -1687,10 +1687,16 @@ async fn limits_are_listed(url: &str, schema: Option<&str>) {
         builder = builder.schema(schema);
     }
     let bus = builder.build().unwrap().start().await.unwrap();
-    let (ok, out, err) = nimbus_beside_a_bus(url, schema, &["limits"]).await;
-    assert!(
-        ok && out.contains("no limit has been used yet"),
-        "{out}{err}"
+    // The start made the rate's slot: listed, nothing taken or held yet.
+    let (ok, out, err) = nimbus_beside_a_bus(url, schema, &["--json", "limits"]).await;
+    assert!(ok, "{err}");
+    let listed: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let limit = &listed["limits"][0];
+    assert_eq!(limit["scope"], "Charges|rate|Cli.Ping", "{listed}");
+    assert_eq!(
+        (&limit["taken"], &limit["held"]),
+        (&0.into(), &0.into()),
+        "{listed}"
     );
     bus.send(Ping).await.unwrap();
     bus.send(Ping).await.unwrap();
