@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use nimbus::{Handler, HandlerContext, HandlerError, SendOptions, StorageLayout};
 
-use crate::suite::{start_worker, wait_until, wait_while_progressing, Numbered, Worker};
+use crate::suite::{start_worker, Numbered};
 use crate::{eventually, Setup, TestDatabase};
 
 /// Groups in the in-process test, and messages per group.
@@ -359,41 +359,7 @@ pub fn sigkill_keeps_each_groups_order(kind: Setup, worker: &str) {
             .unwrap();
         send_groups(&sender, "Worker", groups, per_group).await;
         let spawn = || start_worker(&db, worker, &[("NIMBUS_ORDERED_GROUPS", "1")]);
-        let mut workers: Vec<Worker> = (0..3).map(|_| spawn()).collect();
-        let moments: Vec<(usize, u64)> = nimbus::uuid::Uuid::new_v4()
-            .as_bytes()
-            .iter()
-            .chain(nimbus::uuid::Uuid::new_v4().as_bytes())
-            .take(kills)
-            .map(|b| (usize::from(*b % 3), 20 + u64::from(*b) * 2))
-            .collect();
-        println!("killing (worker, ms after progress): {moments:?}");
-        let mut progress = Vec::new();
-        for (victim, wait) in &moments {
-            let before = db.count("Done").await;
-            wait_until("the workers handle a message", || async {
-                db.count("Done").await > before
-            })
-            .await;
-            tokio::time::sleep(Duration::from_millis(*wait)).await;
-            workers[*victim].kill(); // SIGKILL, wherever it was
-            workers[*victim] = spawn();
-            let done = db.count("Done").await;
-            progress.push(done);
-            if done >= i64::from(total) {
-                break;
-            }
-        }
-        println!("forwarded after each kill: {progress:?}");
-        wait_while_progressing("the workers drain the queue", || async {
-            let done = db.count("Done").await;
-            (
-                done,
-                db.count("Worker").await == 0 && done >= i64::from(total),
-            )
-        })
-        .await;
-        workers.iter_mut().for_each(Worker::kill);
+        crate::suite::kill_among_three_then_drain(&db, total, kills, spawn).await;
         let mut order: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
         for body in db.bodies("Done").await {
             let n = serde_json::from_slice::<Numbered>(&body).unwrap().n;

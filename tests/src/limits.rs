@@ -371,40 +371,7 @@ pub fn sigkill_frees_the_slots_of_a_limit(kind: Setup, worker: &str) {
             ("NIMBUS_HANDLER_MS", "5"),
         ];
         let spawn = || crate::suite::start_worker(&db, worker, &env);
-        let mut workers: Vec<crate::suite::Worker> = (0..INSTANCES).map(|_| spawn()).collect();
-        let moments: Vec<(usize, u64)> = nimbus::uuid::Uuid::new_v4()
-            .as_bytes()
-            .iter()
-            .take(6)
-            .map(|b| (usize::from(*b) % INSTANCES, 20 + u64::from(*b) * 2))
-            .collect();
-        println!("killing (worker, ms after progress): {moments:?}");
-        let mut progress = Vec::new();
-        for (victim, wait) in &moments {
-            let before = db.count("Done").await;
-            crate::suite::wait_until("the workers handle a message", || async {
-                db.count("Done").await > before
-            })
-            .await;
-            tokio::time::sleep(Duration::from_millis(*wait)).await;
-            workers[*victim].kill(); // SIGKILL, wherever it was
-            workers[*victim] = spawn();
-            let done = db.count("Done").await;
-            progress.push(done);
-            if done >= i64::from(TOTAL) {
-                break;
-            }
-        }
-        println!("forwarded after each kill: {progress:?}");
-        crate::suite::wait_while_progressing("the workers drain the queue", || async {
-            let done = db.count("Done").await;
-            (
-                done,
-                db.count("Worker").await == 0 && done >= i64::from(TOTAL),
-            )
-        })
-        .await;
-        workers.iter_mut().for_each(crate::suite::Worker::kill);
+        crate::suite::kill_among_three_then_drain(&db, TOTAL, 6, spawn).await;
         let mut forwarded: HashMap<u32, usize> = HashMap::new();
         for body in db.bodies("Done").await {
             let n = serde_json::from_slice::<Numbered>(&body).unwrap().n;

@@ -1752,6 +1752,53 @@ pub(crate) async fn kill_then_drain(
     last.kill();
 }
 
+/// Runs three workers made by `spawn` side by side and, `kills` times at most (fewer once
+/// `total` are done), SIGKILLs one of them at random at a random moment after `Done` grew and
+/// starts it again; then lets them drain `Worker` until `total` are done, and kills them all.
+/// The moments and progress are printed, so that a failing run can be repeated.
+pub(crate) async fn kill_among_three_then_drain(
+    db: &TestDatabase,
+    total: u32,
+    kills: usize,
+    spawn: impl Fn() -> Worker,
+) {
+    let mut workers: Vec<Worker> = (0..3).map(|_| spawn()).collect();
+    let moments: Vec<(usize, u64)> = uuid::Uuid::new_v4()
+        .as_bytes()
+        .iter()
+        .chain(uuid::Uuid::new_v4().as_bytes())
+        .take(kills)
+        .map(|b| (usize::from(*b % 3), 20 + u64::from(*b) * 2))
+        .collect();
+    println!("killing (worker, ms after progress): {moments:?}");
+    let mut progress = Vec::new();
+    for (victim, wait) in &moments {
+        let before = db.count("Done").await;
+        wait_until("the workers handle a message", || async {
+            db.count("Done").await > before
+        })
+        .await;
+        tokio::time::sleep(std::time::Duration::from_millis(*wait)).await;
+        workers[*victim].kill(); // SIGKILL, wherever it was
+        workers[*victim] = spawn();
+        let done = db.count("Done").await;
+        progress.push(done);
+        if done >= i64::from(total) {
+            break;
+        }
+    }
+    println!("forwarded after each kill: {progress:?}");
+    wait_while_progressing("the workers drain the queue", || async {
+        let done = db.count("Done").await;
+        (
+            done,
+            db.count("Worker").await == 0 && done >= i64::from(total),
+        )
+    })
+    .await;
+    workers.iter_mut().for_each(Worker::kill);
+}
+
 /// Handlers insert into a business table keyed by message id, in the receive's transaction,
 /// while the worker process is killed (SIGKILL) at random moments: at the end every message has
 /// exactly one row and one forwarded copy, and none is lost.

@@ -130,3 +130,29 @@ pub async fn drain_rate(
     drained?;
     Ok(settings.messages as f64 / elapsed.as_secs_f64().max(1e-9))
 }
+
+/// Sends `--messages` pings to `queue`, one per call over `--concurrency` tasks, the `n`-th
+/// with `options(n)`: messages per second.
+pub async fn send_rate(
+    sender: &nimbus::Bus,
+    settings: &super::Settings,
+    queue: &str,
+    options: impl Fn(usize) -> nimbus::SendOptions + Clone + Send + Sync + 'static,
+) -> Result<f64, Failure> {
+    let counter = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (sender, queue, body) = (sender.clone(), queue.to_string(), settings.body_size);
+    let elapsed = run_tasks(settings.messages, settings.concurrency, move || {
+        let (sender, queue, counter) = (sender.clone(), queue.clone(), counter.clone());
+        let options = options.clone();
+        async move {
+            let n = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let message = super::message::ping(body);
+            sender
+                .send_with(message, options(n).to(queue.as_str()))
+                .await?;
+            Ok(())
+        }
+    })
+    .await?;
+    Ok(settings.messages as f64 / elapsed.as_secs_f64().max(1e-9))
+}

@@ -13,8 +13,8 @@ use nimbus::admin::Database;
 use nimbus::{Bus, SendOptions};
 use serde_json::json;
 
-use super::drive::{drain_rate, run_tasks};
-use super::message::{ping, Ping};
+use super::drive::{drain_rate, send_rate};
+use super::message::Ping;
 use super::stats::Pairs;
 use super::workload::builder;
 use super::{Settings, Target};
@@ -74,7 +74,11 @@ async fn rounds(
             let which = if grouped { "grouped" } else { "ungrouped" };
             let queue = &queues[usize::from(grouped)];
             bar.set_message(format!("round {} send {which}", round + 1));
-            send_pair[usize::from(grouped)] = send_rate(sender, settings, queue, grouped).await?;
+            let options = move |n: usize| match grouped {
+                true => SendOptions::new().group(format!("group-{}", n % GROUPS)),
+                false => SendOptions::new(),
+            };
+            send_pair[usize::from(grouped)] = send_rate(sender, settings, queue, options).await?;
             bar.inc(1);
             // The sends above filled the queue: drained here.
             bar.set_message(format!("round {} receive {which}", round + 1));
@@ -89,32 +93,6 @@ async fn rounds(
     }
     bar.finish_and_clear();
     Ok((sends, receives))
-}
-
-/// Sends `--messages` messages to `queue`, one per call over `--concurrency` tasks, each of
-/// group `n % 100` when `grouped`: messages per second.
-async fn send_rate(
-    sender: &Bus,
-    settings: &Settings,
-    queue: &str,
-    grouped: bool,
-) -> Result<f64, Failure> {
-    let counter = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let (sender, queue, body) = (sender.clone(), queue.to_string(), settings.body_size);
-    let elapsed = run_tasks(settings.messages, settings.concurrency, move || {
-        let (sender, queue, counter) = (sender.clone(), queue.clone(), counter.clone());
-        async move {
-            let n = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let mut options = SendOptions::new().to(queue.as_str());
-            if grouped {
-                options = options.group(format!("group-{}", n % GROUPS));
-            }
-            sender.send_with(ping(body), options).await?;
-            Ok(())
-        }
-    })
-    .await?;
-    Ok(settings.messages as f64 / elapsed.as_secs_f64().max(1e-9))
 }
 
 /// Drains the `--messages` messages queued in `queue` with an endpoint (at `--receive-batch`

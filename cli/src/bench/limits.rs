@@ -13,8 +13,8 @@ use nimbus::admin::Database;
 use nimbus::{Bus, Limit, SendOptions};
 use serde_json::json;
 
-use super::drive::{drain_rate, run_tasks};
-use super::message::{ping, Ping};
+use super::drive::{drain_rate, send_rate};
+use super::message::Ping;
 use super::stats::Pairs;
 use super::workload::builder;
 use super::{Settings, Target};
@@ -62,7 +62,7 @@ async fn rounds(
         let mut pair = [0.0; 2];
         for limited in [!plain_first, plain_first] {
             let which = if limited { "limited" } else { "plain" };
-            fill(sender, settings, queue).await?;
+            send_rate(sender, settings, queue, |_| SendOptions::new()).await?;
             bar.set_message(format!("round {} receive {which}", round + 1));
             pair[usize::from(limited)] = receive_rate(target, settings, queue, limited).await?;
             bar.inc(1);
@@ -74,22 +74,6 @@ async fn rounds(
     }
     bar.finish_and_clear();
     Ok(receives)
-}
-
-/// Sends `--messages` messages to `queue`, one per call over `--concurrency` tasks.
-async fn fill(sender: &Bus, settings: &Settings, queue: &str) -> Result<(), Failure> {
-    let (sender, queue, body) = (sender.clone(), queue.to_string(), settings.body_size);
-    run_tasks(settings.messages, settings.concurrency, move || {
-        let (sender, queue) = (sender.clone(), queue.clone());
-        async move {
-            sender
-                .send_with(ping(body), SendOptions::new().to(queue.as_str()))
-                .await?;
-            Ok(())
-        }
-    })
-    .await?;
-    Ok(())
 }
 
 /// Drains `queue` with an endpoint (at `--receive-batch` when given), with a limit of

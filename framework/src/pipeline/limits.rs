@@ -294,8 +294,8 @@ impl Limits {
                 limit: l.limit,
             });
         }
-        // Handlers at once first: a full one then never spends a rate's slot.
-        scoped.sort_by_key(|s| s.limit.kind_name() != "concurrency");
+        // Handlers at once (no period) first: a full one then never spends a rate's slot.
+        scoped.sort_by_key(|s| !s.limit.period().is_zero());
         Ok(scoped)
     }
 
