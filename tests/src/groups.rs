@@ -108,8 +108,8 @@ async fn group_sender(db: &TestDatabase) -> nimbus::Bus {
 /// Two instances of four receivers each (one of them taking batches of five) handle twelve
 /// groups: each group's messages in send order, never two of one group at once, groups in
 /// parallel; a flaky message holds its group through an immediate and a delayed retry, a
-/// poison one is dead-lettered and its group goes on without it. In the shared-table layout,
-/// `ordered_groups()` is refused by `build()` with the reason.
+/// poison one is dead-lettered and its group goes on without it. In NServiceBus's PostgreSQL
+/// table shape, `ordered_groups()` is refused by `build()` with the reason.
 pub async fn ordered_groups_keep_send_order_across_instances(kind: Setup) {
     let db = TestDatabase::new(kind).await;
     let seen = Arc::new(Mutex::new(Seen::default()));
@@ -126,7 +126,7 @@ pub async fn ordered_groups_keep_send_order_across_instances(kind: Setup) {
             .delayed_retries(1, Duration::from_millis(500))
             .handler::<Numbered, _>(recorder.clone())
     };
-    if db.layout != StorageLayout::TablePerQueue {
+    if db.layout == StorageLayout::NServiceBusPostgreSql {
         let refused = refusal(instance("grouped-1", 1).build());
         assert!(
             refused.to_string().contains("not supported yet"),
@@ -206,10 +206,8 @@ pub async fn a_grouped_send_needs_a_queue_that_keeps_groups(kind: Setup) {
         .await
         .expect_err("the table keeps no groups");
     let wanted = match db.layout {
-        StorageLayout::TablePerQueue | StorageLayout::NServiceBusPostgreSql => {
-            "does not keep ordered groups"
-        }
-        _ => "not supported yet",
+        StorageLayout::NServiceBusPostgreSql => "not supported yet",
+        _ => "does not keep ordered groups",
     };
     assert!(refused.to_string().contains(wanted), "{refused}");
     assert_eq!(db.count("Grouped").await, 0, "nothing written");
@@ -225,7 +223,7 @@ pub async fn a_grouped_send_needs_a_queue_that_keeps_groups(kind: Setup) {
         .expect_err("a key over 255 bytes");
     assert!(too_long.to_string().contains("1 to 255"), "{too_long}");
     plain.stop().await.unwrap();
-    if db.layout != StorageLayout::TablePerQueue {
+    if db.layout == StorageLayout::NServiceBusPostgreSql {
         sender.stop().await.unwrap();
         return;
     }
@@ -318,7 +316,7 @@ pub fn sigkill_keeps_each_groups_order(kind: Setup, worker: &str) {
     let total = groups * per_group;
     crate::run_actix(async {
         let db = TestDatabase::new(kind).await;
-        if kind.layout != StorageLayout::TablePerQueue {
+        if kind.layout == StorageLayout::NServiceBusPostgreSql {
             // Not supported yet there: the worker's endpoint would be refused by build().
             let refused = refusal(
                 db.builder("Worker", "prepare-1")

@@ -41,12 +41,12 @@ fn receiver(db: &TestDatabase, recorder: &InOrder) -> nimbus::BusBuilder {
 
 /// Nine messages at priorities 10, 5, 0 and -1, sent while no receiver runs, are handled
 /// highest first and in send order within a priority, by one receiver; the message at 10 whose
-/// first attempt fails comes back at 10, ahead of the lower ones. In the layouts without a table
-/// per queue, `priorities()` is refused by `build()` with the reason.
+/// first attempt fails comes back at 10, ahead of the lower ones. In NServiceBus's PostgreSQL
+/// table shape, `priorities()` is refused by `build()` with the reason.
 pub async fn priorities_hand_out_the_highest_first(kind: Setup) {
     let db = TestDatabase::new(kind).await;
     let recorder = InOrder::default();
-    if db.layout != StorageLayout::TablePerQueue {
+    if db.layout == StorageLayout::NServiceBusPostgreSql {
         let refused = match receiver(&db, &recorder).build() {
             Ok(_) => panic!("build() accepted priorities in the {:?} layout", db.layout),
             Err(e) => e,
@@ -124,7 +124,7 @@ pub async fn a_prioritized_send_needs_a_queue_that_keeps_priorities(kind: Setup)
         .await
         .expect_err("the table keeps no priorities");
     let wanted = match db.layout {
-        StorageLayout::SharedTable => "not supported yet",
+        StorageLayout::NServiceBusPostgreSql => "not supported yet",
         _ => "does not keep priorities",
     };
     assert!(refused.to_string().contains(wanted), "{refused}");
@@ -141,7 +141,7 @@ pub async fn a_prioritized_send_needs_a_queue_that_keeps_priorities(kind: Setup)
         .expect_err("a priority and a group");
     assert!(both.to_string().contains("not supported yet"), "{both}");
     plain.stop().await.unwrap();
-    if db.layout != StorageLayout::TablePerQueue {
+    if db.layout == StorageLayout::NServiceBusPostgreSql {
         sender.stop().await.unwrap();
         return;
     }

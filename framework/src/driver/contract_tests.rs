@@ -27,6 +27,19 @@ fn unique() -> String {
     Uuid::new_v4().simple().to_string()[..12].to_string()
 }
 
+/// A row of NimbusMessages for `destination`, visible after `delay_ms`.
+fn shared_row(id: Uuid, destination: &str, delay_ms: Option<i64>) -> SharedRow<'_> {
+    SharedRow {
+        message_id: id,
+        destination,
+        body: b"{}",
+        time_to_be_received_ms: None,
+        expires_at: None,
+        delay_ms,
+        visible_after: None,
+    }
+}
+
 fn row<'a>(id: Uuid, headers: &'a str, body: &'a [u8]) -> QueueRow<'a> {
     QueueRow {
         id,
@@ -904,6 +917,7 @@ async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
 
     let c = ordered_groups(c, &schema).await;
     let c = priorities(c, &schema).await;
+    let c = shared_groups_and_priorities(c, &schema).await;
     let mut c = limits(c, &schema).await;
 
     // Dropping a queue twice is fine.
@@ -1126,7 +1140,10 @@ async fn ordered_groups<D: Driver>(mut c: Held<D>, schema: &SchemaName) -> Held<
         "the waiting copy holds its group: {none:?}"
     );
     let mut c = commit(c).await;
-    let groups = c.groups(&q.groups.list, 10).await.expect("the groups");
+    let groups = c
+        .groups(&q.groups.list, &[Param::BigInt(Some(10))])
+        .await
+        .expect("the groups");
     assert_eq!(groups.len(), 1, "{groups:?}");
     assert_eq!((groups[0].key.as_str(), groups[0].waiting), ("g", 2));
     assert!(groups[0].held_until.is_some(), "held: {groups:?}");
@@ -1167,7 +1184,7 @@ async fn priorities<D: Driver>(mut c: Held<D>, schema: &SchemaName) -> Held<D> {
         c.run(&statement).await.expect("a row at a priority");
     }
     let counts = c
-        .priority_counts(&q.priorities.list)
+        .priority_counts(&q.priorities.list, &[])
         .await
         .expect("the counts");
     let counted: Vec<(i64, i64)> = counts.iter().map(|p| (p.priority, p.waiting)).collect();
@@ -1206,6 +1223,194 @@ async fn priorities<D: Driver>(mut c: Held<D>, schema: &SchemaName) -> Held<D> {
     }
     let mut c = commit(c).await;
     c.run_script(&q.drop, &[]).await.expect("drop queue");
+    c
+}
+
+/// The statements of ordered groups and priorities in NimbusMessages (shared-table layout): the
+/// columns and indexes are added to the table; a grouped batch takes the first message of each
+/// group of its destination (and ungrouped ones), never two of one group, and a group of
+/// another destination does not hold it; a retry copy keeps its place and, waiting, holds its
+/// group, which the list shows held; a delayed first send takes its place when due, so a later
+/// send of its group goes first; priorities are received highest first, in send order within
+/// one, and counted per destination.
+async fn shared_groups_and_priorities<D: Driver>(mut c: Held<D>, schema: &SchemaName) -> Held<D> {
+    let dialect = c.driver.dialect();
+    let s = dialect.schema_sql(schema);
+    let (name, table) = (schema.as_str(), "NimbusMessages");
+    c.run_script(&s.shared_groups.columns, &[name, table])
+        .await
+        .expect("group columns");
+    c.run_script(&s.shared_priorities.column, &[name, table])
+        .await
+        .expect("the Priority column");
+    for index in [&s.shared_groups.index, &s.shared_priorities.index] {
+        // Twice: creating an index that exists must do nothing.
+        for _ in 0..2 {
+            c.run_script(&index.create_if_missing, &index.guard_names(name, table))
+                .await
+                .expect("a shared-table index");
+        }
+    }
+    // Time-ordered ids, as the shared table's FIFO (and a tie within one clock tick) needs.
+    let ids = match dialect.folder {
+        "sqlserver" => crate::envelope::MessageIds::SqlServerOrdered,
+        _ => crate::envelope::MessageIds::TimeOrdered,
+    };
+    let (here, elsewhere) = (format!("SG {}", unique()), format!("SG {}", unique()));
+    let (here, elsewhere) = (here.as_str(), elsewhere.as_str());
+    let grouped = |id: Uuid, to: &str, group: &str, place: Option<i64>, delay: Option<i64>| {
+        super::statements::shared_grouped_row_statement(
+            &s.shared_groups.insert,
+            &shared_row(id, to, delay),
+            group,
+            place,
+        )
+    };
+    let [other, g1, g2, h1, u1, g3, k1, k2] = [(); 8].map(|_| ids.next());
+    c.run(&grouped(other, elsewhere, "g", None, None))
+        .await
+        .expect("a group of another destination");
+    c.run(&grouped(g1, here, "g", None, None))
+        .await
+        .expect("g1");
+    c.run(&grouped(g2, here, "g", None, None))
+        .await
+        .expect("g2");
+    c.run(&grouped(h1, here, "h", None, None))
+        .await
+        .expect("h1");
+    let plain =
+        super::statements::shared_row_statement(&s.messages_insert, &shared_row(u1, here, None));
+    c.run(&plain).await.expect("an ungrouped row");
+    let batch = s
+        .shared_groups
+        .receive_batch
+        .clone()
+        .expect("a grouped batch");
+    let ten = |to| [Param::Text(Some(to)), Param::BigInt(Some(10))];
+    let taken = c
+        .begin_and_receive_many(&batch, &ten(here), None)
+        .await
+        .expect("a grouped batch");
+    let mut got: Vec<String> = taken.iter().map(|m| m.id.to_lowercase()).collect();
+    let mut wanted: Vec<String> = [g1, h1, u1].iter().map(Uuid::to_string).collect();
+    got.sort();
+    wanted.sort();
+    assert_eq!(got, wanted, "one of each group and the ungrouped one");
+    let first = taken
+        .iter()
+        .find(|m| m.id.eq_ignore_ascii_case(&g1.to_string()));
+    assert!(
+        matches!(first.and_then(|m| m.group.clone()), Some((g, _)) if g == "g"),
+        "{first:?}"
+    );
+    let mut c = commit(c).await;
+    let second = c
+        .begin_and_receive(&s.shared_groups.receive, &[Param::Text(Some(here))])
+        .await
+        .expect("a grouped receive")
+        .expect("g2, first of its group now");
+    assert!(
+        second.id.eq_ignore_ascii_case(&g2.to_string()),
+        "{second:?}"
+    );
+    let (_, place) = second.group.clone().expect("its group and place");
+    // Its failed attempt: the copy keeps its place and waits a minute; a later send of the
+    // group queues behind it.
+    c.run(&grouped(g2, here, "g", Some(place), Some(60_000)))
+        .await
+        .expect("a retry copy");
+    let mut c = commit(c).await;
+    c.run(&grouped(g3, here, "g", None, None))
+        .await
+        .expect("g3");
+    // A first send delayed a minute takes its place when due: k2, sent after it at once, is
+    // not held by it.
+    c.run(&grouped(k1, here, "k", None, Some(60_000)))
+        .await
+        .expect("k1, delayed");
+    c.run(&grouped(k2, here, "k", None, None))
+        .await
+        .expect("k2");
+    let next = c
+        .begin_and_receive_many(&batch, &ten(here), None)
+        .await
+        .expect("a grouped batch");
+    let ids_taken: Vec<String> = next.iter().map(|m| m.id.to_lowercase()).collect();
+    assert_eq!(
+        ids_taken,
+        [k2.to_string()],
+        "the waiting copy holds group g; the delayed k1 does not hold k2"
+    );
+    let mut c = commit(c).await;
+    let groups = c
+        .groups(&s.shared_groups.list, &ten(here))
+        .await
+        .expect("the groups");
+    let listed: Vec<(&str, i64, bool)> = groups
+        .iter()
+        .map(|g| (g.key.as_str(), g.waiting, g.held_until.is_some()))
+        .collect();
+    assert_eq!(listed, [("g", 2, true), ("k", 1, false)], "{groups:?}");
+    // Priorities, in a destination of their own.
+    let (p0, p5a, pm3, p5b) = (ids.next(), ids.next(), ids.next(), ids.next());
+    let prioritized = format!("SP {}", unique());
+    let prioritized = prioritized.as_str();
+    c.run(&super::statements::shared_row_statement(
+        &s.messages_insert,
+        &shared_row(p0, prioritized, None),
+    ))
+    .await
+    .expect("a plain row, at 0");
+    for (id, priority) in [(p5a, 5), (pm3, -3), (p5b, 5)] {
+        let statement = super::statements::shared_priority_row_statement(
+            &s.shared_priorities.insert,
+            &shared_row(id, prioritized, None),
+            priority,
+        );
+        c.run(&statement).await.expect("a row at a priority");
+    }
+    let counts = c
+        .priority_counts(&s.shared_priorities.list, &[Param::Text(Some(prioritized))])
+        .await
+        .expect("the counts");
+    let counted: Vec<(i64, i64)> = counts.iter().map(|p| (p.priority, p.waiting)).collect();
+    assert_eq!(counted, [(5, 2), (0, 1), (-3, 1)]);
+    let top = c
+        .begin_and_receive(
+            &s.shared_priorities.receive,
+            &[Param::Text(Some(prioritized))],
+        )
+        .await
+        .expect("a receive")
+        .expect("a row");
+    assert!(top.id.eq_ignore_ascii_case(&p5a.to_string()), "{top:?}");
+    let mut c = commit(c).await;
+    let batch = s.shared_priorities.receive_batch.clone().expect("a batch");
+    let rest = c
+        .begin_and_receive_many(&batch, &ten(prioritized), None)
+        .await
+        .expect("a batch");
+    let mut order: Vec<String> = rest.iter().map(|m| m.id.to_lowercase()).collect();
+    let mut wanted: Vec<String> = [p5b, p0, pm3].iter().map(Uuid::to_string).collect();
+    if dialect.folder == "sqlite" {
+        // SQLite's RETURNING promises no order: the batch holds the rows, in any order.
+        order.sort();
+        wanted.sort();
+    }
+    assert_eq!(
+        order, wanted,
+        "the highest first, the oldest first within one"
+    );
+    let mut c = commit(c).await;
+    for destination in [here, elsewhere, prioritized] {
+        c.execute(
+            &s.messages_delete_destination,
+            &[Param::Text(Some(destination)), Param::BigInt(Some(1000))],
+        )
+        .await
+        .expect("empty the destination");
+    }
     c
 }
 

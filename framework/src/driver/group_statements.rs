@@ -28,9 +28,14 @@ pub struct PriorityCount {
 }
 
 impl<D: Driver> Held<D> {
-    /// `queue_priorities.sql`: the messages per priority, the highest first.
-    pub async fn priority_counts(&mut self, sql: &str) -> DriverResult<Vec<PriorityCount>> {
-        let rows = self.query(sql, &[]).await?;
+    /// `queue_priorities.sql` (`messages_priorities.sql` with the destination in `params`): the
+    /// messages per priority, the highest first.
+    pub async fn priority_counts(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> DriverResult<Vec<PriorityCount>> {
+        let rows = self.query(sql, params).await?;
         rows.iter()
             .map(|row| {
                 let read = || -> Result<_, String> {
@@ -44,9 +49,14 @@ impl<D: Driver> Held<D> {
             .collect()
     }
 
-    /// `queue_groups.sql`: at most `limit` groups with messages waiting, the longest first.
-    pub async fn groups(&mut self, sql: &str, limit: i64) -> DriverResult<Vec<GroupSummary>> {
-        let rows = self.query(sql, &[Param::BigInt(Some(limit))]).await?;
+    /// `queue_groups.sql` (`messages_groups.sql` with the destination first in `params`): at
+    /// most `limit` (the last of `params`) groups with messages waiting, the longest first.
+    pub async fn groups(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> DriverResult<Vec<GroupSummary>> {
+        let rows = self.query(sql, params).await?;
         rows.iter()
             .map(|row| {
                 let read = || -> Result<_, String> {

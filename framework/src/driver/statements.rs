@@ -1205,6 +1205,44 @@ pub(crate) fn shared_row_statement(sql: &str, row: &SharedRow<'_>) -> Statement 
     Statement::new(sql, &shared_row_params(row))
 }
 
+/// `messages_insert_grouped.sql` for `row` of group `group_key`, keeping the place `place` (a
+/// retry copy's; `None` for a first send, placed when it becomes visible).
+pub(crate) fn shared_grouped_row_statement(
+    sql: &str,
+    row: &SharedRow<'_>,
+    group_key: &str,
+    place: Option<i64>,
+) -> Statement {
+    let [a, b, c, d, e, f, g] = shared_row_params(row);
+    Statement::new(
+        sql,
+        &[
+            a,
+            b,
+            c,
+            d,
+            e,
+            f,
+            g,
+            Param::Text(Some(group_key)),
+            Param::BigInt(place),
+        ],
+    )
+}
+
+/// `messages_insert_priority.sql` for `row` at `priority`.
+pub(crate) fn shared_priority_row_statement(
+    sql: &str,
+    row: &SharedRow<'_>,
+    priority: i16,
+) -> Statement {
+    let [a, b, c, d, e, f, g] = shared_row_params(row);
+    Statement::new(
+        sql,
+        &[a, b, c, d, e, f, g, Param::BigInt(Some(priority.into()))],
+    )
+}
+
 /// `delayed_insert.sql` for `row`, owned.
 pub(crate) fn delayed_row_statement(sql: &str, row: &DelayedRow<'_>) -> Statement {
     Statement::new(sql, &delayed_row_params(row))

@@ -1327,25 +1327,22 @@ impl BusBuilder {
                 ));
             }
         }
-        if self.ordered_groups && self.layout != StorageLayout::TablePerQueue {
+        if self.ordered_groups && self.layout == StorageLayout::NServiceBusPostgreSql {
             return Err(NimbusError::config(
-                format!(
-                    "ordered groups are not supported yet in the {:?} layout: they need the \
-                     group columns of a table of its own per queue (and NServiceBus endpoints \
-                     reading NServiceBus's tables would not keep the order)",
-                    self.layout
-                ),
-                "remove .ordered_groups(), or use StorageLayout::TablePerQueue",
+                "ordered groups are not supported yet in NServiceBus's PostgreSQL table shape: \
+                 they need group columns its tables lack, and NServiceBus endpoints reading \
+                 those tables would not keep the order",
+                "remove .ordered_groups(), or use StorageLayout::TablePerQueue or \
+                 StorageLayout::SharedTable",
             ));
         }
-        if self.priorities && self.layout != StorageLayout::TablePerQueue {
+        if self.priorities && self.layout == StorageLayout::NServiceBusPostgreSql {
             return Err(NimbusError::config(
-                format!(
-                    "priorities are not supported yet in the {:?} layout: they need the \
-                     Priority column of a table of its own per queue",
-                    self.layout
-                ),
-                "remove .priorities(), or use StorageLayout::TablePerQueue",
+                "priorities are not supported yet in NServiceBus's PostgreSQL table shape: \
+                 they need a Priority column its tables lack, and NServiceBus endpoints \
+                 reading those tables would ignore it",
+                "remove .priorities(), or use StorageLayout::TablePerQueue or \
+                 StorageLayout::SharedTable",
             ));
         }
         if self.priorities && self.ordered_groups {

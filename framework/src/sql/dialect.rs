@@ -148,6 +148,18 @@ pub(crate) struct Files {
     pub limit_held: &'static str,
     pub limits_list: &'static str,
     pub limits_cleanup: &'static str,
+    pub messages_priority_column: &'static str,
+    pub messages_index_priority: &'static str,
+    pub messages_insert_priority: &'static str,
+    pub messages_receive_priority: &'static str,
+    pub messages_receive_batch_priority: &'static str,
+    pub messages_priorities: &'static str,
+    pub messages_group_columns: &'static str,
+    pub messages_index_group: &'static str,
+    pub messages_insert_grouped: &'static str,
+    pub messages_receive_grouped: &'static str,
+    pub messages_receive_batch_grouped: &'static str,
+    pub messages_groups: &'static str,
 }
 
 /// Builds a [`Files`] from `schema/<dir>/`, one `include_str!` per field, so a missing file is a
@@ -198,7 +210,11 @@ macro_rules! all_files {
             queue_receive_batch_grouped, queue_groups, queue_priority_column,
             queue_index_priority, queue_insert_priority, queue_receive_priority,
             queue_receive_batch_priority, queue_priorities, limits, limit_take, limit_state,
-            limit_slots, limit_held, limits_list, limits_cleanup,
+            limit_slots, limit_held, limits_list, limits_cleanup, messages_priority_column,
+            messages_index_priority, messages_insert_priority, messages_receive_priority,
+            messages_receive_batch_priority, messages_priorities, messages_group_columns,
+            messages_index_group, messages_insert_grouped, messages_receive_grouped,
+            messages_receive_batch_grouped, messages_groups,
         )
     };
 }

@@ -278,6 +278,47 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
             q.priorities.receive_batch.clone().unwrap_or_default(),
         ),
         ("queue_priorities", q.priorities.list.clone()),
+        (
+            "messages_priority_column",
+            s.shared_priorities.column.clone(),
+        ),
+        (
+            "messages_index_priority",
+            s.shared_priorities.index.create.clone(),
+        ),
+        (
+            "messages_index_priority.if_missing",
+            s.shared_priorities.index.create_if_missing.clone(),
+        ),
+        (
+            "messages_insert_priority",
+            s.shared_priorities.insert.clone(),
+        ),
+        (
+            "messages_receive_priority",
+            s.shared_priorities.receive.clone(),
+        ),
+        (
+            "messages_receive_batch_priority",
+            s.shared_priorities
+                .receive_batch
+                .clone()
+                .unwrap_or_default(),
+        ),
+        ("messages_priorities", s.shared_priorities.list.clone()),
+        ("messages_group_columns", s.shared_groups.columns.clone()),
+        ("messages_index_group", s.shared_groups.index.create.clone()),
+        (
+            "messages_index_group.if_missing",
+            s.shared_groups.index.create_if_missing.clone(),
+        ),
+        ("messages_insert_grouped", s.shared_groups.insert.clone()),
+        ("messages_receive_grouped", s.shared_groups.receive.clone()),
+        (
+            "messages_receive_batch_grouped",
+            s.shared_groups.receive_batch.clone().unwrap_or_default(),
+        ),
+        ("messages_groups", s.shared_groups.list.clone()),
         ("queue_insert", q.insert.clone()),
         ("queue_receive", q.receive.clone()),
         ("queue_peek", q.peek.clone()),

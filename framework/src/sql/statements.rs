@@ -37,6 +37,10 @@ pub(crate) struct IndexDefinition {
     /// Whether a filtered (partial) index serves: NServiceBus creates `Index_Expires` with
     /// `WHERE Expires IS NOT NULL`, which the purge (`Expires < now`) can use.
     pub filter_allowed: bool,
+    /// Whether SQL Server's guard (`index_if_missing.sql`) looks the index up by its name only:
+    /// for an index whose first key column another required index of its table starts with too
+    /// (the shared table's indexes all start with `Destination`).
+    pub guard_by_name_only: bool,
 }
 
 /// `Index_RowVersion` (seed 000): the receive and peek order.
@@ -44,6 +48,7 @@ pub(crate) const ROWVERSION_INDEX: IndexDefinition = IndexDefinition {
     keys: &["RowVersion"],
     includes: &[],
     filter_allowed: false,
+    guard_by_name_only: false,
 };
 
 /// `Index_Expires` (seed 000): `[Expires] ASC INCLUDE ([Id], [RowVersion])`.
@@ -51,6 +56,7 @@ pub(crate) const EXPIRES_INDEX: IndexDefinition = IndexDefinition {
     keys: &["Expires"],
     includes: &["Id", "RowVersion"],
     filter_allowed: true,
+    guard_by_name_only: false,
 };
 
 /// A grouped queue table's group index: `(GroupKey, RowVersion)`.
@@ -58,6 +64,7 @@ pub(crate) const GROUP_INDEX: IndexDefinition = IndexDefinition {
     keys: &["GroupKey", "RowVersion"],
     includes: &[],
     filter_allowed: false,
+    guard_by_name_only: false,
 };
 
 /// A grouped queue table's index of retry copies by place: `(GroupPosition, GroupKey)`.
@@ -65,6 +72,7 @@ pub(crate) const GROUP_POSITION_INDEX: IndexDefinition = IndexDefinition {
     keys: &["GroupPosition", "GroupKey"],
     includes: &[],
     filter_allowed: false,
+    guard_by_name_only: false,
 };
 
 /// A priority queue table's receive index: `(Priority DESC, RowVersion)`.
@@ -72,6 +80,7 @@ pub(crate) const PRIORITY_INDEX: IndexDefinition = IndexDefinition {
     keys: &["Priority", "RowVersion"],
     includes: &[],
     filter_allowed: false,
+    guard_by_name_only: false,
 };
 
 /// `NimbusDelayedMessages_Index_Id`: `(Id)`.
@@ -79,6 +88,7 @@ pub(crate) const DELAYED_ID_INDEX_DEFINITION: IndexDefinition = IndexDefinition 
     keys: &["Id"],
     includes: &[],
     filter_allowed: false,
+    guard_by_name_only: false,
 };
 
 /// `NimbusDelayedMessages`' index on `Id`, by which a delayed message is cancelled or
@@ -90,7 +100,32 @@ pub(crate) const DEQUEUE_INDEX_DEFINITION: IndexDefinition = IndexDefinition {
     keys: &["Destination", "VisibleAfter"],
     includes: &["ExpiresAt"],
     filter_allowed: false,
+    guard_by_name_only: false,
 };
+
+/// `IX_NimbusMessages_Priority`: the shared table's receive index once it keeps priorities,
+/// `(Destination, Priority DESC, VisibleAfter, MessageId)`.
+pub(crate) const SHARED_PRIORITY_INDEX: IndexDefinition = IndexDefinition {
+    keys: &["Destination", "Priority", "VisibleAfter"],
+    includes: &[],
+    filter_allowed: false,
+    guard_by_name_only: true,
+};
+
+/// `IX_NimbusMessages_Group`: whether a message's group has one placed before it in its
+/// destination, `(Destination, GroupKey, GroupPlace, MessageId)`.
+pub(crate) const SHARED_GROUP_INDEX: IndexDefinition = IndexDefinition {
+    keys: &["Destination", "GroupKey", "GroupPlace"],
+    includes: &[],
+    filter_allowed: false,
+    guard_by_name_only: true,
+};
+
+/// The name of the shared table's priority index.
+pub(crate) const SHARED_PRIORITY_INDEX_NAME: &str = "IX_NimbusMessages_Priority";
+
+/// The name of the shared table's group index.
+pub(crate) const SHARED_GROUP_INDEX_NAME: &str = "IX_NimbusMessages_Group";
 
 /// The unique `Seq` index of NServiceBus's PostgreSQL queue table: the receive and peek order.
 /// PostgreSQL stores the unquoted name in lower case.
@@ -98,6 +133,7 @@ pub(crate) const SEQ_INDEX: IndexDefinition = IndexDefinition {
     keys: &["seq"],
     includes: &[],
     filter_allowed: false,
+    guard_by_name_only: false,
 };
 
 /// An index the seeds require, with the statement that creates it.
@@ -125,7 +161,11 @@ impl IndexSql {
             schema,
             table,
             self.name.as_str(),
-            self.definition.keys.first().copied().unwrap_or_default(),
+            // An empty name matches no column: the guard goes by the index's name alone.
+            match self.definition.guard_by_name_only {
+                true => "",
+                false => self.definition.keys.first().copied().unwrap_or_default(),
+            },
         ]
     }
 }
@@ -212,6 +252,11 @@ pub(crate) struct SchemaSql {
     pub wake_announce: Script,
     /// Announces a queue inside the application's transaction (PostgreSQL).
     pub wake_announce_one: Script,
+    /// NimbusMessages' statements once it keeps priorities (its `Priority` column).
+    pub shared_priorities: PrioritySql,
+    /// NimbusMessages' statements once it keeps ordered groups (its `GroupKey` and
+    /// `GroupPlace` columns).
+    pub shared_groups: SharedGroupSql,
     /// Creates `NimbusLeases`, where messages handled under a lease wait for their handler.
     pub leases: String,
     /// Holds a received message under a lease.
@@ -428,6 +473,26 @@ pub(crate) struct GroupSql {
     pub list: String,
 }
 
+/// The statements of NimbusMessages (shared-table layout) once it keeps ordered groups: every
+/// statement takes the destination first.
+#[derive(Debug, Clone)]
+pub(crate) struct SharedGroupSql {
+    /// Adds `GroupKey` and `GroupPlace` where they are missing (takes schema and table names as
+    /// values on SQL Server).
+    pub columns: String,
+    /// `(Destination, GroupKey, GroupPlace, MessageId)`: whether a group has an earlier message.
+    pub index: IndexSql,
+    /// Inserts a message of a group (the shared insert's parameters, then GroupKey and the place
+    /// a retry copy keeps).
+    pub insert: String,
+    /// Takes the first visible message that is the first of its group (or of none).
+    pub receive: String,
+    /// Takes up to N such messages, never two of one group.
+    pub receive_batch: Script,
+    /// Lists a destination's groups with messages waiting.
+    pub list: String,
+}
+
 impl QueueSql {
     /// The indexes the table shape requires.
     pub fn indexes(&self) -> Vec<&IndexSql> {
@@ -606,6 +671,34 @@ impl Dialect {
             limit_held: r(f.limit_held),
             limits_list: r(f.limits_list),
             limits_cleanup: r(f.limits_cleanup),
+            shared_priorities: PrioritySql {
+                column: r(f.messages_priority_column),
+                index: self.index_sql(
+                    SHARED_PRIORITY_INDEX_NAME.to_string(),
+                    SHARED_PRIORITY_INDEX,
+                    r(f.messages_index_priority),
+                    &messages_table,
+                    schema,
+                ),
+                insert: r(f.messages_insert_priority),
+                receive: r(f.messages_receive_priority),
+                receive_batch: script(r(f.messages_receive_batch_priority)),
+                list: r(f.messages_priorities),
+            },
+            shared_groups: SharedGroupSql {
+                columns: r(f.messages_group_columns),
+                index: self.index_sql(
+                    SHARED_GROUP_INDEX_NAME.to_string(),
+                    SHARED_GROUP_INDEX,
+                    r(f.messages_index_group),
+                    &messages_table,
+                    schema,
+                ),
+                insert: r(f.messages_insert_grouped),
+                receive: r(f.messages_receive_grouped),
+                receive_batch: script(r(f.messages_receive_batch_grouped)),
+                list: r(f.messages_groups),
+            },
             messages_table,
         }
     }

@@ -16,7 +16,8 @@ use super::catalog::{Catalog, QueueEntry};
 use super::index_check::ProblemKind;
 use crate::driver::statements::{
     delayed_row_statement, grouped_row_statement, priority_row_statement, queue_row_statement,
-    shared_row_statement, DelayedRow, MessageRow, QueueRow, SharedRow,
+    shared_grouped_row_statement, shared_priority_row_statement, shared_row_statement, DelayedRow,
+    MessageRow, QueueRow, SharedRow,
 };
 use crate::driver::{Driver, DriverError, Held, Param, Statement};
 use crate::envelope::{Delivery, Destination, MessageIds, OutgoingMessage};
@@ -336,15 +337,26 @@ impl Context {
             .collect())
     }
 
-    /// Whether `queue`'s table has the column of `feature`, as the catalog says.
+    /// Whether `queue`'s table (NimbusMessages in the shared-table layout) has the column of
+    /// `feature`, as the catalog says.
     pub async fn has_feature<D: Driver>(
         &self,
         c: &mut Held<D>,
         queue: &QueueName,
         feature: QueueFeature,
     ) -> Result<bool> {
-        let schema = queue.schema().unwrap_or(&self.schema);
-        let columns = self.table_columns(c, schema, queue).await?;
+        let columns = match self.layout {
+            super::StorageLayout::SharedTable => {
+                let table = QueueName::new(MESSAGES_TABLE).map_err(|e| {
+                    NimbusError::config(format!("the shared table's name: {e}"), "report it")
+                })?;
+                self.table_columns(c, &self.schema, &table).await?
+            }
+            _ => {
+                let schema = queue.schema().unwrap_or(&self.schema);
+                self.table_columns(c, schema, queue).await?
+            }
+        };
         Ok(columns.iter().any(|c| self.same_name(c, feature.column())))
     }
 
@@ -361,6 +373,7 @@ impl Context {
     ) -> Result<bool> {
         let OptionalColumns {
             what,
+            table,
             found,
             add,
             indexes,
@@ -368,7 +381,7 @@ impl Context {
         if !found && wanted == Wanted::Detect {
             return Ok(false);
         }
-        let (schema, table) = (self.schema.as_str(), queue.as_str());
+        let schema = self.schema.as_str();
         let missing = match found {
             true => self.missing_indexes(c, table, indexes).await?,
             false => indexes.to_vec(),
@@ -564,28 +577,18 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
     async fn make(&self, c: &mut Held<D>, queue: &QueueName, entry: &QueueEntry) -> Result<()>;
 
     /// Makes sure `queue`'s table (`entry`) can take a message that needs `feature` (a group,
-    /// a priority): it has the feature's column. The layouts without a table per queue cannot
-    /// keep either yet.
+    /// a priority): it has the feature's column.
     async fn check_kept(
         &self,
         c: &mut Held<D>,
         queue: &QueueName,
         entry: &QueueEntry,
         feature: QueueFeature,
-    ) -> Result<()> {
-        let _ = (c, entry);
-        Err(feature.unsupported(self.context(), queue))
-    }
+    ) -> Result<()>;
 
     /// Finds whether `queue`'s table keeps priorities, and makes sure it does as `wanted` says.
     /// Returns whether it keeps them; its receives follow from then on.
-    async fn priorities(&self, c: &mut Held<D>, queue: &QueueName, wanted: Wanted) -> Result<bool> {
-        let _ = c;
-        match wanted {
-            Wanted::Detect => Ok(false),
-            _ => Err(QueueFeature::Priorities.unsupported(self.context(), queue)),
-        }
-    }
+    async fn priorities(&self, c: &mut Held<D>, queue: &QueueName, wanted: Wanted) -> Result<bool>;
 
     /// Finds whether `queue`'s table keeps ordered groups, and makes sure it does as `wanted`
     /// says. Returns whether it keeps them; its receives follow from then on.
@@ -594,13 +597,7 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
         c: &mut Held<D>,
         queue: &QueueName,
         wanted: Wanted,
-    ) -> Result<bool> {
-        let _ = c;
-        match wanted {
-            Wanted::Detect => Ok(false),
-            _ => Err(QueueFeature::Groups.unsupported(self.context(), queue)),
-        }
-    }
+    ) -> Result<bool>;
 
     /// The names of the queues that exist.
     async fn known_queues(&self, c: &mut Held<D>) -> Result<Vec<String>>;
@@ -823,13 +820,15 @@ pub(crate) enum QueueStatements<'a> {
         sql: &'a SchemaSql,
         /// The queue's name, the `Destination` of its rows.
         queue: &'a str,
+        /// What this process knows of the queue: whether the table keeps groups or priorities.
+        entry: Arc<QueueEntry>,
     },
 }
 
 impl QueueStatements<'_> {
     /// The parameters of one of the statements: the queue's name first where the statements
     /// take it, then `rest`.
-    fn params<'p>(&'p self, rest: &[Param<'p>]) -> Vec<Param<'p>> {
+    pub fn params<'p>(&'p self, rest: &[Param<'p>]) -> Vec<Param<'p>> {
         let destination = match self {
             QueueStatements::Table(_) => None,
             QueueStatements::Shared { queue, .. } => Some(Param::Text(Some(*queue))),
@@ -849,6 +848,14 @@ impl QueueStatements<'_> {
                 &entry.sql.priorities.receive
             }
             QueueStatements::Table(entry) => &entry.sql.receive,
+            QueueStatements::Shared { sql, entry, .. } if entry.keeps_groups() == Some(true) => {
+                &sql.shared_groups.receive
+            }
+            QueueStatements::Shared { sql, entry, .. }
+                if entry.keeps_priorities() == Some(true) =>
+            {
+                &sql.shared_priorities.receive
+            }
             QueueStatements::Shared { sql, .. } => &sql.messages_receive,
         }
     }
@@ -862,7 +869,31 @@ impl QueueStatements<'_> {
                 entry.sql.priorities.receive_batch.as_deref()
             }
             QueueStatements::Table(entry) => entry.sql.receive_batch.as_deref(),
+            QueueStatements::Shared { sql, entry, .. } if entry.keeps_groups() == Some(true) => {
+                sql.shared_groups.receive_batch.as_deref()
+            }
+            QueueStatements::Shared { sql, entry, .. }
+                if entry.keeps_priorities() == Some(true) =>
+            {
+                sql.shared_priorities.receive_batch.as_deref()
+            }
             QueueStatements::Shared { sql, .. } => sql.messages_receive_batch.as_deref(),
+        }
+    }
+
+    /// The statement that counts the queue's messages per priority (takes [`Self::params`]).
+    pub fn priority_list(&self) -> &str {
+        match self {
+            QueueStatements::Table(entry) => &entry.sql.priorities.list,
+            QueueStatements::Shared { sql, .. } => &sql.shared_priorities.list,
+        }
+    }
+
+    /// The statement that lists the queue's groups (takes [`Self::params`] with the limit).
+    pub fn group_list(&self) -> &str {
+        match self {
+            QueueStatements::Table(entry) => &entry.sql.groups.list,
+            QueueStatements::Shared { sql, .. } => &sql.shared_groups.list,
         }
     }
 
@@ -891,7 +922,7 @@ impl QueueStatements<'_> {
     fn ready(&self) -> Option<super::watcher::Watched> {
         let (part, destination) = match self {
             QueueStatements::Table(entry) => (entry.sql.ready.clone()?, String::new()),
-            QueueStatements::Shared { sql, queue } => {
+            QueueStatements::Shared { sql, queue, .. } => {
                 (sql.messages_ready.clone()?, (*queue).to_string())
             }
         };
@@ -911,6 +942,8 @@ impl QueueStatements<'_> {
 pub(crate) struct OptionalColumns<'a> {
     /// What they are, for the log and errors ("the Priority column").
     pub what: &'static str,
+    /// The table they belong to: the queue's, or NimbusMessages in the shared-table layout.
+    pub table: &'a str,
     /// The table has them.
     pub found: bool,
     /// The script that adds them (schema and table names as values on SQL Server).
@@ -988,7 +1021,8 @@ impl QueueFeature {
         )
     }
 
-    /// The error of a message that needs it for `queue` in a layout that cannot keep it yet.
+    /// The error of a message that needs it for `queue` in a layout that cannot keep it yet
+    /// (NServiceBus's PostgreSQL table shape).
     fn unsupported(self, cx: &Context, queue: &QueueName) -> NimbusError {
         let (name, _, option) = self.words();
         NimbusError::config(
@@ -997,8 +1031,8 @@ impl QueueFeature {
                 cx.layout
             ),
             format!(
-                "keep queues that receive messages with {option} in the table-per-queue \
-                 layout (StorageLayout::TablePerQueue), or send without {option}"
+                "keep queues that receive messages with {option} in the table-per-queue or \
+                 shared-table layout, or send without {option}"
             ),
         )
     }
@@ -1010,6 +1044,26 @@ fn batch_unsupported(cx: &Context) -> NimbusError {
         format!("batched receives are not supported yet on {}", cx.name),
         "leave receive_batch at 1 on this database",
     )
+}
+
+/// Makes sure `queue`'s table (`entry`) has the column of `feature`, as a send that needs it
+/// checks; remembered once found. A table found without it is not remembered so: the endpoint
+/// that receives from it may add it at its next start.
+async fn check_feature_kept<D: Driver>(
+    cx: &Context,
+    c: &mut Held<D>,
+    queue: &QueueName,
+    entry: &QueueEntry,
+    feature: QueueFeature,
+) -> Result<()> {
+    if cx.layout == super::StorageLayout::NServiceBusPostgreSql {
+        return Err(feature.unsupported(cx, queue));
+    }
+    if !cx.has_feature(c, queue, feature).await? {
+        return Err(feature.not_kept(queue));
+    }
+    feature.set_kept(entry);
+    Ok(())
 }
 
 /// Chooses the strategy for `layout`.
@@ -1330,17 +1384,14 @@ impl<D: Driver> Storage<D> for TablePerQueue {
         entry: &QueueEntry,
         feature: QueueFeature,
     ) -> Result<()> {
-        // A table found without the column is not remembered so: the endpoint that receives
-        // from it may add it at its next start.
-        if !self.context.has_feature(c, queue, feature).await? {
-            return Err(feature.not_kept(queue));
-        }
-        feature.set_kept(entry);
-        Ok(())
+        check_feature_kept(&self.context, c, queue, entry, feature).await
     }
 
     async fn priorities(&self, c: &mut Held<D>, queue: &QueueName, wanted: Wanted) -> Result<bool> {
         let cx = &self.context;
+        if cx.layout == super::StorageLayout::NServiceBusPostgreSql && wanted != Wanted::Detect {
+            return Err(QueueFeature::Priorities.unsupported(cx, queue));
+        }
         let entry = cx.catalog.queue(queue);
         let sql = &entry.sql.priorities;
         let found = cx.has_feature(c, queue, QueueFeature::Priorities).await?;
@@ -1351,6 +1402,7 @@ impl<D: Driver> Storage<D> for TablePerQueue {
                 wanted,
                 OptionalColumns {
                     what: "the Priority column",
+                    table: queue.as_str(),
                     found,
                     add: &sql.column,
                     indexes: &[&sql.index],
@@ -1368,6 +1420,9 @@ impl<D: Driver> Storage<D> for TablePerQueue {
         wanted: Wanted,
     ) -> Result<bool> {
         let cx = &self.context;
+        if cx.layout == super::StorageLayout::NServiceBusPostgreSql && wanted != Wanted::Detect {
+            return Err(QueueFeature::Groups.unsupported(cx, queue));
+        }
         let entry = cx.catalog.queue(queue);
         let sql = &entry.sql.groups;
         let found = cx.has_feature(c, queue, QueueFeature::Groups).await?;
@@ -1378,6 +1433,7 @@ impl<D: Driver> Storage<D> for TablePerQueue {
                 wanted,
                 OptionalColumns {
                     what: "the ordered-group columns (GroupKey, GroupPosition, NotBefore)",
+                    table: queue.as_str(),
                     found,
                     add: &sql.columns,
                     indexes: &[&sql.index_group, &sql.index_group_position],
@@ -1485,7 +1541,7 @@ impl<D: Driver> Storage<D> for SharedTable {
     /// shared table.
     fn planned(
         &self,
-        _entry: Arc<QueueEntry>,
+        entry: Arc<QueueEntry>,
         queue: &QueueName,
         message: &OutgoingMessage,
         row_id: Uuid,
@@ -1493,23 +1549,46 @@ impl<D: Driver> Storage<D> for SharedTable {
         let cx = &self.context;
         let (delay_ms, visible_after) = message.delivery.delay_and_due();
         let body = crate::shared_envelope::wrap(&message.headers_json, &message.body);
-        let statement = shared_row_statement(
-            &cx.sql.messages_insert,
-            &SharedRow {
-                message_id: row_id,
-                destination: queue.as_str(),
-                body: &body,
-                time_to_be_received_ms: message.time_to_be_received_ms,
-                expires_at: message.expires_at,
-                delay_ms,
-                visible_after,
-            },
-        );
+        let row = SharedRow {
+            message_id: row_id,
+            destination: queue.as_str(),
+            body: &body,
+            time_to_be_received_ms: message.time_to_be_received_ms,
+            expires_at: message.expires_at,
+            delay_ms,
+            visible_after,
+        };
+        // Every message waits in the shared table until its VisibleAfter: a grouped one takes
+        // its place in its group when it becomes visible (a retry copy keeps the place of the
+        // message it stands in for), a prioritized one keeps its priority meanwhile. A failed
+        // write forgets what this process knew of the table, so the next one checks again.
+        let (statement, forget_on_failure, operation) = match (&message.group, message.priority) {
+            (Some(group), _) => (
+                shared_grouped_row_statement(
+                    &cx.sql.shared_groups.insert,
+                    &row,
+                    &group.key,
+                    group.position,
+                ),
+                Some(entry),
+                format!("sending a message of group {:?} to {queue:?}", group.key),
+            ),
+            (None, Some(priority)) => (
+                shared_priority_row_statement(&cx.sql.shared_priorities.insert, &row, priority),
+                Some(entry),
+                format!("sending a message at priority {priority} to {queue:?}"),
+            ),
+            (None, None) => (
+                shared_row_statement(&cx.sql.messages_insert, &row),
+                None,
+                format!("sending to queue {queue:?}"),
+            ),
+        };
         PlannedInsert {
             statement,
-            forget_on_failure: None,
+            forget_on_failure,
             database: cx.name,
-            operation: format!("sending to queue {queue:?}"),
+            operation,
         }
     }
 
@@ -1517,6 +1596,7 @@ impl<D: Driver> Storage<D> for SharedTable {
         QueueStatements::Shared {
             sql: &self.context.sql,
             queue: queue.as_str(),
+            entry: self.context.catalog.queue(queue),
         }
     }
 
@@ -1544,6 +1624,11 @@ impl<D: Driver> Storage<D> for SharedTable {
             )
             .await?;
         }
+        // The queues made (by an endpoint's start, `nimbus schema apply --queue`) are known from
+        // then on, as a table of their own makes them known in the other layouts.
+        for queue in queues {
+            self.register(c, queue).await?;
+        }
         Ok(queues.iter().map(|q| cx.catalog.queue(q)).collect())
     }
 
@@ -1559,11 +1644,16 @@ impl<D: Driver> Storage<D> for SharedTable {
         Ok(())
     }
 
-    fn indexes(&self, _queue: &QueueName) -> (String, Vec<IndexSql>) {
-        (
-            MESSAGES_TABLE.to_string(),
-            vec![self.context.sql.shared_messages_index_dequeue.clone()],
-        )
+    fn indexes(&self, queue: &QueueName) -> (String, Vec<IndexSql>) {
+        let (sql, entry) = (&self.context.sql, self.context.catalog.queue(queue));
+        let mut indexes = vec![sql.shared_messages_index_dequeue.clone()];
+        if entry.keeps_groups() == Some(true) {
+            indexes.push(sql.shared_groups.index.clone());
+        }
+        if entry.keeps_priorities() == Some(true) {
+            indexes.push(sql.shared_priorities.index.clone());
+        }
+        (MESSAGES_TABLE.to_string(), indexes)
     }
 
     fn row_id(&self, message: &OutgoingMessage) -> Uuid {
@@ -1575,11 +1665,71 @@ impl<D: Driver> Storage<D> for SharedTable {
     }
 
     fn writes_in_one_statement(&self, queue: &QueueName, message: &OutgoingMessage) -> bool {
-        // A message of a group or with a priority goes the way that checks whether its queue
-        // keeps them, which the shared table does not yet: it is refused, never written without.
-        message.group.is_none()
-            && message.priority.is_none()
-            && self.context.catalog.queue(queue).is_known_to_exist()
+        // A message of a group or with a priority goes the way that checks whether the table
+        // keeps them until this process has found it does: never written without.
+        let entry = self.context.catalog.queue(queue);
+        entry.is_known_to_exist()
+            && (message.group.is_none() || entry.keeps_groups() == Some(true))
+            && (message.priority.is_none() || entry.keeps_priorities() == Some(true))
+    }
+
+    async fn check_kept(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+        entry: &QueueEntry,
+        feature: QueueFeature,
+    ) -> Result<()> {
+        check_feature_kept(&self.context, c, queue, entry, feature).await
+    }
+
+    async fn priorities(&self, c: &mut Held<D>, queue: &QueueName, wanted: Wanted) -> Result<bool> {
+        let cx = &self.context;
+        let sql = &cx.sql.shared_priorities;
+        let found = cx.has_feature(c, queue, QueueFeature::Priorities).await?;
+        let kept = cx
+            .optional_columns(
+                c,
+                queue,
+                wanted,
+                OptionalColumns {
+                    what: "the Priority column",
+                    table: MESSAGES_TABLE,
+                    found,
+                    add: &sql.column,
+                    indexes: &[&sql.index],
+                },
+            )
+            .await?;
+        cx.catalog.queue(queue).set_keeps_priorities(kept);
+        Ok(kept)
+    }
+
+    async fn ordered_groups(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+        wanted: Wanted,
+    ) -> Result<bool> {
+        let cx = &self.context;
+        let sql = &cx.sql.shared_groups;
+        let found = cx.has_feature(c, queue, QueueFeature::Groups).await?;
+        let kept = cx
+            .optional_columns(
+                c,
+                queue,
+                wanted,
+                OptionalColumns {
+                    what: "the ordered-group columns (GroupKey, GroupPlace)",
+                    table: MESSAGES_TABLE,
+                    found,
+                    add: &sql.columns,
+                    indexes: &[&sql.index],
+                },
+            )
+            .await?;
+        cx.catalog.queue(queue).set_keeps_groups(kept);
+        Ok(kept)
     }
 
     async fn register(&self, c: &mut Held<D>, queue: &QueueName) -> Result<()> {

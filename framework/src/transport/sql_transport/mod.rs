@@ -943,9 +943,9 @@ impl<D: Driver> Transport for SqlTransport<D> {
             c.release();
             return Ok(Vec::new());
         }
-        let entry = s.cx.catalog.queue(queue);
+        let at = s.storage.statements(queue);
         let counts = c
-            .priority_counts(&entry.sql.priorities.list)
+            .priority_counts(at.priority_list(), &at.params(&[]))
             .await
             .map_err(s.cx.db(|| format!("counting the priorities of queue {queue:?}")))?;
         c.release();
@@ -968,9 +968,10 @@ impl<D: Driver> Transport for SqlTransport<D> {
             c.release();
             return Ok(Vec::new());
         }
-        let entry = s.cx.catalog.queue(queue);
+        let at = s.storage.statements(queue);
+        let limit = [crate::driver::Param::BigInt(Some(limit))];
         let groups = c
-            .groups(&entry.sql.groups.list, limit)
+            .groups(at.group_list(), &at.params(&limit))
             .await
             .map_err(s.cx.db(|| format!("listing the groups of queue {queue:?}")))?;
         c.release();

@@ -1,0 +1,7 @@
+INSERT INTO "Zeb]ra ""x"" 'y'"."NimbusMessages" ("MessageId", "Destination", "Body", "VisibleAfter", "ExpiresAt", "Priority")
+VALUES ($1, $2, $3,
+    COALESCE($7::timestamp, (now() AT TIME ZONE 'utc') + COALESCE($6::bigint, 0) * interval '1 millisecond'),
+    COALESCE($5::timestamp,
+        CASE WHEN $4::bigint IS NULL THEN NULL
+             ELSE (now() AT TIME ZONE 'utc') + $4::bigint * interval '1 millisecond' END),
+    CAST($8::bigint AS smallint))

@@ -1,0 +1,2 @@
+ALTER TABLE "NimbusMessages" ADD COLUMN "GroupKey" TEXT NULL;
+ALTER TABLE "NimbusMessages" ADD COLUMN "GroupPlace" INTEGER NULL;

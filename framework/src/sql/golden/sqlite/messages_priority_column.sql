@@ -1,0 +1,1 @@
+ALTER TABLE "NimbusMessages" ADD COLUMN "Priority" INTEGER NOT NULL DEFAULT 0;

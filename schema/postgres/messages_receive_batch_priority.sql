@@ -1,0 +1,22 @@
+-- Deletes and returns up to N visible messages of a destination from NimbusMessages
+-- (shared-table layout) that no other transaction holds, the highest Priority first and then by
+-- VisibleAfter and MessageId (a batched receive). Locked first, then deleted by ctid, planned
+-- afresh on each call (as messages_receive_batch.sql).
+-- Parameters: 1 Destination (varchar), 2 at most this many rows (bigint)
+-- Returns: MessageId, NULL, NULL, NULL, Body (the envelope), Expired (boolean, by database time), ExpiresAt; highest Priority first, then in VisibleAfter, MessageId order
+WITH taken AS (
+    DELETE FROM {schema}."NimbusMessages" AS queue
+    WHERE queue.ctid = ANY(ARRAY(
+        SELECT ctid FROM {schema}."NimbusMessages"
+        WHERE "Destination" = $1 AND "VisibleAfter" <= (now() AT TIME ZONE 'utc')
+        ORDER BY "Priority" DESC, "VisibleAfter", "MessageId"
+        LIMIT $2
+        FOR UPDATE SKIP LOCKED))
+    RETURNING queue."MessageId", queue."Body",
+        CASE WHEN queue."ExpiresAt" IS NULL THEN FALSE
+             WHEN queue."ExpiresAt" > (now() AT TIME ZONE 'utc') THEN FALSE
+             ELSE TRUE END AS "Expired",
+        queue."ExpiresAt", queue."VisibleAfter", queue."Priority")
+SELECT "MessageId"::text, NULL::varchar, NULL::varchar, NULL::text, "Body", "Expired", "ExpiresAt"
+FROM taken
+ORDER BY "Priority" DESC, "VisibleAfter", "MessageId"

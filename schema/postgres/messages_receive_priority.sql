@@ -1,0 +1,18 @@
+-- Deletes and returns the visible message of a destination with the highest Priority, the first
+-- of those by VisibleAfter then MessageId, that no other transaction holds (shared-table layout).
+-- Parameters: 1 Destination (varchar)
+-- Returns: MessageId (text), CorrelationId (NULL), ReplyToAddress (NULL), Headers (NULL; they travel in the Body's envelope), Body, Expired (boolean, by database time), ExpiresAt
+WITH message AS (
+    SELECT "MessageId" FROM {schema}."NimbusMessages"
+    WHERE "Destination" = $1 AND "VisibleAfter" <= (now() AT TIME ZONE 'utc')
+    ORDER BY "Priority" DESC, "VisibleAfter", "MessageId"
+    LIMIT 1
+    FOR UPDATE SKIP LOCKED)
+DELETE FROM {schema}."NimbusMessages" AS queue
+USING message
+WHERE queue."MessageId" = message."MessageId"
+RETURNING queue."MessageId"::text, NULL::varchar, NULL::varchar, NULL::text, queue."Body",
+    CASE WHEN queue."ExpiresAt" IS NULL THEN FALSE
+         WHEN queue."ExpiresAt" > (now() AT TIME ZONE 'utc') THEN FALSE
+         ELSE TRUE END AS "Expired",
+    queue."ExpiresAt"

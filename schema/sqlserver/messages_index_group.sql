@@ -1,0 +1,7 @@
+-- Creates IX_NimbusMessages_Group (finds whether a message's group has one placed before it, in
+-- its destination).
+-- Parameters: none
+-- A bare statement; auto-create wraps it in index_if_missing.sql so it runs only when missing
+-- (by name: its first key column is the dequeue index's).
+CREATE NONCLUSTERED INDEX [IX_NimbusMessages_Group]
+    ON {schema}.[NimbusMessages] ([Destination] ASC, [GroupKey] ASC, [GroupPlace] ASC, [MessageId] ASC)
