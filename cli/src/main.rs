@@ -304,8 +304,8 @@ enum SchemaCommand {
 }
 
 /// A script of statements for one queue table (`nimbus::admin::ordered_groups_script` and its
-/// twin for priorities): database, schema, queue.
-type Script = fn(&str, Option<&str>, &str) -> nimbus::Result<String>;
+/// twin for priorities): database, schema, layout, queue.
+type Script = fn(&str, Option<&str>, nimbus::StorageLayout, &str) -> nimbus::Result<String>;
 
 /// `NAME=VALUE`.
 fn parse_header(text: &str) -> Result<(String, String), String> {
@@ -728,13 +728,12 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                     )
                 }));
             for (flag, queue, make) in extras {
-                if !matches!(cli.layout, Layout::Table) {
-                    return Err(format!(
-                        "{flag} {queue}: not supported yet in this layout. Fix: use --layout table"
-                    )
-                    .into());
+                let extra = make(dialect, cli.schema.as_deref(), cli.layout.into(), queue)
+                    .map_err(|e| format!("{flag} {queue}: {e}"))?;
+                if script.contains(&extra) {
+                    // The shared table's columns, printed once for every queue.
+                    continue;
                 }
-                let extra = make(dialect, cli.schema.as_deref(), queue)?;
                 script.push_str(if dialect == "sqlserver" {
                     "GO\n\n"
                 } else {

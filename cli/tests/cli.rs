@@ -1876,6 +1876,126 @@ async fn priorities_and_priority_schema(url: &str, schema: Option<&str>) {
     bus.stop().await.unwrap();
 }
 
+/// The same in the shared-table layout: `--layout shared schema apply --grouped-queue
+/// --priority-queue` gives NimbusMessages the columns and indexes of both (printed once however
+/// many queues name them), and the groups and priorities of one destination are listed.
+async fn groups_and_priorities_in_the_shared_table(url: &str, schema: Option<&str>) {
+    let shared = |args: &[&'static str]| {
+        let mut all = vec!["--layout", "shared"];
+        all.extend_from_slice(args);
+        all
+    };
+    let (ok, _, err) = nimbus(
+        url,
+        schema,
+        &shared(&[
+            "schema",
+            "apply",
+            "--grouped-queue",
+            "Ledger",
+            "--priority-queue",
+            "Mailer",
+        ]),
+    );
+    assert!(ok, "{err}");
+    let (ok, _, err) = nimbus(
+        url,
+        schema,
+        &shared(&[
+            "schema",
+            "verify",
+            "--grouped-queue",
+            "Ledger",
+            "--priority-queue",
+            "Mailer",
+        ]),
+    );
+    assert!(ok, "{err}");
+    let dialect = if url.starts_with("sqlite") {
+        "sqlite"
+    } else {
+        "postgres"
+    };
+    let (ok, out, err) = nimbus(
+        url,
+        schema,
+        &shared(&[
+            "schema",
+            "print",
+            "--dialect",
+            dialect,
+            "--grouped-queue",
+            "Ledger",
+            "--grouped-queue",
+            "Journal",
+            "--priority-queue",
+            "Mailer",
+        ]),
+    );
+    assert!(ok, "{err}");
+    assert_eq!(out.matches("IX_NimbusMessages_Group").count(), 1, "{out}");
+    assert_eq!(
+        out.matches("IX_NimbusMessages_Priority").count(),
+        1,
+        "{out}"
+    );
+    let mut builder = nimbus::Bus::builder()
+        .names("Teller", "teller-1")
+        .database_url(url)
+        .storage_layout(nimbus::StorageLayout::SharedTable)
+        .route::<Ping>("Ledger");
+    if let Some(schema) = schema {
+        builder = builder.schema(schema);
+    }
+    let bus = builder.build().unwrap().start().await.unwrap();
+    for account in ["ACC-1", "ACC-1", "ACC-2"] {
+        let options = nimbus::SendOptions::new().group(account);
+        bus.send_with(Ping, options).await.unwrap();
+    }
+    for priority in [7, 0, 7] {
+        let options = nimbus::SendOptions::new().priority(priority).to("Mailer");
+        bus.send_with(Ping, options).await.unwrap();
+    }
+    let (ok, out, err) =
+        nimbus_beside_a_bus(url, schema, &shared(&["--json", "groups", "Ledger"])).await;
+    assert!(ok, "{err}");
+    let listed: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let groups = listed["groups"].as_array().expect("groups");
+    let keys: Vec<(&str, i64)> = groups
+        .iter()
+        .map(|g| (g["group"].as_str().unwrap(), g["waiting"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(keys, [("ACC-1", 2), ("ACC-2", 1)], "{out}");
+    let (ok, out, err) =
+        nimbus_beside_a_bus(url, schema, &shared(&["--json", "priorities", "Mailer"])).await;
+    assert!(ok, "{err}");
+    let listed: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let wanted = serde_json::json!([
+        {"priority": 7, "waiting": 2},
+        {"priority": 0, "waiting": 1}
+    ]);
+    assert_eq!(listed["priorities"], wanted, "{out}");
+    bus.stop().await.unwrap();
+}
+
+#[actix_rt::test]
+async fn groups_and_priorities_are_listed_in_the_shared_table_on_sqlite() {
+    on_sqlite(
+        "cli-shared-groups",
+        groups_and_priorities_in_the_shared_table,
+    )
+    .await;
+}
+
+#[actix_rt::test]
+async fn groups_and_priorities_are_listed_in_the_shared_table_on_postgres() {
+    on_postgres(
+        "cli shared groups",
+        groups_and_priorities_in_the_shared_table,
+    )
+    .await;
+}
+
 #[actix_rt::test]
 async fn priorities_are_counted_and_priority_queues_verified_on_sqlite() {
     on_sqlite("cli-priorities", priorities_and_priority_schema).await;

@@ -455,34 +455,74 @@ pub fn creation_script(
     ))
 }
 
-/// The statements that give the table of `queue` (table-per-queue layout) the columns and
-/// indexes of ordered groups where it lacks them, for a DBA to run by hand after the
-/// [`creation_script`] (see [`BusBuilder::ordered_groups`](crate::BusBuilder::ordered_groups)).
+/// The statements that give the table of `queue` the columns and indexes of ordered groups
+/// where it lacks them, for a DBA to run by hand after the [`creation_script`] (see
+/// [`BusBuilder::ordered_groups`](crate::BusBuilder::ordered_groups)). In the shared-table layout
+/// they are `NimbusMessages`' (`GroupKey`, `GroupPlace` and `IX_NimbusMessages_Group`), whatever
+/// the queue; NServiceBus's PostgreSQL table shape cannot keep groups.
 ///
 /// ```
-/// let script = nimbus::admin::ordered_groups_script("postgres", Some("sales"), "Ledger").unwrap();
+/// use nimbus::StorageLayout;
+/// let script = nimbus::admin::ordered_groups_script(
+///     "postgres", Some("sales"), StorageLayout::TablePerQueue, "Ledger").unwrap();
 /// assert!(script.contains(r#"ADD COLUMN IF NOT EXISTS "GroupKey""#));
+/// let shared = nimbus::admin::ordered_groups_script(
+///     "postgres", Some("sales"), StorageLayout::SharedTable, "Ledger").unwrap();
+/// assert!(shared.contains(r#"ADD COLUMN IF NOT EXISTS "GroupPlace""#));
 /// ```
-pub fn ordered_groups_script(database: &str, schema: Option<&str>, queue: &str) -> Result<String> {
+pub fn ordered_groups_script(
+    database: &str,
+    schema: Option<&str>,
+    layout: StorageLayout,
+    queue: &str,
+) -> Result<String> {
     let dialect = crate::sql::dialect_named(database)?;
+    crate::transport::check_layout(dialect, layout)?;
+    refuse_nservicebus_shape(layout, "ordered groups")?;
     let schema = script_schema(dialect, schema)?;
     let queue = script_queue(dialect, queue)?;
-    Ok(crate::sql::ordered_groups_script(dialect, &schema, &queue))
+    Ok(crate::sql::ordered_groups_script(
+        dialect, &schema, layout, &queue,
+    ))
 }
 
-/// The statements that give the table of `queue` (table-per-queue layout) the `Priority`
-/// column and its index where it lacks them, for a DBA to run by hand after the
-/// [`creation_script`] (see [`BusBuilder::priorities`](crate::BusBuilder::priorities)).
+/// The statements that give the table of `queue` the `Priority` column and its index where it
+/// lacks them, for a DBA to run by hand after the [`creation_script`] (see
+/// [`BusBuilder::priorities`](crate::BusBuilder::priorities)). In the shared-table layout they
+/// are `NimbusMessages`' (`Priority` and `IX_NimbusMessages_Priority`), whatever the queue;
+/// NServiceBus's PostgreSQL table shape cannot keep priorities.
 ///
 /// ```
-/// let script = nimbus::admin::priorities_script("sqlserver", Some("mail"), "Mailer").unwrap();
+/// use nimbus::StorageLayout;
+/// let script = nimbus::admin::priorities_script(
+///     "sqlserver", Some("mail"), StorageLayout::TablePerQueue, "Mailer").unwrap();
 /// assert!(script.contains("ADD [Priority] smallint NOT NULL DEFAULT 0"));
 /// ```
-pub fn priorities_script(database: &str, schema: Option<&str>, queue: &str) -> Result<String> {
+pub fn priorities_script(
+    database: &str,
+    schema: Option<&str>,
+    layout: StorageLayout,
+    queue: &str,
+) -> Result<String> {
     let dialect = crate::sql::dialect_named(database)?;
+    crate::transport::check_layout(dialect, layout)?;
+    refuse_nservicebus_shape(layout, "priorities")?;
     let schema = script_schema(dialect, schema)?;
     let queue = script_queue(dialect, queue)?;
-    Ok(crate::sql::priorities_script(dialect, &schema, &queue))
+    Ok(crate::sql::priorities_script(
+        dialect, &schema, layout, &queue,
+    ))
+}
+
+/// The error for `what` (ordered groups, priorities) in NServiceBus's PostgreSQL table shape.
+fn refuse_nservicebus_shape(layout: StorageLayout, what: &str) -> Result<()> {
+    match layout {
+        StorageLayout::NServiceBusPostgreSql => Err(NimbusError::config(
+            format!("{what} are not supported yet in NServiceBus's PostgreSQL table shape"),
+            "use the table-per-queue or the shared-table layout for that queue",
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// `schema` (`None`: the database's default) as a script for `dialect` names it.

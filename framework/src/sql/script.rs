@@ -103,48 +103,74 @@ pub(crate) fn creation_script(
 }
 
 /// The statements that give `queue`'s table (seed 000's shape, table-per-queue layout) the
-/// columns and indexes of ordered groups, each guarded to run only where missing.
+/// columns and indexes of ordered groups, each guarded to run only where missing; in the
+/// shared-table layout, those of `NimbusMessages`, whatever the queue.
 pub(crate) fn ordered_groups_script(
     dialect: &'static Dialect,
     schema: &SchemaName,
+    layout: StorageLayout,
     queue: &QueueName,
 ) -> String {
+    if layout == StorageLayout::SharedTable {
+        let groups = dialect.schema_sql(schema).shared_groups;
+        return columns_script(
+            dialect,
+            schema,
+            "NimbusMessages",
+            &groups.columns,
+            &[&groups.index],
+        );
+    }
     let groups = dialect.queue_sql(schema, queue).groups;
     columns_script(
         dialect,
         schema,
-        queue,
+        queue.as_str(),
         &groups.columns,
         &[&groups.index_group, &groups.index_group_position],
     )
 }
 
 /// The statements that give `queue`'s table (seed 000's shape, table-per-queue layout) the
-/// `Priority` column and its index, each guarded to run only where missing.
+/// `Priority` column and its index, each guarded to run only where missing; in the shared-table
+/// layout, those of `NimbusMessages`, whatever the queue.
 pub(crate) fn priorities_script(
     dialect: &'static Dialect,
     schema: &SchemaName,
+    layout: StorageLayout,
     queue: &QueueName,
 ) -> String {
-    let priorities = dialect.queue_sql(schema, queue).priorities;
+    let priorities = match layout {
+        StorageLayout::SharedTable => {
+            let priorities = dialect.schema_sql(schema).shared_priorities;
+            return columns_script(
+                dialect,
+                schema,
+                "NimbusMessages",
+                &priorities.column,
+                &[&priorities.index],
+            );
+        }
+        _ => dialect.queue_sql(schema, queue).priorities,
+    };
     columns_script(
         dialect,
         schema,
-        queue,
+        queue.as_str(),
         &priorities.column,
         &[&priorities.index],
     )
 }
 
-/// `columns` (a script adding columns to `queue`'s table) and then `indexes`, as one script.
+/// `columns` (a script adding columns to `table`) and then `indexes`, as one script.
 fn columns_script(
     dialect: &'static Dialect,
     schema: &SchemaName,
-    queue: &QueueName,
+    table: &str,
     columns: &str,
     indexes: &[&super::IndexSql],
 ) -> String {
-    let (name, table) = (schema.as_str(), queue.as_str());
+    let name = schema.as_str();
     let mut parts: Vec<(String, Vec<&str>)> = vec![(columns.to_string(), vec![name, table])];
     for index in indexes {
         parts.push((
