@@ -312,7 +312,9 @@ impl SendOptions {
     ///
     /// The receiving endpoint must keep priorities (see
     /// [`BusBuilder::priorities`](crate::BusBuilder::priorities)); a send to a queue that does
-    /// not fails and writes nothing. Not together with [`group`](Self::group) yet.
+    /// not fails and writes nothing. With [`group`](Self::group) too, the queue must keep both:
+    /// the priority of a group's first message decides when the group goes next, and the
+    /// group's messages keep their send order whatever their priorities.
     pub fn priority(mut self, priority: i16) -> Self {
         self.priority = Some(priority);
         self
@@ -373,12 +375,6 @@ impl SendOptions {
                 key: key.clone(),
                 position: None,
             });
-        }
-        if self.priority.is_some() && self.group.is_some() {
-            return Err(NimbusError::config(
-                "a message with both a priority and an ordered group is not supported yet",
-                "send it with SendOptions::priority or SendOptions::group, not both",
-            ));
         }
         message.priority = self.priority;
         if let Some(ttl) = self.time_to_be_received {

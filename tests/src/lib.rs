@@ -271,6 +271,7 @@ macro_rules! conformance_suite {
             a_grouped_send_needs_a_queue_that_keeps_groups,
             priorities_hand_out_the_highest_first,
             a_prioritized_send_needs_a_queue_that_keeps_priorities,
+            groups_and_priorities_share_one_queue,
             a_limit_of_handlers_at_once_holds_across_instances,
             a_limit_per_key_holds_each_key_and_lets_others_run,
             a_rate_limit_holds_across_instances,

@@ -1076,6 +1076,7 @@ async fn ordered_groups<D: Driver>(mut c: Held<D>, schema: &SchemaName) -> Held<
             group,
             position,
             wait,
+            None,
         )
     };
     let (g1, g2, h1, u1, g3) = (
@@ -1264,6 +1265,7 @@ async fn shared_groups_and_priorities<D: Driver>(mut c: Held<D>, schema: &Schema
             &shared_row(id, to, delay),
             group,
             place,
+            None,
         )
     };
     let [other, g1, g2, h1, u1, g3, k1, k2] = [(); 8].map(|_| ids.next());
@@ -1402,6 +1404,62 @@ async fn shared_groups_and_priorities<D: Driver>(mut c: Held<D>, schema: &Schema
         order, wanted,
         "the highest first, the oldest first within one"
     );
+    let mut c = commit(c).await;
+    // Both: priorities choose among the first messages of the groups (and the ungrouped ones);
+    // a group's own order holds whatever the priorities of its later messages.
+    let both = format!("SB {}", unique());
+    let both = both.as_str();
+    let [a1, a2, b1, u] = [(); 4].map(|_| ids.next());
+    for (id, group, priority) in [(a1, "a", 0), (a2, "a", 9), (b1, "b", 5)] {
+        let statement = super::statements::shared_grouped_row_statement(
+            &s.shared_groups.prioritized.insert,
+            &shared_row(id, both, None),
+            group,
+            None,
+            Some(priority),
+        );
+        c.run(&statement)
+            .await
+            .expect("a grouped row at a priority");
+    }
+    let statement = super::statements::shared_priority_row_statement(
+        &s.shared_priorities.insert,
+        &shared_row(u, both, None),
+        1,
+    );
+    c.run(&statement)
+        .await
+        .expect("an ungrouped row at a priority");
+    let batch = s
+        .shared_groups
+        .prioritized
+        .receive_batch
+        .clone()
+        .expect("a batch");
+    let heads = c
+        .begin_and_receive_many(&batch, &ten(both), None)
+        .await
+        .expect("a batch");
+    let mut order: Vec<String> = heads.iter().map(|m| m.id.to_lowercase()).collect();
+    let mut wanted: Vec<String> = [b1, u, a1].iter().map(Uuid::to_string).collect();
+    if dialect.folder == "sqlite" {
+        order.sort();
+        wanted.sort();
+    }
+    assert_eq!(
+        order, wanted,
+        "the first of each group, the highest priority first"
+    );
+    let mut c = commit(c).await;
+    let last = c
+        .begin_and_receive(
+            &s.shared_groups.prioritized.receive,
+            &[Param::Text(Some(both))],
+        )
+        .await
+        .expect("a receive")
+        .expect("a2, first of its group now");
+    assert!(last.id.eq_ignore_ascii_case(&a2.to_string()), "{last:?}");
     let mut c = commit(c).await;
     for destination in [here, elsewhere, prioritized] {
         c.execute(

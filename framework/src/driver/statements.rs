@@ -1165,30 +1165,31 @@ pub(crate) fn queue_row_statement(
 }
 
 /// `queue_insert_grouped.sql` for `row` of group `group_key`: keeping the place `position` (a
-/// retry copy's; `None` for a first send), received no sooner than `not_before_ms` from now.
+/// retry copy's; `None` for a first send), received no sooner than `not_before_ms` from now;
+/// `queue_insert_grouped_priority.sql` when it has a `priority`.
 pub(crate) fn grouped_row_statement(
     sql: &str,
     row: &QueueRow<'_>,
     group_key: &str,
     position: Option<i64>,
     not_before_ms: Option<i64>,
+    priority: Option<i16>,
 ) -> Statement {
     let [a, b, c, d, e, f, g] = queue_row_params(row);
-    Statement::new(
-        sql,
-        &[
-            a,
-            b,
-            c,
-            d,
-            e,
-            f,
-            g,
-            Param::Text(Some(group_key)),
-            Param::BigInt(position),
-            Param::BigInt(not_before_ms),
-        ],
-    )
+    let mut params = vec![
+        a,
+        b,
+        c,
+        d,
+        e,
+        f,
+        g,
+        Param::Text(Some(group_key)),
+        Param::BigInt(position),
+        Param::BigInt(not_before_ms),
+    ];
+    params.extend(priority.map(|p| Param::BigInt(Some(p.into()))));
+    Statement::new(sql, &params)
 }
 
 /// `queue_insert_priority.sql` for `row` at `priority`.
@@ -1206,28 +1207,29 @@ pub(crate) fn shared_row_statement(sql: &str, row: &SharedRow<'_>) -> Statement 
 }
 
 /// `messages_insert_grouped.sql` for `row` of group `group_key`, keeping the place `place` (a
-/// retry copy's; `None` for a first send, placed when it becomes visible).
+/// retry copy's; `None` for a first send, placed when it becomes visible);
+/// `messages_insert_grouped_priority.sql` when it has a `priority`.
 pub(crate) fn shared_grouped_row_statement(
     sql: &str,
     row: &SharedRow<'_>,
     group_key: &str,
     place: Option<i64>,
+    priority: Option<i16>,
 ) -> Statement {
     let [a, b, c, d, e, f, g] = shared_row_params(row);
-    Statement::new(
-        sql,
-        &[
-            a,
-            b,
-            c,
-            d,
-            e,
-            f,
-            g,
-            Param::Text(Some(group_key)),
-            Param::BigInt(place),
-        ],
-    )
+    let mut params = vec![
+        a,
+        b,
+        c,
+        d,
+        e,
+        f,
+        g,
+        Param::Text(Some(group_key)),
+        Param::BigInt(place),
+    ];
+    params.extend(priority.map(|p| Param::BigInt(Some(p.into()))));
+    Statement::new(sql, &params)
 }
 
 /// `messages_insert_priority.sql` for `row` at `priority`.

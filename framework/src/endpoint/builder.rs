@@ -850,9 +850,13 @@ impl BusBuilder {
     /// keeps its place: its retries (immediate and delayed) come before the rest of its group,
     /// which waits; once it is dead-lettered the group goes on without it.
     ///
-    /// Refused by `build()` in the shared-table and NServiceBus PostgreSQL layouts (not
-    /// supported yet, and NServiceBus endpoints would not keep the order) and together with
-    /// leases (a message under a lease leaves the queue while it is handled).
+    /// In the shared-table layout `NimbusMessages` gains `GroupKey` and `GroupPlace` and an
+    /// index instead, for all of its queues. With [`priorities`](Self::priorities) too, the
+    /// priorities choose which group goes next; a group's own messages keep their send order.
+    ///
+    /// Refused by `build()` in NServiceBus's PostgreSQL layout (not supported yet, and
+    /// NServiceBus endpoints would not keep the order) and together with leases (a message
+    /// under a lease leaves the queue while it is handled).
     ///
     /// ```no_run
     /// # #[derive(serde::Serialize, serde::Deserialize, nimbus::Command)]
@@ -885,8 +889,12 @@ impl BusBuilder {
     /// statements). NServiceBus endpoints that share the table keep working: their sends get
     /// priority 0, and their receives ignore priorities (first in, first out).
     ///
-    /// Refused by `build()` in the shared-table and NServiceBus PostgreSQL layouts and together
-    /// with [`ordered_groups`](Self::ordered_groups) (not supported yet).
+    /// In the shared-table layout `NimbusMessages` gains the column and an index instead, for
+    /// all of its queues. With [`ordered_groups`](Self::ordered_groups) too, the priorities
+    /// choose which group goes next (by the priority of each group's first message); a group's
+    /// own messages keep their send order.
+    ///
+    /// Refused by `build()` in NServiceBus's PostgreSQL layout (not supported yet).
     ///
     /// ```no_run
     /// # #[derive(serde::Serialize, serde::Deserialize, nimbus::Command)]
@@ -1343,12 +1351,6 @@ impl BusBuilder {
                  reading those tables would ignore it",
                 "remove .priorities(), or use StorageLayout::TablePerQueue or \
                  StorageLayout::SharedTable",
-            ));
-        }
-        if self.priorities && self.ordered_groups {
-            return Err(NimbusError::config(
-                "a queue with both priorities and ordered groups is not supported yet",
-                "remove .priorities() or .ordered_groups()",
             ));
         }
         if self.ordered_groups && !self.leases.is_empty() {

@@ -160,6 +160,12 @@ pub(crate) struct Files {
     pub messages_receive_grouped: &'static str,
     pub messages_receive_batch_grouped: &'static str,
     pub messages_groups: &'static str,
+    pub queue_insert_grouped_priority: &'static str,
+    pub queue_receive_grouped_priority: &'static str,
+    pub queue_receive_batch_grouped_priority: &'static str,
+    pub messages_insert_grouped_priority: &'static str,
+    pub messages_receive_grouped_priority: &'static str,
+    pub messages_receive_batch_grouped_priority: &'static str,
 }
 
 /// Builds a [`Files`] from `schema/<dir>/`, one `include_str!` per field, so a missing file is a
@@ -214,7 +220,10 @@ macro_rules! all_files {
             messages_index_priority, messages_insert_priority, messages_receive_priority,
             messages_receive_batch_priority, messages_priorities, messages_group_columns,
             messages_index_group, messages_insert_grouped, messages_receive_grouped,
-            messages_receive_batch_grouped, messages_groups,
+            messages_receive_batch_grouped, messages_groups, queue_insert_grouped_priority,
+            queue_receive_grouped_priority, queue_receive_batch_grouped_priority,
+            messages_insert_grouped_priority, messages_receive_grouped_priority,
+            messages_receive_batch_grouped_priority,
         )
     };
 }

@@ -471,6 +471,22 @@ pub(crate) struct GroupSql {
     pub receive_batch: Script,
     /// Lists the groups with messages waiting.
     pub list: String,
+    /// The statements of a table that keeps priorities too.
+    pub prioritized: PrioritizedGroupSql,
+}
+
+/// The statements of a table that keeps both ordered groups and priorities: a message of a
+/// group is written at its priority, and receives take the first message of each group (or of
+/// none) with the highest priority first.
+#[derive(Debug, Clone)]
+pub(crate) struct PrioritizedGroupSql {
+    /// Inserts a message of a group at a priority (the grouped insert's parameters, then
+    /// Priority).
+    pub insert: String,
+    /// Takes the first message of a group (or of none) with the highest priority.
+    pub receive: String,
+    /// Takes up to N such messages, never two of one group.
+    pub receive_batch: Script,
 }
 
 /// The statements of NimbusMessages (shared-table layout) once it keeps ordered groups: every
@@ -491,6 +507,8 @@ pub(crate) struct SharedGroupSql {
     pub receive_batch: Script,
     /// Lists a destination's groups with messages waiting.
     pub list: String,
+    /// The statements of the table once it keeps priorities too.
+    pub prioritized: PrioritizedGroupSql,
 }
 
 impl QueueSql {
@@ -698,6 +716,11 @@ impl Dialect {
                 receive: r(f.messages_receive_grouped),
                 receive_batch: script(r(f.messages_receive_batch_grouped)),
                 list: r(f.messages_groups),
+                prioritized: PrioritizedGroupSql {
+                    insert: r(f.messages_insert_grouped_priority),
+                    receive: r(f.messages_receive_grouped_priority),
+                    receive_batch: script(r(f.messages_receive_batch_grouped_priority)),
+                },
             },
             messages_table,
         }
@@ -778,6 +801,11 @@ impl Dialect {
                 receive: r(f.queue_receive_grouped),
                 receive_batch: script(r(f.queue_receive_batch_grouped)),
                 list: r(f.queue_groups),
+                prioritized: PrioritizedGroupSql {
+                    insert: r(f.queue_insert_grouped_priority),
+                    receive: r(f.queue_receive_grouped_priority),
+                    receive_batch: script(r(f.queue_receive_batch_grouped_priority)),
+                },
             },
             priorities: PrioritySql {
                 column: r(f.queue_priority_column),

@@ -799,6 +799,11 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
     ) -> Result<()>;
 }
 
+/// Whether `entry`'s table keeps both ordered groups and priorities, as this process found.
+fn keeps_both(entry: &QueueEntry) -> bool {
+    entry.keeps_groups() == Some(true) && entry.keeps_priorities() == Some(true)
+}
+
 /// A shared-table row with its headers and body taken out of the body's envelope.
 fn unwrap_envelope(mut row: MessageRow) -> MessageRow {
     let (headers, body) = crate::shared_envelope::unwrap(&row.body);
@@ -841,6 +846,9 @@ impl QueueStatements<'_> {
 
     fn receive(&self) -> &str {
         match self {
+            QueueStatements::Table(entry) if keeps_both(entry) => {
+                &entry.sql.groups.prioritized.receive
+            }
             QueueStatements::Table(entry) if entry.keeps_groups() == Some(true) => {
                 &entry.sql.groups.receive
             }
@@ -848,6 +856,9 @@ impl QueueStatements<'_> {
                 &entry.sql.priorities.receive
             }
             QueueStatements::Table(entry) => &entry.sql.receive,
+            QueueStatements::Shared { sql, entry, .. } if keeps_both(entry) => {
+                &sql.shared_groups.prioritized.receive
+            }
             QueueStatements::Shared { sql, entry, .. } if entry.keeps_groups() == Some(true) => {
                 &sql.shared_groups.receive
             }
@@ -862,6 +873,9 @@ impl QueueStatements<'_> {
 
     fn receive_batch(&self) -> Option<&str> {
         match self {
+            QueueStatements::Table(entry) if keeps_both(entry) => {
+                entry.sql.groups.prioritized.receive_batch.as_deref()
+            }
             QueueStatements::Table(entry) if entry.keeps_groups() == Some(true) => {
                 entry.sql.groups.receive_batch.as_deref()
             }
@@ -869,6 +883,9 @@ impl QueueStatements<'_> {
                 entry.sql.priorities.receive_batch.as_deref()
             }
             QueueStatements::Table(entry) => entry.sql.receive_batch.as_deref(),
+            QueueStatements::Shared { sql, entry, .. } if keeps_both(entry) => {
+                sql.shared_groups.prioritized.receive_batch.as_deref()
+            }
             QueueStatements::Shared { sql, entry, .. } if entry.keeps_groups() == Some(true) => {
                 sql.shared_groups.receive_batch.as_deref()
             }
@@ -1227,13 +1244,19 @@ impl<D: Driver> Storage<D> for TablePerQueue {
                         .max(0),
                 ),
             };
+            // At its priority where it has one (the table keeps both, as the send checked).
+            let insert = match message.priority {
+                Some(_) => &entry.sql.groups.prioritized.insert,
+                None => &entry.sql.groups.insert,
+            };
             return PlannedInsert {
                 statement: grouped_row_statement(
-                    &entry.sql.groups.insert,
+                    insert,
                     &row,
                     &group.key,
                     group.position,
                     not_before_ms,
+                    message.priority,
                 ),
                 forget_on_failure: Some(entry),
                 database: cx.name,
@@ -1563,12 +1586,16 @@ impl<D: Driver> Storage<D> for SharedTable {
         // message it stands in for), a prioritized one keeps its priority meanwhile. A failed
         // write forgets what this process knew of the table, so the next one checks again.
         let (statement, forget_on_failure, operation) = match (&message.group, message.priority) {
-            (Some(group), _) => (
+            (Some(group), priority) => (
                 shared_grouped_row_statement(
-                    &cx.sql.shared_groups.insert,
+                    match priority {
+                        Some(_) => &cx.sql.shared_groups.prioritized.insert,
+                        None => &cx.sql.shared_groups.insert,
+                    },
                     &row,
                     &group.key,
                     group.position,
+                    priority,
                 ),
                 Some(entry),
                 format!("sending a message of group {:?} to {queue:?}", group.key),

@@ -1,0 +1,27 @@
+-- Deletes and returns up to N visible messages of a destination in NimbusMessages when the table
+-- keeps both ordered groups and priorities, each the first of its group as
+-- messages_receive_grouped.sql chooses them (never two of one group), the highest Priority first.
+-- Parameters: 1 Destination (varchar), 2 at most this many rows (bigint)
+-- Returns: MessageId, NULL, NULL, NULL, Body (the envelope), Expired (boolean, by database time), ExpiresAt, GroupKey, the message's place in its group; highest Priority first, then in VisibleAfter, MessageId order
+WITH taken AS (
+    DELETE FROM {schema}."NimbusMessages" AS queue
+    WHERE queue.ctid = ANY(ARRAY(
+        SELECT q.ctid FROM {schema}."NimbusMessages" AS q
+        WHERE q."Destination" = $1 AND q."VisibleAfter" <= (now() AT TIME ZONE 'utc')
+          AND (q."GroupKey" IS NULL OR NOT EXISTS (
+              SELECT 1 FROM {schema}."NimbusMessages" AS earlier
+              WHERE earlier."Destination" = q."Destination" AND earlier."GroupKey" = q."GroupKey"
+                AND (earlier."GroupPlace" < q."GroupPlace"
+                     OR (earlier."GroupPlace" = q."GroupPlace" AND earlier."MessageId" < q."MessageId"))))
+        ORDER BY q."Priority" DESC, q."VisibleAfter", q."MessageId"
+        LIMIT $2
+        FOR UPDATE OF q SKIP LOCKED))
+    RETURNING queue."MessageId", queue."Body",
+        CASE WHEN queue."ExpiresAt" IS NULL THEN FALSE
+             WHEN queue."ExpiresAt" > (now() AT TIME ZONE 'utc') THEN FALSE
+             ELSE TRUE END AS "Expired",
+        queue."ExpiresAt", queue."GroupKey", queue."GroupPlace", queue."VisibleAfter", queue."Priority")
+SELECT "MessageId"::text, NULL::varchar, NULL::varchar, NULL::text, "Body", "Expired", "ExpiresAt",
+    "GroupKey", "GroupPlace"
+FROM taken
+ORDER BY "Priority" DESC, "VisibleAfter", "MessageId"

@@ -1,0 +1,25 @@
+-- Deletes and returns the first visible message of a destination in NimbusMessages when the
+-- table keeps both ordered groups and priorities, as messages_receive_grouped.sql chooses one
+-- (the first of its group), taking the highest Priority first: priorities choose which group
+-- goes next, and a group's own messages keep their order whatever their priorities.
+-- Parameters: 1 Destination (varchar)
+-- Returns: MessageId (text), CorrelationId (NULL), ReplyToAddress (NULL), Headers (NULL; they travel in the Body's envelope), Body, Expired (boolean, by database time), ExpiresAt, GroupKey, the message's place in its group (bigint)
+WITH message AS (
+    SELECT q."MessageId" FROM {schema}."NimbusMessages" AS q
+    WHERE q."Destination" = $1 AND q."VisibleAfter" <= (now() AT TIME ZONE 'utc')
+      AND (q."GroupKey" IS NULL OR NOT EXISTS (
+          SELECT 1 FROM {schema}."NimbusMessages" AS earlier
+          WHERE earlier."Destination" = q."Destination" AND earlier."GroupKey" = q."GroupKey"
+            AND (earlier."GroupPlace" < q."GroupPlace"
+                 OR (earlier."GroupPlace" = q."GroupPlace" AND earlier."MessageId" < q."MessageId"))))
+    ORDER BY q."Priority" DESC, q."VisibleAfter", q."MessageId"
+    LIMIT 1
+    FOR UPDATE OF q SKIP LOCKED)
+DELETE FROM {schema}."NimbusMessages" AS queue
+USING message
+WHERE queue."MessageId" = message."MessageId"
+RETURNING queue."MessageId"::text, NULL::varchar, NULL::varchar, NULL::text, queue."Body",
+    CASE WHEN queue."ExpiresAt" IS NULL THEN FALSE
+         WHEN queue."ExpiresAt" > (now() AT TIME ZONE 'utc') THEN FALSE
+         ELSE TRUE END AS "Expired",
+    queue."ExpiresAt", queue."GroupKey", queue."GroupPlace"
