@@ -148,6 +148,9 @@ pub(crate) struct EndpointIdentity {
     pub reply_address: std::sync::OnceLock<String>,
     /// The largest body (serialized) a send may write.
     pub max_body_size: usize,
+    /// What the bus does to the bodies it sends (compression, encryption) and undoes on those
+    /// it receives.
+    pub codecs: crate::body_codecs::BodyCodecs,
 }
 
 impl EndpointIdentity {
@@ -581,6 +584,10 @@ fn build_outgoing_inner<M: Message>(
     extra_headers: impl FnOnce(&mut Headers, &str),
 ) -> Result<OutgoingMessage> {
     let body = serialize_within(message, origin.max_body_size)?;
+    let (body, marks) = match origin.codecs.is_empty() {
+        true => (body, Vec::new()),
+        false => origin.codecs.encode(M::TYPE_NAME, body)?,
+    };
     let id = id.unwrap_or_else(|| origin.message_ids.next());
     let id_text = id.to_string();
     let correlation_id = causation
@@ -607,6 +614,7 @@ fn build_outgoing_inner<M: Message>(
     if let Some(c) = causation {
         fixed.push((headers::RELATED_TO, &c.message_id));
     }
+    fixed.extend(marks.iter().map(|(name, value)| (*name, value.as_str())));
     let mut extra = Headers::new();
     extra_headers(&mut extra, &id_text);
     crate::telemetry::inject_current(&mut extra);
@@ -909,6 +917,7 @@ mod tests {
             address_form: crate::names::AddressForm::OwnSchemaOnly,
             reply_address: Default::default(),
             max_body_size: usize::MAX,
+            codecs: Default::default(),
         })
     }
 
@@ -987,6 +996,7 @@ mod tests {
                 address_form: crate::names::AddressForm::OwnSchemaOnly,
                 reply_address: Default::default(),
                 max_body_size: usize::MAX,
+                codecs: Default::default(),
             }),
             None,
         )

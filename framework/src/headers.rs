@@ -34,6 +34,15 @@ pub const ORIGINATING_MACHINE: &str = "NServiceBus.OriginatingMachine";
 /// The content type of every body this framework writes.
 pub const JSON_CONTENT_TYPE: &str = "application/json";
 
+/// `Nimbus.ContentEncoding`: how the body was compressed (`gzip`; see
+/// [`BodyCompression`](crate::BodyCompression)); absent when it was not.
+pub const CONTENT_ENCODING: &str = "Nimbus.ContentEncoding";
+/// `Nimbus.Encryption`: how the body was encrypted (`aes-256-gcm`; see
+/// [`BodyEncryption`](crate::BodyEncryption)); absent when it was not.
+pub const ENCRYPTION: &str = "Nimbus.Encryption";
+/// `Nimbus.EncryptionKeyId`: the id of the key that decrypts the body.
+pub const ENCRYPTION_KEY_ID: &str = "Nimbus.EncryptionKeyId";
+
 /// Failed attempts so far (this framework's header; durable across restarts).
 pub const FAILED_ATTEMPTS: &str = "Nimbus.FailedAttempts";
 /// The schedule whose tick sent the message (this framework's header; see

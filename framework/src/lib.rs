@@ -65,6 +65,7 @@ mod actors;
 pub mod admin;
 #[cfg(feature = "bench")]
 pub mod bench;
+mod body_codecs;
 mod dead_letter;
 mod driver;
 mod endpoint;
@@ -85,6 +86,7 @@ pub mod telemetry;
 pub mod testing;
 mod transport;
 
+pub use body_codecs::{BodyCompression, BodyEncryption};
 #[cfg(feature = "sqlserver")]
 pub use driver::sqlserver::SqlServerToken;
 pub use driver::{DriverError, FailureKind};

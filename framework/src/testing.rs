@@ -156,6 +156,7 @@ impl TestContext {
             address_form: crate::names::AddressForm::OwnSchemaOnly,
             reply_address: Default::default(),
             max_body_size: usize::MAX,
+            codecs: Default::default(),
         });
         let causation = Causation {
             conversation_id: headers.get(headers::CONVERSATION_ID).cloned(),

@@ -18,6 +18,7 @@ mod leases;
 pub mod limits;
 mod nservicebus;
 mod pause;
+mod payloads;
 mod priorities;
 pub mod proxy;
 mod pubsub;
@@ -272,6 +273,9 @@ macro_rules! conformance_suite {
             priorities_hand_out_the_highest_first,
             a_prioritized_send_needs_a_queue_that_keeps_priorities,
             groups_and_priorities_share_one_queue,
+            encrypted_bodies_are_read_across_a_key_rotation,
+            a_body_that_cannot_be_decrypted_is_dead_lettered,
+            compressed_bodies_are_read_by_any_receiver,
             a_limit_of_handlers_at_once_holds_across_instances,
             a_limit_per_key_holds_each_key_and_lets_others_run,
             a_rate_limit_holds_across_instances,

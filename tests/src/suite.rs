@@ -26,6 +26,7 @@ pub use crate::leases::*;
 pub use crate::limits::*;
 pub use crate::nservicebus::*;
 pub use crate::pause::*;
+pub use crate::payloads::*;
 pub use crate::priorities::*;
 pub use crate::pubsub::*;
 pub use crate::sagas::*;

@@ -144,6 +144,8 @@ pub struct BusBuilder {
     connection_idle_timeout: Duration,
     connection_limit: Option<usize>,
     max_body_size: usize,
+    body_compression: Option<crate::BodyCompression>,
+    body_encryption: Option<crate::BodyEncryption>,
     completed_sagas_kept: Duration,
     #[cfg(feature = "sqlserver")]
     sql_server_token: Option<crate::SqlServerToken>,
@@ -202,6 +204,8 @@ impl Default for BusBuilder {
             connection_idle_timeout: DEFAULT_CONNECTION_IDLE_TIMEOUT,
             connection_limit: None,
             max_body_size: DEFAULT_MAX_BODY_SIZE,
+            body_compression: None,
+            body_encryption: None,
             completed_sagas_kept: DEFAULT_COMPLETED_SAGAS_KEPT,
             #[cfg(feature = "sqlserver")]
             sql_server_token: None,
@@ -609,6 +613,43 @@ impl BusBuilder {
     /// elsewhere and send its key.
     pub fn max_body_size(mut self, bytes: usize) -> Self {
         self.max_body_size = bytes;
+        self
+    }
+
+    /// Compresses the bodies this bus sends (see [`BodyCompression`](crate::BodyCompression)):
+    /// gzip, for bodies of at least 1,024 bytes by default, of every type or of those named.
+    /// Compression comes before encryption. Every Nimbus receiver reads compressed bodies,
+    /// whether or not it compresses its own; NServiceBus receivers do not.
+    ///
+    /// ```no_run
+    /// # #[derive(serde::Serialize, serde::Deserialize, nimbus::Command)]
+    /// # struct Report { lines: Vec<String> }
+    /// let builder = nimbus::Bus::builder()
+    ///     .names("Reports", "reports-1")
+    ///     .body_compression(nimbus::BodyCompression::gzip().only::<Report>());
+    /// ```
+    pub fn body_compression(mut self, compression: crate::BodyCompression) -> Self {
+        self.body_compression = Some(compression);
+        self
+    }
+
+    /// Encrypts the bodies this bus sends and decrypts the ones it receives with AES-256-GCM
+    /// (see [`BodyEncryption`](crate::BodyEncryption)): every type's, or those named, with the
+    /// current key; older keys only decrypt, so keys can rotate. A message this endpoint cannot
+    /// decrypt (a key id it lacks, a changed body) goes to the dead letters with the reason, as
+    /// it came: give the endpoint the key and replay it.
+    ///
+    /// ```no_run
+    /// # fn key_from_your_secret_store(_: &str) -> String { String::new() }
+    /// # fn run() -> nimbus::Result<()> {
+    /// let keys = nimbus::BodyEncryption::from_base64("2026-12", &key_from_your_secret_store("2026-12"))?;
+    /// let builder = nimbus::Bus::builder()
+    ///     .names("Payments", "payments-1")
+    ///     .body_encryption(keys);
+    /// # Ok(()) }
+    /// ```
+    pub fn body_encryption(mut self, encryption: crate::BodyEncryption) -> Self {
+        self.body_encryption = Some(encryption);
         self
     }
 
@@ -1253,6 +1294,9 @@ impl BusBuilder {
                  another period of a minute or more",
             ));
         }
+        if let Some(encryption) = &self.body_encryption {
+            encryption.check()?;
+        }
         if self.max_body_size == 0 {
             return Err(NimbusError::config(
                 "max_body_size is 0, so every send would be refused",
@@ -1458,6 +1502,10 @@ impl BusBuilder {
             address_form: dialect.address_form,
             reply_address: Default::default(),
             max_body_size: self.max_body_size,
+            codecs: crate::body_codecs::BodyCodecs {
+                compression: self.body_compression.clone(),
+                encryption: self.body_encryption.clone(),
+            },
         });
         tracing::debug!(database = dialect.name, queue = %identity.input_queue, "endpoint configured");
         Ok(crate::endpoint::bus::Endpoint::new(EndpointConfig {

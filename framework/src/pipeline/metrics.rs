@@ -39,6 +39,7 @@
 //! | `nimbus_sends_total` | counter | (the application's sends through the bus, each call once) |
 //! | `nimbus_send_commits_total` | counter | (the commits those sends took: fewer than the sends where they shared commits) |
 //! | `nimbus_groups_held_total` | counter | queue (failed attempts of a message of an ordered group, put back in its place: its group waits for the retry) |
+//! | `nimbus_bodies_unreadable_total` | counter | queue, reason (`unknown_key`, `no_keys`, `tampered`, `unsupported`, `too_large`, `corrupt`: bodies the endpoint could not decrypt or decompress, sent to the dead letters) |
 //! | `nimbus_prioritized_messages_received_total` | counter | queue, priority (messages sent with a priority, taken to be handled) |
 //! | `nimbus_messages_held_total` | counter | queue, message_type, limit (`concurrency` or `rate`: messages put back to wait because their limit was full; no attempt counted) |
 //! | `nimbus_queue_oldest_message_age_seconds` | gauge | queue (the first message's `NServiceBus.TimeSent`, the sender's clock, read at most every 5 s while the queue is not empty; 0 when a peek finds it empty) |
@@ -80,6 +81,7 @@ pub(crate) fn describe() {
             ("nimbus_schedule_ticks_fired_total", "Ticks of a schedule this instance sent a message for"),
             ("nimbus_schedule_ticks_missed_total", "Ticks of a schedule that came due while no instance ran: sent once for all (fired_once) or skipped"),
             ("nimbus_groups_held_total", "Failed attempts of a message of an ordered group put back in its place: the rest of its group waits for its retry"),
+            ("nimbus_bodies_unreadable_total", "Received bodies that could not be decrypted or decompressed, sent to the dead letters"),
             ("nimbus_prioritized_messages_received_total", "Messages sent with a priority, taken from their queue to be handled"),
             ("nimbus_messages_held_total", "Messages put back to wait because a limit of theirs was full (no attempt counted)"),
             ("nimbus_sends_deduplicated_total", "Sends dropped because a send with the same deduplication key reached the queue within the window"),
@@ -471,6 +473,17 @@ pub(crate) fn count_prioritized(queue: &str, priority: i16) {
         "nimbus_prioritized_messages_received_total",
         "queue" => queue.to_string(),
         "priority" => priority.to_string()
+    )
+    .increment(1);
+}
+
+/// A received body could not be decrypted or decompressed (`reason`): it goes to the dead
+/// letters.
+pub(crate) fn count_unreadable_body(queue: &str, reason: &'static str) {
+    metrics::counter!(
+        "nimbus_bodies_unreadable_total",
+        "queue" => queue.to_string(),
+        "reason" => reason
     )
     .increment(1);
 }

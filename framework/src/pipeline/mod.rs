@@ -485,6 +485,25 @@ async fn handle_received(
             return fail(endpoint, queue, tx, &row, None, Failure::BadInput(reason)).await;
         }
     };
+    // The body as its handlers read it, where its sender compressed or encrypted it; the
+    // received bytes stay as they came for a retry's copy or a dead letter.
+    let identity = &endpoint.config.identity;
+    let decoded =
+        match identity
+            .codecs
+            .decode(incoming.headers.all(), &row.body, identity.max_body_size)
+        {
+            Ok(decoded) => decoded,
+            Err(unreadable) => {
+                metrics::count_unreadable_body(queue.as_str(), unreadable.kind);
+                let reason = format!(
+                    "message {} ({}): {}",
+                    incoming.message_id, incoming.type_name, unreadable.reason
+                );
+                let failure = Failure::BadInput(reason);
+                return fail(endpoint, queue, tx, &row, Some(&incoming), failure).await;
+            }
+        };
     metrics::count(
         "nimbus_messages_received_total",
         queue.as_str(),
@@ -511,7 +530,7 @@ async fn handle_received(
     if let Some(waiter) = reply_to.and_then(|c| endpoint.pending_requests.take(c)) {
         let reply = Reply {
             type_name: incoming.type_name.clone(),
-            body: row.body.clone(),
+            body: decoded.clone().unwrap_or_else(|| row.body.clone()),
         };
         // Hand it over first: if the transaction then fails, the caller has its reply and the
         // redelivered copy, which nobody waits for, goes to the dead letters.
@@ -556,11 +575,11 @@ async fn handle_received(
     }
     // Limits first: a message over one goes back to wait before the inbox claims its id.
     let mut tx = tx;
-    let scoped = match endpoint
-        .config
-        .limits
-        .scopes_for(queue, &incoming.type_name, &row.body)
-    {
+    let scoped = match endpoint.config.limits.scopes_for(
+        queue,
+        &incoming.type_name,
+        decoded.as_deref().unwrap_or(&row.body),
+    ) {
         Ok(scoped) => scoped,
         Err(problem) => {
             let reason = format!("message {}: {problem}", incoming.message_id);
@@ -630,8 +649,12 @@ async fn handle_received(
         None => endpoint.database_target.clone(),
     };
     let handling_started = std::time::Instant::now();
-    // The body travels to the handlers' threads and comes back for a retry's copy.
-    let body = Arc::new(std::mem::take(&mut row.body));
+    // The body travels to the handlers' threads and comes back for a retry's copy (a decoded
+    // one is the handlers' own: the row keeps the body as it came).
+    let (body, decoded_apart) = match decoded {
+        Some(decoded) => (Arc::new(decoded), true),
+        None => (Arc::new(std::mem::take(&mut row.body)), false),
+    };
     for handler in handlers {
         let invoke = endpoint
             .dispatcher
@@ -643,7 +666,7 @@ async fn handle_received(
                 biased;
                 invoked = invoke => invoked,
                 () = endpoint.stop_signal.set() => {
-                    row.body = take_back(body);
+                    restore_body(&mut row, body, decoded_apart);
                     return hand_back(endpoint, queue, &row, &type_name, leased).await;
                 }
             },
@@ -725,10 +748,10 @@ async fn handle_received(
             type_name,
             message_id,
         };
-        row.body = take_back(body);
+        restore_body(&mut row, body, decoded_apart);
         return fail(endpoint, queue, tx, &row, Some(&incoming), failure).await;
     }
-    row.body = take_back(body);
+    restore_body(&mut row, body, decoded_apart);
     let committed_effects = ctx.take_on_commit();
     let (headers, outgoing, tx) = ctx.into_parts();
     let tx = match finishing_transaction(endpoint, queue, &type_name, tx, leased).await {
@@ -876,6 +899,14 @@ async fn discard_duplicate(
 }
 
 /// The body back from the handlers (copied only if a timed-out blocking handler still holds it).
+/// Gives `row` its body back from the handlers, unless they read a decoded copy
+/// (`decoded_apart`): the row then kept the body as it came.
+fn restore_body(row: &mut ReceivedMessage, body: Arc<Vec<u8>>, decoded_apart: bool) {
+    if !decoded_apart {
+        row.body = take_back(body);
+    }
+}
+
 fn take_back(body: Arc<Vec<u8>>) -> Vec<u8> {
     Arc::try_unwrap(body).unwrap_or_else(|shared| shared.as_ref().clone())
 }

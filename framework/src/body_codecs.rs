@@ -1,0 +1,615 @@
+//! What a bus does to message bodies between serializing and writing them, and back before a
+//! handler reads them: compression ([`BodyCompression`], gzip) and encryption
+//! ([`BodyEncryption`], AES-256-GCM with key ids, so keys can rotate). Compression comes first
+//! (encrypted bytes do not compress). Each is marked in a header of the message, so a receiver
+//! knows what to undo, and one that cannot (no key of that id, a changed body) sends the message
+//! to the dead letters with the reason instead of handing a handler garbage.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::io::{Read, Write};
+
+use aes_gcm::aead::{Aead, AeadCore, KeyInit, OsRng};
+use aes_gcm::{Aes256Gcm, Key, Nonce};
+
+use crate::error::{NimbusError, Result};
+use crate::headers::{self, Headers};
+use crate::message::Message;
+
+/// The value of [`headers::CONTENT_ENCODING`] for a gzip-compressed body.
+pub const GZIP: &str = "gzip";
+
+/// The value of [`headers::ENCRYPTION`] for a body encrypted by [`BodyEncryption`].
+pub const AES_256_GCM: &str = "aes-256-gcm";
+
+/// The bytes of an AES-GCM nonce, written before the ciphertext.
+const NONCE_LEN: usize = 12;
+
+/// The bytes of an AES-GCM tag, at the end of the ciphertext.
+const TAG_LEN: usize = 16;
+
+/// The longest key id a header carries.
+pub const MAX_KEY_ID_LEN: usize = 64;
+
+/// Which message types a codec applies to.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+enum Scope {
+    /// Every message the bus sends.
+    #[default]
+    All,
+    /// Only these types (their [`Message::TYPE_NAME`]s).
+    Types(BTreeSet<&'static str>),
+    /// None: the bus only undoes it on what it receives.
+    Nothing,
+}
+
+impl Scope {
+    fn covers(&self, type_name: &str) -> bool {
+        match self {
+            Scope::All => true,
+            Scope::Types(types) => types.contains(type_name),
+            Scope::Nothing => false,
+        }
+    }
+
+    fn add(&mut self, type_name: &'static str) {
+        match self {
+            Scope::Types(types) => {
+                types.insert(type_name);
+            }
+            _ => *self = Scope::Types(BTreeSet::from([type_name])),
+        }
+    }
+}
+
+/// Compresses the bodies a bus sends with gzip (see
+/// [`BusBuilder::body_compression`](crate::BusBuilder::body_compression)): every message's, or
+/// only those of the types named with [`only`](Self::only), and only bodies of at least
+/// [`min_bytes`](Self::min_bytes) (1,024 by default) whose compressed form is smaller. A
+/// compressed body carries the header `Nimbus.ContentEncoding: gzip`; every Nimbus receiver
+/// decompresses it, whether or not it compresses its own sends.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BodyCompression {
+    min_bytes: usize,
+    scope: Scope,
+}
+
+impl BodyCompression {
+    /// gzip, at its default level, for bodies of 1,024 bytes or more.
+    pub fn gzip() -> Self {
+        BodyCompression {
+            min_bytes: 1024,
+            scope: Scope::All,
+        }
+    }
+
+    /// Compresses only bodies of at least `bytes` (as JSON): small bodies gain nothing.
+    pub fn min_bytes(mut self, bytes: usize) -> Self {
+        self.min_bytes = bytes;
+        self
+    }
+
+    /// Compresses only the bodies of `M` and of the other types named this way (repeatable);
+    /// without it, every body.
+    pub fn only<M: Message>(mut self) -> Self {
+        self.scope.add(M::TYPE_NAME);
+        self
+    }
+
+    /// `body` compressed, when it is worth it: `None` to send it as it is.
+    fn compress(&self, type_name: &str, body: &[u8]) -> Option<Vec<u8>> {
+        if body.len() < self.min_bytes || !self.scope.covers(type_name) {
+            return None;
+        }
+        let mut encoder = flate2::write::GzEncoder::new(
+            Vec::with_capacity(body.len() / 4),
+            flate2::Compression::default(),
+        );
+        encoder.write_all(body).ok()?;
+        let compressed = encoder.finish().ok()?;
+        (compressed.len() < body.len()).then_some(compressed)
+    }
+}
+
+/// A 256-bit key of [`BodyEncryption`]. Never printed: its `Debug` shows only that it is one.
+#[derive(Clone, PartialEq, Eq)]
+struct SecretKey([u8; 32]);
+
+impl fmt::Debug for SecretKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SecretKey(..)")
+    }
+}
+
+/// Encrypts the bodies a bus sends with AES-256-GCM, and decrypts the ones it receives (see
+/// [`BusBuilder::body_encryption`](crate::BusBuilder::body_encryption)).
+///
+/// Keys have ids. The key given to [`new`](Self::new) encrypts; keys added with
+/// [`with_old_key`](Self::with_old_key) only decrypt, so messages sent before a rotation are
+/// still read: to rotate, give every receiver the new key as an old one first, then make it the
+/// current one on the senders. An encrypted body carries the headers `Nimbus.Encryption:
+/// aes-256-gcm` and `Nimbus.EncryptionKeyId: <id>`; its bytes are a random 12-byte nonce, the
+/// ciphertext and the 16-byte tag. Headers are not encrypted.
+///
+/// The keys come from the application (a secret store, an environment variable): they are never
+/// logged, printed (`Debug` shows the ids only) or shown by the console.
+///
+/// ```
+/// use nimbus::BodyEncryption;
+/// let keys = BodyEncryption::from_base64("2026-12", "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")?
+///     .with_old_key("2026-06", [7u8; 32]);
+/// assert_eq!(format!("{keys:?}"), r#"BodyEncryption { current: "2026-12", keys: ["2026-06", "2026-12"], encrypts: All }"#);
+/// # Ok::<(), nimbus::NimbusError>(())
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct BodyEncryption {
+    current: String,
+    keys: Vec<(String, SecretKey)>,
+    scope: Scope,
+}
+
+impl fmt::Debug for BodyEncryption {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut ids: Vec<&str> = self.keys.iter().map(|(id, _)| id.as_str()).collect();
+        ids.sort_unstable();
+        f.debug_struct("BodyEncryption")
+            .field("current", &self.current)
+            .field("keys", &ids)
+            .field("encrypts", &format_args!("{}", self.scope_words()))
+            .finish()
+    }
+}
+
+impl BodyEncryption {
+    /// Encrypts with `key` (32 bytes), named `key_id` in the header of every body it encrypts.
+    pub fn new(key_id: impl Into<String>, key: [u8; 32]) -> Self {
+        let current = key_id.into();
+        BodyEncryption {
+            keys: vec![(current.clone(), SecretKey(key))],
+            current,
+            scope: Scope::All,
+        }
+    }
+
+    /// As [`new`](Self::new), with the key given as standard base64 (44 characters for 32
+    /// bytes), as secret stores and environment variables hold it. The error never quotes the
+    /// text.
+    pub fn from_base64(key_id: impl Into<String>, key: &str) -> Result<Self> {
+        Ok(Self::new(key_id, decode_key(key)?))
+    }
+
+    /// Adds a key that only decrypts: bodies encrypted with it before a rotation are still read.
+    pub fn with_old_key(mut self, key_id: impl Into<String>, key: [u8; 32]) -> Self {
+        self.keys.push((key_id.into(), SecretKey(key)));
+        self
+    }
+
+    /// Encrypts only the bodies of `M` and of the other types named this way (repeatable);
+    /// without it, every body the bus sends.
+    pub fn only<M: Message>(mut self) -> Self {
+        self.scope.add(M::TYPE_NAME);
+        self
+    }
+
+    /// Encrypts nothing the bus sends; only decrypts what it receives.
+    pub fn decrypt_only(mut self) -> Self {
+        self.scope = Scope::Nothing;
+        self
+    }
+
+    /// What it encrypts, as `Debug` says it.
+    fn scope_words(&self) -> String {
+        match &self.scope {
+            Scope::All => "All".to_string(),
+            Scope::Types(types) => format!("Only({types:?})"),
+            Scope::Nothing => "Nothing".to_string(),
+        }
+    }
+
+    /// The key ids, in the order given.
+    fn ids(&self) -> Vec<&str> {
+        self.keys.iter().map(|(id, _)| id.as_str()).collect()
+    }
+
+    /// Checks the key ids: each 1 to [`MAX_KEY_ID_LEN`] visible characters, none twice.
+    pub(crate) fn check(&self) -> Result<()> {
+        let ids = self.ids();
+        for id in &ids {
+            if id.is_empty()
+                || id.len() > MAX_KEY_ID_LEN
+                || id.chars().any(|c| c.is_whitespace() || c.is_control())
+            {
+                return Err(NimbusError::config(
+                    format!(
+                        "the body encryption key id {id:?} cannot be carried in a header: it must \
+                         be 1 to {MAX_KEY_ID_LEN} characters without spaces"
+                    ),
+                    "name keys like \"2026-12\" or \"orders-v3\"",
+                ));
+            }
+        }
+        let unique: BTreeSet<&&str> = ids.iter().collect();
+        if unique.len() != ids.len() {
+            return Err(NimbusError::config(
+                format!(
+                    "two body encryption keys share an id (ids: {})",
+                    ids.join(", ")
+                ),
+                "give every key its own id: a message names the key that decrypts it by its id",
+            ));
+        }
+        Ok(())
+    }
+
+    fn key(&self, id: &str) -> Option<&SecretKey> {
+        self.keys.iter().find(|(k, _)| k == id).map(|(_, key)| key)
+    }
+}
+
+/// A 32-byte key from standard base64; the error never quotes the text.
+fn decode_key(text: &str) -> Result<[u8; 32]> {
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text.trim())
+        .map_err(|_| {
+            NimbusError::config(
+                "the body encryption key is not valid base64",
+                "give the 32-byte key in standard base64 (44 characters, e.g. from `openssl rand \
+                 -base64 32`)",
+            )
+        })?;
+    <[u8; 32]>::try_from(bytes.as_slice()).map_err(|_| {
+        NimbusError::config(
+            format!(
+                "the body encryption key is {} bytes long; AES-256 needs 32",
+                bytes.len()
+            ),
+            "give a 32-byte key in standard base64 (44 characters, e.g. from `openssl rand \
+             -base64 32`)",
+        )
+    })
+}
+
+/// A bus's body codecs: what it applies to the bodies it sends, and the keys it decrypts with.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct BodyCodecs {
+    pub compression: Option<BodyCompression>,
+    pub encryption: Option<BodyEncryption>,
+}
+
+/// Why a received body cannot be read, for the dead letter's reason and the metric's label.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Unreadable {
+    /// A short label: `unknown_key`, `no_keys`, `tampered`, `unsupported`, `too_large`,
+    /// `corrupt`.
+    pub kind: &'static str,
+    /// What went wrong and what to do, for the dead letter.
+    pub reason: String,
+}
+
+impl BodyCodecs {
+    /// Whether the bus does anything to bodies.
+    pub fn is_empty(&self) -> bool {
+        self.compression.is_none() && self.encryption.is_none()
+    }
+
+    /// `body` (a `type_name` as JSON) as the bus writes it, with the headers that say what was
+    /// done to it.
+    pub fn encode(
+        &self,
+        type_name: &str,
+        body: Vec<u8>,
+    ) -> Result<(Vec<u8>, Vec<(&'static str, String)>)> {
+        let mut marks = Vec::new();
+        let mut body = body;
+        if let Some(compressed) = self
+            .compression
+            .as_ref()
+            .and_then(|c| c.compress(type_name, &body))
+        {
+            body = compressed;
+            marks.push((headers::CONTENT_ENCODING, GZIP.to_string()));
+        }
+        if let Some(encryption) = self
+            .encryption
+            .as_ref()
+            .filter(|e| e.scope.covers(type_name))
+        {
+            let key = encryption.key(&encryption.current).ok_or_else(|| {
+                NimbusError::config(
+                    "the current body encryption key is missing",
+                    "report it: BodyEncryption::new always holds its key",
+                )
+            })?;
+            let cipher = Aes256Gcm::new(Key::<Aes256Gcm>::from_slice(&key.0));
+            let nonce = Aes256Gcm::generate_nonce(&mut OsRng);
+            let sealed = cipher.encrypt(&nonce, body.as_slice()).map_err(|_| {
+                NimbusError::config(
+                    format!(
+                        "a {type_name} could not be encrypted (its body is too large for AES-GCM)"
+                    ),
+                    "send a smaller body",
+                )
+            })?;
+            let mut out = Vec::with_capacity(NONCE_LEN + sealed.len());
+            out.extend_from_slice(&nonce);
+            out.extend_from_slice(&sealed);
+            body = out;
+            marks.push((headers::ENCRYPTION, AES_256_GCM.to_string()));
+            marks.push((headers::ENCRYPTION_KEY_ID, encryption.current.clone()));
+        }
+        Ok((body, marks))
+    }
+
+    /// The body a handler reads, from `body` as received with `headers`: `Ok(None)` when
+    /// nothing was done to it, `Ok(Some(..))` decrypted and decompressed (at most `limit`
+    /// bytes), or why it cannot be read.
+    pub fn decode(
+        &self,
+        headers: &Headers,
+        body: &[u8],
+        limit: usize,
+    ) -> std::result::Result<Option<Vec<u8>>, Unreadable> {
+        let encryption = headers.get(headers::ENCRYPTION);
+        let encoding = headers.get(headers::CONTENT_ENCODING);
+        if encryption.is_none() && encoding.is_none() {
+            return Ok(None);
+        }
+        let decrypted = match encryption {
+            Some(scheme) => Some(self.decrypt(headers, scheme, body)?),
+            None => None,
+        };
+        let body = decrypted.as_deref().unwrap_or(body);
+        match encoding.map(String::as_str) {
+            None => Ok(decrypted),
+            Some(GZIP) => gunzip(body, limit).map(Some),
+            Some(other) => Err(Unreadable {
+                kind: "unsupported",
+                reason: format!(
+                    "its body is compressed as {other:?} (header {}), which this version of \
+                     Nimbus cannot read (it reads gzip); upgrade the receiver, or send it \
+                     without that compression",
+                    headers::CONTENT_ENCODING
+                ),
+            }),
+        }
+    }
+
+    fn decrypt(
+        &self,
+        headers: &Headers,
+        scheme: &str,
+        body: &[u8],
+    ) -> std::result::Result<Vec<u8>, Unreadable> {
+        if scheme != AES_256_GCM {
+            return Err(Unreadable {
+                kind: "unsupported",
+                reason: format!(
+                    "its body is encrypted as {scheme:?} (header {}), which this version of \
+                     Nimbus cannot read (it reads {AES_256_GCM})",
+                    headers::ENCRYPTION
+                ),
+            });
+        }
+        let id = headers
+            .get(headers::ENCRYPTION_KEY_ID)
+            .map(String::as_str)
+            .unwrap_or_default();
+        let Some(encryption) = &self.encryption else {
+            return Err(Unreadable {
+                kind: "no_keys",
+                reason: format!(
+                    "its body is encrypted with key {id:?} and this endpoint has no body \
+                     encryption keys: give it that key with BusBuilder::body_encryption \
+                     (BodyEncryption::new(..).decrypt_only() to decrypt without encrypting), then \
+                     replay the dead letter"
+                ),
+            });
+        };
+        let Some(key) = encryption.key(id) else {
+            return Err(Unreadable {
+                kind: "unknown_key",
+                reason: format!(
+                    "its body is encrypted with key {id:?}, which is not one of this endpoint's \
+                     body encryption keys ({}): add it with BodyEncryption::with_old_key, then \
+                     replay the dead letter",
+                    encryption.ids().join(", ")
+                ),
+            });
+        };
+        let tampered = || Unreadable {
+            kind: "tampered",
+            reason: format!(
+                "its body does not decrypt with key {id:?}: it was changed after it was \
+                 encrypted, or encrypted with another key of the same id. It is kept as it came"
+            ),
+        };
+        if body.len() < NONCE_LEN + TAG_LEN {
+            return Err(tampered());
+        }
+        let (nonce, sealed) = body.split_at(NONCE_LEN);
+        let cipher = Aes256Gcm::new(Key::<Aes256Gcm>::from_slice(&key.0));
+        cipher
+            .decrypt(Nonce::from_slice(nonce), sealed)
+            .map_err(|_| tampered())
+    }
+}
+
+/// `body` gunzipped, refused once it grows past `limit` bytes (a small body that would inflate
+/// past what the bus accepts).
+fn gunzip(body: &[u8], limit: usize) -> std::result::Result<Vec<u8>, Unreadable> {
+    let mut out = Vec::with_capacity(body.len().saturating_mul(4).min(limit));
+    let read = flate2::read::GzDecoder::new(body)
+        .take(u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1))
+        .read_to_end(&mut out);
+    match read {
+        Err(e) => Err(Unreadable {
+            kind: "corrupt",
+            reason: format!(
+                "its body is marked gzip ({}) but does not decompress: {e}",
+                headers::CONTENT_ENCODING
+            ),
+        }),
+        Ok(_) if out.len() > limit => Err(Unreadable {
+            kind: "too_large",
+            reason: format!(
+                "its body decompresses to more than {limit} bytes, this endpoint's \
+                 max_body_size: raise BusBuilder::max_body_size to handle it"
+            ),
+        }),
+        Ok(_) => Ok(out),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct Ping;
+    impl Message for Ping {
+        const TYPE_NAME: &'static str = "Tests.Ping";
+        const KIND: crate::MessageKind = crate::MessageKind::Command;
+    }
+
+    fn headers_of(marks: &[(&'static str, String)]) -> Headers {
+        marks
+            .iter()
+            .map(|(k, v)| ((*k).to_string(), v.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn a_body_compressed_and_encrypted_comes_back_as_it_was() {
+        let codecs = BodyCodecs {
+            compression: Some(BodyCompression::gzip().min_bytes(10)),
+            encryption: Some(BodyEncryption::new("k1", [1; 32])),
+        };
+        let body = br#"{"text":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}"#.to_vec();
+        let (sealed, marks) = codecs.encode("Tests.Ping", body.clone()).unwrap();
+        assert_ne!(sealed, body);
+        assert!(!sealed.windows(4).any(|w| w == b"aaaa"), "no plaintext");
+        let headers = headers_of(&marks);
+        assert_eq!(headers[headers::CONTENT_ENCODING], GZIP);
+        assert_eq!(headers[headers::ENCRYPTION_KEY_ID], "k1");
+        assert_eq!(
+            codecs.decode(&headers, &sealed, 1 << 20).unwrap(),
+            Some(body)
+        );
+    }
+
+    #[test]
+    fn rotation_reads_old_keys_and_refuses_unknown_ones_and_changed_bodies() {
+        let old = BodyCodecs {
+            encryption: Some(BodyEncryption::new("old", [2; 32])),
+            ..BodyCodecs::default()
+        };
+        let (sealed, marks) = old.encode("Tests.Ping", b"{}".to_vec()).unwrap();
+        let headers = headers_of(&marks);
+        let rotated = BodyCodecs {
+            encryption: Some(BodyEncryption::new("new", [3; 32]).with_old_key("old", [2; 32])),
+            ..BodyCodecs::default()
+        };
+        assert_eq!(
+            rotated.decode(&headers, &sealed, 100).unwrap(),
+            Some(b"{}".to_vec())
+        );
+        let without = BodyCodecs {
+            encryption: Some(BodyEncryption::new("new", [3; 32])),
+            ..BodyCodecs::default()
+        };
+        let unknown = without.decode(&headers, &sealed, 100).unwrap_err();
+        assert_eq!(unknown.kind, "unknown_key", "{unknown:?}");
+        assert!(unknown.reason.contains("\"old\""), "{unknown:?}");
+        let none = BodyCodecs::default()
+            .decode(&headers, &sealed, 100)
+            .unwrap_err();
+        assert_eq!(none.kind, "no_keys");
+        let mut changed = sealed.clone();
+        let last = changed.len() - 1;
+        changed[last] ^= 1;
+        assert_eq!(
+            rotated.decode(&headers, &changed, 100).unwrap_err().kind,
+            "tampered"
+        );
+        let same_id_other_key = BodyCodecs {
+            encryption: Some(BodyEncryption::new("old", [9; 32])),
+            ..BodyCodecs::default()
+        };
+        assert_eq!(
+            same_id_other_key
+                .decode(&headers, &sealed, 100)
+                .unwrap_err()
+                .kind,
+            "tampered"
+        );
+    }
+
+    #[test]
+    fn only_named_types_and_large_enough_bodies_are_encoded() {
+        let codecs = BodyCodecs {
+            compression: Some(BodyCompression::gzip().min_bytes(1000).only::<Ping>()),
+            encryption: Some(BodyEncryption::new("k", [4; 32]).only::<Ping>()),
+        };
+        let big = vec![b'a'; 2000];
+        let (_, marks) = codecs.encode("Tests.Other", big.clone()).unwrap();
+        assert!(marks.is_empty(), "another type is sent as it is");
+        let (_, marks) = codecs.encode("Tests.Ping", b"{}".to_vec()).unwrap();
+        assert_eq!(
+            headers_of(&marks).get(headers::CONTENT_ENCODING),
+            None,
+            "too small"
+        );
+        let (_, marks) = codecs.encode("Tests.Ping", big).unwrap();
+        assert_eq!(marks.len(), 3, "{marks:?}");
+        let clear = BodyCodecs {
+            encryption: Some(BodyEncryption::new("k", [4; 32]).decrypt_only()),
+            ..BodyCodecs::default()
+        };
+        assert!(clear
+            .encode("Tests.Ping", b"{}".to_vec())
+            .unwrap()
+            .1
+            .is_empty());
+    }
+
+    #[test]
+    fn a_body_that_inflates_past_the_limit_is_refused() {
+        let codecs = BodyCodecs {
+            compression: Some(BodyCompression::gzip()),
+            ..BodyCodecs::default()
+        };
+        let (packed, marks) = codecs.encode("Tests.Ping", vec![b' '; 100_000]).unwrap();
+        let headers = headers_of(&marks);
+        assert!(packed.len() < 1000);
+        let refused = codecs.decode(&headers, &packed, 50_000).unwrap_err();
+        assert_eq!(refused.kind, "too_large", "{refused:?}");
+        assert_eq!(
+            codecs
+                .decode(&headers, &packed, 100_000)
+                .unwrap()
+                .map(|b| b.len()),
+            Some(100_000)
+        );
+    }
+
+    #[test]
+    fn keys_are_checked_and_never_printed() {
+        let bad = BodyEncryption::from_base64("k", "c2hvcnQ=")
+            .unwrap_err()
+            .to_string();
+        assert!(bad.contains("5 bytes") && !bad.contains("c2hvcnQ"), "{bad}");
+        let not_base64 = BodyEncryption::from_base64("k", "secret!!")
+            .unwrap_err()
+            .to_string();
+        assert!(!not_base64.contains("secret"), "{not_base64}");
+        let twice = BodyEncryption::new("a", [5; 32]).with_old_key("a", [6; 32]);
+        assert!(twice.check().is_err());
+        assert!(BodyEncryption::new("has space", [5; 32]).check().is_err());
+        let printed = format!("{:?}", BodyEncryption::new("a", [0x41; 32]));
+        assert!(
+            !printed.contains("65") && !printed.contains("AAAA"),
+            "{printed}"
+        );
+    }
+}
