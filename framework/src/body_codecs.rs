@@ -270,6 +270,9 @@ fn decode_key(text: &str) -> Result<[u8; 32]> {
     })
 }
 
+/// The headers that say what was done to a body: name and value.
+pub(crate) type BodyMarks = Vec<(&'static str, String)>;
+
 /// A bus's body codecs: what it applies to the bodies it sends, and the keys it decrypts with.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct BodyCodecs {
@@ -299,7 +302,7 @@ impl BodyCodecs {
         &self,
         type_name: &str,
         body: Vec<u8>,
-    ) -> Result<(Vec<u8>, Vec<(&'static str, String)>)> {
+    ) -> Result<(Vec<u8>, BodyMarks)> {
         let mut marks = Vec::new();
         let mut body = body;
         if let Some(compressed) = self
