@@ -23,7 +23,9 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use nimbus::admin::{ConnectOptions, Database, DeadLetterInfo, DeadLetterQuery};
+use nimbus::admin::{
+    shown_body, ConnectOptions, Database, DeadLetterInfo, DeadLetterQuery, ShownBody,
+};
 use nimbus::StorageLayout;
 use serde_json::json;
 
@@ -840,8 +842,16 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 let rows: Vec<_> = messages
                     .iter()
                     .map(|m| {
+                        let (body, encrypted) = match shown_body(&m.headers, &m.body) {
+                            ShownBody::Readable(bytes) => (json_or_text(&bytes), None),
+                            ShownBody::Encrypted { key_id, bytes } => (
+                                serde_json::Value::Null,
+                                Some(json!({"key_id": key_id, "bytes": bytes})),
+                            ),
+                            ShownBody::Unreadable(why) => (json!({"unreadable": why}), None),
+                        };
                         json!({"id": m.id, "headers": json_or_text(m.headers.as_bytes()),
-                               "body": json_or_text(&m.body),
+                               "body": body, "encrypted": encrypted,
                                "expires": m.expires.map(|t| t.to_string()),
                                "unreadable": m.unreadable})
                     })
@@ -850,7 +860,13 @@ async fn run(cli: Cli) -> Result<(), Failure> {
             } else {
                 println!("{} message(s) at the head of {queue:?}", messages.len());
                 for m in &messages {
-                    let body = text(&m.body);
+                    let body = match shown_body(&m.headers, &m.body) {
+                        ShownBody::Readable(bytes) => text(&bytes),
+                        ShownBody::Encrypted { key_id, bytes } => {
+                            format!("(encrypted with key {key_id:?}, {bytes} bytes: not shown)")
+                        }
+                        ShownBody::Unreadable(why) => format!("(unreadable: {why})"),
+                    };
                     println!(
                         "- {}\n  headers: {}\n  body: {}",
                         m.id,

@@ -1978,6 +1978,85 @@ async fn groups_and_priorities_in_the_shared_table(url: &str, schema: Option<&st
     bus.stop().await.unwrap();
 }
 
+/// A message the CLI peeks at: what it carries, secret when encrypted.
+#[derive(serde::Serialize, serde::Deserialize, nimbus::Command)]
+struct Note {
+    text: String,
+}
+
+/// `nimbus peek` names an encrypted body's key and never shows it; a compressed body is shown
+/// decompressed.
+async fn peek_hides_encrypted_bodies(url: &str, schema: Option<&str>) {
+    let (ok, _, err) = nimbus(url, schema, &["schema", "apply", "--queue", "Vault"]);
+    assert!(ok, "{err}");
+    let mut builder = nimbus::Bus::builder()
+        .names("Writer", "writer-1")
+        .database_url(url)
+        .route::<Note>("Vault");
+    if let Some(schema) = schema {
+        builder = builder.schema(schema);
+    }
+    let secret = Note {
+        text: "TOP-SECRET".repeat(200),
+    };
+    let encrypting = builder
+        .body_encryption(nimbus::BodyEncryption::new("2026-12", [9; 32]))
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    encrypting.send(secret).await.unwrap();
+    encrypting.stop().await.unwrap();
+    let (ok, out, err) = nimbus(url, schema, &["peek", "Vault"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("encrypted with key \"2026-12\""), "{out}");
+    assert!(!out.contains("TOP-SECRET\""), "{out}");
+    let (ok, out, err) = nimbus(url, schema, &["--json", "peek", "Vault", "--full"]);
+    assert!(ok, "{err}");
+    let listed: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        listed["messages"][0]["encrypted"]["key_id"], "2026-12",
+        "{out}"
+    );
+    assert_eq!(
+        listed["messages"][0]["body"],
+        serde_json::Value::Null,
+        "{out}"
+    );
+    let mut builder = nimbus::Bus::builder()
+        .names("Packer", "packer-1")
+        .database_url(url)
+        .route::<Note>("Vault")
+        .body_compression(nimbus::BodyCompression::gzip());
+    if let Some(schema) = schema {
+        builder = builder.schema(schema);
+    }
+    let compressing = builder.build().unwrap().start().await.unwrap();
+    let open = Note {
+        text: "open ".repeat(400),
+    };
+    compressing.send(open).await.unwrap();
+    compressing.stop().await.unwrap();
+    let (ok, out, err) = nimbus(url, schema, &["--json", "peek", "Vault", "--full"]);
+    assert!(ok, "{err}");
+    let listed: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let text = listed["messages"][1]["body"]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.starts_with("open open"), "decompressed: {out}");
+}
+
+#[actix_rt::test]
+async fn peek_hides_encrypted_bodies_on_sqlite() {
+    on_sqlite("cli-encrypted", peek_hides_encrypted_bodies).await;
+}
+
+#[actix_rt::test]
+async fn peek_hides_encrypted_bodies_on_postgres() {
+    on_postgres("cli encrypted", peek_hides_encrypted_bodies).await;
+}
+
 #[actix_rt::test]
 async fn groups_and_priorities_are_listed_in_the_shared_table_on_sqlite() {
     on_sqlite(

@@ -426,6 +426,8 @@ impl RawMessage {
     }
 }
 
+pub use crate::body_codecs::{shown_body, ShownBody};
+
 /// The script that creates what Nimbus needs, for a DBA to run by hand (with auto-create off):
 /// the statements of `schema/<database>/` for `database` (`sqlite`, `postgres` or `sqlserver`,
 /// whatever features are compiled in), `schema` (`None`: the database's default), `layout`, and

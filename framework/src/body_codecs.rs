@@ -298,11 +298,7 @@ impl BodyCodecs {
 
     /// `body` (a `type_name` as JSON) as the bus writes it, with the headers that say what was
     /// done to it.
-    pub fn encode(
-        &self,
-        type_name: &str,
-        body: Vec<u8>,
-    ) -> Result<(Vec<u8>, BodyMarks)> {
+    pub fn encode(&self, type_name: &str, body: Vec<u8>) -> Result<(Vec<u8>, BodyMarks)> {
         let mut marks = Vec::new();
         let mut body = body;
         if let Some(compressed) = self
@@ -435,6 +431,57 @@ impl BodyCodecs {
         cipher
             .decrypt(Nonce::from_slice(nonce), sealed)
             .map_err(|_| tampered())
+    }
+}
+
+/// A message body as an operator may see it (the CLI, the console): never the plaintext of an
+/// encrypted one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ShownBody {
+    /// The body as a handler reads it: as it is, or decompressed.
+    Readable(Vec<u8>),
+    /// Encrypted with the key `key_id`: its `bytes` are not shown.
+    Encrypted {
+        /// The id of the key that decrypts it.
+        key_id: String,
+        /// Its size as stored.
+        bytes: usize,
+    },
+    /// Marked compressed but unreadable: why.
+    Unreadable(String),
+}
+
+/// What of `body` (with the headers `headers_json`, a JSON object) an operator may see: an
+/// encrypted body is named as such with its key id, a compressed one is decompressed (up to
+/// 16 MiB).
+///
+/// ```
+/// use nimbus::admin::{shown_body, ShownBody};
+/// let headers = r#"{"Nimbus.Encryption":"aes-256-gcm","Nimbus.EncryptionKeyId":"2026-12"}"#;
+/// assert_eq!(
+///     shown_body(headers, &[1, 2, 3]),
+///     ShownBody::Encrypted { key_id: "2026-12".into(), bytes: 3 }
+/// );
+/// assert_eq!(shown_body("{}", b"{}"), ShownBody::Readable(b"{}".to_vec()));
+/// ```
+pub fn shown_body(headers_json: &str, body: &[u8]) -> ShownBody {
+    const SHOWN_LIMIT: usize = 16 * 1024 * 1024;
+    let Ok(headers) = serde_json::from_str::<Headers>(headers_json) else {
+        return ShownBody::Readable(body.to_vec());
+    };
+    if headers.contains_key(headers::ENCRYPTION) {
+        return ShownBody::Encrypted {
+            key_id: headers
+                .get(headers::ENCRYPTION_KEY_ID)
+                .cloned()
+                .unwrap_or_default(),
+            bytes: body.len(),
+        };
+    }
+    match BodyCodecs::default().decode(&headers, body, SHOWN_LIMIT) {
+        Ok(Some(plain)) => ShownBody::Readable(plain),
+        Ok(None) => ShownBody::Readable(body.to_vec()),
+        Err(unreadable) => ShownBody::Unreadable(unreadable.reason),
     }
 }
 

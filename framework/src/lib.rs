@@ -243,6 +243,8 @@ mod guide {
     mod priorities {}
     #[doc = include_str!("../../docs/guide/limits.md")]
     mod limits {}
+    #[doc = include_str!("../../docs/guide/payloads.md")]
+    mod payloads {}
     #[doc = include_str!("../../docs/guide/testing.md")]
     mod testing {}
     #[doc = include_str!("../../docs/guide/operations.md")]

@@ -246,7 +246,7 @@ pub fn queue(
                 h3 { "Headers" }
                 pre { (shown(&pretty(message.headers.as_bytes()))) }
                 h3 { "Body" }
-                (body(console, &message.body))
+                (body(console, &message.headers, &message.body))
             }
         }
         @if messages.is_empty() { p { "No messages." } }
@@ -258,11 +258,19 @@ pub fn queue(
 }
 
 /// A body, pretty-printed when it is JSON, bounded, or a line saying it is hidden.
-fn body(console: &Console, bytes: &[u8]) -> Markup {
+/// A message body with its headers (JSON text): hidden when the console hides bodies, named
+/// (never shown) when encrypted, decompressed when compressed.
+fn body(console: &Console, headers: &str, bytes: &[u8]) -> Markup {
     if console.settings.hide_bodies {
         return html! { p.muted { "(hidden: " (bytes.len()) " bytes)" } };
     }
-    html! { pre { (shown(&pretty(bytes))) } }
+    match nimbus::admin::shown_body(headers, bytes) {
+        nimbus::admin::ShownBody::Readable(plain) => html! { pre { (shown(&pretty(&plain))) } },
+        nimbus::admin::ShownBody::Encrypted { key_id, bytes } => html! {
+            p.muted { "Encrypted with key " code { (key_id) } " (" (bytes) " bytes): not shown." }
+        },
+        nimbus::admin::ShownBody::Unreadable(why) => html! { p.error { "Unreadable: " (why) } },
+    }
 }
 
 /// JSON pretty-printed; anything else as text (bytes that are not UTF-8 replaced).
@@ -408,11 +416,23 @@ pub fn letter(console: &Console, letter: &DeadLetterInfo, note: Option<&str>) ->
         .map(|h| serde_json::to_string_pretty(h).unwrap_or_default());
     let inner_body = envelope
         .as_ref()
-        .and_then(|e| e.get("body"))
+        .and_then(|e| e.get("body").filter(|b| !b.is_null()))
         .map(|b| match b {
             serde_json::Value::String(text) => text.as_bytes().to_vec(),
             other => other.to_string().into_bytes(),
+        })
+        .or_else(|| {
+            use base64::Engine as _;
+            let encoded = envelope.as_ref()?.get("bodyBase64")?.as_str()?;
+            base64::engine::general_purpose::STANDARD
+                .decode(encoded)
+                .ok()
         });
+    let inner_headers = envelope
+        .as_ref()
+        .and_then(|e| e.get("headers"))
+        .map(|h| h.to_string())
+        .unwrap_or_else(|| "{}".to_string());
     let content = html! {
         dl {
             dt { "Queue" } dd { (letter.original_destination.as_deref().unwrap_or("(unknown)")) }
@@ -429,8 +449,8 @@ pub fn letter(console: &Console, letter: &DeadLetterInfo, note: Option<&str>) ->
         @if let Some(headers) = headers { h2 { "Headers" } pre { (shown(&headers)) } }
         h2 { "Body" }
         @match inner_body {
-            Some(bytes) => (body(console, &bytes)),
-            None => (body(console, &letter.body)),
+            Some(bytes) => (body(console, &inner_headers, &bytes)),
+            None => (body(console, "{}", &letter.body)),
         }
     };
     layout(console, "Failed message", note, content)
