@@ -813,6 +813,69 @@ mod bench_command {
         no_queue_left(url, schema).await;
     }
 
+    /// `nimbus bench --bodies` with tiny sizes: the four variants, each with positive rates and
+    /// ratios; gzip stores less than plain, encryption a little more; nothing left behind. Not a
+    /// timed test.
+    async fn bench_bodies(url: &str, schema: Option<&str>) {
+        let args = [
+            "--json",
+            "bench",
+            "--bodies",
+            "--messages",
+            "20",
+            "--rounds",
+            "2",
+            "--concurrency",
+            "2",
+            "--body-size",
+            "2000",
+        ];
+        let (ok, out, err) = nimbus(url, schema, &args);
+        assert!(ok, "{err}");
+        let report: serde_json::Value = serde_json::from_str(&out).expect("one JSON line");
+        assert_eq!(report["mode"], "bodies", "{out}");
+        let results = report["results"].as_array().expect("results");
+        let names: Vec<_> = results.iter().map(|r| r["what"].as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                Some("plain"),
+                Some("gzip"),
+                Some("aes-256-gcm"),
+                Some("gzip+aes")
+            ],
+            "{out}"
+        );
+        let positive = |v: &serde_json::Value| v.as_f64().is_some_and(|x| x > 0.0);
+        for r in results {
+            for key in [
+                "send_ratio_median",
+                "receive_ratio_median",
+                "send_per_s",
+                "receive_per_s",
+            ] {
+                assert!(positive(&r[key]), "{key}: {out}");
+            }
+        }
+        let stored = |i: usize| results[i]["stored_bytes"].as_u64().unwrap_or_default();
+        assert!(stored(1) < stored(0) / 2, "gzip stores less: {out}");
+        assert!(
+            stored(2) > stored(0),
+            "encryption adds its nonce and tag: {out}"
+        );
+        no_queue_left(url, schema).await;
+    }
+
+    #[actix_rt::test]
+    async fn bench_bodies_runs_on_sqlite() {
+        on_sqlite("bodies", bench_bodies).await;
+    }
+
+    #[actix_rt::test]
+    async fn bench_bodies_runs_on_postgres() {
+        on_postgres("bodies", bench_bodies).await;
+    }
+
     #[actix_rt::test]
     async fn bench_limits_runs_on_sqlite() {
         on_sqlite("limits", bench_limits).await;

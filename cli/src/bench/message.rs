@@ -39,6 +39,44 @@ pub fn ping(body_size: usize) -> Ping {
     }
 }
 
+/// A ping sent now whose padding is words (about `body_size` bytes of JSON), which compress
+/// about as ordinary text and JSON do, unlike [`ping`]'s one repeated letter.
+pub fn ping_of_words(body_size: usize) -> Ping {
+    const WORDS: [&str; 16] = [
+        "order",
+        "customer",
+        "amount",
+        "currency",
+        "shipped",
+        "2026-12-07",
+        "warehouse",
+        "quantity",
+        "invoice",
+        "status",
+        "pending",
+        "Berlin",
+        "sku-41822",
+        "true",
+        "priority",
+        "note",
+    ];
+    let wanted = body_size.saturating_sub(40);
+    let mut padding = String::with_capacity(wanted + 16);
+    let mut state: u32 = 0x9e37_79b9;
+    while padding.len() < wanted {
+        // A small linear congruential sequence: the same words every run, in no pattern gzip
+        // could exploit beyond the words themselves.
+        state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        padding.push_str(WORDS[(state >> 28) as usize]);
+        padding.push(' ');
+    }
+    padding.truncate(wanted);
+    Ping {
+        sent_at_us: now_us(),
+        padding,
+    }
+}
+
 /// A ping sent now, as the JSON body the bare SQL inserts.
 pub fn ping_body(body_size: usize) -> serde_json::Result<Vec<u8>> {
     serde_json::to_vec(&ping(body_size))

@@ -23,6 +23,7 @@
 //! waiting), [`workload`] (the workloads), [`cpu`] (CPU time), [`stats`] (medians), [`report`]
 //! (table and JSON), [`latency`] (the latency mode).
 
+mod bodies;
 mod cpu;
 mod deduplication;
 mod drive;
@@ -147,6 +148,15 @@ pub struct Settings {
     /// limited ÷ plain.
     #[arg(long, conflicts_with_all = ["latency", "handler_shapes", "deduplication", "groups"])]
     pub limits: bool,
+    /// Bodies mode: what compression and encryption cost, in interleaved rounds: `--messages`
+    /// messages of `--body-size` bytes (words, which compress as text does) sent and drained
+    /// plain, gzipped (`BodyCompression::gzip()`), encrypted (`BodyEncryption`) and both.
+    /// Reports each ÷ plain.
+    #[arg(
+        long,
+        conflicts_with_all = ["latency", "handler_shapes", "deduplication", "groups", "limits"]
+    )]
+    pub bodies: bool,
     /// Latency mode: instead of the throughput workloads, send `--messages` messages per series
     /// and round at RATE messages per second to idle endpoints, and report the latencies (same
     /// process, another process, request/response, bare SQL round trip). `--instances` and
@@ -314,6 +324,9 @@ pub async fn run(
     }
     if settings.limits {
         return limits::run(target, admin, settings, json).await;
+    }
+    if settings.bodies {
+        return bodies::run(target, admin, settings, json).await;
     }
     if !settings.handler_shapes.is_empty() {
         let shapes = settings.handler_shapes.clone();
