@@ -287,7 +287,7 @@ impl Context {
             super::StorageLayout::NServiceBusPostgreSql => &["id", "headers", "body", "seq"],
             _ => return Ok(None),
         };
-        let columns = self.table_columns(c, &self.schema, queue).await?;
+        let columns = self.table_columns(c, &self.schema, queue.as_str()).await?;
         if columns.is_empty() {
             return Ok(None);
         }
@@ -314,23 +314,20 @@ impl Context {
         )))
     }
 
-    /// The columns of `queue`'s table in `schema` (none: no such table).
+    /// The columns of `table` in `schema` (none: no such table).
     pub async fn table_columns<D: Driver>(
         &self,
         c: &mut Held<D>,
         schema: &SchemaName,
-        queue: &QueueName,
+        table: &str,
     ) -> Result<Vec<String>> {
         let rows = c
             .query(
                 &self.sql.catalog_table_columns,
-                &[
-                    Param::Text(Some(schema.as_str())),
-                    Param::Text(Some(queue.as_str())),
-                ],
+                &[Param::Text(Some(schema.as_str())), Param::Text(Some(table))],
             )
             .await
-            .map_err(self.db(|| format!("reading the columns of table {queue}")))?;
+            .map_err(self.db(|| format!("reading the columns of table {table}")))?;
         Ok(rows
             .iter()
             .filter_map(|row| row.text(0).ok().flatten())
@@ -347,14 +344,11 @@ impl Context {
     ) -> Result<bool> {
         let columns = match self.layout {
             super::StorageLayout::SharedTable => {
-                let table = QueueName::new(MESSAGES_TABLE).map_err(|e| {
-                    NimbusError::config(format!("the shared table's name: {e}"), "report it")
-                })?;
-                self.table_columns(c, &self.schema, &table).await?
+                self.table_columns(c, &self.schema, MESSAGES_TABLE).await?
             }
             _ => {
                 let schema = queue.schema().unwrap_or(&self.schema);
-                self.table_columns(c, schema, queue).await?
+                self.table_columns(c, schema, queue.as_str()).await?
             }
         };
         Ok(columns.iter().any(|c| self.same_name(c, feature.column())))
