@@ -2,6 +2,6 @@
 -- priorities (per destination: highest priority first, then VisibleAfter, then MessageId).
 -- Parameters: none
 -- A bare statement; auto-create wraps it in index_if_missing.sql so it runs only when missing
--- (by name: its first key column is the dequeue index's).
+-- (told apart from the dequeue index by its second key column).
 CREATE NONCLUSTERED INDEX [IX_NimbusMessages_Priority]
     ON {schema}.[NimbusMessages] ([Destination] ASC, [Priority] DESC, [VisibleAfter] ASC, [MessageId] ASC)

@@ -37,10 +37,6 @@ pub(crate) struct IndexDefinition {
     /// Whether a filtered (partial) index serves: NServiceBus creates `Index_Expires` with
     /// `WHERE Expires IS NOT NULL`, which the purge (`Expires < now`) can use.
     pub filter_allowed: bool,
-    /// Whether SQL Server's guard (`index_if_missing.sql`) looks the index up by its name only:
-    /// for an index whose first key column another required index of its table starts with too
-    /// (the shared table's indexes all start with `Destination`).
-    pub guard_by_name_only: bool,
 }
 
 /// `Index_RowVersion` (seed 000): the receive and peek order.
@@ -48,7 +44,6 @@ pub(crate) const ROWVERSION_INDEX: IndexDefinition = IndexDefinition {
     keys: &["RowVersion"],
     includes: &[],
     filter_allowed: false,
-    guard_by_name_only: false,
 };
 
 /// `Index_Expires` (seed 000): `[Expires] ASC INCLUDE ([Id], [RowVersion])`.
@@ -56,7 +51,6 @@ pub(crate) const EXPIRES_INDEX: IndexDefinition = IndexDefinition {
     keys: &["Expires"],
     includes: &["Id", "RowVersion"],
     filter_allowed: true,
-    guard_by_name_only: false,
 };
 
 /// A grouped queue table's group index: `(GroupKey, RowVersion)`.
@@ -64,7 +58,6 @@ pub(crate) const GROUP_INDEX: IndexDefinition = IndexDefinition {
     keys: &["GroupKey", "RowVersion"],
     includes: &[],
     filter_allowed: false,
-    guard_by_name_only: false,
 };
 
 /// A grouped queue table's index of retry copies by place: `(GroupPosition, GroupKey)`.
@@ -72,7 +65,6 @@ pub(crate) const GROUP_POSITION_INDEX: IndexDefinition = IndexDefinition {
     keys: &["GroupPosition", "GroupKey"],
     includes: &[],
     filter_allowed: false,
-    guard_by_name_only: false,
 };
 
 /// A priority queue table's receive index: `(Priority DESC, RowVersion)`.
@@ -80,7 +72,6 @@ pub(crate) const PRIORITY_INDEX: IndexDefinition = IndexDefinition {
     keys: &["Priority", "RowVersion"],
     includes: &[],
     filter_allowed: false,
-    guard_by_name_only: false,
 };
 
 /// `NimbusDelayedMessages_Index_Id`: `(Id)`.
@@ -88,7 +79,6 @@ pub(crate) const DELAYED_ID_INDEX_DEFINITION: IndexDefinition = IndexDefinition 
     keys: &["Id"],
     includes: &[],
     filter_allowed: false,
-    guard_by_name_only: false,
 };
 
 /// `NimbusDelayedMessages`' index on `Id`, by which a delayed message is cancelled or
@@ -100,7 +90,6 @@ pub(crate) const DEQUEUE_INDEX_DEFINITION: IndexDefinition = IndexDefinition {
     keys: &["Destination", "VisibleAfter"],
     includes: &["ExpiresAt"],
     filter_allowed: false,
-    guard_by_name_only: false,
 };
 
 /// `IX_NimbusMessages_Priority`: the shared table's receive index once it keeps priorities,
@@ -109,7 +98,6 @@ pub(crate) const SHARED_PRIORITY_INDEX: IndexDefinition = IndexDefinition {
     keys: &["Destination", "Priority", "VisibleAfter"],
     includes: &[],
     filter_allowed: false,
-    guard_by_name_only: true,
 };
 
 /// `IX_NimbusMessages_Group`: whether a message's group has one placed before it in its
@@ -118,7 +106,6 @@ pub(crate) const SHARED_GROUP_INDEX: IndexDefinition = IndexDefinition {
     keys: &["Destination", "GroupKey", "GroupPlace"],
     includes: &[],
     filter_allowed: false,
-    guard_by_name_only: true,
 };
 
 /// The name of the shared table's priority index.
@@ -133,7 +120,6 @@ pub(crate) const SEQ_INDEX: IndexDefinition = IndexDefinition {
     keys: &["seq"],
     includes: &[],
     filter_allowed: false,
-    guard_by_name_only: false,
 };
 
 /// An index the seeds require, with the statement that creates it.
@@ -155,17 +141,15 @@ pub(crate) struct IndexSql {
 
 impl IndexSql {
     /// The names SQL Server's `index_if_missing.sql` looks the index up by: schema, table, the
-    /// index's name and its first key column.
-    pub fn guard_names<'a>(&'a self, schema: &'a str, table: &'a str) -> [&'a str; 4] {
+    /// index's name, and its first two key columns (the second empty for a one-column index).
+    pub fn guard_names<'a>(&'a self, schema: &'a str, table: &'a str) -> [&'a str; 5] {
+        let keys = self.definition.keys;
         [
             schema,
             table,
             self.name.as_str(),
-            // An empty name matches no column: the guard goes by the index's name alone.
-            match self.definition.guard_by_name_only {
-                true => "",
-                false => self.definition.keys.first().copied().unwrap_or_default(),
-            },
+            keys.first().copied().unwrap_or_default(),
+            keys.get(1).copied().unwrap_or_default(),
         ]
     }
 }
