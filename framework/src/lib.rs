@@ -86,7 +86,7 @@ pub mod telemetry;
 pub mod testing;
 mod transport;
 
-pub use body_codecs::{BodyCompression, BodyEncryption};
+pub use body_codecs::{BodyCompression, BodyEncryption, DEFAULT_GZIP_LEVEL};
 #[cfg(feature = "sqlserver")]
 pub use driver::sqlserver::SqlServerToken;
 pub use driver::{DriverError, FailureKind};
