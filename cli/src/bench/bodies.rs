@@ -48,11 +48,12 @@ impl Variant {
         }
     }
 
-    /// `builder` set up to write bodies this way (and to read them: the key decrypts).
-    fn apply(self, builder: nimbus::BusBuilder) -> nimbus::BusBuilder {
+    /// `builder` set up to write bodies this way (gzip at `level`), and to read them: the key
+    /// decrypts.
+    fn apply(self, builder: nimbus::BusBuilder, level: u32) -> nimbus::BusBuilder {
         let builder = match self {
             Variant::Gzip | Variant::Both => {
-                builder.body_compression(BodyCompression::gzip().min_bytes(0))
+                builder.body_compression(BodyCompression::gzip().min_bytes(0).level(level))
             }
             _ => builder,
         };
@@ -63,6 +64,11 @@ impl Variant {
             _ => builder.body_encryption(BodyEncryption::new("bench", BENCH_KEY).decrypt_only()),
         }
     }
+}
+
+/// gzip's level: `--gzip-level`, else the default.
+fn level(settings: &Settings) -> u32 {
+    settings.gzip_level.unwrap_or(nimbus::DEFAULT_GZIP_LEVEL)
 }
 
 /// What the rounds measured for one variant against plain.
@@ -126,7 +132,7 @@ async fn rounds(
                     Some(batch) => receiver.receive_batch(batch),
                     None => receiver,
                 };
-                variant.apply(receiver)
+                variant.apply(receiver, level(settings))
             })
             .await?;
             if admin.queue_depth(queue).await? != 0 {
@@ -155,12 +161,10 @@ async fn send_rate(
 ) -> Result<f64, Failure> {
     let sender_queue = format!("{queue}{}", sender_suffix(variant));
     let sender = variant
-        .apply(builder(
-            target,
-            settings.concurrency,
-            &sender_queue,
-            "sender",
-        ))
+        .apply(
+            builder(target, settings.concurrency, &sender_queue, "sender"),
+            level(settings),
+        )
         .route::<super::message::Ping>(queue.to_string())
         .monitoring_interval(None)
         .build()?
@@ -216,6 +220,7 @@ fn print(target: &Target, settings: &Settings, measured: &[(Variant, Measured)],
         println!(
             "{}",
             json!({"mode": "bodies", "database": target.backend,
+                   "gzip_level": level(settings),
                    "messages": settings.messages, "rounds": settings.rounds,
                    "body_size": settings.body_size, "concurrency": settings.concurrency,
                    "results": results})

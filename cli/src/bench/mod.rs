@@ -157,6 +157,9 @@ pub struct Settings {
         conflicts_with_all = ["latency", "handler_shapes", "deduplication", "groups", "limits"]
     )]
     pub bodies: bool,
+    /// Bodies mode: gzip's level, 1 (fastest, the default) to 9.
+    #[arg(long, requires = "bodies", value_parser = clap::value_parser!(u32).range(1..=9))]
+    pub gzip_level: Option<u32>,
     /// Latency mode: instead of the throughput workloads, send `--messages` messages per series
     /// and round at RATE messages per second to idle endpoints, and report the latencies (same
     /// process, another process, request/response, bare SQL round trip). `--instances` and
