@@ -125,6 +125,26 @@ mod tests {
     use super::*;
     use crate::sql::dialect::{POSTGRES, SQLITE};
 
+    /// Every insert of the shared table merges into a multi-row insert on every database, so
+    /// grouped and prioritized sends cost one statement per batch as plain ones do.
+    #[test]
+    fn every_shared_table_insert_merges() {
+        use crate::sql::dialect::SQLSERVER;
+        let schema = crate::names::SchemaName::constant("dbo");
+        for dialect in [&POSTGRES, &SQLITE, &SQLSERVER] {
+            let s = dialect.schema_sql(&schema);
+            for (insert, per_row) in [
+                (&s.messages_insert, 7),
+                (&s.shared_priorities.insert, 8),
+                (&s.shared_groups.insert, 9),
+                (&s.shared_groups.prioritized.insert, 10),
+            ] {
+                let merged = multi_row_insert(dialect, insert, per_row, 3);
+                assert!(merged.is_some(), "{}: {insert}", dialect.name);
+            }
+        }
+    }
+
     #[test]
     fn parameters_are_renumbered_per_row_and_quoted_text_is_left_alone() {
         let sql = "INSERT INTO t (a, b, c)\nVALUES ($1, COALESCE($3::timestamp, now() + $2 * interval '1 $1'), $2)";
