@@ -679,7 +679,10 @@ impl Database {
             .iter()
             .map(|q| self.queue(q))
             .collect::<Result<Vec<_>>>()?;
-        self.transport.create_schema(&queues).await
+        self.transport.create_schema(&queues).await?;
+        // In the shared-table layout a queue is known by its record, not a table: recorded
+        // whether or not the schema was complete already.
+        self.transport.register_queues(&queues).await
     }
 
     /// Checks that the tables exist; the error quotes the statement that creates what is missing.

@@ -1645,11 +1645,6 @@ impl<D: Driver> Storage<D> for SharedTable {
             )
             .await?;
         }
-        // The queues made (by an endpoint's start, `nimbus schema apply --queue`) are known from
-        // then on, as a table of their own makes them known in the other layouts.
-        for queue in queues {
-            self.register(c, queue).await?;
-        }
         Ok(queues.iter().map(|q| cx.catalog.queue(q)).collect())
     }
 
