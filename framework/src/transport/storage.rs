@@ -354,21 +354,38 @@ impl Context {
         Ok(columns.iter().any(|c| self.same_name(c, feature.column())))
     }
 
-    /// Makes sure of a queue table's optional columns (`columns`) as `wanted` says: only find
-    /// out, require them and their indexes (an error names the statements that add what is
+    /// Makes sure `queue`'s table keeps `feature` (its optional `columns`) as `wanted` says: only
+    /// find out, require them and their indexes (an error names the statements that add what is
     /// missing), or add what is missing (under the schema lock, logged). Returns whether the
-    /// table keeps them.
-    pub async fn optional_columns<D: Driver>(
+    /// table keeps them, and records it for the queue: its receives follow from then on.
+    pub async fn keep_feature<D: Driver>(
+        &self,
+        c: &mut Held<D>,
+        queue: &QueueName,
+        feature: QueueFeature,
+        wanted: Wanted,
+        columns: OptionalColumns<'_>,
+    ) -> Result<bool> {
+        let found = self.has_feature(c, queue, feature).await?;
+        let kept = self
+            .optional_columns(c, queue, wanted, found, columns)
+            .await?;
+        feature.record(&self.catalog.queue(queue), kept);
+        Ok(kept)
+    }
+
+    /// [`Self::keep_feature`]'s work on the table, which has the columns or not (`found`).
+    async fn optional_columns<D: Driver>(
         &self,
         c: &mut Held<D>,
         queue: &QueueName,
         wanted: Wanted,
+        found: bool,
         columns: OptionalColumns<'_>,
     ) -> Result<bool> {
         let OptionalColumns {
             what,
             table,
-            found,
             add,
             indexes,
         } = columns;
@@ -949,14 +966,12 @@ impl QueueStatements<'_> {
     }
 }
 
-/// A queue table's optional columns, as [`Context::optional_columns`] makes sure of them.
+/// A queue table's optional columns, as [`Context::keep_feature`] makes sure of them.
 pub(crate) struct OptionalColumns<'a> {
     /// What they are, for the log and errors ("the Priority column").
     pub what: &'static str,
     /// The table they belong to: the queue's, or NimbusMessages in the shared-table layout.
     pub table: &'a str,
-    /// The table has them.
-    pub found: bool,
     /// The script that adds them (schema and table names as values on SQL Server).
     pub add: &'a str,
     /// Their indexes.
@@ -1009,11 +1024,11 @@ impl QueueFeature {
         }
     }
 
-    /// Records that `entry`'s table keeps it.
-    fn set_kept(self, entry: &QueueEntry) {
+    /// Records whether `entry`'s table keeps it.
+    fn record(self, entry: &QueueEntry, kept: bool) {
         match self {
-            QueueFeature::Groups => entry.set_keeps_groups(true),
-            QueueFeature::Priorities => entry.set_keeps_priorities(true),
+            QueueFeature::Groups => entry.set_keeps_groups(kept),
+            QueueFeature::Priorities => entry.set_keeps_priorities(kept),
         }
     }
 
@@ -1073,7 +1088,7 @@ async fn check_feature_kept<D: Driver>(
     if !cx.has_feature(c, queue, feature).await? {
         return Err(feature.not_kept(queue));
     }
-    feature.set_kept(entry);
+    feature.record(entry, true);
     Ok(())
 }
 
@@ -1411,23 +1426,14 @@ impl<D: Driver> Storage<D> for TablePerQueue {
         }
         let entry = cx.catalog.queue(queue);
         let sql = &entry.sql.priorities;
-        let found = cx.has_feature(c, queue, QueueFeature::Priorities).await?;
-        let kept = cx
-            .optional_columns(
-                c,
-                queue,
-                wanted,
-                OptionalColumns {
-                    what: "the Priority column",
-                    table: queue.as_str(),
-                    found,
-                    add: &sql.column,
-                    indexes: &[&sql.index],
-                },
-            )
-            .await?;
-        entry.set_keeps_priorities(kept);
-        Ok(kept)
+        let columns = OptionalColumns {
+            what: "the Priority column",
+            table: queue.as_str(),
+            add: &sql.column,
+            indexes: &[&sql.index],
+        };
+        cx.keep_feature(c, queue, QueueFeature::Priorities, wanted, columns)
+            .await
     }
 
     async fn ordered_groups(
@@ -1442,23 +1448,14 @@ impl<D: Driver> Storage<D> for TablePerQueue {
         }
         let entry = cx.catalog.queue(queue);
         let sql = &entry.sql.groups;
-        let found = cx.has_feature(c, queue, QueueFeature::Groups).await?;
-        let kept = cx
-            .optional_columns(
-                c,
-                queue,
-                wanted,
-                OptionalColumns {
-                    what: "the ordered-group columns (GroupKey, GroupPosition, NotBefore)",
-                    table: queue.as_str(),
-                    found,
-                    add: &sql.columns,
-                    indexes: &[&sql.index_group, &sql.index_group_position],
-                },
-            )
-            .await?;
-        entry.set_keeps_groups(kept);
-        Ok(kept)
+        let columns = OptionalColumns {
+            what: "the ordered-group columns (GroupKey, GroupPosition, NotBefore)",
+            table: queue.as_str(),
+            add: &sql.columns,
+            indexes: &[&sql.index_group, &sql.index_group_position],
+        };
+        cx.keep_feature(c, queue, QueueFeature::Groups, wanted, columns)
+            .await
     }
 
     async fn register(&self, _c: &mut Held<D>, _queue: &QueueName) -> Result<()> {
@@ -1702,23 +1699,14 @@ impl<D: Driver> Storage<D> for SharedTable {
     async fn priorities(&self, c: &mut Held<D>, queue: &QueueName, wanted: Wanted) -> Result<bool> {
         let cx = &self.context;
         let sql = &cx.sql.shared_priorities;
-        let found = cx.has_feature(c, queue, QueueFeature::Priorities).await?;
-        let kept = cx
-            .optional_columns(
-                c,
-                queue,
-                wanted,
-                OptionalColumns {
-                    what: "the Priority column",
-                    table: MESSAGES_TABLE,
-                    found,
-                    add: &sql.column,
-                    indexes: &[&sql.index],
-                },
-            )
-            .await?;
-        cx.catalog.queue(queue).set_keeps_priorities(kept);
-        Ok(kept)
+        let columns = OptionalColumns {
+            what: "the Priority column",
+            table: MESSAGES_TABLE,
+            add: &sql.column,
+            indexes: &[&sql.index],
+        };
+        cx.keep_feature(c, queue, QueueFeature::Priorities, wanted, columns)
+            .await
     }
 
     async fn ordered_groups(
@@ -1729,23 +1717,14 @@ impl<D: Driver> Storage<D> for SharedTable {
     ) -> Result<bool> {
         let cx = &self.context;
         let sql = &cx.sql.shared_groups;
-        let found = cx.has_feature(c, queue, QueueFeature::Groups).await?;
-        let kept = cx
-            .optional_columns(
-                c,
-                queue,
-                wanted,
-                OptionalColumns {
-                    what: "the ordered-group columns (GroupKey, GroupPlace)",
-                    table: MESSAGES_TABLE,
-                    found,
-                    add: &sql.columns,
-                    indexes: &[&sql.index],
-                },
-            )
-            .await?;
-        cx.catalog.queue(queue).set_keeps_groups(kept);
-        Ok(kept)
+        let columns = OptionalColumns {
+            what: "the ordered-group columns (GroupKey, GroupPlace)",
+            table: MESSAGES_TABLE,
+            add: &sql.columns,
+            indexes: &[&sql.index],
+        };
+        cx.keep_feature(c, queue, QueueFeature::Groups, wanted, columns)
+            .await
     }
 
     async fn register(&self, c: &mut Held<D>, queue: &QueueName) -> Result<()> {
