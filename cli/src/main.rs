@@ -10,6 +10,7 @@
 
 #[cfg(feature = "bench")]
 mod bench;
+mod bodies;
 mod console;
 mod deduplication;
 mod delayed;
@@ -174,6 +175,10 @@ enum Command {
     /// slots, how many of a rate's are taken this period, and how many messages it held back
     /// because it was full (they wait in their queue, and are neither failed nor dead-lettered).
     Limits,
+    /// The bodies the claim check stores apart from their queue rows (table NimbusBodies), per
+    /// queue their messages were written to: how many, their bytes, and how many are kept for
+    /// dead letters (until they are replayed or their retention ends).
+    Bodies,
     /// Recurring messages the endpoints declare: list them with their next and last ticks,
     /// pause one, resume it.
     #[command(subcommand)]
@@ -849,6 +854,9 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                                 Some(json!({"key_id": key_id, "bytes": bytes})),
                             ),
                             ShownBody::Unreadable(why) => (json!({"unreadable": why}), None),
+                            ShownBody::StoredApart { id, bytes } => {
+                                (json!({"stored_apart": {"id": id, "bytes": bytes}}), None)
+                            }
                         };
                         json!({"id": m.id, "headers": json_or_text(m.headers.as_bytes()),
                                "body": body, "encrypted": encrypted,
@@ -866,6 +874,9 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                             format!("(encrypted with key {key_id:?}, {bytes} bytes: not shown)")
                         }
                         ShownBody::Unreadable(why) => format!("(unreadable: {why})"),
+                        ShownBody::StoredApart { id, bytes } => format!(
+                            "(stored apart in NimbusBodies under {id}, {bytes} bytes: not shown)"
+                        ),
                     };
                     println!(
                         "- {}\n  headers: {}\n  body: {}",
@@ -1039,6 +1050,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Groups { queue, limit } => groups::run(&cli, queue, *limit).await?,
         Command::Priorities { queue } => groups::run_priorities(&cli, queue).await?,
         Command::Limits => limits::run(&cli).await?,
+        Command::Bodies => bodies::run(&cli).await?,
         Command::DeadLetters(DeadLetterCommand::ReplayAll { filter }) => {
             let db = connect(&cli).await?;
             let ids = matching(&db, filter).await?;

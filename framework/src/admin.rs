@@ -25,7 +25,7 @@ mod limits;
 mod schedules;
 
 pub use deduplication::DeduplicationScope;
-pub use limits::LimitSummary;
+pub use limits::{BodySummary, LimitSummary};
 
 use chrono::NaiveDateTime;
 use uuid::Uuid;
@@ -593,6 +593,7 @@ impl Database {
             schedules: false,
             inbox: false,
             limits: false,
+            bodies: false,
             nservicebus_subscriptions: None,
         })
         .await?;

@@ -67,6 +67,7 @@ impl BareSql {
                 delivery: Delivery::Immediate,
                 group: None,
                 priority: None,
+                stored_apart: None,
             })
             .collect();
         self.transport.send(&rows).await

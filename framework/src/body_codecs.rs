@@ -500,11 +500,19 @@ pub enum ShownBody {
     },
     /// Marked compressed but unreadable: why.
     Unreadable(String),
+    /// Stored apart by the claim check (`NimbusBodies`): the row's body is empty; its `bytes`
+    /// are not read.
+    StoredApart {
+        /// The id its `Nimbus.ClaimCheck` header names.
+        id: String,
+        /// Its size as stored, from `Nimbus.ClaimCheck.Size`.
+        bytes: u64,
+    },
 }
 
 /// What of `body` (with the headers `headers_json`, a JSON object) an operator may see: an
 /// encrypted body is named as such with its key id, a compressed one is decompressed (up to
-/// 16 MiB).
+/// 16 MiB), one stored apart is named with its id and size.
 ///
 /// ```
 /// use nimbus::admin::{shown_body, ShownBody};
@@ -520,6 +528,15 @@ pub fn shown_body(headers_json: &str, body: &[u8]) -> ShownBody {
     let Ok(headers) = serde_json::from_str::<Headers>(headers_json) else {
         return ShownBody::Readable(body.to_vec());
     };
+    if let Some(id) = headers.get(headers::CLAIM_CHECK) {
+        return ShownBody::StoredApart {
+            id: id.clone(),
+            bytes: headers
+                .get(headers::CLAIM_CHECK_SIZE)
+                .and_then(|size| size.parse().ok())
+                .unwrap_or_default(),
+        };
+    }
     if headers.contains_key(headers::ENCRYPTION) {
         return ShownBody::Encrypted {
             key_id: headers

@@ -60,6 +60,13 @@ pub(crate) struct DeadLetterEnvelope {
     pub expires: Option<String>,
 }
 
+/// The id of the body stored apart (the claim check) that a dead letter's envelope `letter`
+/// names in its headers.
+pub(crate) fn stored_body_of(letter: &[u8]) -> Option<Uuid> {
+    let envelope = serde_json::from_slice::<DeadLetterEnvelope>(letter).ok()?;
+    crate::claim_check::claim_in(envelope.headers.as_ref()?)
+}
+
 /// A row for `NimbusDeadLetters`.
 #[derive(Debug)]
 pub(crate) struct DeadLetter {
@@ -213,6 +220,8 @@ pub(crate) fn replay_message(original_destination: &str, body: &[u8]) -> Result<
             .headers
             .as_ref()
             .and_then(crate::envelope::priority_in),
+        // Its body stored apart, if any, is still there: the headers name it.
+        stored_apart: None,
     })
 }
 

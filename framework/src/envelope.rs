@@ -77,6 +77,48 @@ pub(crate) struct OutgoingMessage {
     pub group: Option<GroupPlace>,
     /// Its priority, when it was sent with one (higher is received first).
     pub priority: Option<i16>,
+    /// Its body, when the claim check stores it apart (`body` is then empty and the headers name
+    /// its id): written with the message's row, one copy per row. `None` for a copy of a
+    /// received message whose body is stored apart already.
+    pub stored_apart: Option<StoredApart>,
+}
+
+/// A body the claim check stores apart from its queue row ([`crate::claim_check`]).
+#[derive(Debug, Clone)]
+pub(crate) struct StoredApart {
+    /// The id the message's [`headers::CLAIM_CHECK`] header names.
+    pub id: Uuid,
+    /// The bytes, as written (after compression and encryption).
+    pub body: Vec<u8>,
+}
+
+impl OutgoingMessage {
+    /// This message for another row (a publish's next subscriber): its body stored apart under
+    /// a new id of its own, so that each row's handling deletes its own. `None` when its body
+    /// is in its row.
+    pub fn for_another_row(&self) -> Option<OutgoingMessage> {
+        let stored = self.stored_apart.as_ref()?;
+        let id = Uuid::new_v4();
+        Some(OutgoingMessage {
+            destination: self.destination.clone(),
+            id: self.id,
+            headers_json: self
+                .headers_json
+                .replace(&stored.id.to_string(), &id.to_string()),
+            body: Vec::new(),
+            correlation_id: self.correlation_id.clone(),
+            reply_to_address: self.reply_to_address.clone(),
+            time_to_be_received_ms: self.time_to_be_received_ms,
+            expires_at: self.expires_at,
+            delivery: self.delivery,
+            group: self.group.clone(),
+            priority: self.priority,
+            stored_apart: Some(StoredApart {
+                id,
+                body: stored.body.clone(),
+            }),
+        })
+    }
 }
 
 /// The priority `headers` carry ([`headers::PRIORITY`]), if they carry a readable one.
@@ -151,6 +193,8 @@ pub(crate) struct EndpointIdentity {
     /// What the bus does to the bodies it sends (compression, encryption) and undoes on those
     /// it receives.
     pub codecs: crate::body_codecs::BodyCodecs,
+    /// Which bodies are stored apart from their queue rows.
+    pub claim_check: crate::claim_check::ClaimCheck,
 }
 
 impl EndpointIdentity {
@@ -590,6 +634,19 @@ fn build_outgoing_inner<M: Message>(
     };
     let id = id.unwrap_or_else(|| origin.message_ids.next());
     let id_text = id.to_string();
+    let (body, stored_apart) = match origin.claim_check.claims(M::TYPE_NAME, body.len()) {
+        true => (
+            Vec::new(),
+            Some(StoredApart {
+                id: Uuid::new_v4(),
+                body,
+            }),
+        ),
+        false => (body, None),
+    };
+    let claim = stored_apart
+        .as_ref()
+        .map(|s| (s.id.to_string(), s.body.len().to_string()));
     let correlation_id = causation
         .and_then(|c| c.correlation_id.as_deref())
         .unwrap_or(&id_text);
@@ -615,6 +672,10 @@ fn build_outgoing_inner<M: Message>(
         fixed.push((headers::RELATED_TO, &c.message_id));
     }
     fixed.extend(marks.iter().map(|(name, value)| (*name, value.as_str())));
+    if let Some((claim_id, size)) = &claim {
+        fixed.push((headers::CLAIM_CHECK, claim_id));
+        fixed.push((headers::CLAIM_CHECK_SIZE, size));
+    }
     let mut extra = Headers::new();
     extra_headers(&mut extra, &id_text);
     crate::telemetry::inject_current(&mut extra);
@@ -640,6 +701,7 @@ fn build_outgoing_inner<M: Message>(
         delivery: Delivery::Immediate,
         group: None,
         priority: None,
+        stored_apart,
     })
 }
 
@@ -918,6 +980,7 @@ mod tests {
             reply_address: Default::default(),
             max_body_size: usize::MAX,
             codecs: Default::default(),
+            claim_check: crate::claim_check::ClaimCheck::off(),
         })
     }
 
@@ -997,6 +1060,7 @@ mod tests {
                 reply_address: Default::default(),
                 max_body_size: usize::MAX,
                 codecs: Default::default(),
+                claim_check: crate::claim_check::ClaimCheck::off(),
             }),
             None,
         )

@@ -43,6 +43,14 @@ pub const ENCRYPTION: &str = "Nimbus.Encryption";
 /// `Nimbus.EncryptionKeyId`: the id of the key that decrypts the body.
 pub const ENCRYPTION_KEY_ID: &str = "Nimbus.EncryptionKeyId";
 
+/// The id of the body stored apart from the queue row by the claim check (the row's own body
+/// is then empty). NServiceBus's claim check names properties, not whole bodies, so its
+/// endpoints do not read this header.
+pub const CLAIM_CHECK: &str = "Nimbus.ClaimCheck";
+
+/// The size in bytes of the body stored apart ([`CLAIM_CHECK`]).
+pub const CLAIM_CHECK_SIZE: &str = "Nimbus.ClaimCheck.Size";
+
 /// Failed attempts so far (this framework's header; durable across restarts).
 pub const FAILED_ATTEMPTS: &str = "Nimbus.FailedAttempts";
 /// The schedule whose tick sent the message (this framework's header; see

@@ -66,6 +66,7 @@ pub mod admin;
 #[cfg(feature = "bench")]
 pub mod bench;
 mod body_codecs;
+mod claim_check;
 mod dead_letter;
 mod driver;
 mod endpoint;
@@ -87,6 +88,7 @@ pub mod testing;
 mod transport;
 
 pub use body_codecs::{BodyCompression, BodyEncryption, DEFAULT_GZIP_LEVEL};
+pub use claim_check::{ClaimCheck, DEFAULT_CLAIM_CHECK_THRESHOLD};
 #[cfg(feature = "sqlserver")]
 pub use driver::sqlserver::SqlServerToken;
 pub use driver::{DriverError, FailureKind};

@@ -157,6 +157,8 @@ impl TestContext {
             reply_address: Default::default(),
             max_body_size: usize::MAX,
             codecs: Default::default(),
+            // What a handler sends is recorded, not written: its bodies stay whole.
+            claim_check: crate::ClaimCheck::off(),
         });
         let causation = Causation {
             conversation_id: headers.get(headers::CONVERSATION_ID).cloned(),

@@ -18,7 +18,7 @@ mod leases;
 pub mod limits;
 mod nservicebus;
 mod pause;
-mod payloads;
+pub mod payloads;
 mod priorities;
 pub mod proxy;
 mod pubsub;
@@ -276,6 +276,7 @@ macro_rules! conformance_suite {
             encrypted_bodies_are_read_across_a_key_rotation,
             a_body_that_cannot_be_decrypted_is_dead_lettered,
             compressed_bodies_are_read_by_any_receiver,
+            large_bodies_are_stored_apart_and_removed_with_their_message,
             a_limit_of_handlers_at_once_holds_across_instances,
             a_limit_per_key_holds_each_key_and_lets_others_run,
             a_rate_limit_holds_across_instances,
@@ -339,6 +340,15 @@ macro_rules! conformance_suite {
             concat!($prefix, "::sigkill_frees_the_slots_of_a_limit"),
             ::std::boxed::Box::new(move || {
                 $crate::limits::sigkill_frees_the_slots_of_a_limit(
+                    $setup,
+                    env!("CARGO_BIN_EXE_crash_worker"),
+                )
+            }),
+        ));
+        trials.push((
+            concat!($prefix, "::sigkill_loses_no_body_stored_apart"),
+            ::std::boxed::Box::new(move || {
+                $crate::payloads::sigkill_loses_no_body_stored_apart(
                     $setup,
                     env!("CARGO_BIN_EXE_crash_worker"),
                 )
@@ -412,6 +422,15 @@ macro_rules! conformance_suite {
         #[test]
         fn sigkill_frees_the_slots_of_a_limit() {
             $crate::limits::sigkill_frees_the_slots_of_a_limit(
+                $setup,
+                env!("CARGO_BIN_EXE_crash_worker"),
+            );
+        }
+
+        $(#[$attr])*
+        #[test]
+        fn sigkill_loses_no_body_stored_apart() {
+            $crate::payloads::sigkill_loses_no_body_stored_apart(
                 $setup,
                 env!("CARGO_BIN_EXE_crash_worker"),
             );

@@ -189,3 +189,281 @@ pub async fn compressed_bodies_are_read_by_any_receiver(kind: Setup) {
     plain.stop().await.unwrap();
     compressing.stop().await.unwrap();
 }
+
+/// A document large enough for a claim check of 1 KiB.
+#[derive(serde::Serialize, serde::Deserialize, nimbus::Command)]
+#[nimbus(type_name = "Conformance.Document")]
+pub struct Document {
+    pub n: u32,
+    pub text: String,
+}
+
+fn document(n: u32, words: usize) -> Document {
+    Document {
+        n,
+        text: format!("doc-{n} {}", "paragraph ".repeat(words)),
+    }
+}
+
+/// Files documents: fails document 1's first attempt, refuses document 2 for good until
+/// `accept_all` is set, and records the number and size of each document it files.
+#[derive(Clone, Default)]
+struct Filer {
+    filed: Arc<Mutex<Vec<(u32, usize)>>>,
+    attempts: Arc<Mutex<Vec<u32>>>,
+    accept_all: Arc<std::sync::atomic::AtomicBool>,
+}
+
+#[nimbus::handler]
+impl Handler<Document> for Filer {
+    async fn handle(&self, m: Document, _ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        let tries = {
+            let mut attempts = self.attempts.lock().unwrap();
+            attempts.push(m.n);
+            attempts.iter().filter(|n| **n == m.n).count()
+        };
+        let accept_all = self.accept_all.load(std::sync::atomic::Ordering::SeqCst);
+        if m.n == 1 && tries == 1 {
+            return Err("the first attempt at document 1 fails".into());
+        }
+        if m.n == 2 && !accept_all {
+            return Err(nimbus::Unrecoverable::new("document 2 is refused").into());
+        }
+        assert!(m.text.starts_with(&format!("doc-{} ", m.n)));
+        self.filed.lock().unwrap().push((m.n, m.text.len()));
+        Ok(())
+    }
+}
+
+/// Bodies stored apart, counted over every queue.
+async fn stored_bodies(db: &TestDatabase) -> (i64, i64) {
+    let summary = db.admin().bodies().await.unwrap();
+    (
+        summary.iter().map(|s| s.bodies).sum(),
+        summary.iter().map(|s| s.dead_lettered).sum(),
+    )
+}
+
+/// The claim check: a body above the threshold is stored apart (its row's body is empty), read
+/// by the handler whole, kept for a retry and for a dead letter, given back to a replay, and
+/// deleted with the message's last row; a small body stays in its row.
+pub async fn large_bodies_are_stored_apart_and_removed_with_their_message(kind: Setup) {
+    let db = TestDatabase::new(kind).await;
+    let sender = db
+        .builder("Scanner", "scanner-1")
+        .route::<Document>("Archive")
+        .create_queues_on_send(true)
+        .claim_check(nimbus::ClaimCheck::in_database().above(1024))
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    // Written before anything receives them: three large, one small.
+    for n in 0..3 {
+        sender.send(document(n, 500)).await.unwrap();
+    }
+    sender.send(document(3, 5)).await.unwrap();
+    let rows = db.bodies("Archive").await;
+    assert_eq!(rows.len(), 4, "four messages wait");
+    assert_eq!(
+        rows.iter().filter(|body| body.is_empty()).count(),
+        3,
+        "the three large bodies are not in their rows"
+    );
+    assert_eq!(
+        stored_bodies(&db).await,
+        (3, 0),
+        "three bodies stored apart"
+    );
+
+    let filer = Filer::default();
+    let archive = db
+        .builder("Archive", "archive-1")
+        .handler::<Document, _>(filer.clone())
+        .immediate_retries(1)
+        .delayed_retries(0, Duration::from_millis(10))
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    eventually(
+        "documents 0, 1 and 3 are filed, 2 is a dead letter",
+        async || filer.filed.lock().unwrap().len() == 3 && db.dead_letters().await.len() == 1,
+    )
+    .await;
+    let mut filed = filer.filed.lock().unwrap().clone();
+    filed.sort();
+    let large = document(0, 500).text.len();
+    assert_eq!(
+        filed,
+        vec![(0, large), (1, large), (3, document(3, 5).text.len())]
+    );
+    eventually("only the dead letter's body is kept", async || {
+        stored_bodies(&db).await == (1, 1)
+    })
+    .await;
+
+    // The dead letter is replayed with its body, which goes once it is handled.
+    filer
+        .accept_all
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let letter = db.dead_letters().await.remove(0);
+    assert!(
+        !String::from_utf8_lossy(&letter.body).contains("paragraph paragraph"),
+        "the dead letter holds the claim, not the body"
+    );
+    let id = letter.message_id.parse().unwrap();
+    assert!(db.admin().replay_dead_letter(id).await.unwrap());
+    eventually("the replayed document is filed", async || {
+        filer.filed.lock().unwrap().iter().any(|(n, _)| *n == 2)
+    })
+    .await;
+    eventually("no body is left", async || {
+        stored_bodies(&db).await == (0, 0)
+    })
+    .await;
+    archive.stop().await.unwrap();
+    sender.stop().await.unwrap();
+}
+
+/// A numbered message padded to a size: the SIGKILL test's large message.
+#[derive(Debug, serde::Serialize, serde::Deserialize, nimbus::Command)]
+#[nimbus(type_name = "Conformance.Padded")]
+pub struct Padded {
+    pub n: u32,
+    pub pad: String,
+}
+
+impl Padded {
+    /// Message `n`, its pad `bytes` long and made of its number, so that a body mixed up with
+    /// another's shows.
+    pub fn new(n: u32, bytes: usize) -> Self {
+        let unit = format!("{n:08}");
+        Padded {
+            n,
+            pad: unit.repeat(bytes / unit.len()),
+        }
+    }
+
+    /// Its pad is its own number's.
+    pub fn is_whole(&self) -> bool {
+        let unit = format!("{:08}", self.n);
+        !self.pad.is_empty() && self.pad.len().is_multiple_of(unit.len()) && {
+            self.pad
+                .as_bytes()
+                .chunks(unit.len())
+                .all(|chunk| chunk == unit.as_bytes())
+        }
+    }
+}
+
+/// Records the numbers of the padded messages it reads whole.
+#[derive(Clone, Default)]
+struct PaddedReader(Arc<Mutex<Vec<u32>>>);
+
+#[nimbus::handler]
+impl Handler<Padded> for PaddedReader {
+    async fn handle(&self, m: Padded, _ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        if !m.is_whole() {
+            return Err(
+                nimbus::Unrecoverable::new(format!("padded message {} is garbled", m.n)).into(),
+            );
+        }
+        self.0.lock().unwrap().push(m.n);
+        Ok(())
+    }
+}
+
+/// Large messages, their bodies stored apart, are received and sent again (stored apart again)
+/// by three worker processes while one of them is SIGKILLed at random moments: at the end every
+/// message was forwarded exactly once, no body of a handled message is left (none orphaned), and
+/// every forwarded message's body is there and whole (none lost).
+pub fn sigkill_loses_no_body_stored_apart(kind: Setup, worker: &str) {
+    const TOTAL: u32 = 300;
+    const PAD: usize = 96 * 1024;
+    crate::run_actix(async {
+        let db = TestDatabase::new(kind).await;
+        let sender = db
+            .builder("Scanner", "scanner-1")
+            .route::<Padded>("Worker")
+            .create_queues_on_send(true)
+            .claim_check(nimbus::ClaimCheck::in_database().above(64 * 1024))
+            .build()
+            .unwrap()
+            .start()
+            .await
+            .unwrap();
+        for n in 0..TOTAL {
+            sender.send(Padded::new(n, PAD)).await.unwrap();
+        }
+        let worker_queue = db.admin().bodies().await.unwrap();
+        assert_eq!(
+            worker_queue.iter().map(|b| b.bodies).sum::<i64>(),
+            i64::from(TOTAL),
+            "every body is stored apart"
+        );
+        let above = (64 * 1024).to_string();
+        let env = [("NIMBUS_CLAIM_CHECK_ABOVE", above.as_str())];
+        let spawn = || crate::suite::start_worker(&db, worker, &env);
+        crate::suite::kill_among_three_then_drain(&db, TOTAL, 6, spawn).await;
+        let mut forwarded = std::collections::HashMap::<u32, usize>::new();
+        for body in db.bodies("Done").await {
+            let n = serde_json::from_slice::<crate::suite::Numbered>(&body)
+                .unwrap()
+                .n;
+            *forwarded.entry(n).or_default() += 1;
+        }
+        assert!(
+            (0..TOTAL).all(|n| forwarded.get(&n) == Some(&1)),
+            "every message forwarded exactly once"
+        );
+        assert!(db.dead_letters().await.is_empty(), "nothing dead-lettered");
+        let stored = db.admin().bodies().await.unwrap();
+        println!("bodies stored apart after the kills: {stored:?}");
+        let of = |queue: &str| {
+            stored
+                .iter()
+                .filter(|b| b.queue == queue)
+                .map(|b| b.bodies)
+                .sum::<i64>()
+        };
+        assert_eq!(
+            of("Worker"),
+            0,
+            "no body of a handled message is left: none orphaned"
+        );
+        assert_eq!(
+            of("Archive"),
+            i64::from(TOTAL),
+            "one body per archived message"
+        );
+        assert_eq!(db.count("Archive").await, i64::from(TOTAL));
+        // Every archived message's body is there and whole: none lost.
+        let reader = PaddedReader::default();
+        let archive = db
+            .builder("Archive", "archive-1")
+            .handler::<Padded, _>(reader.clone())
+            .build()
+            .unwrap()
+            .start()
+            .await
+            .unwrap();
+        crate::eventually_within(
+            "every archived message is read whole",
+            Duration::from_secs(300),
+            async || reader.0.lock().unwrap().len() >= TOTAL as usize,
+        )
+        .await;
+        let mut read = reader.0.lock().unwrap().clone();
+        read.sort_unstable();
+        assert_eq!(read, (0..TOTAL).collect::<Vec<_>>());
+        eventually("no body is left", async || {
+            db.admin().bodies().await.unwrap().is_empty()
+        })
+        .await;
+        archive.stop().await.unwrap();
+        sender.stop().await.unwrap();
+    });
+}

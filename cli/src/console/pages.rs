@@ -270,6 +270,9 @@ fn body(console: &Console, headers: &str, bytes: &[u8]) -> Markup {
             p.muted { "Encrypted with key " code { (key_id) } " (" (bytes) " bytes): not shown." }
         },
         nimbus::admin::ShownBody::Unreadable(why) => html! { p.error { "Unreadable: " (why) } },
+        nimbus::admin::ShownBody::StoredApart { id, bytes } => html! {
+            p.muted { "Stored apart in NimbusBodies under " code { (id) } " (" (bytes) " bytes): not shown." }
+        },
     }
 }
 

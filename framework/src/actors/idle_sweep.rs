@@ -3,7 +3,8 @@
 //! each lapsed row is deleted, and its queue dropped, by exactly one of them. It also deletes
 //! the dead letters older than the endpoint's retention period, in batches, until a batch comes
 //! back short, the monitoring reports older than `monitoring_retention`, and, on endpoints with
-//! sagas, the saga instances completed longer ago than `completed_sagas_kept`.
+//! sagas, the saga instances completed longer ago than `completed_sagas_kept`, and the bodies
+//! stored apart whose message expired or whose dead letter's retention ended.
 
 use std::sync::Arc;
 
@@ -32,6 +33,9 @@ pub(crate) fn idle_sweep(endpoint: Arc<EndpointState>) -> Periodic {
                         "swept idle subscriptions"
                     );
                 }
+                // Bodies stored apart live in NimbusBodies wherever it is known to exist.
+                let bodies = endpoint.config.auto_create_schema
+                    || endpoint.config.identity.claim_check.threshold().is_some();
                 if let Some(retention) = endpoint.config.dead_letter_retention {
                     let deleted =
                         delete_all_aged(&endpoint, AgedRows::DeadLetters, retention).await?;
@@ -41,6 +45,28 @@ pub(crate) fn idle_sweep(endpoint: Arc<EndpointState>) -> Periodic {
                             deleted,
                             retention = ?retention,
                             "deleted dead letters past their retention period"
+                        );
+                    }
+                    if bodies {
+                        let kept = retention.saturating_add(BODIES_GRACE);
+                        let deleted =
+                            delete_all_aged(&endpoint, AgedRows::DeadLetteredBodies, kept).await?;
+                        if deleted > 0 {
+                            tracing::info!(
+                                deleted,
+                                "deleted the bodies stored apart of dead letters past their \
+                                 retention period"
+                            );
+                        }
+                    }
+                }
+                if bodies {
+                    let deleted =
+                        delete_all_aged(&endpoint, AgedRows::ExpiredBodies, BODIES_GRACE).await?;
+                    if deleted > 0 {
+                        tracing::info!(
+                            deleted,
+                            "deleted bodies stored apart whose messages expired"
                         );
                     }
                 }
@@ -99,6 +125,10 @@ pub(crate) fn idle_sweep(endpoint: Arc<EndpointState>) -> Periodic {
         }),
     )
 }
+
+/// How long after its message expired (or its dead letter's retention ended) a body stored
+/// apart is deleted: past any receive that took the message just before.
+const BODIES_GRACE: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// How long the slots of a limit stay unused before the sweep deletes them (a limit adds them
 /// again when it next needs them).

@@ -3,7 +3,7 @@
 
 use super::Database;
 use crate::error::Result;
-pub use crate::transport::LimitSummary;
+pub use crate::transport::{BodySummary, LimitSummary};
 
 impl Database {
     /// Every limit's scope (`<queue>|<kind>|<message type>`, and `|<key>` for a limit per key)
@@ -11,5 +11,12 @@ impl Database {
     /// back, in scope order; none where no endpoint with limits has run yet.
     pub async fn limits(&self) -> Result<Vec<LimitSummary>> {
         self.transport.limits().await
+    }
+
+    /// What the claim check stores apart in `NimbusBodies`, per queue its messages were
+    /// written to: bodies, bytes, dead letters' and object stores' (`nimbus bodies`); none
+    /// where no endpoint has stored a body apart yet.
+    pub async fn bodies(&self) -> Result<Vec<BodySummary>> {
+        self.transport.bodies().await
     }
 }

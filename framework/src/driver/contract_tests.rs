@@ -85,6 +85,8 @@ async fn create<D: Driver>(
         &s.deduplication,
         &s.limits,
         &s.limits,
+        &s.bodies,
+        &s.bodies,
     ] {
         c.run_script(script, &[schema]).await.expect("common table");
     }
@@ -918,7 +920,8 @@ async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
     let c = ordered_groups(c, &schema).await;
     let c = priorities(c, &schema).await;
     let c = shared_groups_and_priorities(c, &schema).await;
-    let mut c = limits(c, &schema).await;
+    let c = limits(c, &schema).await;
+    let mut c = bodies(c, &schema).await;
 
     // Dropping a queue twice is fine.
     for _ in 0..2 {
@@ -1542,6 +1545,121 @@ async fn limits<D: Driver>(mut c: Held<D>, schema: &SchemaName) -> Held<D> {
             .expect("cleanup"),
         5
     );
+    c
+}
+
+/// `NimbusBodies`: a body stored, read back byte for byte, kept for a dead letter past its
+/// message's expiry, given back to a replay, deleted; the cleanups by expiry and retention, the
+/// drop of a queue's bodies and the summary.
+async fn bodies<D: Driver>(mut c: Held<D>, schema: &SchemaName) -> Held<D> {
+    use crate::driver::body_statements::{BodyRow, FetchedBody};
+    let s = c.driver.dialect().schema_sql(schema);
+    let queue = format!("Bodies it's [{}", unique());
+    let bytes: Vec<u8> = (0..=255u8).cycle().take(70_000).collect();
+    let row = |id, ttbr| BodyRow {
+        id,
+        queue: &queue,
+        body: Some(&bytes),
+        store: None,
+        size: 70_000,
+        time_to_be_received_ms: ttbr,
+        expires_at: None,
+    };
+    let (kept, expired, dropped) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
+    c.insert_body(&s.body_insert, &row(kept, Some(-60_000)))
+        .await
+        .expect("store a body that expired a minute ago");
+    c.insert_body(&s.body_insert, &row(expired, Some(-60_000)))
+        .await
+        .expect("store another");
+    c.insert_body(&s.body_insert, &row(dropped, None))
+        .await
+        .expect("store one that never expires");
+    c.insert_body(
+        &s.body_insert,
+        &BodyRow {
+            id: Uuid::new_v4(),
+            store: Some("s3://bucket"),
+            body: None,
+            ..row(Uuid::new_v4(), None)
+        },
+    )
+    .await
+    .expect("store a body kept elsewhere");
+    assert_eq!(
+        c.fetch_body(&s.body_fetch, kept).await.expect("fetch"),
+        Some(FetchedBody::Here(bytes.clone())),
+        "read back byte for byte"
+    );
+    assert_eq!(
+        c.fetch_body(&s.body_fetch, Uuid::new_v4())
+            .await
+            .expect("fetch"),
+        None
+    );
+    assert!(c
+        .body_by_id(&s.body_dead_lettered, kept)
+        .await
+        .expect("kept for a dead letter"));
+    let summary = c.bodies_summary(&s.bodies_summary).await.expect("summary");
+    let mine = summary.iter().find(|b| b.queue == queue).expect("listed");
+    assert_eq!(
+        (
+            mine.bodies,
+            mine.bytes,
+            mine.dead_lettered,
+            mine.in_object_store
+        ),
+        (4, 280_000, 1, 1)
+    );
+    assert!(mine.oldest.is_some());
+    // Expired 60 s ago: past a grace of 30 s, within one of 120 s; the dead letter's is kept.
+    assert_eq!(
+        c.delete_older_than(&s.bodies_expire, 120, 100)
+            .await
+            .expect("expire nothing"),
+        0
+    );
+    assert_eq!(
+        c.delete_older_than(&s.bodies_expire, 30, 100)
+            .await
+            .expect("expire"),
+        1
+    );
+    assert_eq!(
+        c.fetch_body(&s.body_fetch, expired).await.expect("fetch"),
+        None
+    );
+    assert_eq!(
+        c.execute(&s.bodies_drop_queue, &[Param::Text(Some(&queue))])
+            .await
+            .expect("drop the queue's bodies"),
+        2,
+        "the queue's bodies go, not its dead letter's"
+    );
+    assert!(c
+        .replay_body(&s.body_replayed, kept, "Elsewhere")
+        .await
+        .expect("replayed"));
+    assert_eq!(
+        c.delete_older_than(&s.bodies_dead_letter_expire, -3600, 100)
+            .await
+            .expect("a replayed body is no dead letter's"),
+        0
+    );
+    c.body_by_id(&s.body_dead_lettered, kept)
+        .await
+        .expect("a dead letter again");
+    assert_eq!(
+        c.delete_older_than(&s.bodies_dead_letter_expire, -3600, 100)
+            .await
+            .expect("past the retention"),
+        1
+    );
+    assert!(!c
+        .body_by_id(&s.body_delete, kept)
+        .await
+        .expect("delete what is gone"));
     c
 }
 

@@ -11,6 +11,7 @@
 
 pub(crate) mod access;
 #[cfg(any(feature = "postgres", feature = "sqlserver"))]
+pub(crate) mod body_statements;
 pub(crate) mod budget;
 mod catalog_names;
 #[cfg(test)]

@@ -152,6 +152,24 @@ impl Row {
         }
     }
 
+    /// Bytes moved out of the row (its cell becomes NULL), so a large value is not copied; text
+    /// as its UTF-8 bytes.
+    pub fn take_bytes(&mut self, index: usize) -> Result<Option<Vec<u8>>, String> {
+        let cell = self
+            .0
+            .get_mut(index)
+            .ok_or_else(|| format!("the row has no column {index}"))?;
+        match std::mem::replace(cell, Value::Null) {
+            Value::Null => Ok(None),
+            Value::Bytes(bytes) => Ok(Some(bytes)),
+            Value::Text(text) => Ok(Some(text.into_bytes())),
+            other => {
+                *cell = other;
+                Err(self.mismatch(index, "bytes"))
+            }
+        }
+    }
+
     /// An integer.
     pub fn int(&self, index: usize) -> Result<Option<i64>, String> {
         match self.cell(index)? {

@@ -146,6 +146,7 @@ pub struct BusBuilder {
     max_body_size: usize,
     body_compression: Option<crate::BodyCompression>,
     body_encryption: Option<crate::BodyEncryption>,
+    claim_check: Option<crate::ClaimCheck>,
     completed_sagas_kept: Duration,
     #[cfg(feature = "sqlserver")]
     sql_server_token: Option<crate::SqlServerToken>,
@@ -206,6 +207,7 @@ impl Default for BusBuilder {
             max_body_size: DEFAULT_MAX_BODY_SIZE,
             body_compression: None,
             body_encryption: None,
+            claim_check: None,
             completed_sagas_kept: DEFAULT_COMPLETED_SAGAS_KEPT,
             #[cfg(feature = "sqlserver")]
             sql_server_token: None,
@@ -650,6 +652,24 @@ impl BusBuilder {
     /// ```
     pub fn body_encryption(mut self, encryption: crate::BodyEncryption) -> Self {
         self.body_encryption = Some(encryption);
+        self
+    }
+
+    /// Which bodies this bus stores apart from their queue rows (see
+    /// [`ClaimCheck`](crate::ClaimCheck)). By default bodies above 1 MiB (as written, after
+    /// compression and encryption) go to the table `NimbusBodies` of the same database, in the
+    /// send's transaction, and are fetched when their message is handled; with NServiceBus's
+    /// PostgreSQL table shape the default is [`ClaimCheck::off`](crate::ClaimCheck::off), because
+    /// NServiceBus endpoints do not read bodies stored apart. Every Nimbus receiver reads them,
+    /// whatever its own setting.
+    ///
+    /// ```no_run
+    /// let builder = nimbus::Bus::builder()
+    ///     .names("Archive", "archive-1")
+    ///     .claim_check(nimbus::ClaimCheck::in_database().above(256 * 1024));
+    /// ```
+    pub fn claim_check(mut self, claim_check: crate::ClaimCheck) -> Self {
+        self.claim_check = Some(claim_check);
         self
     }
 
@@ -1506,6 +1526,13 @@ impl BusBuilder {
                 compression: self.body_compression.clone(),
                 encryption: self.body_encryption.clone(),
             },
+            claim_check: self
+                .claim_check
+                .clone()
+                .unwrap_or_else(|| match self.layout {
+                    crate::StorageLayout::NServiceBusPostgreSql => crate::ClaimCheck::off(),
+                    _ => crate::ClaimCheck::in_database(),
+                }),
         });
         tracing::debug!(database = dialect.name, queue = %identity.input_queue, "endpoint configured");
         Ok(crate::endpoint::bus::Endpoint::new(EndpointConfig {

@@ -282,6 +282,7 @@ mod tests {
             delivery: crate::envelope::Delivery::Immediate,
             group: None,
             priority: None,
+            stored_apart: None,
         }
     }
 

@@ -123,6 +123,7 @@ impl EndpointConfig {
             schedules: !self.schedules.is_empty(),
             inbox: self.inbox.is_some(),
             limits: !self.limits.is_empty(),
+            bodies: self.identity.claim_check.threshold().is_some(),
             nservicebus_subscriptions: self.nservicebus_subscriptions.clone(),
         }
     }

@@ -488,6 +488,13 @@ pub(crate) fn count_unreadable_body(queue: &str, reason: &'static str) {
     .increment(1);
 }
 
+/// A body stored apart by the claim check was read for its message's handlers.
+pub(crate) fn count_body_fetched(queue: &str, bytes: usize) {
+    metrics::counter!("nimbus_bodies_fetched_total", "queue" => queue.to_string()).increment(1);
+    metrics::counter!("nimbus_body_bytes_fetched_total", "queue" => queue.to_string())
+        .increment(u64::try_from(bytes).unwrap_or(u64::MAX));
+}
+
 /// A failed message of an ordered group was put back in its place (its group waits).
 pub(crate) fn count_group_held(queue: &str) {
     metrics::counter!("nimbus_groups_held_total", "queue" => queue.to_string()).increment(1);

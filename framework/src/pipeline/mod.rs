@@ -485,25 +485,37 @@ async fn handle_received(
             return fail(endpoint, queue, tx, &row, None, Failure::BadInput(reason)).await;
         }
     };
+    // A body the claim check stored apart, read in the receive's transaction; the row keeps
+    // its empty body and the header that names it, for a retry's copy or a dead letter.
+    let mut tx = tx;
+    let stored = match stored_body(queue, &incoming, &mut tx).await {
+        Ok(stored) => stored,
+        Err(StoredBodyProblem::Unusable(reason)) => {
+            let failure = Failure::BadInput(reason);
+            return fail(endpoint, queue, tx, &row, Some(&incoming), failure).await;
+        }
+        Err(StoredBodyProblem::Database(e)) => return Outcome::Infrastructure(e),
+    };
     // The body as its handlers read it, where its sender compressed or encrypted it; the
     // received bytes stay as they came for a retry's copy or a dead letter.
     let identity = &endpoint.config.identity;
-    let decoded =
-        match identity
-            .codecs
-            .decode(incoming.headers.all(), &row.body, identity.max_body_size)
-        {
-            Ok(decoded) => decoded,
-            Err(unreadable) => {
-                metrics::count_unreadable_body(queue.as_str(), unreadable.kind);
-                let reason = format!(
-                    "message {} ({}): {}",
-                    incoming.message_id, incoming.type_name, unreadable.reason
-                );
-                let failure = Failure::BadInput(reason);
-                return fail(endpoint, queue, tx, &row, Some(&incoming), failure).await;
-            }
-        };
+    let received_body = stored.as_deref().unwrap_or(&row.body);
+    let decoded = match identity.codecs.decode(
+        incoming.headers.all(),
+        received_body,
+        identity.max_body_size,
+    ) {
+        Ok(decoded) => decoded.or(stored),
+        Err(unreadable) => {
+            metrics::count_unreadable_body(queue.as_str(), unreadable.kind);
+            let reason = format!(
+                "message {} ({}): {}",
+                incoming.message_id, incoming.type_name, unreadable.reason
+            );
+            let failure = Failure::BadInput(reason);
+            return fail(endpoint, queue, tx, &row, Some(&incoming), failure).await;
+        }
+    };
     metrics::count(
         "nimbus_messages_received_total",
         queue.as_str(),
@@ -574,7 +586,6 @@ async fn handle_received(
         .await;
     }
     // Limits first: a message over one goes back to wait before the inbox claims its id.
-    let mut tx = tx;
     let scoped = match endpoint.config.limits.scopes_for(
         queue,
         &incoming.type_name,
@@ -812,6 +823,45 @@ async fn handle_received(
             .await
         }
         Err(CommitFailure::Failed(e)) => Outcome::Infrastructure(e),
+    }
+}
+
+/// Why the body a message's headers say was stored apart cannot be had.
+enum StoredBodyProblem {
+    /// It is not there, or not readable here: the message goes to the dead letters with this
+    /// reason (its headers keep the claim, so a replay tries again).
+    Unusable(String),
+    /// The database failed: the receive is rolled back and tried again.
+    Database(NimbusError),
+}
+
+/// The body of `incoming` stored apart by the claim check, read in `tx`; `None` when its body
+/// is in its row.
+async fn stored_body(
+    queue: &QueueName,
+    incoming: &Incoming,
+    tx: &mut Box<dyn ReceiveTransaction>,
+) -> Result<Option<Vec<u8>>, StoredBodyProblem> {
+    if let Some(problem) = crate::claim_check::unreadable_claim(incoming.headers.all()) {
+        return Err(StoredBodyProblem::Unusable(format!(
+            "message {} ({}): {problem}",
+            incoming.message_id, incoming.type_name
+        )));
+    }
+    match tx.stored_body().await {
+        Ok(Some(body)) => {
+            metrics::count_body_fetched(queue.as_str(), body.len());
+            Ok(Some(body))
+        }
+        Ok(None) => Ok(None),
+        Err(e @ NimbusError::Config { .. }) => {
+            metrics::count_unreadable_body(queue.as_str(), "stored_body_missing");
+            Err(StoredBodyProblem::Unusable(format!(
+                "message {} ({}): {e}",
+                incoming.message_id, incoming.type_name
+            )))
+        }
+        Err(e) => Err(StoredBodyProblem::Database(e)),
     }
 }
 
@@ -1370,6 +1420,8 @@ fn written_again(
         // A copy written again keeps the place of the message it stands in for.
         group: row.group.clone(),
         priority,
+        // A body stored apart stays where it is: the headers name it.
+        stored_apart: None,
     }
 }
 

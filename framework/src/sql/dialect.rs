@@ -166,6 +166,16 @@ pub(crate) struct Files {
     pub messages_insert_grouped_priority: &'static str,
     pub messages_receive_grouped_priority: &'static str,
     pub messages_receive_batch_grouped_priority: &'static str,
+    pub bodies: &'static str,
+    pub body_insert: &'static str,
+    pub body_fetch: &'static str,
+    pub body_delete: &'static str,
+    pub body_dead_lettered: &'static str,
+    pub body_replayed: &'static str,
+    pub bodies_expire: &'static str,
+    pub bodies_dead_letter_expire: &'static str,
+    pub bodies_drop_queue: &'static str,
+    pub bodies_summary: &'static str,
 }
 
 /// Builds a [`Files`] from `schema/<dir>/`, one `include_str!` per field, so a missing file is a
@@ -223,7 +233,9 @@ macro_rules! all_files {
             messages_receive_batch_grouped, messages_groups, queue_insert_grouped_priority,
             queue_receive_grouped_priority, queue_receive_batch_grouped_priority,
             messages_insert_grouped_priority, messages_receive_grouped_priority,
-            messages_receive_batch_grouped_priority,
+            messages_receive_batch_grouped_priority, bodies, body_insert, body_fetch, body_delete,
+            body_dead_lettered, body_replayed, bodies_expire, bodies_dead_letter_expire,
+            bodies_drop_queue, bodies_summary,
         )
     };
 }

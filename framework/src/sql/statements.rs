@@ -365,6 +365,26 @@ pub(crate) struct SchemaSql {
     pub limits_list: String,
     /// Deletes at most a batch of limit rows untouched for a while.
     pub limits_cleanup: String,
+    /// Creates `NimbusBodies`, the bodies the claim check stores apart from their queue rows.
+    pub bodies: String,
+    /// Stores one body apart in the transaction that writes its queue row.
+    pub body_insert: String,
+    /// Reads a body stored apart (bytes, or where else it is) for its message's handlers.
+    pub body_fetch: String,
+    /// Deletes a body stored apart with its message's last row.
+    pub body_delete: String,
+    /// Marks a body as its message's dead letter's: kept for a replay.
+    pub body_dead_lettered: String,
+    /// Gives a dead letter's body back to its replayed message and its queue.
+    pub body_replayed: String,
+    /// Deletes at most a batch of bodies whose message expired a given time ago.
+    pub bodies_expire: String,
+    /// Deletes at most a batch of dead letters' bodies past the retention period.
+    pub bodies_dead_letter_expire: String,
+    /// Deletes the bodies of a dropped queue's messages (not its dead letters').
+    pub bodies_drop_queue: String,
+    /// Per queue: bodies stored apart, their bytes, dead letters' and object stores'.
+    pub bodies_summary: String,
 }
 
 /// Which columns a queue table has, and so which parameters its insert takes.
@@ -673,6 +693,16 @@ impl Dialect {
             limit_held: r(f.limit_held),
             limits_list: r(f.limits_list),
             limits_cleanup: r(f.limits_cleanup),
+            bodies: r(f.bodies),
+            body_insert: r(f.body_insert),
+            body_fetch: r(f.body_fetch),
+            body_delete: r(f.body_delete),
+            body_dead_lettered: r(f.body_dead_lettered),
+            body_replayed: r(f.body_replayed),
+            bodies_expire: r(f.bodies_expire),
+            bodies_dead_letter_expire: r(f.bodies_dead_letter_expire),
+            bodies_drop_queue: r(f.bodies_drop_queue),
+            bodies_summary: r(f.bodies_summary),
             shared_priorities: PrioritySql {
                 column: r(f.messages_priority_column),
                 index: self.index_sql(

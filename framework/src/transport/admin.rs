@@ -66,6 +66,8 @@ pub(crate) trait Admin: Transport {
     /// Every limit's scope in `NimbusLimits`, with its slots and held messages; none where
     /// the table does not exist.
     async fn limits(&self) -> Result<Vec<crate::transport::LimitSummary>>;
+    /// What `NimbusBodies` holds per queue; none where the table does not exist.
+    async fn bodies(&self) -> Result<Vec<crate::transport::BodySummary>>;
     /// Forgets `key` of `scope` in `NimbusDeduplication`: `true` when it was held.
     async fn forget_key(&self, scope: &str, key: &str) -> Result<bool>;
     /// The instance of `saga_type` for `correlation`; `None` when there is none.
@@ -224,12 +226,21 @@ impl<D: Driver> Admin for SqlTransport<D> {
 
     async fn purge_dead_letter(&self, id: uuid::Uuid) -> Result<bool> {
         let s = self.inner();
-        let mut c = s.connection("purging a dead letter").await?;
+        let mut c = s.transaction("purging a dead letter").await?;
         let taken = c
             .take_dead_letter(&s.cx.sql.dead_letter_take, id)
             .await
             .map_err(s.cx.db(|| format!("purging dead letter {id}")))?;
-        c.release();
+        // Its body stored apart goes with it.
+        let stored = taken
+            .as_ref()
+            .and_then(|(_, letter)| crate::dead_letter::stored_body_of(letter));
+        if let Some(body) = stored {
+            c.body_by_id(&s.cx.sql.body_delete, body)
+                .await
+                .map_err(s.cx.db(|| format!("deleting the body of dead letter {id}")))?;
+        }
+        s.commit(c, &[], "purging a dead letter").await?;
         Ok(taken.is_some())
     }
 
@@ -272,6 +283,21 @@ impl<D: Driver> Admin for SqlTransport<D> {
             .limits(&s.cx.sql.limits_list)
             .await
             .map_err(s.cx.db("listing limits"))?;
+        c.release();
+        Ok(rows)
+    }
+
+    async fn bodies(&self) -> Result<Vec<crate::transport::BodySummary>> {
+        let s = self.inner();
+        let mut c = s.connection("listing bodies stored apart").await?;
+        if !s.cx.table_exists(&mut c, "NimbusBodies").await? {
+            c.release();
+            return Ok(Vec::new());
+        }
+        let rows = c
+            .bodies_summary(&s.cx.sql.bodies_summary)
+            .await
+            .map_err(s.cx.db("listing bodies stored apart"))?;
         c.release();
         Ok(rows)
     }

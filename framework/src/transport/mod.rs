@@ -32,6 +32,7 @@ use async_trait::async_trait;
 use uuid::Uuid;
 
 use crate::dead_letter::DeadLetter;
+pub use crate::driver::body_statements::BodySummary;
 pub use crate::driver::group_statements::{GroupSummary, PriorityCount};
 pub use crate::driver::limit_statements::LimitSummary;
 pub(crate) use crate::driver::schedule_statements::{
@@ -228,6 +229,9 @@ pub(crate) struct TransportSettings {
     /// The endpoint has limits: `NimbusLimits` is verified too (auto-create makes it for
     /// every endpoint).
     pub limits: bool,
+    /// The endpoint stores bodies apart: `NimbusBodies` is verified too (auto-create makes it
+    /// for every endpoint).
+    pub bodies: bool,
     /// NServiceBus's subscription table, when subscriptions are shared with NServiceBus.
     pub nservicebus_subscriptions: Option<QueueName>,
 }
@@ -562,6 +566,10 @@ pub(crate) enum AgedRows {
     DeduplicationKeys,
     /// Slots of limits untouched for a while (the keys of a limit per key no longer seen).
     LimitSlots,
+    /// Bodies stored apart whose message expired (its row is purged, or discarded unread).
+    ExpiredBodies,
+    /// Bodies stored apart for dead letters past the retention period.
+    DeadLetteredBodies,
 }
 
 /// What one idle sweep removed.
@@ -622,6 +630,10 @@ pub(crate) trait ReceiveTransaction: Send {
     /// statements alone ([`ReceiveTransaction::undo_handler_work`]) and its failure can still
     /// be recorded in the transaction.
     async fn handler_connection(&mut self) -> Result<&mut (dyn std::any::Any + Send)>;
+
+    /// The body of this message that the claim check stored apart (its headers name it), read
+    /// in this transaction; `None` when its body is in its row. An error when it is missing.
+    async fn stored_body(&mut self) -> Result<Option<Vec<u8>>>;
 
     /// Reads the saga instance of `saga_type` for `correlation` in this transaction, locking
     /// its row until the transaction ends where the database can (after the handler's savepoint,

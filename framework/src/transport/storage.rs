@@ -57,6 +57,8 @@ pub(crate) struct Context {
     pub inbox: bool,
     /// The endpoint has limits: `NimbusLimits` is required.
     pub limits: bool,
+    /// The endpoint stores bodies apart (the claim check): `NimbusBodies` is required.
+    pub bodies: bool,
     /// `NimbusSagas` is made and checked too.
     pub sagas: bool,
     /// NServiceBus's subscription table, when subscriptions are shared with it.

@@ -9,11 +9,15 @@
 //! a saga instead (`Conformance.CrashTally`, five instances by `n % 5`, each counting and summing
 //! its numbers), which forwards each number to `Done` too. With `NIMBUS_ORDERED_GROUPS` set, the
 //! `Worker` queue keeps ordered groups. With `NIMBUS_LIMIT_CONCURRENCY=n`, at most n messages
-//! are handled at once over every worker (`Limit::concurrency`). Runs until killed.
+//! are handled at once over every worker (`Limit::concurrency`). With `NIMBUS_CLAIM_CHECK_ABOVE=n`,
+//! the worker handles `Padded` messages instead, whose bodies above n bytes are stored apart: it
+//! forwards each number to `Done` (small) and the padded message to `Archive` (stored apart
+//! again). Runs until killed.
 //!
 //! Usage: `crash_worker <database-url> <table|shared> [schema]`
 
 use nimbus::{Handler, HandlerContext, HandlerError};
+use nimbus_conformance::payloads::Padded;
 use nimbus_conformance::suite::Numbered;
 use nimbus_conformance::WorkerArgs;
 
@@ -113,6 +117,23 @@ impl Handler<Numbered> for Forward {
     }
 }
 
+/// Forwards a padded message's number to `Done` and the message itself to `Archive`.
+struct Archive;
+
+#[nimbus::handler]
+impl Handler<Padded> for Archive {
+    async fn handle(&self, m: Padded, ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        if !m.is_whole() {
+            return Err(
+                nimbus::Unrecoverable::new(format!("padded message {} is garbled", m.n)).into(),
+            );
+        }
+        ctx.send_to("Done", Numbered { n: m.n })?;
+        ctx.send_to("Archive", m)?;
+        Ok(())
+    }
+}
+
 /// Five tallies, by `n % 5`: each counts its numbers and adds them up.
 #[derive(Clone)]
 struct CrashTally;
@@ -178,7 +199,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .concurrency(8)
         // Nobody receives from Done: the worker makes it.
         .create_queues_on_send(true);
-    builder = if std::env::var_os("NIMBUS_SAGA").is_some() {
+    builder = if let Some(above) = number("NIMBUS_CLAIM_CHECK_ABOVE") {
+        builder
+            .claim_check(nimbus::ClaimCheck::in_database().above(usize::try_from(above)?))
+            .handler(Archive)
+    } else if std::env::var_os("NIMBUS_SAGA").is_some() {
         builder.saga_handler::<Numbered, _>(CrashTally)
     } else {
         builder.handler(Forward {

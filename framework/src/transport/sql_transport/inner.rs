@@ -293,8 +293,12 @@ impl<D: Driver> Inner<D> {
                 Destination::Topic(_) => Creation::IfMissing,
                 Destination::Queue(_) => creation,
             };
-            for queue in self.destinations(c, &message.destination).await? {
+            let queues = self.destinations(c, &message.destination).await?;
+            for (nth, queue) in queues.into_iter().enumerate() {
+                let row_message = super::bodies::for_row(message, nth);
+                let message = &*row_message;
                 let row_id = self.storage.row_id(message);
+                self.store_body(c, &queue, message).await?;
                 self.storage
                     .insert(c, &queue, message, row_id, creation, &mut written.created)
                     .await?;
@@ -327,8 +331,13 @@ impl<D: Driver> Inner<D> {
                 Destination::Topic(_) => Creation::IfMissing,
                 Destination::Queue(_) => creation,
             };
-            for queue in self.destinations(c, &message.destination).await? {
+            let queues = self.destinations(c, &message.destination).await?;
+            for (nth, queue) in queues.into_iter().enumerate() {
+                let row_message = super::bodies::for_row(message, nth);
+                let message = &*row_message;
                 let row_id = self.storage.row_id(message);
+                // Bodies stored apart are written at once, in the transaction of the rows.
+                self.store_body(c, &queue, message).await?;
                 planned.push(
                     self.storage
                         .plan_insert(c, &queue, message, row_id, creation, &mut written.created)
@@ -355,6 +364,10 @@ impl<D: Driver> Inner<D> {
         let mut planned = Vec::with_capacity(messages.len());
         let mut queues: Vec<QueueName> = Vec::new();
         for message in messages {
+            // A body stored apart is written with its row, in one transaction.
+            if message.stored_apart.is_some() {
+                return None;
+            }
             let Destination::Queue(queue) = &message.destination else {
                 return None;
             };
@@ -451,6 +464,7 @@ impl<D: Driver> Inner<D> {
                     delivery: Delivery::Immediate,
                     group,
                     priority,
+                    stored_apart: None,
                 });
             }
         };

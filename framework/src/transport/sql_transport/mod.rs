@@ -12,6 +12,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use uuid::Uuid;
 
+mod bodies;
 mod deduplication;
 mod inner;
 mod receive;
@@ -95,6 +96,7 @@ impl<D: Driver> SqlTransport<D> {
             schedules: settings.schedules,
             inbox: settings.inbox,
             limits: settings.limits,
+            bodies: settings.bodies,
             sagas: settings.sagas,
             nservicebus,
             address_form: dialect.address_form,
@@ -382,6 +384,8 @@ impl<D: Driver> Transport for SqlTransport<D> {
         .await?;
         cx.create(&mut c, "NimbusLimits", &cx.sql.limits, &[schema])
             .await?;
+        cx.create(&mut c, "NimbusBodies", &cx.sql.bodies, &[schema])
+            .await?;
         cx.create(&mut c, "NimbusMonitoring", &cx.sql.monitoring, &[schema])
             .await?;
         if !s.has_last_seen_at(&mut c).await? {
@@ -434,6 +438,9 @@ impl<D: Driver> Transport for SqlTransport<D> {
         }
         if cx.limits {
             tables.push(("NimbusLimits", &cx.sql.limits));
+        }
+        if cx.bodies {
+            tables.push(("NimbusBodies", &cx.sql.bodies));
         }
         for (table, statement) in tables {
             if !cx.table_exists(&mut c, table).await? {
@@ -530,25 +537,30 @@ impl<D: Driver> Transport for SqlTransport<D> {
         };
         let mut created = Vec::new();
         let mut statements = Vec::new();
+        let mut rows = 0;
         let mut announced = Vec::new();
         for message in messages {
             let creation = match message.destination {
                 Destination::Topic(_) => Creation::IfMissing,
                 Destination::Queue(_) => Creation::Required,
             };
-            for queue in s.destinations(&mut c, &message.destination).await? {
+            let queues = s.destinations(&mut c, &message.destination).await?;
+            for (nth, queue) in queues.into_iter().enumerate() {
+                let row_message = bodies::for_row(message, nth);
+                let message = &*row_message;
                 let row_id = s.storage.row_id(message);
+                statements.extend(s.body_statement(&queue, message));
                 let planned = s
                     .storage
                     .plan_insert(&mut c, &queue, message, row_id, creation, &mut created)
                     .await?;
                 statements.push(planned.statement);
+                rows += 1;
                 if message.delivery == Delivery::Immediate && !announced.contains(&queue) {
                     announced.push(queue);
                 }
             }
         }
-        let rows = statements.len();
         // Where the database can carry it, the announcement rides in the application's own
         // transaction: delivered if it commits, dropped if it rolls back.
         if let Some(announce) = s.cx.sql.wake_announce_one.as_deref() {
@@ -653,15 +665,20 @@ impl<D: Driver> Transport for SqlTransport<D> {
                 s.commit(c, &[], "an empty receive").await?;
                 Ok(None)
             }
-            Some(row) => Ok(Some((
-                received_message(row),
-                Box::new(SqlReceiveTransaction {
-                    connection: c,
-                    inner: s.clone(),
-                    handler_savepoint: false,
-                    member_of: None,
-                }),
-            ))),
+            Some(row) => {
+                let received = received_message(row);
+                let stored_body = crate::claim_check::claim_in_json(&received.headers_json);
+                Ok(Some((
+                    received,
+                    Box::new(SqlReceiveTransaction {
+                        connection: c,
+                        inner: s.clone(),
+                        handler_savepoint: false,
+                        member_of: None,
+                        stored_body,
+                    }),
+                )))
+            }
         }
     }
 
@@ -716,15 +733,20 @@ impl<D: Driver> Transport for SqlTransport<D> {
                 s.commit(c, &[], "looking for expired leases").await?;
                 Ok(None)
             }
-            Some(row) => Ok(Some((
-                received_message(row),
-                Box::new(SqlReceiveTransaction {
-                    connection: c,
-                    inner: s.clone(),
-                    handler_savepoint: false,
-                    member_of: None,
-                }),
-            ))),
+            Some(row) => {
+                let received = received_message(row);
+                let stored_body = crate::claim_check::claim_in_json(&received.headers_json);
+                Ok(Some((
+                    received,
+                    Box::new(SqlReceiveTransaction {
+                        connection: c,
+                        inner: s.clone(),
+                        handler_savepoint: false,
+                        member_of: None,
+                        stored_body,
+                    }),
+                )))
+            }
         }
     }
 
@@ -1004,6 +1026,13 @@ impl<D: Driver> Transport for SqlTransport<D> {
         let s = &self.inner;
         let mut c = s.connection("dropping a queue").await?;
         s.storage.drop_queue(&mut c, queue).await?;
+        // The bodies its messages stored apart go with them (not its dead letters').
+        c.execute(
+            &s.cx.sql.bodies_drop_queue,
+            &[Param::Text(Some(queue.as_str()))],
+        )
+        .await
+        .map_err(s.cx.db(|| format!("deleting the bodies stored apart for {queue:?}")))?;
         c.release();
         Ok(())
     }
@@ -1031,6 +1060,14 @@ impl<D: Driver> Transport for SqlTransport<D> {
             AgedRows::DeduplicationKeys => (
                 &s.cx.sql.deduplication_cleanup,
                 "deleting deduplication keys whose window ended",
+            ),
+            AgedRows::ExpiredBodies => (
+                &s.cx.sql.bodies_expire,
+                "deleting bodies stored apart whose message expired",
+            ),
+            AgedRows::DeadLetteredBodies => (
+                &s.cx.sql.bodies_dead_letter_expire,
+                "deleting the bodies of dead letters past their retention period",
             ),
             AgedRows::LimitSlots => (
                 &s.cx.sql.limits_cleanup,
@@ -1089,7 +1126,11 @@ impl<D: Driver> Transport for SqlTransport<D> {
         for row in rows {
             match s.delayed_to_outgoing(row) {
                 Ok(message) => messages.push(message),
-                Err(letter) => s.insert_dead_letter(&mut c, &letter).await?,
+                Err(letter) => {
+                    s.insert_dead_letter(&mut c, &letter).await?;
+                    let stored = crate::dead_letter::stored_body_of(&letter.body);
+                    s.keep_body_for_dead_letter(&mut c, stored).await?;
+                }
             }
         }
         let written = s.write(&mut c, &messages, Creation::IfMissing).await?;
@@ -1252,7 +1293,10 @@ impl<D: Driver> Transport for SqlTransport<D> {
         };
         // On an error `c` is dropped and the server rolls back: the dead letter stays.
         let message = rebuild(destination.as_deref().unwrap_or_default(), &body)?;
-        let written = s.write(&mut c, &[message], Creation::IfMissing).await?;
+        let written = s
+            .write(&mut c, std::slice::from_ref(&message), Creation::IfMissing)
+            .await?;
+        s.give_body_back(&mut c, &message).await?;
         s.commit_written(c, &written, "a replay").await?;
         Ok(true)
     }

@@ -28,6 +28,9 @@ pub(super) struct SqlReceiveTransaction<D: Driver> {
     pub(super) handler_savepoint: bool,
     /// Part of a batch: finishing gives the connection back to the batch instead of committing.
     pub(super) member_of: Option<SharedBatch<D>>,
+    /// The id of its message's body stored apart (the claim check), if it has one: deleted
+    /// when the message is done with, kept for a retry or a dead letter.
+    pub(super) stored_body: Option<Uuid>,
 }
 
 /// What the messages of a batch share: its open transaction, and what their handling wrote.
@@ -79,6 +82,7 @@ impl<D: Driver> ReceivedBatch for SqlBatch<D> {
             return Ok(None);
         };
         let connection = self.take_connection()?;
+        let stored_body = crate::claim_check::claim_in_json(&row.headers_json);
         // No savepoint yet: a message whose handling writes nothing needs none. One is marked
         // before its handler's own statements or before its sends, whichever comes first, so
         // that its part can be undone alone.
@@ -89,6 +93,7 @@ impl<D: Driver> ReceivedBatch for SqlBatch<D> {
                 inner: self.inner.clone(),
                 handler_savepoint: false,
                 member_of: Some(self.shared.clone()),
+                stored_body,
             }),
         )))
     }
@@ -207,11 +212,16 @@ impl<D: Driver> SqlReceiveTransaction<D> {
             inner,
             handler_savepoint,
             member_of,
+            stored_body,
         } = *self;
         let next = next.filter(|_| member_of.is_none() && connection.pipelines_commit());
         let cx = &inner.cx;
         if outgoing.is_empty() && !handler_savepoint {
             // Nothing to write and nothing to undo: no savepoint needed.
+            inner
+                .release_body(&mut connection, stored_body, &outgoing)
+                .await
+                .map_err(CommitFailure::Failed)?;
             let written = Written::default();
             return Self::finish_then(inner, connection, member_of, written, false, next)
                 .await
@@ -240,6 +250,14 @@ impl<D: Driver> SqlReceiveTransaction<D> {
                     )
                 }),
             other => other,
+        };
+        // Handled: its body stored apart goes with its row (a refused send keeps both).
+        let written = match written {
+            Ok(written) => inner
+                .release_body(&mut connection, stored_body, &outgoing)
+                .await
+                .map(|()| written),
+            Err(e) => Err(e),
         };
         match written {
             // The handler's savepoint was released above; the one marked for the sends is open.
@@ -272,6 +290,7 @@ impl<D: Driver> SqlReceiveTransaction<D> {
                         inner,
                         handler_savepoint,
                         member_of,
+                        stored_body,
                     }),
                 ))
             }
@@ -309,15 +328,20 @@ impl<D: Driver> SqlReceiveTransaction<D> {
         written.created.iter().for_each(|e| e.mark_exists());
         inner.wake(&written.queues);
         Ok(match received {
-            Ok(Some(row)) => NextReceive::Taken(
-                received_message(row),
-                Box::new(SqlReceiveTransaction {
-                    connection,
-                    inner,
-                    handler_savepoint: false,
-                    member_of: None,
-                }),
-            ),
+            Ok(Some(row)) => {
+                let received = received_message(row);
+                let stored_body = crate::claim_check::claim_in_json(&received.headers_json);
+                NextReceive::Taken(
+                    received,
+                    Box::new(SqlReceiveTransaction {
+                        connection,
+                        inner,
+                        handler_savepoint: false,
+                        member_of: None,
+                        stored_body,
+                    }),
+                )
+            }
             Ok(None) => match inner.commit(connection, &[], "an empty receive").await {
                 Ok(()) => NextReceive::Empty,
                 Err(e) => NextReceive::Failed(e),
@@ -335,9 +359,13 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
             inner,
             member_of,
             handler_savepoint,
+            stored_body,
         } = *self;
         let written = inner
             .write(&mut connection, &outgoing, Creation::Required)
+            .await?;
+        inner
+            .release_body(&mut connection, stored_body, &outgoing)
             .await?;
         Self::finish(
             inner,
@@ -356,8 +384,12 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
             inner,
             member_of,
             handler_savepoint,
+            stored_body,
         } = *self;
         inner.insert_dead_letter(&mut connection, &letter).await?;
+        inner
+            .keep_body_for_dead_letter(&mut connection, stored_body)
+            .await?;
         Self::finish(
             inner,
             connection,
@@ -382,6 +414,14 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
         queue: &QueueName,
     ) -> std::result::Result<NextReceive, CommitFailure> {
         self.commit_handled_then(outgoing, Some(queue)).await
+    }
+
+    async fn stored_body(&mut self) -> Result<Option<Vec<u8>>> {
+        let Some(id) = self.stored_body else {
+            return Ok(None);
+        };
+        let inner = self.inner.clone();
+        inner.fetch_body(&mut self.connection, id).await.map(Some)
     }
 
     async fn handler_connection(&mut self) -> Result<&mut (dyn std::any::Any + Send)> {
@@ -566,6 +606,7 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
             mut connection,
             inner,
             member_of,
+            stored_body,
             ..
         } = *self;
         if member_of.is_some() {
@@ -576,6 +617,7 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
             ));
         }
         let lease = SqlLease {
+            stored_body,
             id: Uuid::new_v4(),
             duration_ms: i64::try_from(terms.duration.as_millis()).unwrap_or(i64::MAX),
             inner: inner.clone(),
@@ -608,6 +650,8 @@ impl<D: Driver> ReceiveTransaction for SqlReceiveTransaction<D> {
 
 /// A message held in `NimbusLeases` (see [`HeldLease`]).
 struct SqlLease<D: Driver> {
+    /// Its message's body stored apart, if any.
+    stored_body: Option<Uuid>,
     id: Uuid,
     duration_ms: i64,
     inner: Arc<Inner<D>>,
@@ -643,6 +687,7 @@ impl<D: Driver> HeldLease for SqlLease<D> {
             inner: s.clone(),
             handler_savepoint: false,
             member_of: None,
+            stored_body: self.stored_body,
         })))
     }
 }

@@ -1,0 +1,1 @@
+DELETE FROM "Zeb]ra ""x"" 'y'"."NimbusBodies" WHERE "Queue" = $1 AND "DeadLetteredAt" IS NULL

@@ -1,0 +1,1 @@
+UPDATE "Zeb]ra ""x"" 'y'"."NimbusBodies" SET "DeadLetteredAt" = (now() AT TIME ZONE 'utc'), "Expires" = NULL WHERE "Id" = $1

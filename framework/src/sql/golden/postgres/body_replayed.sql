@@ -1,0 +1,1 @@
+UPDATE "Zeb]ra ""x"" 'y'"."NimbusBodies" SET "DeadLetteredAt" = NULL, "Queue" = $2 WHERE "Id" = $1

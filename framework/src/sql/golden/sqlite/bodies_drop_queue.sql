@@ -1,0 +1,1 @@
+DELETE FROM "NimbusBodies" WHERE "Queue" = ?1 AND "DeadLetteredAt" IS NULL

@@ -1,0 +1,1 @@
+UPDATE "NimbusBodies" SET "DeadLetteredAt" = strftime('%Y-%m-%d %H:%M:%f', 'now'), "Expires" = NULL WHERE "Id" = ?1

@@ -1,0 +1,1 @@
+DELETE FROM "NimbusBodies" WHERE "Id" = ?1

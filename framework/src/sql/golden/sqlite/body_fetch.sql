@@ -1,0 +1,1 @@
+SELECT "Body", "Store" FROM "NimbusBodies" WHERE "Id" = ?1

@@ -1,0 +1,1 @@
+UPDATE "NimbusBodies" SET "DeadLetteredAt" = NULL, "Queue" = ?2 WHERE "Id" = ?1

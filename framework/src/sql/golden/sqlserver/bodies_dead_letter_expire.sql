@@ -1,0 +1,2 @@
+DELETE TOP (@P2) FROM [Zeb]]ra "x" 'y'].[NimbusBodies] WITH (READPAST)
+WHERE [DeadLetteredAt] < DATEADD(second, -CAST(@P1 AS int), SYSUTCDATETIME());

@@ -1,0 +1,1 @@
+DELETE FROM [Zeb]]ra "x" 'y'].[NimbusBodies] WHERE [Queue] = @P1 AND [DeadLetteredAt] IS NULL;

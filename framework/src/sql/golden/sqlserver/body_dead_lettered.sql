@@ -1,0 +1,1 @@
+UPDATE [Zeb]]ra "x" 'y'].[NimbusBodies] SET [DeadLetteredAt] = SYSUTCDATETIME(), [Expires] = NULL WHERE [Id] = @P1;

@@ -1,0 +1,1 @@
+SELECT [Body], [Store] FROM [Zeb]]ra "x" 'y'].[NimbusBodies] WHERE [Id] = @P1;

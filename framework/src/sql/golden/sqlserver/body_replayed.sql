@@ -1,0 +1,1 @@
+UPDATE [Zeb]]ra "x" 'y'].[NimbusBodies] SET [DeadLetteredAt] = NULL, [Queue] = @P2 WHERE [Id] = @P1;

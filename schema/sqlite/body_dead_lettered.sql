@@ -1,0 +1,4 @@
+-- Marks a body stored apart as its message's dead letter's, in the transaction that writes the
+-- dead letter: kept for a replay until the dead letters' retention ends, whatever its Expires.
+-- Parameters: 1 Id (text)
+UPDATE "NimbusBodies" SET "DeadLetteredAt" = strftime('%Y-%m-%d %H:%M:%f', 'now'), "Expires" = NULL WHERE "Id" = ?1
