@@ -2,14 +2,16 @@
 //!
 //! Each round sends `--messages` messages of `--body-size` bytes (words, which compress about as
 //! text and JSON do) and drains them, once per variant, in an order that rotates from round to
-//! round: plain, gzip ([`BodyCompression::gzip`]), AES-256-GCM ([`BodyEncryption`]), and both.
-//! The sending endpoint encodes; the receiving one decodes (it holds the key).
+//! round: plain, gzip ([`BodyCompression::gzip`]), AES-256-GCM ([`BodyEncryption`]), both, and
+//! stored apart by the claim check ([`ClaimCheck`], every body). The sending endpoint encodes;
+//! the receiving one decodes (it holds the key). Every variant but the last keeps bodies in
+//! their rows, whatever their size.
 //!
 //! A ratio is the median of its rounds' rates (variant ÷ plain), with the lowest and highest;
 //! the sizes are what one message's body takes in the queue.
 
 use nimbus::admin::Database;
-use nimbus::{BodyCompression, BodyEncryption, SendOptions};
+use nimbus::{BodyCompression, BodyEncryption, ClaimCheck, SendOptions};
 use serde_json::json;
 
 use super::drive::{drain_rate, run_tasks};
@@ -29,13 +31,15 @@ enum Variant {
     Gzip,
     Encrypted,
     Both,
+    StoredApart,
 }
 
-const VARIANTS: [Variant; 4] = [
+const VARIANTS: [Variant; 5] = [
     Variant::Plain,
     Variant::Gzip,
     Variant::Encrypted,
     Variant::Both,
+    Variant::StoredApart,
 ];
 
 impl Variant {
@@ -45,12 +49,17 @@ impl Variant {
             Variant::Gzip => "gzip",
             Variant::Encrypted => "aes-256-gcm",
             Variant::Both => "gzip+aes",
+            Variant::StoredApart => "stored-apart",
         }
     }
 
     /// `builder` set up to write bodies this way (gzip at `level`), and to read them: the key
     /// decrypts.
     fn apply(self, builder: nimbus::BusBuilder, level: u32) -> nimbus::BusBuilder {
+        let builder = builder.claim_check(match self {
+            Variant::StoredApart => ClaimCheck::in_database().above(0),
+            _ => ClaimCheck::off(),
+        });
         let builder = match self {
             Variant::Gzip | Variant::Both => {
                 builder.body_compression(BodyCompression::gzip().min_bytes(0).level(level))
@@ -102,6 +111,16 @@ pub async fn run(
     Ok(())
 }
 
+/// What `message`'s body takes as written: in its row, or stored apart (its header says).
+fn stored_size(message: &nimbus::admin::QueuedMessage) -> usize {
+    match nimbus::admin::shown_body(&message.headers, &message.body) {
+        nimbus::admin::ShownBody::StoredApart { bytes, .. } => {
+            usize::try_from(bytes).unwrap_or(usize::MAX)
+        }
+        _ => message.body.len(),
+    }
+}
+
 fn sender_suffix(variant: Variant) -> String {
     format!("Sender{}", variant.name().replace(['-', '+'], ""))
 }
@@ -125,7 +144,7 @@ async fn rounds(
             let sent = send_rate(target, settings, queue, variant).await?;
             if round == 0 {
                 let stored = admin.peek(queue, 1).await?;
-                measured[index].1.stored_bytes = stored.first().map_or(0, |m| m.body.len());
+                measured[index].1.stored_bytes = stored.first().map_or(0, stored_size);
             }
             let received = drain_rate(target, settings, queue, |receiver| {
                 let receiver = match settings.receive_batch {

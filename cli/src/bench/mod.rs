@@ -30,6 +30,7 @@ mod drive;
 mod groups;
 pub mod latency;
 mod limits;
+mod memory;
 mod message;
 mod pgmq;
 mod report;
@@ -157,6 +158,19 @@ pub struct Settings {
         conflicts_with_all = ["latency", "handler_shapes", "deduplication", "groups", "limits"]
     )]
     pub bodies: bool,
+    /// Large-bodies mode: sizes in megabytes (e.g. `1,20,100`). One message of each size is
+    /// sent and handled in this process, its body stored apart by the claim check; reports the
+    /// resident set size before, at its peak and after.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "MB",
+        conflicts_with_all = ["latency", "handler_shapes", "deduplication", "groups", "limits", "bodies"]
+    )]
+    pub large_bodies: Vec<usize>,
+    /// Large-bodies mode: keep the bodies in their rows (`ClaimCheck::off()`), to compare.
+    #[arg(long, requires = "large_bodies")]
+    pub inline: bool,
     /// Bodies mode: gzip's level, 1 (fastest, the default) to 9.
     #[arg(long, requires = "bodies", value_parser = clap::value_parser!(u32).range(1..=9))]
     pub gzip_level: Option<u32>,
@@ -330,6 +344,10 @@ pub async fn run(
     }
     if settings.bodies {
         return bodies::run(target, admin, settings, json).await;
+    }
+    if !settings.large_bodies.is_empty() {
+        let _ = admin;
+        return memory::run(target, settings, json).await;
     }
     if !settings.handler_shapes.is_empty() {
         let shapes = settings.handler_shapes.clone();

@@ -18,6 +18,7 @@ mod catalog_names;
 mod contract_tests;
 pub(crate) mod deduplication_statements;
 pub(crate) mod group_statements;
+mod heap;
 #[cfg(any(feature = "postgres", feature = "sqlserver"))]
 pub(crate) mod home;
 pub(crate) mod instance_statements;
@@ -487,6 +488,9 @@ pub(crate) struct Held<D: Driver> {
     /// It moved a value larger than [`LARGE_VALUE`] on a driver whose connections keep their
     /// buffers: closed when given back, so its memory is given back too.
     retire: bool,
+    /// It moved a value larger than [`LARGE_VALUE`] (on any driver): the process's freed
+    /// memory is given back to the system soon after the connection is ([`heap`]).
+    moved_large: bool,
 }
 
 /// The size from which a value a connection moved makes it close when given back (where the
@@ -535,6 +539,7 @@ impl<D: Driver> Held<D> {
             deadlines,
             frozen: false,
             retire: false,
+            moved_large: false,
         })
     }
 
@@ -567,6 +572,7 @@ impl<D: Driver> Held<D> {
 
     /// Gives the connection back to the pool: call only when no transaction is open.
     pub fn release(mut self) {
+        self.give_back_large();
         if let Some(connection) = self.connection.take() {
             if self.frozen || self.retire {
                 self.driver.discard(connection);
@@ -579,6 +585,7 @@ impl<D: Driver> Held<D> {
     /// Commits the open transaction and gives the connection back; on failure the connection
     /// is discarded (the server rolls back).
     pub async fn commit(mut self) -> DriverResult<()> {
+        self.give_back_large();
         let driver = self.driver.clone();
         let mut connection = self.connection.take().ok_or_else(|| {
             DriverError::other(
@@ -609,8 +616,18 @@ impl<D: Driver> Held<D> {
     }
 }
 
+impl<D: Driver> Held<D> {
+    /// After a large value, asks for the freed memory to go back to the system soon.
+    fn give_back_large(&mut self) {
+        if std::mem::take(&mut self.moved_large) {
+            heap::give_back_soon();
+        }
+    }
+}
+
 impl<D: Driver> Drop for Held<D> {
     fn drop(&mut self) {
+        self.give_back_large();
         if let Some(connection) = self.connection.take() {
             self.driver.discard(connection);
         }

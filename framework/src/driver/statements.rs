@@ -343,25 +343,27 @@ impl<D: Driver> Held<D> {
     /// Notes large values among `params`: the connection then closes when given back (see
     /// [`Driver::keeps_large_buffers`]).
     fn weigh_params(&mut self, params: &[Param<'_>]) {
-        if !self.retire && self.driver.keeps_large_buffers() {
-            self.retire = params.iter().any(|p| match p {
+        if !self.moved_large {
+            self.moved_large = params.iter().any(|p| match p {
                 Param::Bytes(Some(b)) => b.len() > super::LARGE_VALUE,
                 Param::Text(Some(t)) => t.len() > super::LARGE_VALUE,
                 _ => false,
             });
+            self.retire |= self.moved_large && self.driver.keeps_large_buffers();
         }
     }
 
     /// Notes large values among `rows`, as [`Held::weigh_params`] does.
     fn weigh_rows(&mut self, rows: &[Row]) {
-        if !self.retire && self.driver.keeps_large_buffers() {
-            self.retire = rows.iter().any(|row| {
+        if !self.moved_large {
+            self.moved_large = rows.iter().any(|row| {
                 row.0.iter().any(|v| match v {
                     Value::Bytes(b) => b.len() > super::LARGE_VALUE,
                     Value::Text(t) => t.len() > super::LARGE_VALUE,
                     _ => false,
                 })
             });
+            self.retire |= self.moved_large && self.driver.keeps_large_buffers();
         }
     }
 
@@ -496,9 +498,11 @@ impl<D: Driver> Held<D> {
         Ok(rows.first().map(|row| message_row(row, RECEIVED)))
     }
 
-    /// Whether [`commit_and_receive`](Self::commit_and_receive) saves a round trip here.
+    /// Whether [`commit_and_receive`](Self::commit_and_receive) saves a round trip here: not
+    /// after a large value, whose connection (and the buffers it grew) must be given back
+    /// rather than kept for the next receive.
     pub fn pipelines_commit(&self) -> bool {
-        self.driver.pipelines_commit()
+        self.driver.pipelines_commit() && !self.moved_large
     }
 
     /// Commits the open transaction and runs `queue_receive.sql` or `messages_receive.sql` in a
