@@ -594,6 +594,7 @@ impl Database {
             inbox: false,
             limits: false,
             bodies: false,
+            stores: Default::default(),
             nservicebus_subscriptions: None,
         })
         .await?;

@@ -277,6 +277,7 @@ macro_rules! conformance_suite {
             a_body_that_cannot_be_decrypted_is_dead_lettered,
             compressed_bodies_are_read_by_any_receiver,
             large_bodies_are_stored_apart_and_removed_with_their_message,
+            bodies_in_an_object_store_are_swept_once_no_message_names_them,
             a_limit_of_handlers_at_once_holds_across_instances,
             a_limit_per_key_holds_each_key_and_lets_others_run,
             a_rate_limit_holds_across_instances,
@@ -349,6 +350,15 @@ macro_rules! conformance_suite {
             concat!($prefix, "::sigkill_loses_no_body_stored_apart"),
             ::std::boxed::Box::new(move || {
                 $crate::payloads::sigkill_loses_no_body_stored_apart(
+                    $setup,
+                    env!("CARGO_BIN_EXE_crash_worker"),
+                )
+            }),
+        ));
+        trials.push((
+            concat!($prefix, "::sigkill_loses_no_body_in_an_object_store"),
+            ::std::boxed::Box::new(move || {
+                $crate::payloads::sigkill_loses_no_body_in_an_object_store(
                     $setup,
                     env!("CARGO_BIN_EXE_crash_worker"),
                 )
@@ -431,6 +441,15 @@ macro_rules! conformance_suite {
         #[test]
         fn sigkill_loses_no_body_stored_apart() {
             $crate::payloads::sigkill_loses_no_body_stored_apart(
+                $setup,
+                env!("CARGO_BIN_EXE_crash_worker"),
+            );
+        }
+
+        $(#[$attr])*
+        #[test]
+        fn sigkill_loses_no_body_in_an_object_store() {
+            $crate::payloads::sigkill_loses_no_body_in_an_object_store(
                 $setup,
                 env!("CARGO_BIN_EXE_crash_worker"),
             );

@@ -381,15 +381,38 @@ impl Handler<Padded> for PaddedReader {
 /// message was forwarded exactly once, no body of a handled message is left (none orphaned), and
 /// every forwarded message's body is there and whole (none lost).
 pub fn sigkill_loses_no_body_stored_apart(kind: Setup, worker: &str) {
+    sigkill_with_bodies_apart(kind, worker, None);
+}
+
+/// [`sigkill_loses_no_body_stored_apart`] with the bodies in an object store (a local folder):
+/// uploads whose sends a kill cut short are orphans, counted and deleted by the sweep, which
+/// leaves exactly the bodies the waiting messages name.
+pub fn sigkill_loses_no_body_in_an_object_store(kind: Setup, worker: &str) {
+    let folder = std::env::temp_dir().join(crate::unique("nimbus-sigkill-bodies-"));
+    std::fs::create_dir_all(&folder).unwrap();
+    sigkill_with_bodies_apart(kind, worker, Some(&folder));
+    let _ = std::fs::remove_dir_all(&folder);
+}
+
+fn sigkill_with_bodies_apart(kind: Setup, worker: &str, folder: Option<&std::path::Path>) {
     const TOTAL: u32 = 300;
     const PAD: usize = 96 * 1024;
     crate::run_actix(async {
         let db = TestDatabase::new(kind).await;
+        let claim_check = match folder {
+            Some(folder) => nimbus::ClaimCheck::object_store(
+                "files",
+                Arc::new(object_store::local::LocalFileSystem::new_with_prefix(folder).unwrap()),
+            )
+            .orphans_after(Duration::ZERO),
+            None => nimbus::ClaimCheck::in_database(),
+        }
+        .above(64 * 1024);
         let sender = db
             .builder("Scanner", "scanner-1")
             .route::<Padded>("Worker")
             .create_queues_on_send(true)
-            .claim_check(nimbus::ClaimCheck::in_database().above(64 * 1024))
+            .claim_check(claim_check.clone())
             .build()
             .unwrap()
             .start()
@@ -405,7 +428,11 @@ pub fn sigkill_loses_no_body_stored_apart(kind: Setup, worker: &str) {
             "every body is stored apart"
         );
         let above = (64 * 1024).to_string();
-        let env = [("NIMBUS_CLAIM_CHECK_ABOVE", above.as_str())];
+        let folder_text = folder.map(|f| f.display().to_string()).unwrap_or_default();
+        let mut env = vec![("NIMBUS_CLAIM_CHECK_ABOVE", above.as_str())];
+        if folder.is_some() {
+            env.push(("NIMBUS_CLAIM_CHECK_DIR", folder_text.as_str()));
+        }
         let spawn = || crate::suite::start_worker(&db, worker, &env);
         crate::suite::kill_among_three_then_drain(&db, TOTAL, 6, spawn).await;
         let mut forwarded = std::collections::HashMap::<u32, usize>::new();
@@ -440,11 +467,28 @@ pub fn sigkill_loses_no_body_stored_apart(kind: Setup, worker: &str) {
             "one body per archived message"
         );
         assert_eq!(db.count("Archive").await, i64::from(TOTAL));
+        if let Some(folder) = folder {
+            // Handled messages' bodies and cut-short uploads, swept; the archived ones stay.
+            let files = files_under(folder).len();
+            let swept = db.admin().sweep_object_stores(&claim_check).await.unwrap();
+            let orphans = (files as u64).saturating_sub(2 * u64::from(TOTAL));
+            println!(
+                "object store after the kills: {files} files; swept {swept} (the {TOTAL} \
+                 handled messages' bodies and {orphans} uploads whose sends were cut short)"
+            );
+            assert_eq!(
+                files_under(folder).len(),
+                TOTAL as usize,
+                "the archived bodies stay"
+            );
+            assert_eq!(swept, files as u64 - u64::from(TOTAL));
+        }
         // Every archived message's body is there and whole: none lost.
         let reader = PaddedReader::default();
         let archive = db
             .builder("Archive", "archive-1")
             .handler::<Padded, _>(reader.clone())
+            .claim_check(claim_check.clone())
             .build()
             .unwrap()
             .start()
@@ -463,7 +507,148 @@ pub fn sigkill_loses_no_body_stored_apart(kind: Setup, worker: &str) {
             db.admin().bodies().await.unwrap().is_empty()
         })
         .await;
+        if let Some(folder) = folder {
+            db.admin().sweep_object_stores(&claim_check).await.unwrap();
+            assert!(files_under(folder).is_empty(), "nothing left in the store");
+        }
         archive.stop().await.unwrap();
         sender.stop().await.unwrap();
     });
+}
+
+/// The bodies under `folder`, at any depth: files named by an id (a local folder's store also
+/// leaves `<id>#<n>` files of uploads a kill cut short, which it never lists).
+fn files_under(folder: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let mut folders = vec![folder.to_path_buf()];
+    while let Some(next) = folders.pop() {
+        for entry in std::fs::read_dir(&next).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let named_by_id = path
+                .file_name()
+                .and_then(|name| uuid::Uuid::parse_str(&name.to_string_lossy()).ok())
+                .is_some();
+            match path.is_dir() {
+                true => folders.push(path),
+                false if named_by_id => found.push(path),
+                false => {}
+            }
+        }
+    }
+    found
+}
+
+/// Bodies in an object store (a local folder): uploaded with the send, named by a row of
+/// `NimbusBodies`, read by a receiver that knows the store, dead-lettered with the reason by one
+/// that does not; the sweep deletes an upload whose send never committed and, once handled, the
+/// bodies no row names any more, never one a waiting message names.
+pub async fn bodies_in_an_object_store_are_swept_once_no_message_names_them(kind: Setup) {
+    use nimbus::ClaimCheck;
+    let db = TestDatabase::new(kind).await;
+    let filer = Filer::default();
+    filer
+        .accept_all
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let folder = std::env::temp_dir().join(crate::unique("nimbus-object-bodies-"));
+    std::fs::create_dir_all(&folder).unwrap();
+    let store: Arc<dyn object_store::ObjectStore> =
+        Arc::new(object_store::local::LocalFileSystem::new_with_prefix(&folder).unwrap());
+    let claim_check = ClaimCheck::object_store("files", store.clone())
+        .above(1024)
+        .orphans_after(Duration::ZERO);
+    let sender = db
+        .builder("Scanner", "scanner-1")
+        .route::<Document>("Archive")
+        .create_queues_on_send(true)
+        .claim_check(claim_check.clone())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    for n in 0..3 {
+        sender.send(document(n, 500)).await.unwrap();
+    }
+    let uploaded = files_under(&folder);
+    assert_eq!(uploaded.len(), 3, "three bodies uploaded: {uploaded:?}");
+    let summary = db.admin().bodies().await.unwrap();
+    assert_eq!(
+        summary
+            .iter()
+            .map(|b| (b.bodies, b.in_object_store))
+            .collect::<Vec<_>>(),
+        vec![(3, 3)],
+        "their rows name the store"
+    );
+    assert!(db.bodies("Archive").await.iter().all(Vec::is_empty));
+    // An upload whose send never committed (its process died before the commit).
+    let orphan = uploaded[0].with_file_name(uuid::Uuid::new_v4().to_string());
+    std::fs::write(&orphan, b"never sent").unwrap();
+    assert_eq!(
+        db.admin().sweep_object_stores(&claim_check).await.unwrap(),
+        1,
+        "only the orphan is swept: the waiting messages name the others"
+    );
+    assert!(!orphan.exists());
+    assert_eq!(files_under(&folder).len(), 3);
+
+    // A receiver that does not know the store sends the first to the dead letters, saying so.
+    let unaware = db
+        .builder("Archive", "archive-1")
+        .handler::<Document, _>(filer.clone())
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    db.dead_letters_within(1, Duration::from_secs(60)).await;
+    unaware.stop().await.unwrap();
+    let letters = db.dead_letters().await;
+    let reason = String::from_utf8_lossy(&letters[0].body).to_string();
+    assert!(
+        reason.contains("object store")
+            && reason.contains("files")
+            && reason.contains("reads_store"),
+        "{reason}"
+    );
+    // One that reads it handles the rest, and the replayed dead letter.
+    let reading = db
+        .builder("Archive", "archive-1")
+        .handler::<Document, _>(filer.clone())
+        .claim_check(ClaimCheck::off().reads_store("files", store.clone()))
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    for letter in &letters {
+        let id = letter.message_id.parse().unwrap();
+        assert!(db.admin().replay_dead_letter(id).await.unwrap());
+    }
+    eventually("the three documents are filed", async || {
+        let mut numbers: Vec<u32> = filer
+            .filed
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(n, _)| *n)
+            .collect();
+        numbers.sort_unstable();
+        numbers.dedup();
+        numbers.len() == 3
+    })
+    .await;
+    eventually("no row names a body", async || {
+        db.admin().bodies().await.unwrap().is_empty()
+    })
+    .await;
+    assert_eq!(
+        db.admin().sweep_object_stores(&claim_check).await.unwrap(),
+        3,
+        "the handled messages' bodies are swept"
+    );
+    assert!(files_under(&folder).is_empty());
+    reading.stop().await.unwrap();
+    sender.stop().await.unwrap();
+    let _ = std::fs::remove_dir_all(&folder);
 }

@@ -70,6 +70,20 @@ pub(crate) fn idle_sweep(endpoint: Arc<EndpointState>) -> Periodic {
                         );
                     }
                 }
+                let stores = endpoint.config.identity.claim_check.stores();
+                if !stores.names().is_empty() {
+                    let deleted = endpoint.transport.sweep_orphan_objects(stores).await?;
+                    if deleted > 0 {
+                        ::metrics::counter!("nimbus_bodies_orphans_deleted_total")
+                            .increment(deleted);
+                        tracing::info!(
+                            deleted,
+                            stores = ?stores.names(),
+                            "deleted bodies from object stores that no message names any more \
+                             (handled, or never sent)"
+                        );
+                    }
+                }
                 if endpoint.config.monitoring_interval.is_some() {
                     let kept = endpoint.config.monitoring_retention;
                     let deleted =

@@ -19,4 +19,13 @@ impl Database {
     pub async fn bodies(&self) -> Result<Vec<BodySummary>> {
         self.transport.bodies().await
     }
+
+    /// Deletes the bodies in `claim_check`'s object stores (this schema's folder) older than
+    /// its `orphans_after` that no row of `NimbusBodies` names (their message was handled, or
+    /// their send never committed), as the endpoints' idle sweep does; returns how many.
+    pub async fn sweep_object_stores(&self, claim_check: &crate::ClaimCheck) -> Result<u64> {
+        self.transport
+            .sweep_orphan_objects(claim_check.stores())
+            .await
+    }
 }

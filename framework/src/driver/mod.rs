@@ -10,8 +10,8 @@
 //! again, so no later user finds a broken connection or a transaction left open.
 
 pub(crate) mod access;
-#[cfg(any(feature = "postgres", feature = "sqlserver"))]
 pub(crate) mod body_statements;
+#[cfg(any(feature = "postgres", feature = "sqlserver"))]
 pub(crate) mod budget;
 mod catalog_names;
 #[cfg(test)]

@@ -124,6 +124,7 @@ impl EndpointConfig {
             inbox: self.inbox.is_some(),
             limits: !self.limits.is_empty(),
             bodies: self.identity.claim_check.threshold().is_some(),
+            stores: self.identity.claim_check.stores().clone(),
             nservicebus_subscriptions: self.nservicebus_subscriptions.clone(),
         }
     }

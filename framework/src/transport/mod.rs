@@ -232,6 +232,8 @@ pub(crate) struct TransportSettings {
     /// The endpoint stores bodies apart: `NimbusBodies` is verified too (auto-create makes it
     /// for every endpoint).
     pub bodies: bool,
+    /// The object stores bodies stored apart are written to and read from.
+    pub stores: crate::claim_check::Stores,
     /// NServiceBus's subscription table, when subscriptions are shared with NServiceBus.
     pub nservicebus_subscriptions: Option<QueueName>,
 }
@@ -421,6 +423,10 @@ pub(crate) trait Transport: Send + Sync + 'static {
 
     /// Drops the table of `queue` with everything in it (maintenance and benchmarks).
     async fn drop_queue(&self, queue: &QueueName) -> Result<()>;
+
+    /// Deletes the bodies in `stores` (this schema's folder) older than their claim check's
+    /// `orphans_after` that have no row in `NimbusBodies`; returns how many.
+    async fn sweep_orphan_objects(&self, stores: &crate::claim_check::Stores) -> Result<u64>;
 
     /// Adds the slots the limit `scope` lacks (of `slots`), in a short transaction of its own.
     async fn add_limit_slots(&self, scope: &str, slots: u32) -> Result<()>;

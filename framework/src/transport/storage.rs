@@ -59,6 +59,8 @@ pub(crate) struct Context {
     pub limits: bool,
     /// The endpoint stores bodies apart (the claim check): `NimbusBodies` is required.
     pub bodies: bool,
+    /// The object stores bodies stored apart are written to and read from.
+    pub stores: crate::claim_check::Stores,
     /// `NimbusSagas` is made and checked too.
     pub sagas: bool,
     /// NServiceBus's subscription table, when subscriptions are shared with it.

@@ -12,7 +12,8 @@
 //! are handled at once over every worker (`Limit::concurrency`). With `NIMBUS_CLAIM_CHECK_ABOVE=n`,
 //! the worker handles `Padded` messages instead, whose bodies above n bytes are stored apart: it
 //! forwards each number to `Done` (small) and the padded message to `Archive` (stored apart
-//! again). Runs until killed.
+//! again), in the object store of the folder `NIMBUS_CLAIM_CHECK_DIR` when set. Runs until
+//! killed.
 //!
 //! Usage: `crash_worker <database-url> <table|shared> [schema]`
 
@@ -200,8 +201,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         // Nobody receives from Done: the worker makes it.
         .create_queues_on_send(true);
     builder = if let Some(above) = number("NIMBUS_CLAIM_CHECK_ABOVE") {
+        let claim_check = match std::env::var_os("NIMBUS_CLAIM_CHECK_DIR") {
+            Some(folder) => nimbus::ClaimCheck::object_store(
+                "files",
+                std::sync::Arc::new(object_store::local::LocalFileSystem::new_with_prefix(
+                    folder,
+                )?),
+            ),
+            None => nimbus::ClaimCheck::in_database(),
+        };
         builder
-            .claim_check(nimbus::ClaimCheck::in_database().above(usize::try_from(above)?))
+            .claim_check(claim_check.above(usize::try_from(above)?))
             .handler(Archive)
     } else if std::env::var_os("NIMBUS_SAGA").is_some() {
         builder.saga_handler::<Numbered, _>(CrashTally)

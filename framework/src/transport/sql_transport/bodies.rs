@@ -24,14 +24,19 @@ pub(super) fn for_row(message: &OutgoingMessage, nth: usize) -> Cow<'_, Outgoing
     }
 }
 
-/// The row of `NimbusBodies` for `message`'s body stored apart, written to `queue`.
-fn body_row<'a>(message: &'a OutgoingMessage, queue: &'a QueueName) -> Option<BodyRow<'a>> {
+/// The row of `NimbusBodies` for `message`'s body stored apart, written to `queue`: with the
+/// bytes, or naming the object store `store` that holds them.
+fn body_row<'a>(
+    message: &'a OutgoingMessage,
+    queue: &'a QueueName,
+    store: Option<&'a str>,
+) -> Option<BodyRow<'a>> {
     let stored = message.stored_apart.as_ref()?;
     Some(BodyRow {
         id: stored.id,
         queue: queue.as_str(),
-        body: Some(&stored.body),
-        store: None,
+        body: store.is_none().then_some(stored.body.as_slice()),
+        store,
         size: i64::try_from(stored.body.len()).unwrap_or(i64::MAX),
         time_to_be_received_ms: message.time_to_be_received_ms,
         expires_at: message.expires_at,
@@ -47,7 +52,8 @@ impl<D: Driver> Inner<D> {
         queue: &QueueName,
         message: &OutgoingMessage,
     ) -> Result<()> {
-        let Some(row) = body_row(message, queue) else {
+        let store = self.upload(message).await?;
+        let Some(row) = body_row(message, queue, store) else {
             return Ok(());
         };
         c.insert_body(&self.cx.sql.body_insert, &row)
@@ -64,13 +70,30 @@ impl<D: Driver> Inner<D> {
         Ok(())
     }
 
-    /// [`Inner::store_body`] as a statement for a transaction the framework does not hold.
-    pub(super) fn body_statement(
+    /// [`Inner::store_body`] as a statement for a transaction the framework does not hold
+    /// (an object store's upload is done now).
+    pub(super) async fn body_statement(
         &self,
         queue: &QueueName,
         message: &OutgoingMessage,
-    ) -> Option<Statement> {
-        body_row(message, queue).map(|row| row.statement(&self.cx.sql.body_insert))
+    ) -> Result<Option<Statement>> {
+        let store = self.upload(message).await?;
+        Ok(body_row(message, queue, store).map(|row| row.statement(&self.cx.sql.body_insert)))
+    }
+
+    /// Uploads `message`'s body stored apart to the object store bodies are written to, if
+    /// any: its name, for the row. Before the row's transaction commits: an upload whose row
+    /// never commits is an orphan, for the sweep.
+    async fn upload(&self, message: &OutgoingMessage) -> Result<Option<&str>> {
+        let (Some(stored), Some(store)) = (&message.stored_apart, self.cx.stores.write_to()) else {
+            return Ok(None);
+        };
+        self.cx
+            .stores
+            .put(self.cx.schema.as_str(), stored.id, &stored.body)
+            .await
+            .map_err(|e| store_failure("storing a body apart", e))?;
+        Ok(Some(store))
     }
 
     /// The body stored apart under `id`, read on the receive's connection `c`; an error that
@@ -82,13 +105,12 @@ impl<D: Driver> Inner<D> {
         )?;
         match fetched {
             Some(FetchedBody::Here(bytes)) => Ok(bytes),
-            Some(FetchedBody::Elsewhere(store)) => Err(NimbusError::config(
-                format!(
-                    "the body stored apart under {id} is in the object store {store:?}, which \
-                     this version of Nimbus cannot read"
-                ),
-                "read it with a Nimbus that has that store configured",
-            )),
+            Some(FetchedBody::Elsewhere(store)) => self
+                .cx
+                .stores
+                .get(&store, self.cx.schema.as_str(), id)
+                .await
+                .map_err(|e| store_failure("reading a body stored apart", e)),
             None => Err(NimbusError::config(
                 format!(
                     "the body stored apart under {id} is missing from NimbusBodies (deleted by \
@@ -161,5 +183,53 @@ impl<D: Driver> Inner<D> {
                 format!("giving the body stored apart under {id} back to its replayed message")
             }))?;
         Ok(())
+    }
+
+    /// Deletes, in each object store this endpoint knows, the bodies of this schema older
+    /// than the claim check's `orphans_after` that have no row in `NimbusBodies` (their
+    /// message was handled, or their send never committed); returns how many.
+    pub(super) async fn sweep_objects(&self, stores: &crate::claim_check::Stores) -> Result<u64> {
+        let schema = self.cx.schema.as_str();
+        let mut deleted = 0u64;
+        for name in stores.names() {
+            let old = stores
+                .old_objects(name, schema)
+                .await
+                .map_err(|e| store_failure("sweeping an object store", e))?;
+            if old.is_empty() {
+                continue;
+            }
+            let mut c = self.connection("sweeping an object store").await?;
+            for id in old {
+                // A row means its message still waits (or is a dead letter's): kept.
+                let row = c
+                    .fetch_body(&self.cx.sql.body_fetch, id)
+                    .await
+                    .map_err(self.cx.db(|| format!("looking for the row of body {id}")))?;
+                if row.is_none() {
+                    stores
+                        .delete(name, schema, id)
+                        .await
+                        .map_err(|e| store_failure("sweeping an object store", e))?;
+                    deleted += 1;
+                }
+            }
+            c.release();
+        }
+        Ok(deleted)
+    }
+}
+
+/// An object store's failure as the bus reports it: a lasting one (the body is not there, or
+/// in a store this endpoint does not know) as a configuration error, which sends a message to
+/// the dead letters; any other as one that may pass.
+fn store_failure(doing: &str, e: crate::claim_check::StoreError) -> NimbusError {
+    match e.lasting {
+        true => NimbusError::config(e.text, "see the guide's chapter on the claim check"),
+        false => NimbusError::database(
+            "object store",
+            doing,
+            crate::driver::DriverError::other(crate::FailureKind::Transient, e.text),
+        ),
     }
 }

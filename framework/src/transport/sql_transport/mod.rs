@@ -97,6 +97,7 @@ impl<D: Driver> SqlTransport<D> {
             inbox: settings.inbox,
             limits: settings.limits,
             bodies: settings.bodies,
+            stores: settings.stores,
             sagas: settings.sagas,
             nservicebus,
             address_form: dialect.address_form,
@@ -549,7 +550,7 @@ impl<D: Driver> Transport for SqlTransport<D> {
                 let row_message = bodies::for_row(message, nth);
                 let message = &*row_message;
                 let row_id = s.storage.row_id(message);
-                statements.extend(s.body_statement(&queue, message));
+                statements.extend(s.body_statement(&queue, message).await?);
                 let planned = s
                     .storage
                     .plan_insert(&mut c, &queue, message, row_id, creation, &mut created)
@@ -1020,6 +1021,10 @@ impl<D: Driver> Transport for SqlTransport<D> {
             .map_err(s.cx.db(what))?;
         c.release();
         Ok(())
+    }
+
+    async fn sweep_orphan_objects(&self, stores: &crate::claim_check::Stores) -> Result<u64> {
+        self.inner.sweep_objects(stores).await
     }
 
     async fn drop_queue(&self, queue: &QueueName) -> Result<()> {
