@@ -842,7 +842,8 @@ mod bench_command {
                 Some("plain"),
                 Some("gzip"),
                 Some("aes-256-gcm"),
-                Some("gzip+aes")
+                Some("gzip+aes"),
+                Some("stored-apart")
             ],
             "{out}"
         );
@@ -863,7 +864,42 @@ mod bench_command {
             stored(2) > stored(0),
             "encryption adds its nonce and tag: {out}"
         );
+        assert_eq!(
+            stored(4),
+            stored(0),
+            "a body stored apart keeps its size: {out}"
+        );
         no_queue_left(url, schema).await;
+    }
+
+    /// `nimbus bench --large-bodies`: one message per size sent and handled, the memory read
+    /// before, at the peak and after.
+    async fn bench_large_bodies(url: &str, schema: Option<&str>) {
+        let args = ["--json", "bench", "--large-bodies", "1,2"];
+        let (ok, out, err) = nimbus(url, schema, &args);
+        assert!(ok, "{err}");
+        let report: serde_json::Value = serde_json::from_str(&out).expect("one JSON line");
+        assert_eq!(report["mode"], "large_bodies", "{out}");
+        assert_eq!(report["bodies"], "stored apart", "{out}");
+        let results = report["results"].as_array().expect("results");
+        assert_eq!(results.len(), 2, "{out}");
+        for (r, megabytes) in results.iter().zip([1, 2]) {
+            assert_eq!(r["megabytes"], megabytes, "{out}");
+            let mb = |key: &str| r[key].as_f64().unwrap_or_default();
+            assert!(mb("rss_before_mb") > 0.0, "{out}");
+            assert!(mb("rss_peak_mb") >= mb("rss_before_mb"), "{out}");
+            assert!(mb("rss_after_mb") > 0.0 && mb("seconds") > 0.0, "{out}");
+        }
+    }
+
+    #[actix_rt::test]
+    async fn bench_large_bodies_runs_on_sqlite() {
+        on_sqlite("large", bench_large_bodies).await;
+    }
+
+    #[actix_rt::test]
+    async fn bench_large_bodies_runs_on_postgres() {
+        on_postgres("large", bench_large_bodies).await;
     }
 
     #[actix_rt::test]
@@ -2108,6 +2144,61 @@ async fn peek_hides_encrypted_bodies(url: &str, schema: Option<&str>) {
         .as_str()
         .unwrap_or_default();
     assert!(text.starts_with("open open"), "decompressed: {out}");
+}
+
+/// `nimbus peek` names a body the claim check stored apart instead of showing it, and
+/// `nimbus bodies` counts it under its queue until it is handled.
+async fn bodies_stored_apart_are_listed(url: &str, schema: Option<&str>) {
+    let (ok, _, err) = nimbus(url, schema, &["schema", "apply", "--queue", "Scans"]);
+    assert!(ok, "{err}");
+    let (ok, out, err) = nimbus(url, schema, &["bodies"]);
+    assert!(ok && out.contains("no body is stored apart"), "{out}{err}");
+    let mut builder = nimbus::Bus::builder()
+        .names("Scanner", "scanner-1")
+        .database_url(url)
+        .route::<Note>("Scans")
+        .claim_check(nimbus::ClaimCheck::in_database().above(1024));
+    if let Some(schema) = schema {
+        builder = builder.schema(schema);
+    }
+    let sender = builder.build().unwrap().start().await.unwrap();
+    sender
+        .send(Note {
+            text: "SCANNED-PAGE ".repeat(200),
+        })
+        .await
+        .unwrap();
+    sender.stop().await.unwrap();
+    let (ok, out, err) = nimbus(url, schema, &["peek", "Scans", "--full"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("stored apart in NimbusBodies"), "{out}");
+    assert!(!out.contains("SCANNED-PAGE"), "{out}");
+    let (ok, out, err) = nimbus(url, schema, &["--json", "peek", "Scans"]);
+    assert!(ok, "{err}");
+    let listed: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let stored = &listed["messages"][0]["body"]["stored_apart"];
+    assert_eq!(stored["bytes"], 2611, "{out}");
+    let (ok, out, err) = nimbus(url, schema, &["--json", "bodies"]);
+    assert!(ok, "{err}");
+    let listed: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(listed["bodies"][0]["queue"], "Scans", "{out}");
+    assert_eq!(listed["bodies"][0]["bodies"], 1, "{out}");
+    assert_eq!(listed["bodies"][0]["bytes"], 2611, "{out}");
+    let (ok, out, err) = nimbus(url, schema, &["bodies"]);
+    assert!(
+        ok && out.contains("Scans") && out.contains("2611"),
+        "{out}{err}"
+    );
+}
+
+#[actix_rt::test]
+async fn bodies_stored_apart_are_listed_on_sqlite() {
+    on_sqlite("cli-bodies", bodies_stored_apart_are_listed).await;
+}
+
+#[actix_rt::test]
+async fn bodies_stored_apart_are_listed_on_postgres() {
+    on_postgres("cli bodies", bodies_stored_apart_are_listed).await;
 }
 
 #[actix_rt::test]

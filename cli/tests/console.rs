@@ -1022,6 +1022,50 @@ async fn the_console_shows_limits_and_what_they_held_on_sqlite() {
     }
 }
 
+/// The Bodies page counts a body stored apart under its queue, and the queue's page names it
+/// instead of showing it.
+#[actix_rt::test]
+async fn the_console_shows_bodies_stored_apart_on_sqlite() {
+    let path = std::env::temp_dir().join(format!("nimbus-console-bodies-{}.db", unique()));
+    let url = format!("sqlite://{}", path.display());
+    let admin = nimbus::admin::Database::connect(&url).await.unwrap();
+    admin.create_schema(&["Orders"]).await.unwrap();
+    let bus = nimbus::Bus::builder()
+        .names("Shop", "shop-1")
+        .database_url(&url)
+        .route::<Order>("Orders")
+        .claim_check(nimbus::ClaimCheck::in_database().above(0))
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    bus.send(Order { id: 7 }).await.unwrap();
+    bus.stop().await.unwrap();
+    let (_console, address) = console(&url, None, &["--bind", "127.0.0.1:0"], None);
+    let (_driver, client) = browser().await;
+    client.goto(&format!("{address}/bodies")).await.unwrap();
+    wait_until("the page counts the body under Orders", || async {
+        let queue = text_of(&client, "#bodies tr[data-queue] code").await;
+        let count = text_of(&client, "#bodies tr[data-queue] td.num").await;
+        queue.as_deref() == Some("Orders") && count.as_deref().map(str::trim) == Some("1")
+    })
+    .await;
+    client
+        .goto(&format!("{address}/queues/Orders"))
+        .await
+        .unwrap();
+    wait_until("the queue's page names the body stored apart", || async {
+        let page = client.source().await.unwrap_or_default();
+        page.contains("Stored apart in NimbusBodies")
+    })
+    .await;
+    client.close().await.unwrap();
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+}
+
 /// A queue's page lists its ordered groups with messages waiting, the longest first; another's
 /// counts its messages per priority.
 #[actix_rt::test]

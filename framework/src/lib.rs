@@ -88,7 +88,7 @@ pub mod testing;
 mod transport;
 
 pub use body_codecs::{BodyCompression, BodyEncryption, DEFAULT_GZIP_LEVEL};
-pub use claim_check::{ClaimCheck, DEFAULT_CLAIM_CHECK_THRESHOLD};
+pub use claim_check::{ClaimCheck, DEFAULT_CLAIM_CHECK_THRESHOLD, DEFAULT_ORPHANS_AFTER};
 #[cfg(feature = "sqlserver")]
 pub use driver::sqlserver::SqlServerToken;
 pub use driver::{DriverError, FailureKind};

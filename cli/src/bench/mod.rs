@@ -149,10 +149,10 @@ pub struct Settings {
     /// limited ÷ plain.
     #[arg(long, conflicts_with_all = ["latency", "handler_shapes", "deduplication", "groups"])]
     pub limits: bool,
-    /// Bodies mode: what compression and encryption cost, in interleaved rounds: `--messages`
-    /// messages of `--body-size` bytes (words, which compress as text does) sent and drained
-    /// plain, gzipped (`BodyCompression::gzip()`), encrypted (`BodyEncryption`) and both.
-    /// Reports each ÷ plain.
+    /// Bodies mode: what compression, encryption and the claim check cost, in interleaved
+    /// rounds: `--messages` messages of `--body-size` bytes (words, which compress as text does)
+    /// sent and drained plain, gzipped (`BodyCompression::gzip()`), encrypted (`BodyEncryption`),
+    /// both, and stored apart (`ClaimCheck`). Reports each ÷ plain.
     #[arg(
         long,
         conflicts_with_all = ["latency", "handler_shapes", "deduplication", "groups", "limits"]

@@ -6,6 +6,7 @@
 //! last read, so a database with many queues and dead letters does not slow them down.
 
 mod actions;
+mod bodies;
 mod charts;
 mod deduplication;
 mod delayed;
@@ -116,6 +117,7 @@ fn router(console: Arc<Console>) -> Router {
         .route("/schedules", get(schedules::page))
         .route("/deduplication", get(deduplication::page))
         .route("/limits", get(limits::page))
+        .route("/bodies", get(bodies::page))
         .route(
             "/schedules/{endpoint}/{name}/{action}",
             post(schedules::act),

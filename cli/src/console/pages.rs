@@ -42,6 +42,7 @@ pub fn layout(console: &Console, title: &str, note: Option<&str>, content: Marku
                         a href="/schedules" { "Schedules" }
                         a href="/deduplication" { "Deduplication" }
                         a href="/limits" { "Limits" }
+                        a href="/bodies" { "Bodies" }
                         a href="/instances" { "Instances" }
                     }
                     span.database { (console.db.database_name()) }

@@ -146,7 +146,7 @@ pub struct BusBuilder {
     max_body_size: usize,
     body_compression: Option<crate::BodyCompression>,
     body_encryption: Option<crate::BodyEncryption>,
-    claim_check: Option<crate::ClaimCheck>,
+    pub(crate) claim_check: Option<crate::ClaimCheck>,
     completed_sagas_kept: Duration,
     #[cfg(feature = "sqlserver")]
     sql_server_token: Option<crate::SqlServerToken>,

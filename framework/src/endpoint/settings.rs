@@ -37,6 +37,10 @@ pub struct BusSettings {
     pub share_instance_name: Option<bool>,
     /// [`BusBuilder::max_body_size`], in bytes.
     pub max_body_size: Option<usize>,
+    /// [`BusBuilder::claim_check`]'s threshold in bytes (bodies above it are stored apart), or
+    /// `"off"`.
+    #[serde(default, deserialize_with = "bytes_or_off")]
+    pub claim_check_above: Option<Option<usize>>,
     /// [`BusBuilder::dead_letter_retention`]; `"forever"` keeps them.
     #[serde(default, deserialize_with = "retention")]
     pub dead_letter_retention: Option<Retention>,
@@ -150,6 +154,28 @@ fn interval_or_off<'de, D: serde::Deserializer<'de>>(
     .transpose()
 }
 
+/// A size in bytes, or `"off"` (`Some(None)`).
+fn bytes_or_off<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<usize>>, D::Error> {
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum BytesOrOff {
+        Bytes(usize),
+        Text(String),
+    }
+    let value: Option<BytesOrOff> = Option::deserialize(d)?;
+    value
+        .map(|v| match v {
+            BytesOrOff::Bytes(n) => Ok(Some(n)),
+            BytesOrOff::Text(t) if t.trim().eq_ignore_ascii_case("off") => Ok(None),
+            BytesOrOff::Text(t) => t.trim().parse().map(Some).map_err(|_| {
+                serde::de::Error::custom(format!(
+                    "{t:?}: write a size in bytes (1048576) or \"off\""
+                ))
+            }),
+        })
+        .transpose()
+}
+
 /// The prefix of the environment variables [`BusSettings::from_env`] reads.
 pub const ENV_PREFIX: &str = "NIMBUS_BUS_";
 
@@ -223,6 +249,14 @@ impl BusBuilder {
         }
         if let Some(bytes) = s.max_body_size {
             self = self.max_body_size(bytes);
+        }
+        if let Some(threshold) = s.claim_check_above {
+            // The threshold of the claim check set in code (an object store), or the default's.
+            let claim_check = self.claim_check.take().unwrap_or_default();
+            self = self.claim_check(match threshold {
+                Some(bytes) => claim_check.above(bytes),
+                None => crate::ClaimCheck::off(),
+            });
         }
         if let Some(retention) = s.dead_letter_retention {
             self = self.dead_letter_retention(match retention {
@@ -386,6 +420,30 @@ mod tests {
             .build()
             .expect("a valid endpoint");
         assert_eq!(endpoint.input_queue(), "Sales");
+    }
+
+    #[test]
+    fn the_claim_check_threshold_is_a_size_or_off() {
+        let read = |value: &str| {
+            BusSettings::from_vars(
+                [(
+                    "NIMBUS_BUS_CLAIM_CHECK_ABOVE".to_string(),
+                    value.to_string(),
+                )],
+                ENV_PREFIX,
+            )
+        };
+        assert_eq!(read("65536").unwrap().claim_check_above, Some(Some(65536)));
+        assert_eq!(read("off").unwrap().claim_check_above, Some(None));
+        let err = read("big").expect_err("refused").to_string();
+        assert!(err.contains("\"off\""), "{err}");
+        let builder = crate::Bus::builder().settings(&read("65536").unwrap());
+        assert_eq!(
+            builder.claim_check.as_ref().and_then(|c| c.threshold()),
+            Some(65536)
+        );
+        let builder = crate::Bus::builder().settings(&read("off").unwrap());
+        assert_eq!(builder.claim_check.and_then(|c| c.threshold()), None);
     }
 
     #[test]

@@ -65,6 +65,8 @@ pub(crate) fn creation_script(
     parts.push((s.deduplication.clone(), vec![name]));
     // Endpoints with limits use it; as with NimbusLeases, a DBA need not know which.
     parts.push((s.limits.clone(), vec![name]));
+    // Bodies the claim check stores apart (above 1 MiB by default, so any endpoint may).
+    parts.push((s.bodies.clone(), vec![name]));
     parts.push((s.monitoring.clone(), vec![name]));
     // Only endpoints with sagas use it; as with NimbusLeases, a DBA need not know which.
     parts.push((s.sagas.clone(), vec![name]));
