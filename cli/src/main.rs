@@ -132,6 +132,11 @@ enum Command {
         /// Print every body whole, however long.
         #[arg(long)]
         full: bool,
+        /// Decrypt the bodies encrypted with these keys: a file with one key per line,
+        /// `<key id> <key in base64>` (what `BodyEncryption::from_base64` reads). Without it,
+        /// encrypted bodies are only named. Keys are never printed.
+        #[arg(long, value_name = "PATH")]
+        key_file: Option<std::path::PathBuf>,
     },
     /// Sends one message with a JSON body to a queue that exists, with the headers an endpoint
     /// writes; prints its id.
@@ -840,7 +845,17 @@ async fn run(cli: Cli) -> Result<(), Failure> {
                 println!("sent {message_type} {id} to {queue:?}");
             }
         }
-        Command::Peek { queue, limit, full } => {
+        Command::Peek {
+            queue,
+            limit,
+            full,
+            key_file,
+        } => {
+            let keys = key_file.as_deref().map(read_key_file).transpose()?;
+            let shown_body = |headers: &str, body: &[u8]| match &keys {
+                Some(keys) => nimbus::admin::shown_body_decrypted(headers, body, keys),
+                None => shown_body(headers, body),
+            };
             let (db, name) = connect_for(&cli, queue).await?;
             let messages = db.peek(&name, *limit).await?;
             if cli.json {
@@ -1403,4 +1418,37 @@ fn report(cli: &Cli, value: serde_json::Value, summary: &str) {
     } else {
         println!("{summary}");
     }
+}
+
+/// The keys of `nimbus peek --key-file`: one per line, `<key id> <key in base64>`; blank lines
+/// and lines starting with `#` are skipped. Errors name the line, never its key.
+fn read_key_file(path: &std::path::Path) -> Result<nimbus::BodyEncryption, Failure> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read the key file {}: {e}", path.display()))?;
+    let mut keys: Option<nimbus::BodyEncryption> = None;
+    for (number, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (id, key) = line.split_once(char::is_whitespace).ok_or_else(|| {
+            format!(
+                "line {} of the key file {} is not `<key id> <key in base64>`",
+                number + 1,
+                path.display()
+            )
+        })?;
+        let key = nimbus::BodyEncryption::from_base64(id, key.trim()).map_err(|e| {
+            format!(
+                "line {} of the key file {}: {e}",
+                number + 1,
+                path.display()
+            )
+        })?;
+        keys = Some(match keys {
+            None => key,
+            Some(keys) => keys.with_old_keys_of(key),
+        });
+    }
+    keys.ok_or_else(|| format!("the key file {} holds no key", path.display()).into())
 }

@@ -2123,6 +2123,34 @@ async fn peek_hides_encrypted_bodies(url: &str, schema: Option<&str>) {
         serde_json::Value::Null,
         "{out}"
     );
+    // Given the key explicitly (a file: never on the command line), it decrypts.
+    let key_file = std::env::temp_dir().join(format!("nimbus-cli-keys-{}", uuid::Uuid::new_v4()));
+    std::fs::write(
+        &key_file,
+        "# id and key\nother AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n2026-12 CQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQk=\n",
+    )
+    .unwrap();
+    let key_path = key_file.display().to_string();
+    let (ok, out, err) = nimbus(
+        url,
+        schema,
+        &["peek", "Vault", "--full", "--key-file", key_path.as_str()],
+    );
+    assert!(ok, "{err}");
+    assert!(out.contains("TOP-SECRETTOP-SECRET"), "decrypted: {out}");
+    assert!(!out.contains("CQkJCQkJ"), "the key is never printed: {out}");
+    std::fs::write(&key_file, "2026-12 not-base64\n").unwrap();
+    let (ok, _, err) = nimbus(
+        url,
+        schema,
+        &["peek", "Vault", "--key-file", key_path.as_str()],
+    );
+    assert!(!ok && err.contains("line 1"), "{err}");
+    assert!(
+        !err.contains("not-base64"),
+        "the key's text is never printed: {err}"
+    );
+    let _ = std::fs::remove_file(&key_file);
     let mut builder = nimbus::Bus::builder()
         .names("Packer", "packer-1")
         .database_url(url)

@@ -426,7 +426,7 @@ impl RawMessage {
     }
 }
 
-pub use crate::body_codecs::{shown_body, ShownBody};
+pub use crate::body_codecs::{shown_body, shown_body_decrypted, ShownBody};
 
 /// The script that creates what Nimbus needs, for a DBA to run by hand (with auto-create off):
 /// the statements of `schema/<database>/` for `database` (`sqlite`, `postgres` or `sqlserver`,

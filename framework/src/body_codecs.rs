@@ -235,6 +235,16 @@ impl BodyEncryption {
         self
     }
 
+    /// Adds every key of `other` as a key that only decrypts.
+    pub fn with_old_keys_of(mut self, other: BodyEncryption) -> Self {
+        for (id, key) in other.keys {
+            if !self.keys.iter().any(|(known, _)| *known == id) {
+                self.keys.push((id, key));
+            }
+        }
+        self
+    }
+
     /// Encrypts only the bodies of `M` and of the other types named this way (repeatable);
     /// without it, every body the bus sends.
     pub fn only<M: Message>(mut self) -> Self {
@@ -547,6 +557,43 @@ pub fn shown_body(headers_json: &str, body: &[u8]) -> ShownBody {
         };
     }
     match BodyCodecs::default().decode(&headers, body, SHOWN_LIMIT) {
+        Ok(Some(plain)) => ShownBody::Readable(plain),
+        Ok(None) => ShownBody::Readable(body.to_vec()),
+        Err(unreadable) => ShownBody::Unreadable(unreadable.reason),
+    }
+}
+
+/// [`shown_body`], decrypting with `keys` when the body is encrypted with one of them: for an
+/// operator who was given the key explicitly (`nimbus peek --key-file`). A body encrypted with
+/// another key is still only named.
+///
+/// ```
+/// use nimbus::admin::{shown_body_decrypted, ShownBody};
+/// use nimbus::BodyEncryption;
+/// let headers = r#"{"Nimbus.Encryption":"aes-256-gcm","Nimbus.EncryptionKeyId":"other"}"#;
+/// let keys = BodyEncryption::new("2026-12", [7; 32]);
+/// assert!(matches!(
+///     shown_body_decrypted(headers, &[1, 2, 3], &keys),
+///     ShownBody::Encrypted { .. }
+/// ));
+/// ```
+pub fn shown_body_decrypted(headers_json: &str, body: &[u8], keys: &BodyEncryption) -> ShownBody {
+    const SHOWN_LIMIT: usize = 16 * 1024 * 1024;
+    let shown = shown_body(headers_json, body);
+    let ShownBody::Encrypted { key_id, .. } = &shown else {
+        return shown;
+    };
+    if !keys.keys.iter().any(|(id, _)| id == key_id) {
+        return shown;
+    }
+    let Ok(headers) = serde_json::from_str::<Headers>(headers_json) else {
+        return shown;
+    };
+    let codecs = BodyCodecs {
+        compression: None,
+        encryption: Some(keys.clone()),
+    };
+    match codecs.decode(&headers, body, SHOWN_LIMIT) {
         Ok(Some(plain)) => ShownBody::Readable(plain),
         Ok(None) => ShownBody::Readable(body.to_vec()),
         Err(unreadable) => ShownBody::Unreadable(unreadable.reason),
