@@ -553,6 +553,16 @@ impl Database {
 
     /// Connects with `options`. Nothing is created: use [`Database::create_schema`].
     pub async fn connect_with(url: &str, options: ConnectOptions) -> Result<Database> {
+        Self::connect_with_pool(url, options, 2).await
+    }
+
+    /// [`Database::connect_with`] with a pool of `pool_size` connections (the bridge's sides:
+    /// each of its routes holds one side's connection while it writes to the other).
+    pub(crate) async fn connect_with_pool(
+        url: &str,
+        options: ConnectOptions,
+        pool_size: usize,
+    ) -> Result<Database> {
         let database = DatabaseUrl::parse(url)?;
         #[cfg(feature = "sqlserver")]
         let database = database.with_sql_server_token(options.sql_server_token)?;
@@ -582,7 +592,7 @@ impl Database {
             .unwrap_or(i64::MAX),
             layout: options.layout,
             body_string: None,
-            pool_size: 2,
+            pool_size,
             connection_limit: None,
             deadlines: crate::driver::Deadlines {
                 connect: database_connect_timeout,
@@ -673,6 +683,16 @@ impl Database {
     /// The database's name ("PostgreSQL", "SQL Server", "SQLite").
     pub fn database_name(&self) -> &'static str {
         self.transport.name()
+    }
+
+    /// The transport under this handle, for the bridge.
+    pub(crate) fn transport(&self) -> &Arc<dyn Admin> {
+        &self.transport
+    }
+
+    /// Subscribes `queue` to the events of `topic` (refreshes the subscription's heartbeat).
+    pub(crate) async fn subscribe_queue(&self, topic: &str, queue: &QueueName) -> Result<()> {
+        self.transport.subscribe(topic, queue).await
     }
 
     /// Creates the common tables, the layout's tables and the tables of `queues` where missing.

@@ -66,6 +66,7 @@ pub mod admin;
 #[cfg(feature = "bench")]
 pub mod bench;
 mod body_codecs;
+pub mod bridge;
 mod claim_check;
 mod dead_letter;
 mod driver;

@@ -8,6 +8,7 @@
 mod addressing;
 pub mod babelfish;
 pub mod batch;
+pub mod bridge;
 pub mod db;
 mod deduplication;
 mod delayed;
@@ -278,6 +279,7 @@ macro_rules! conformance_suite {
             compressed_bodies_are_read_by_any_receiver,
             large_bodies_are_stored_apart_and_removed_with_their_message,
             bodies_in_an_object_store_are_swept_once_no_message_names_them,
+            a_bridge_moves_commands_and_events_between_databases,
             a_limit_of_handlers_at_once_holds_across_instances,
             a_limit_per_key_holds_each_key_and_lets_others_run,
             a_rate_limit_holds_across_instances,
@@ -361,6 +363,15 @@ macro_rules! conformance_suite {
                 $crate::payloads::sigkill_loses_no_body_in_an_object_store(
                     $setup,
                     env!("CARGO_BIN_EXE_crash_worker"),
+                )
+            }),
+        ));
+        trials.push((
+            concat!($prefix, "::sigkill_of_the_bridge_loses_nothing_and_doubles_nothing"),
+            ::std::boxed::Box::new(move || {
+                $crate::bridge::sigkill_of_the_bridge_loses_nothing_and_doubles_nothing(
+                    $setup,
+                    env!("CARGO_BIN_EXE_bridge_worker"),
                 )
             }),
         ));
@@ -452,6 +463,15 @@ macro_rules! conformance_suite {
             $crate::payloads::sigkill_loses_no_body_in_an_object_store(
                 $setup,
                 env!("CARGO_BIN_EXE_crash_worker"),
+            );
+        }
+
+        $(#[$attr])*
+        #[test]
+        fn sigkill_of_the_bridge_loses_nothing_and_doubles_nothing() {
+            $crate::bridge::sigkill_of_the_bridge_loses_nothing_and_doubles_nothing(
+                $setup,
+                env!("CARGO_BIN_EXE_bridge_worker"),
             );
         }
 

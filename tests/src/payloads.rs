@@ -198,7 +198,7 @@ pub struct Document {
     pub text: String,
 }
 
-fn document(n: u32, words: usize) -> Document {
+pub(crate) fn document(n: u32, words: usize) -> Document {
     Document {
         n,
         text: format!("doc-{n} {}", "paragraph ".repeat(words)),

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::db::{Kind, Setup, TestDatabase};
 
 pub use crate::addressing::*;
+pub use crate::bridge::*;
 pub use crate::deduplication::*;
 pub use crate::delayed::*;
 pub use crate::failures::*;
@@ -1652,6 +1653,11 @@ pub async fn business_rows(db: &TestDatabase, table: &str) -> (i64, i64) {
 pub struct Worker(std::process::Child);
 
 impl Worker {
+    /// Starts `command` as a worker process.
+    pub fn spawn(command: &mut std::process::Command) -> Worker {
+        Worker(command.spawn().expect("start the worker process"))
+    }
+
     pub fn kill(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();

@@ -1,0 +1,598 @@
+//! A bridge between databases: it moves the messages of a queue of one database to a queue of
+//! another (two PostgreSQL servers, PostgreSQL and SQLite, PostgreSQL and SQL Server, in either
+//! direction), and the events published on one to the subscribers of the other.
+//!
+//! Each hop is two transactions, one per database: the message is written to the other side in
+//! a transaction that first claims its message id in that side's `NimbusDeduplication` (for the
+//! bridge's window), then taken from its queue. A bridge that dies between the two commits
+//! finds the message again, and the claim drops the second copy: each message crosses exactly
+//! once within the window (a day by default). The message keeps its id and headers, and gains
+//! [`CROSSED`] naming the bridges it went through; a body stored apart by the claim check is
+//! stored apart again on the other side.
+//!
+//! ```no_run
+//! # async fn run() -> nimbus::Result<()> {
+//! use nimbus::bridge::{Bridge, BridgeConfig};
+//! let config: BridgeConfig = serde_json::from_str(r#"{
+//!     "name": "eu-us",
+//!     "sides": {
+//!         "eu": { "database_url": "postgres://app@eu-db/orders" },
+//!         "us": { "database_url": "postgres://app@us-db/orders" }
+//!     },
+//!     "queues": [ { "from": "eu", "queue": "ToUs", "to": "us", "to_queue": "Orders" } ],
+//!     "events": [ { "from": "us", "topic": "Billing.InvoicePaid", "to": "eu" } ]
+//! }"#).expect("a valid configuration");
+//! let bridge = Bridge::start(config).await?;
+//! nimbus::stop_signal().await?;
+//! bridge.stop().await;
+//! # Ok(()) }
+//! ```
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use uuid::Uuid;
+
+use crate::admin::{ConnectOptions, Database};
+use crate::envelope::{Delivery, Destination, OutgoingMessage, ReceivedMessage, StoredApart};
+use crate::error::{NimbusError, Result};
+use crate::headers::{self, Headers};
+use crate::names::QueueName;
+use crate::transport::{StopSignal, StorageLayout};
+
+/// The header listing, comma-separated, the bridges a message crossed, in order.
+pub const CROSSED: &str = "Nimbus.Bridge.Crossed";
+
+/// The longest bridge name: with its queues' prefix and suffix it stays within every
+/// database's longest queue name.
+pub const MAX_BRIDGE_NAME: usize = 24;
+
+/// The queue a bridge subscribes to `topic` on the side events leave:
+/// `Bridge.<name>.<8 hex digits of the topic>` (topics are longer than queue names may be).
+fn event_queue(bridge: &str, topic: &str) -> String {
+    let digest = Uuid::new_v5(&Uuid::NAMESPACE_OID, topic.as_bytes())
+        .simple()
+        .to_string();
+    format!("Bridge.{bridge}.{}", &digest[..8])
+}
+
+/// How long a bridge remembers the ids of the messages it moved (the window of exactly once).
+pub const DEFAULT_BRIDGE_WINDOW: Duration = Duration::from_secs(24 * 3600);
+
+/// One database a bridge reaches.
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct BridgeSide {
+    /// Its URL or ADO.NET connection string (as `BusBuilder::database_url` takes it).
+    pub database_url: String,
+    /// The schema of its tables; the database's default when absent.
+    #[serde(default)]
+    pub schema: Option<String>,
+    /// How its endpoints store queues.
+    #[serde(default)]
+    pub storage_layout: StorageLayout,
+}
+
+impl BridgeSide {
+    /// A side at `database_url`, in its default schema and the table-per-queue layout.
+    pub fn new(database_url: impl Into<String>) -> Self {
+        BridgeSide {
+            database_url: database_url.into(),
+            schema: None,
+            storage_layout: StorageLayout::TablePerQueue,
+        }
+    }
+}
+
+impl std::fmt::Display for BridgeSide {
+    /// The side's database and schema, never its URL (which may hold a password).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let target = crate::transport::DatabaseUrl::parse(&self.database_url)
+            .map(|url| format!("a {} database", url.dialect().name))
+            .unwrap_or_else(|_| "an unreadable database URL".into());
+        match &self.schema {
+            Some(schema) => write!(f, "{target} (schema {schema})"),
+            None => write!(f, "{target}"),
+        }
+    }
+}
+
+/// Messages of a queue on one side moved to a queue on the other.
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct QueueRoute {
+    /// The side the messages are taken from.
+    pub from: String,
+    /// Their queue there (senders route to it as to any queue).
+    pub queue: String,
+    /// The side they go to.
+    pub to: String,
+    /// Their queue there; the same name when absent.
+    #[serde(default)]
+    pub to_queue: Option<String>,
+}
+
+/// Events published on one side, published again on the other.
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct EventRoute {
+    /// The side they are published on: the bridge subscribes its queue
+    /// `Bridge.<name>.<8 hex digits of the topic>` there.
+    pub from: String,
+    /// Their topic (`Message::TYPE_NAME` of the event).
+    pub topic: String,
+    /// The side whose subscribers get them.
+    pub to: String,
+}
+
+/// What a bridge connects and moves: read from a file by `nimbus bridge --config`.
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct BridgeConfig {
+    /// The bridge's name: in the [`CROSSED`] header, its deduplication scope and its queues.
+    pub name: String,
+    /// The databases, by a name of your choosing.
+    pub sides: BTreeMap<String, BridgeSide>,
+    /// The queues it moves.
+    #[serde(default)]
+    pub queues: Vec<QueueRoute>,
+    /// The events it publishes again.
+    #[serde(default)]
+    pub events: Vec<EventRoute>,
+    /// How long it remembers the ids it moved ([`DEFAULT_BRIDGE_WINDOW`]).
+    #[serde(default, with = "humantime_serde")]
+    pub window: Option<Duration>,
+    /// How long it waits before looking at an empty queue again (200 ms).
+    #[serde(default, with = "humantime_serde")]
+    pub idle_poll: Option<Duration>,
+    /// Messages taken per transaction on the side they leave (32).
+    #[serde(default)]
+    pub batch: Option<usize>,
+}
+
+impl BridgeConfig {
+    /// A bridge named `name` with no side yet.
+    pub fn new(name: impl Into<String>) -> Self {
+        BridgeConfig {
+            name: name.into(),
+            sides: BTreeMap::new(),
+            queues: Vec::new(),
+            events: Vec::new(),
+            window: None,
+            idle_poll: None,
+            batch: None,
+        }
+    }
+
+    /// Adds a side.
+    pub fn side(mut self, name: impl Into<String>, side: BridgeSide) -> Self {
+        self.sides.insert(name.into(), side);
+        self
+    }
+
+    /// Moves the messages of `queue` on side `from` to `to_queue` on side `to`.
+    pub fn queue(
+        mut self,
+        from: impl Into<String>,
+        queue: impl Into<String>,
+        to: impl Into<String>,
+        to_queue: impl Into<String>,
+    ) -> Self {
+        self.queues.push(QueueRoute {
+            from: from.into(),
+            queue: queue.into(),
+            to: to.into(),
+            to_queue: Some(to_queue.into()),
+        });
+        self
+    }
+
+    /// Publishes the events of `topic` published on side `from` again on side `to`.
+    pub fn event(
+        mut self,
+        from: impl Into<String>,
+        topic: impl Into<String>,
+        to: impl Into<String>,
+    ) -> Self {
+        self.events.push(EventRoute {
+            from: from.into(),
+            topic: topic.into(),
+            to: to.into(),
+        });
+        self
+    }
+
+    /// Checks the configuration: names that exist, no route to its own side, something to
+    /// move.
+    fn check(&self) -> Result<()> {
+        let bad = |problem: String| {
+            Err(NimbusError::config(
+                format!("bridge {:?}: {problem}", self.name),
+                "fix the bridge's configuration",
+            ))
+        };
+        if self.name.is_empty()
+            || self.name.len() > MAX_BRIDGE_NAME
+            || !self
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return bad(format!(
+                "its name must be 1 to {MAX_BRIDGE_NAME} letters, digits, '-' or '_'"
+            ));
+        }
+        if self.queues.is_empty() && self.events.is_empty() {
+            return bad("it names no queue and no event to move".into());
+        }
+        let routes = self
+            .queues
+            .iter()
+            .map(|q| (&q.from, &q.to))
+            .chain(self.events.iter().map(|e| (&e.from, &e.to)));
+        for (from, to) in routes {
+            for side in [from, to] {
+                if !self.sides.contains_key(side) {
+                    return bad(format!(
+                        "a route names the side {side:?}, which `sides` does not list"
+                    ));
+                }
+            }
+            if from == to {
+                return bad(format!("a route goes from the side {from:?} to itself"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a running bridge moved, since it started.
+#[derive(Debug, Default)]
+pub struct BridgeCounts {
+    crossed: AtomicU64,
+    duplicates: AtomicU64,
+    failures: AtomicU64,
+}
+
+impl BridgeCounts {
+    /// Messages and events moved to the other side.
+    pub fn crossed(&self) -> u64 {
+        self.crossed.load(Ordering::Relaxed)
+    }
+
+    /// Messages found again after a crash between the two commits, dropped because the other
+    /// side had them already.
+    pub fn duplicates(&self) -> u64 {
+        self.duplicates.load(Ordering::Relaxed)
+    }
+
+    /// Attempts that failed (a database unreachable) and were tried again.
+    pub fn failures(&self) -> u64 {
+        self.failures.load(Ordering::Relaxed)
+    }
+}
+
+/// A running bridge (see the [module](self)).
+pub struct Bridge {
+    name: String,
+    stop: tokio::sync::watch::Sender<bool>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+    counts: Arc<BridgeCounts>,
+}
+
+/// One route as the bridge runs it.
+struct Lane {
+    bridge: String,
+    /// The side messages leave, and the queue they leave.
+    from: Database,
+    from_queue: QueueName,
+    /// The side they reach, and where: a queue, or a topic's subscribers.
+    to: Database,
+    to_destination: Destination,
+    /// For an event route: the topic the bridge's queue on `from` subscribes to (its queue is
+    /// `Bridge.<name>.<8 hex digits of the topic>`).
+    subscribes_to: Option<String>,
+    window: Duration,
+    idle_poll: Duration,
+    batch: i64,
+    counts: Arc<BridgeCounts>,
+    /// What the logs call this lane.
+    label: String,
+}
+
+impl Bridge {
+    /// Connects to every side, makes the queues (and, on the sides messages reach, the
+    /// deduplication table) it needs, and starts moving. Fails naming the side it cannot
+    /// reach.
+    pub async fn start(config: BridgeConfig) -> Result<Bridge> {
+        config.check()?;
+        let mut sides = BTreeMap::new();
+        for (name, side) in &config.sides {
+            let mut options = ConnectOptions::new().layout(side.storage_layout);
+            if let Some(schema) = &side.schema {
+                options = options.schema(schema.clone());
+            }
+            // Each route holds a connection of the side it takes from while it writes to the
+            // other: room for every route on every side, and for the bridge's own statements.
+            let routes = config.queues.len() + config.events.len();
+            let db = Database::connect_with_pool(&side.database_url, options, 2 * routes + 2)
+                .await
+                .map_err(|e| {
+                    NimbusError::config(
+                        format!("bridge {:?}: the side {name:?} ({side}): {e}", config.name),
+                        "check the side's database_url and that its server runs",
+                    )
+                })?;
+            sides.insert(name.clone(), db);
+        }
+        let counts = Arc::new(BridgeCounts::default());
+        let window = config.window.unwrap_or(DEFAULT_BRIDGE_WINDOW);
+        let idle_poll = config.idle_poll.unwrap_or(Duration::from_millis(200));
+        let batch = i64::try_from(config.batch.unwrap_or(32).clamp(1, 1000)).unwrap_or(32);
+        let mut lanes = Vec::new();
+        for route in &config.queues {
+            let (from, to) = (&sides[&route.from], &sides[&route.to]);
+            let to_queue = route.to_queue.as_deref().unwrap_or(&route.queue);
+            from.create_schema(&[route.queue.as_str()]).await?;
+            to.create_schema(&[to_queue]).await?;
+            lanes.push(Lane {
+                bridge: config.name.clone(),
+                from: from.clone(),
+                from_queue: QueueName::parse(&route.queue)?,
+                to: to.clone(),
+                to_destination: Destination::Queue(QueueName::parse(to_queue)?),
+                subscribes_to: None,
+                window,
+                idle_poll,
+                batch,
+                counts: counts.clone(),
+                label: format!("{}:{} -> {}:{to_queue}", route.from, route.queue, route.to),
+            });
+        }
+        for route in &config.events {
+            let (from, to) = (&sides[&route.from], &sides[&route.to]);
+            let queue = event_queue(&config.name, &route.topic);
+            from.create_schema(&[queue.as_str()]).await?;
+            to.create_schema(&[]).await?;
+            lanes.push(Lane {
+                bridge: config.name.clone(),
+                from: from.clone(),
+                from_queue: QueueName::parse(&queue)?,
+                to: to.clone(),
+                // Topics are type names, 'static everywhere else: one small string per event
+                // route of a bridge's start is kept for the process's life.
+                to_destination: Destination::Topic(Box::leak(route.topic.clone().into_boxed_str())),
+                subscribes_to: Some(route.topic.clone()),
+                window,
+                idle_poll,
+                batch,
+                counts: counts.clone(),
+                label: format!("{}:{} -> {} (event)", route.from, route.topic, route.to),
+            });
+        }
+        let (stop, stopping) = StopSignal::new();
+        let mut tasks = Vec::new();
+        for lane in lanes {
+            if let Some(topic) = &lane.subscribes_to {
+                lane.from.subscribe_queue(topic, &lane.from_queue).await?;
+            }
+            let stopping = stopping.clone();
+            tasks.push(tokio::spawn(async move { lane.run(stopping).await }));
+        }
+        tracing::info!(bridge = %config.name, routes = tasks.len(), "bridge started");
+        Ok(Bridge {
+            name: config.name,
+            stop,
+            tasks,
+            counts,
+        })
+    }
+
+    /// What it moved so far.
+    pub fn counts(&self) -> &BridgeCounts {
+        &self.counts
+    }
+
+    /// Stops taking messages, lets each route finish the one it moves, and returns.
+    pub async fn stop(self) {
+        let _ = self.stop.send(true);
+        for task in self.tasks {
+            let _ = task.await;
+        }
+        tracing::info!(
+            bridge = %self.name,
+            crossed = self.counts.crossed(),
+            duplicates = self.counts.duplicates(),
+            "bridge stopped"
+        );
+    }
+}
+
+impl Lane {
+    /// Moves messages until `stopping` is set; a failed attempt is logged, counted and tried
+    /// again after a back-off, the messages it took back in their queue.
+    async fn run(self, stopping: StopSignal) {
+        let mut failures = 0u32;
+        let mut last_subscribed = std::time::Instant::now();
+        while !stopping.is_set() {
+            if let Some(topic) = &self.subscribes_to {
+                // Heartbeat: a subscription not seen for a while lapses.
+                if last_subscribed.elapsed() > Duration::from_secs(60) {
+                    if let Err(e) = self.from.subscribe_queue(topic, &self.from_queue).await {
+                        tracing::warn!(bridge = %self.bridge, lane = %self.label, error = %e, "could not renew the bridge's subscription; trying again");
+                    }
+                    last_subscribed = std::time::Instant::now();
+                }
+            }
+            match self.move_batch(&stopping).await {
+                Ok(0) => {
+                    failures = 0;
+                    tokio::select! {
+                        () = tokio::time::sleep(self.idle_poll) => {}
+                        () = stopping.set() => {}
+                    }
+                }
+                Ok(_) => failures = 0,
+                Err(e) => {
+                    failures = failures.saturating_add(1);
+                    self.counts.failures.fetch_add(1, Ordering::Relaxed);
+                    metrics::counter!("nimbus_bridge_failures_total", "bridge" => self.bridge.clone())
+                        .increment(1);
+                    let wait = crate::driver::background_retry_wait(failures);
+                    tracing::warn!(bridge = %self.bridge, lane = %self.label, error = %e, retry_in = ?wait, "the bridge could not move messages; they stay in their queue and it tries again");
+                    tokio::select! {
+                        () = tokio::time::sleep(wait) => {}
+                        () = stopping.set() => {}
+                    }
+                }
+            }
+        }
+    }
+
+    /// Takes up to a batch from the queue, writes each to the other side (its id claimed
+    /// there first), then commits the take: how many it moved.
+    async fn move_batch(&self, stopping: &StopSignal) -> Result<usize> {
+        let Some(mut batch) = self
+            .from
+            .transport()
+            .receive_batch(&self.from_queue, self.batch, stopping, None)
+            .await?
+        else {
+            return Ok(0);
+        };
+        let mut moved = 0;
+        let scope = format!("bridge:{}", self.bridge);
+        while let Some((row, mut tx)) = batch.next().await? {
+            let stored = tx.stored_body().await?;
+            let key = message_key(&row);
+            let message = self.crossing(row, stored)?;
+            let sent = self
+                .to
+                .transport()
+                .send_deduplicated(&scope, &key, self.window, std::slice::from_ref(&message))
+                .await?;
+            // Taken from this side in the batch's transaction (its body stored apart too).
+            tx.commit(Vec::new()).await?;
+            match sent {
+                true => {
+                    self.counts.crossed.fetch_add(1, Ordering::Relaxed);
+                    metrics::counter!("nimbus_bridge_crossed_total", "bridge" => self.bridge.clone(), "lane" => self.label.clone())
+                        .increment(1);
+                }
+                false => {
+                    self.counts.duplicates.fetch_add(1, Ordering::Relaxed);
+                    metrics::counter!("nimbus_bridge_duplicates_total", "bridge" => self.bridge.clone())
+                        .increment(1);
+                    tracing::info!(bridge = %self.bridge, lane = %self.label, message_id = %key, "a message the other side had already was dropped (the bridge stopped between its two commits)");
+                }
+            }
+            moved += 1;
+        }
+        batch.commit().await?;
+        Ok(moved)
+    }
+
+    /// `row` as the message written on the other side: its id, headers (with this bridge
+    /// added to [`CROSSED`]), body (`stored`, when it was stored apart, stored apart again
+    /// under a new id) and expiry.
+    fn crossing(&self, row: ReceivedMessage, stored: Option<Vec<u8>>) -> Result<OutgoingMessage> {
+        let mut headers: Headers = serde_json::from_str(&row.headers_json).map_err(|e| {
+            NimbusError::config(
+                format!(
+                    "message {} in {:?} has headers that are not JSON ({e}): the bridge cannot \
+                     carry it",
+                    row.row_id, self.from_queue
+                ),
+                "move or delete it by hand",
+            )
+        })?;
+        let crossed = match headers.get(CROSSED) {
+            Some(before) if !before.is_empty() => format!("{before},{}", self.bridge),
+            _ => self.bridge.clone(),
+        };
+        headers.insert(CROSSED.into(), crossed);
+        let stored_apart = stored.map(|body| {
+            let id = Uuid::new_v4();
+            headers.insert(headers::CLAIM_CHECK.into(), id.to_string());
+            StoredApart { id, body }
+        });
+        let headers_json =
+            serde_json::to_string(&headers).map_err(|source| NimbusError::Serialize {
+                type_name: "headers",
+                source,
+            })?;
+        Ok(OutgoingMessage {
+            destination: self.to_destination.clone(),
+            id: Uuid::parse_str(&row.row_id).unwrap_or_else(|_| Uuid::new_v4()),
+            group: crate::envelope::group_in_json(&headers_json),
+            priority: crate::envelope::priority_in_json(&headers_json),
+            headers_json,
+            body: row.body,
+            correlation_id: row.correlation_id,
+            reply_to_address: row.reply_to_address,
+            time_to_be_received_ms: None,
+            expires_at: row.expires,
+            delivery: Delivery::Immediate,
+            stored_apart,
+        })
+    }
+}
+
+/// The key a message crosses under: its message id, or its row's id without one.
+fn message_key(row: &ReceivedMessage) -> String {
+    serde_json::from_str::<Headers>(&row.headers_json)
+        .ok()
+        .and_then(|h| h.get(headers::MESSAGE_ID).cloned())
+        .unwrap_or_else(|| row.row_id.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> BridgeConfig {
+        BridgeConfig::new("b")
+            .side("a", BridgeSide::new("sqlite:///tmp/a.db"))
+            .side("z", BridgeSide::new("sqlite:///tmp/z.db"))
+    }
+
+    #[test]
+    fn a_configuration_names_sides_that_exist_and_something_to_move() {
+        assert!(config().check().is_err(), "nothing to move");
+        assert!(config().queue("a", "Q", "z", "Q").check().is_ok());
+        let unknown = config().queue("a", "Q", "y", "Q").check().unwrap_err();
+        assert!(unknown.to_string().contains("\"y\""), "{unknown}");
+        let itself = config().queue("a", "Q", "a", "R").check().unwrap_err();
+        assert!(itself.to_string().contains("itself"), "{itself}");
+        assert_eq!(
+            event_queue("b", "Sales.OrderPlaced").len(),
+            "Bridge.b.".len() + 8
+        );
+        let comma = BridgeConfig::new("a,b")
+            .side("a", BridgeSide::new("sqlite:///tmp/a.db"))
+            .side("z", BridgeSide::new("sqlite:///tmp/z.db"))
+            .event("a", "T", "z");
+        assert!(comma.check().is_err());
+    }
+
+    #[test]
+    fn a_configuration_file_is_read_and_a_typo_refused() {
+        let read: BridgeConfig = serde_json::from_str(
+            r#"{"name": "n", "sides": {"a": {"database_url": "sqlite:///tmp/a.db"},
+                "z": {"database_url": "postgres://u:secret@h/db", "schema": "s"}},
+                "queues": [{"from": "a", "queue": "Q", "to": "z"}], "window": "2h"}"#,
+        )
+        .unwrap();
+        assert_eq!(read.window, Some(Duration::from_secs(7200)));
+        assert!(read.check().is_ok());
+        let shown = read.sides["z"].to_string();
+        assert!(!shown.contains("secret"), "{shown}");
+        assert!(serde_json::from_str::<BridgeConfig>(r#"{"name": "n", "sidez": {}}"#).is_err());
+    }
+}
