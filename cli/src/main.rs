@@ -212,6 +212,17 @@ enum Command {
     /// instances. Listens on 127.0.0.1:8080 by default; any other address needs the
     /// NIMBUS_CONSOLE_TOKEN environment variable.
     Console(console::Settings),
+    /// Runs a bridge between databases until stopped (Ctrl-C, SIGTERM): it moves the queues and
+    /// events a JSON file names from one database to another, each message exactly once (see
+    /// the guide's "Past one database server"). The file holds the databases' URLs: keep it
+    /// private. --database is not used.
+    Bridge {
+        /// The bridge's configuration: {"name", "sides": {NAME: {"database_url", "schema"?,
+        /// "storage_layout"?}}, "queues": [{"from", "queue", "to", "to_queue"?}],
+        /// "events": [{"from", "topic", "to"}], "window"?, "idle_poll"?, "batch"?}.
+        #[arg(long, value_name = "FILE")]
+        config: std::path::PathBuf,
+    },
     /// The receiving process of `bench --latency` (started by it, not by people).
     #[cfg(feature = "bench")]
     #[command(hide = true, name = "bench-receiver")]
@@ -1298,6 +1309,30 @@ async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Console(settings) => {
             let db = connect(&cli).await?;
             console::run(db, settings.clone()).await?;
+        }
+        Command::Bridge { config } => {
+            logging::to_stderr("info");
+            let text = std::fs::read_to_string(config).map_err(|e| {
+                format!(
+                    "cannot read the bridge's configuration {}: {e}",
+                    config.display()
+                )
+            })?;
+            let settings: nimbus::bridge::BridgeConfig =
+                serde_json::from_str(&text).map_err(|e| {
+                    format!(
+                        "the bridge's configuration {} is not valid: {e}",
+                        config.display()
+                    )
+                })?;
+            let bridge = nimbus::bridge::Bridge::start(settings).await?;
+            nimbus::stop_signal().await?;
+            let counts = (bridge.counts().crossed(), bridge.counts().duplicates());
+            bridge.stop().await;
+            println!(
+                "bridge stopped: {} message(s) crossed, {} duplicate(s) dropped",
+                counts.0, counts.1
+            );
         }
         #[cfg(feature = "bench")]
         Command::BenchReceiver(args) => {

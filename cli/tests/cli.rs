@@ -2800,3 +2800,94 @@ async fn peek_cuts_bodies_and_minds_closed_pipes(url: &str, schema: Option<&str>
 async fn peek_cuts_bodies_and_minds_closed_pipes_on_sqlite() {
     on_sqlite("cli-peek-long", peek_cuts_bodies_and_minds_closed_pipes).await;
 }
+
+/// `nimbus bridge --config`: a message sent to a queue of one SQLite file crosses to a queue of
+/// another, and a stop signal ends the bridge with what it moved.
+#[actix_rt::test]
+async fn the_bridge_command_moves_a_queue_between_databases_until_stopped() {
+    let (left, right) = (
+        std::env::temp_dir().join(format!("nimbus-bridge-left-{}.db", unique())),
+        std::env::temp_dir().join(format!("nimbus-bridge-right-{}.db", unique())),
+    );
+    let (left_url, right_url) = (
+        format!("sqlite://{}", left.display()),
+        format!("sqlite://{}", right.display()),
+    );
+    let config = std::env::temp_dir().join(format!("nimbus-bridge-{}.json", unique()));
+    std::fs::write(
+        &config,
+        serde_json::json!({
+            "name": "left-right",
+            "sides": {"left": {"database_url": left_url}, "right": {"database_url": right_url}},
+            "queues": [{"from": "left", "queue": "Outbox", "to": "right", "to_queue": "Inbox"}],
+            "idle_poll": "50ms",
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let mut bridge = Command::new(env!("CARGO_BIN_EXE_nimbus"))
+        .args(["bridge", "--config"])
+        .arg(&config)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let right_db = Database::connect(&right_url).await.unwrap();
+    // The bridge makes both queues when it starts.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let made = async || {
+        right_db
+            .queues()
+            .await
+            .is_ok_and(|queues| queues.iter().any(|q| q.name == "Inbox"))
+    };
+    while !made().await {
+        assert!(std::time::Instant::now() < deadline, "the bridge started");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let sender = nimbus::Bus::builder()
+        .names("Writer", "writer-1")
+        .database_url(&left_url)
+        .route::<Note>("Outbox")
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    sender
+        .send(Note {
+            text: "across".into(),
+        })
+        .await
+        .unwrap();
+    while right_db.queue_depth("Inbox").await.unwrap_or(0) < 1 {
+        assert!(std::time::Instant::now() < deadline, "the message crossed");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    sender.stop().await.unwrap();
+    let stopped = Command::new("kill")
+        .args(["-TERM", &bridge.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(stopped.success());
+    let output = bridge.wait_with_output().unwrap();
+    let out = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        out.contains("1 message(s) crossed, 0 duplicate(s)"),
+        "{out}"
+    );
+    let body = &right_db.peek("Inbox", 1).await.unwrap()[0];
+    assert!(
+        body.headers.contains("Nimbus.Bridge.Crossed"),
+        "{}",
+        body.headers
+    );
+    for file in [left, right, config] {
+        let _ = std::fs::remove_file(file);
+    }
+}
