@@ -2825,7 +2825,7 @@ async fn the_bridge_command_moves_a_queue_between_databases_until_stopped() {
         .to_string(),
     )
     .unwrap();
-    let mut bridge = Command::new(env!("CARGO_BIN_EXE_nimbus"))
+    let bridge = Command::new(env!("CARGO_BIN_EXE_nimbus"))
         .args(["bridge", "--config"])
         .arg(&config)
         .stdout(std::process::Stdio::piped())
