@@ -666,20 +666,7 @@ impl<D: Driver> Transport for SqlTransport<D> {
                 s.commit(c, &[], "an empty receive").await?;
                 Ok(None)
             }
-            Some(row) => {
-                let received = received_message(row);
-                let stored_body = crate::claim_check::claim_in_json(&received.headers_json);
-                Ok(Some((
-                    received,
-                    Box::new(SqlReceiveTransaction {
-                        connection: c,
-                        inner: s.clone(),
-                        handler_savepoint: false,
-                        member_of: None,
-                        stored_body,
-                    }),
-                )))
-            }
+            Some(row) => Ok(Some(SqlReceiveTransaction::alone(s.clone(), c, row))),
         }
     }
 
@@ -734,20 +721,7 @@ impl<D: Driver> Transport for SqlTransport<D> {
                 s.commit(c, &[], "looking for expired leases").await?;
                 Ok(None)
             }
-            Some(row) => {
-                let received = received_message(row);
-                let stored_body = crate::claim_check::claim_in_json(&received.headers_json);
-                Ok(Some((
-                    received,
-                    Box::new(SqlReceiveTransaction {
-                        connection: c,
-                        inner: s.clone(),
-                        handler_savepoint: false,
-                        member_of: None,
-                        stored_body,
-                    }),
-                )))
-            }
+            Some(row) => Ok(Some(SqlReceiveTransaction::alone(s.clone(), c, row))),
         }
     }
 

@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use super::{received_message, window_ms, Inner, Written};
 use crate::dead_letter::DeadLetter;
-use crate::driver::statements::{LeaseRow, SagaRow};
+use crate::driver::statements::{LeaseRow, MessageRow, SagaRow};
 use crate::driver::{Driver, DriverError, Held, Param};
 use crate::envelope::{OutgoingMessage, ReceivedMessage};
 use crate::error::{NimbusError, Result};
@@ -114,6 +114,25 @@ impl<D: Driver> ReceivedBatch for SqlBatch<D> {
 }
 
 impl<D: Driver> SqlReceiveTransaction<D> {
+    /// `row`, received alone on `connection`, and its open transaction (which knows the id of
+    /// its body stored apart, if any).
+    pub(super) fn alone(
+        inner: Arc<Inner<D>>,
+        connection: Held<D>,
+        row: MessageRow,
+    ) -> (ReceivedMessage, Box<dyn ReceiveTransaction>) {
+        let received = received_message(row);
+        let stored_body = crate::claim_check::claim_in_json(&received.headers_json);
+        let tx = SqlReceiveTransaction {
+            connection,
+            inner,
+            handler_savepoint: false,
+            member_of: None,
+            stored_body,
+        };
+        (received, Box::new(tx))
+    }
+
     /// Ends this message's part: commits (alone), or (in a batch) releases its savepoint if
     /// one is open and gives the connection back to the batch with what it wrote.
     async fn finish(
@@ -329,18 +348,8 @@ impl<D: Driver> SqlReceiveTransaction<D> {
         inner.wake(&written.queues);
         Ok(match received {
             Ok(Some(row)) => {
-                let received = received_message(row);
-                let stored_body = crate::claim_check::claim_in_json(&received.headers_json);
-                NextReceive::Taken(
-                    received,
-                    Box::new(SqlReceiveTransaction {
-                        connection,
-                        inner,
-                        handler_savepoint: false,
-                        member_of: None,
-                        stored_body,
-                    }),
-                )
+                let (received, tx) = Self::alone(inner, connection, row);
+                NextReceive::Taken(received, tx)
             }
             Ok(None) => match inner.commit(connection, &[], "an empty receive").await {
                 Ok(()) => NextReceive::Empty,
