@@ -469,9 +469,31 @@ impl Lane {
         let mut moved = 0;
         let scope = format!("bridge:{}", self.bridge);
         while let Some((row, mut tx)) = batch.next().await? {
-            let stored = tx.stored_body().await?;
-            let key = message_key(&row);
-            let message = self.crossing(row, stored)?;
+            // What can never cross (headers that are not JSON, a body stored apart that is
+            // gone or in a store the bridge does not know) goes to this side's dead letters,
+            // instead of stopping the route for good.
+            let headers = match serde_json::from_str::<Headers>(&row.headers_json) {
+                Ok(headers) => headers,
+                Err(e) => {
+                    let reason = format!("its headers are not JSON ({e})");
+                    self.dead_letter(&row, None, tx, &reason).await?;
+                    continue;
+                }
+            };
+            let stored = match tx.stored_body().await {
+                Ok(stored) => stored,
+                Err(e @ NimbusError::Config { .. }) => {
+                    self.dead_letter(&row, Some(&headers), tx, &e.to_string())
+                        .await?;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let key = headers
+                .get(headers::MESSAGE_ID)
+                .cloned()
+                .unwrap_or_else(|| row.row_id.clone());
+            let message = self.crossing(row, headers, stored)?;
             let sent = self
                 .to
                 .transport()
@@ -498,20 +520,33 @@ impl Lane {
         Ok(moved)
     }
 
-    /// `row` as the message written on the other side: its id, headers (with this bridge
+    /// Moves `row`, which can never cross for `reason`, to this side's dead letters in its
+    /// transaction `tx`, saying so.
+    async fn dead_letter(
+        &self,
+        row: &ReceivedMessage,
+        headers: Option<&Headers>,
+        tx: Box<dyn crate::transport::ReceiveTransaction>,
+        reason: &str,
+    ) -> Result<()> {
+        let reason = format!("the bridge {:?} cannot carry it: {reason}", self.bridge);
+        let letter = crate::dead_letter::dead_letter(row, headers, &self.from_queue, &reason, 1);
+        tx.dead_letter(letter).await?;
+        metrics::counter!("nimbus_bridge_dead_lettered_total", "bridge" => self.bridge.clone())
+            .increment(1);
+        tracing::warn!(bridge = %self.bridge, lane = %self.label, id = %row.row_id, %reason, "moved a message the bridge cannot carry to the dead letters of its side");
+        Ok(())
+    }
+
+    /// `row` as the message written on the other side: its id, `headers` (with this bridge
     /// added to [`CROSSED`]), body (`stored`, when it was stored apart, stored apart again
     /// under a new id) and expiry.
-    fn crossing(&self, row: ReceivedMessage, stored: Option<Vec<u8>>) -> Result<OutgoingMessage> {
-        let mut headers: Headers = serde_json::from_str(&row.headers_json).map_err(|e| {
-            NimbusError::config(
-                format!(
-                    "message {} in {:?} has headers that are not JSON ({e}): the bridge cannot \
-                     carry it",
-                    row.row_id, self.from_queue
-                ),
-                "move or delete it by hand",
-            )
-        })?;
+    fn crossing(
+        &self,
+        row: ReceivedMessage,
+        mut headers: Headers,
+        stored: Option<Vec<u8>>,
+    ) -> Result<OutgoingMessage> {
         let crossed = match headers.get(CROSSED) {
             Some(before) if !before.is_empty() => format!("{before},{}", self.bridge),
             _ => self.bridge.clone(),
@@ -542,14 +577,6 @@ impl Lane {
             stored_apart,
         })
     }
-}
-
-/// The key a message crosses under: its message id, or its row's id without one.
-fn message_key(row: &ReceivedMessage) -> String {
-    serde_json::from_str::<Headers>(&row.headers_json)
-        .ok()
-        .and_then(|h| h.get(headers::MESSAGE_ID).cloned())
-        .unwrap_or_else(|| row.row_id.clone())
 }
 
 #[cfg(test)]
