@@ -5,4 +5,4 @@
 INSERT INTO {schema}."NimbusDeduplication" AS seen ("Scope", "Key", "ExpiresAt")
 VALUES ($1, $2, (now() AT TIME ZONE 'utc') + $3::bigint * interval '1 millisecond')
 ON CONFLICT ("Scope", "Key") DO UPDATE SET "ExpiresAt" = EXCLUDED."ExpiresAt"
-WHERE seen."ExpiresAt" <= (now() AT TIME ZONE 'utc')
+WHERE seen."ExpiresAt" <= EXCLUDED."ExpiresAt" - $3::bigint * interval '1 millisecond'

@@ -2,7 +2,7 @@
 -- Parameters: 1 Queue (varchar)
 -- Returns: Id (text), CorrelationId, ReplyToAddress, Headers, Body, Expired (boolean, by database time), Expires
 WITH lapsed AS (
-    SELECT "LeaseId" FROM {schema}."NimbusLeases"
+    SELECT "LeaseId", (now() AT TIME ZONE 'utc') AS "Now" FROM {schema}."NimbusLeases"
     WHERE "Queue" = $1 AND "LeasedUntil" < (now() AT TIME ZONE 'utc')
     ORDER BY "LeasedUntil"
     LIMIT 1
@@ -12,6 +12,6 @@ USING lapsed
 WHERE lease."LeaseId" = lapsed."LeaseId"
 RETURNING lease."Id", lease."CorrelationId", lease."ReplyToAddress", lease."Headers", lease."Body",
     CASE WHEN lease."Expires" IS NULL THEN FALSE
-         WHEN lease."Expires" > (now() AT TIME ZONE 'utc') THEN FALSE
+         WHEN lease."Expires" > lapsed."Now" THEN FALSE
          ELSE TRUE END AS "Expired",
     lease."Expires"

@@ -17,11 +17,11 @@ WITH taken AS (
         LIMIT $2
         FOR UPDATE OF q SKIP LOCKED))
     RETURNING queue."MessageId", queue."Body",
-        CASE WHEN queue."ExpiresAt" IS NULL THEN FALSE
-             WHEN queue."ExpiresAt" > (now() AT TIME ZONE 'utc') THEN FALSE
-             ELSE TRUE END AS "Expired",
         queue."ExpiresAt", queue."GroupKey", queue."GroupPlace", queue."VisibleAfter", queue."Priority")
-SELECT "MessageId"::text, NULL::varchar, NULL::varchar, NULL::text, "Body", "Expired", "ExpiresAt",
+SELECT "MessageId"::text, NULL::varchar, NULL::varchar, NULL::text, "Body",
+    CASE WHEN "ExpiresAt" IS NULL THEN FALSE
+         WHEN "ExpiresAt" > (now() AT TIME ZONE 'utc') THEN FALSE
+         ELSE TRUE END AS "Expired", "ExpiresAt",
     "GroupKey", "GroupPlace"
 FROM taken
 ORDER BY "Priority" DESC, "VisibleAfter", "MessageId"

@@ -13,10 +13,10 @@ WITH taken AS (
         LIMIT $2
         FOR UPDATE SKIP LOCKED))
     RETURNING queue."MessageId", queue."Body",
-        CASE WHEN queue."ExpiresAt" IS NULL THEN FALSE
-             WHEN queue."ExpiresAt" > (now() AT TIME ZONE 'utc') THEN FALSE
-             ELSE TRUE END AS "Expired",
         queue."ExpiresAt", queue."VisibleAfter", queue."Priority")
-SELECT "MessageId"::text, NULL::varchar, NULL::varchar, NULL::text, "Body", "Expired", "ExpiresAt"
+SELECT "MessageId"::text, NULL::varchar, NULL::varchar, NULL::text, "Body",
+    CASE WHEN "ExpiresAt" IS NULL THEN FALSE
+         WHEN "ExpiresAt" > (now() AT TIME ZONE 'utc') THEN FALSE
+         ELSE TRUE END AS "Expired", "ExpiresAt"
 FROM taken
 ORDER BY "Priority" DESC, "VisibleAfter", "MessageId"

@@ -5,7 +5,7 @@
 -- Parameters: 1 Destination (varchar)
 -- Returns: MessageId (text), CorrelationId (NULL), ReplyToAddress (NULL), Headers (NULL; they travel in the Body's envelope), Body, Expired (boolean, by database time), ExpiresAt, GroupKey, the message's place in its group (bigint)
 WITH message AS (
-    SELECT q."MessageId" FROM {schema}."NimbusMessages" AS q
+    SELECT q."MessageId", (now() AT TIME ZONE 'utc') AS "Now" FROM {schema}."NimbusMessages" AS q
     WHERE q."Destination" = $1 AND q."VisibleAfter" <= (now() AT TIME ZONE 'utc')
       AND (q."GroupKey" IS NULL OR NOT EXISTS (
           SELECT 1 FROM {schema}."NimbusMessages" AS earlier
@@ -20,6 +20,6 @@ USING message
 WHERE queue."MessageId" = message."MessageId"
 RETURNING queue."MessageId"::text, NULL::varchar, NULL::varchar, NULL::text, queue."Body",
     CASE WHEN queue."ExpiresAt" IS NULL THEN FALSE
-         WHEN queue."ExpiresAt" > (now() AT TIME ZONE 'utc') THEN FALSE
+         WHEN queue."ExpiresAt" > message."Now" THEN FALSE
          ELSE TRUE END AS "Expired",
     queue."ExpiresAt", queue."GroupKey", queue."GroupPlace"

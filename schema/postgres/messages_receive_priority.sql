@@ -3,7 +3,7 @@
 -- Parameters: 1 Destination (varchar)
 -- Returns: MessageId (text), CorrelationId (NULL), ReplyToAddress (NULL), Headers (NULL; they travel in the Body's envelope), Body, Expired (boolean, by database time), ExpiresAt
 WITH message AS (
-    SELECT "MessageId" FROM {schema}."NimbusMessages"
+    SELECT "MessageId", (now() AT TIME ZONE 'utc') AS "Now" FROM {schema}."NimbusMessages"
     WHERE "Destination" = $1 AND "VisibleAfter" <= (now() AT TIME ZONE 'utc')
     ORDER BY "Priority" DESC, "VisibleAfter", "MessageId"
     LIMIT 1
@@ -13,6 +13,6 @@ USING message
 WHERE queue."MessageId" = message."MessageId"
 RETURNING queue."MessageId"::text, NULL::varchar, NULL::varchar, NULL::text, queue."Body",
     CASE WHEN queue."ExpiresAt" IS NULL THEN FALSE
-         WHEN queue."ExpiresAt" > (now() AT TIME ZONE 'utc') THEN FALSE
+         WHEN queue."ExpiresAt" > message."Now" THEN FALSE
          ELSE TRUE END AS "Expired",
     queue."ExpiresAt"

@@ -2,7 +2,7 @@
 -- Parameters: none
 -- Returns: Id (text), CorrelationId, ReplyToAddress, Headers, Body, Expired (boolean, by database time), Expires
 WITH message AS (
-    SELECT "RowVersion" FROM {table}
+    SELECT "RowVersion", (now() AT TIME ZONE 'utc') AS "Now" FROM {table}
     ORDER BY "RowVersion"
     LIMIT 1
     FOR UPDATE SKIP LOCKED)
@@ -11,6 +11,6 @@ USING message
 WHERE queue."RowVersion" = message."RowVersion"
 RETURNING queue."Id"::text, queue."CorrelationId", queue."ReplyToAddress", queue."Headers", queue."Body",
     CASE WHEN queue."Expires" IS NULL THEN FALSE
-         WHEN queue."Expires" > (now() AT TIME ZONE 'utc') THEN FALSE
+         WHEN queue."Expires" > message."Now" THEN FALSE
          ELSE TRUE END AS "Expired",
     queue."Expires"

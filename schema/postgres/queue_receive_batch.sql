@@ -14,10 +14,10 @@ WITH taken AS (
         FOR UPDATE SKIP LOCKED))
     RETURNING queue."Id"::text AS "Id", queue."CorrelationId", queue."ReplyToAddress",
         queue."Headers", queue."Body",
-        CASE WHEN queue."Expires" IS NULL THEN FALSE
-             WHEN queue."Expires" > (now() AT TIME ZONE 'utc') THEN FALSE
-             ELSE TRUE END AS "Expired",
         queue."Expires", queue."RowVersion")
-SELECT "Id", "CorrelationId", "ReplyToAddress", "Headers", "Body", "Expired", "Expires"
+SELECT "Id", "CorrelationId", "ReplyToAddress", "Headers", "Body",
+    CASE WHEN "Expires" IS NULL THEN FALSE
+         WHEN "Expires" > (now() AT TIME ZONE 'utc') THEN FALSE
+         ELSE TRUE END AS "Expired", "Expires"
 FROM taken
 ORDER BY "RowVersion"

@@ -22,11 +22,11 @@ WITH taken AS (
         FOR UPDATE OF q SKIP LOCKED))
     RETURNING queue."Id"::text AS "Id", queue."CorrelationId", queue."ReplyToAddress",
         queue."Headers", queue."Body",
-        CASE WHEN queue."Expires" IS NULL THEN FALSE
-             WHEN queue."Expires" > (now() AT TIME ZONE 'utc') THEN FALSE
-             ELSE TRUE END AS "Expired",
         queue."Expires", queue."GroupKey",
         COALESCE(queue."GroupPosition", queue."RowVersion") AS "Place", queue."RowVersion", queue."Priority")
-SELECT "Id", "CorrelationId", "ReplyToAddress", "Headers", "Body", "Expired", "Expires", "GroupKey", "Place"
+SELECT "Id", "CorrelationId", "ReplyToAddress", "Headers", "Body",
+    CASE WHEN "Expires" IS NULL THEN FALSE
+         WHEN "Expires" > (now() AT TIME ZONE 'utc') THEN FALSE
+         ELSE TRUE END AS "Expired", "Expires", "GroupKey", "Place"
 FROM taken
 ORDER BY "Priority" DESC, "RowVersion"

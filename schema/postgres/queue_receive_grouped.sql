@@ -6,7 +6,7 @@
 -- Parameters: none
 -- Returns: Id (text), CorrelationId, ReplyToAddress, Headers, Body, Expired (boolean, by database time), Expires, GroupKey, the message's place in its group (bigint)
 WITH message AS (
-    SELECT q."RowVersion" FROM {table} AS q
+    SELECT q."RowVersion", (now() AT TIME ZONE 'utc') AS "Now" FROM {table} AS q
     WHERE (q."NotBefore" IS NULL OR q."NotBefore" <= (now() AT TIME ZONE 'utc'))
       AND (q."GroupKey" IS NULL OR (
           NOT EXISTS (
@@ -25,6 +25,6 @@ USING message
 WHERE queue."RowVersion" = message."RowVersion"
 RETURNING queue."Id"::text, queue."CorrelationId", queue."ReplyToAddress", queue."Headers", queue."Body",
     CASE WHEN queue."Expires" IS NULL THEN FALSE
-         WHEN queue."Expires" > (now() AT TIME ZONE 'utc') THEN FALSE
+         WHEN queue."Expires" > message."Now" THEN FALSE
          ELSE TRUE END AS "Expired",
     queue."Expires", queue."GroupKey", COALESCE(queue."GroupPosition", queue."RowVersion")

@@ -70,10 +70,30 @@ impl Setup {
     }
 }
 
-/// The PostgreSQL server the suite uses.
+/// The PostgreSQL server the suite uses: the Citus coordinator [`use_citus`] named, or
+/// `NIMBUS_POSTGRES`, or 127.0.0.1:5432.
 pub fn postgres_url() -> String {
+    if let Some(coordinator) = CITUS_COORDINATOR.get() {
+        return coordinator.clone();
+    }
     std::env::var("NIMBUS_POSTGRES")
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+}
+
+/// The Citus coordinator this process's PostgreSQL tests run against, when [`use_citus`] named
+/// one.
+static CITUS_COORDINATOR: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Runs this process's PostgreSQL tests on the Citus cluster whose coordinator is at `url`: every
+/// test schema is made a distributed schema (Citus's schema-based sharding), so its tables live
+/// on one worker node, which Citus picks. Once per process, before any test.
+pub fn use_citus(url: String) {
+    let _ = CITUS_COORDINATOR.set(url);
+}
+
+/// Whether this process's PostgreSQL tests run on a Citus cluster ([`use_citus`]).
+pub fn on_citus() -> bool {
+    CITUS_COORDINATOR.get().is_some()
 }
 
 /// Where this process's test databases point their PostgreSQL buses and admin API, when not at
@@ -214,9 +234,15 @@ impl TestDatabase {
                 Target::Sqlite(std::env::temp_dir().join(format!("nimbus-test-{}.db", unique())))
             }
             Kind::Postgres => {
+                // On Citus, a distributed schema: its tables are placed on a worker node.
+                let sharding = if on_citus() {
+                    "SET citus.enable_schema_based_sharding TO on; "
+                } else {
+                    ""
+                };
                 pg_client()
                     .await
-                    .batch_execute(&format!("CREATE SCHEMA {}", pg_quote(&schema)))
+                    .batch_execute(&format!("{sharding}CREATE SCHEMA {}", pg_quote(&schema)))
                     .await
                     .expect("create test schema");
                 Target::Postgres { schema }
@@ -719,8 +745,14 @@ impl TestDatabase {
                     .get_password()
                     .map(|p| format!(":{}", String::from_utf8_lossy(p)))
                     .unwrap_or_default();
+                // The server's TLS setting goes through the proxy too (a Citus node's
+                // certificate is its own, self-signed: the suite's URL turns TLS off).
+                let tls = match config.get_ssl_mode() {
+                    tokio_postgres::config::SslMode::Disable => "&sslmode=disable",
+                    _ => "",
+                };
                 Some((
-                    format!("postgres://{user}{password}@{proxy}/{db}?connect_timeout=2"),
+                    format!("postgres://{user}{password}@{proxy}/{db}?connect_timeout=2{tls}"),
                     format!("{host}:{port}"),
                 ))
             }

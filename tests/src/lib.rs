@@ -9,6 +9,7 @@ mod addressing;
 pub mod babelfish;
 pub mod batch;
 pub mod bridge;
+pub mod citus;
 pub mod db;
 mod deduplication;
 mod delayed;

@@ -422,6 +422,18 @@ pub(crate) trait Driver: Send + Sync + Sized + 'static {
         names: &[&str],
     ) -> DriverResult<()>;
 
+    /// Runs SQL text an operator gave (`admin::Database::execute`) on a connection in no
+    /// transaction: its statements commit together or not at all, as one text of several
+    /// statements does on every server. PostgreSQL sends them one at a time inside a transaction
+    /// of their own, because Citus refuses a `CREATE INDEX` in a text of several.
+    async fn run_sql_alone(
+        &self,
+        connection: &mut Self::Connection,
+        sql: &str,
+    ) -> DriverResult<()> {
+        self.run_script(connection, sql, &[]).await
+    }
+
     /// Runs one of the framework's creation scripts (`CREATE … IF NOT EXISTS`, upgrades), as
     /// [`Driver::run_script`] does, without the server's notices about what exists already
     /// (PostgreSQL sends one per existing table, which its client logs).

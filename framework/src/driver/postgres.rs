@@ -650,6 +650,22 @@ impl Driver for PostgresDriver {
         connection.batch_execute(sql).await.map_err(error)
     }
 
+    async fn run_sql_alone(&self, connection: &mut Object, sql: &str) -> DriverResult<()> {
+        let statements = crate::sql::statements_of(sql);
+        if statements.len() < 2 {
+            return connection.batch_execute(sql).await.map_err(error);
+        }
+        connection.batch_execute("BEGIN").await.map_err(error)?;
+        for statement in statements {
+            if let Err(e) = connection.batch_execute(statement).await {
+                // The connection goes back to its pool: end the failed transaction first.
+                let _ = connection.batch_execute("ROLLBACK").await;
+                return Err(error(e));
+            }
+        }
+        connection.batch_execute("COMMIT").await.map_err(error)
+    }
+
     async fn run_creation_script(
         &self,
         connection: &mut Object,
@@ -658,13 +674,17 @@ impl Driver for PostgresDriver {
     ) -> DriverResult<()> {
         // `CREATE … IF NOT EXISTS` of what exists says so in a NOTICE, which tokio-postgres logs
         // at INFO: several lines per start of an endpoint that found something missing. Only
-        // warnings and errors of the script are sent back (for this transaction, or for the
-        // script's own implicit one).
+        // warnings and errors of the script are sent back, for the rest of the transaction the
+        // framework runs its creation scripts in.
         connection
-            .batch_execute(&format!(
-                "SELECT set_config('client_min_messages', 'warning', true);\n{sql}"
-            ))
+            .batch_execute("SELECT set_config('client_min_messages', 'warning', true)")
             .await
-            .map_err(error)
+            .map_err(error)?;
+        // One statement at a time: Citus sends the text of a `CREATE INDEX` on a distributed
+        // table to its worker nodes as it came, and a worker refuses several commands in one.
+        for statement in crate::sql::statements_of(sql) {
+            connection.batch_execute(statement).await.map_err(error)?;
+        }
+        Ok(())
     }
 }

@@ -417,6 +417,13 @@ impl<D: Driver> Held<D> {
         self.note(result)
     }
 
+    /// Runs SQL text an operator gave, outside any transaction (see [`Driver::run_sql_alone`]).
+    pub async fn run_sql_alone(&mut self, sql: &str) -> DriverResult<()> {
+        let (driver, connection, deadline) = self.parts()?;
+        let result = bounded(deadline, "a script", driver.run_sql_alone(connection, sql)).await;
+        self.note(result)
+    }
+
     /// Runs one of the framework's creation scripts (see [`Driver::run_creation_script`]).
     pub async fn run_creation_script(&mut self, sql: &str, names: &[&str]) -> DriverResult<()> {
         let (driver, connection, deadline) = self.parts()?;

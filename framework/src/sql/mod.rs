@@ -5,6 +5,7 @@
 mod dialect;
 mod multi_row;
 mod script;
+mod split;
 mod statements;
 mod watch;
 
@@ -17,6 +18,7 @@ pub(crate) use dialect::SQLSERVER;
 pub(crate) use dialect::{Dialect, Placeholder};
 pub(crate) use multi_row::multi_row_insert;
 pub(crate) use script::{creation_script, dialect_named, ordered_groups_script, priorities_script};
+pub(crate) use split::statements_of;
 pub(crate) use statements::{
     IndexDefinition, IndexSql, NServiceBusSubscriptionSql, QueueColumns, QueueSql, SchemaSql,
 };
@@ -24,5 +26,7 @@ pub(crate) use statements::{
 pub(crate) use watch::WatchSql;
 pub(crate) use watch::{watch_sql, ReadyPart};
 
+#[cfg(test)]
+mod citus_rules;
 #[cfg(test)]
 mod golden_tests;

@@ -392,7 +392,7 @@ impl<D: Driver> Admin for SqlTransport<D> {
     async fn run_sql(&self, sql: &str) -> Result<()> {
         let s = self.inner();
         let mut c = s.connection("running SQL").await?;
-        c.run_script(sql, &[])
+        c.run_sql_alone(sql)
             .await
             .map_err(s.cx.db(|| format!("running {sql}")))?;
         c.release();

@@ -11,11 +11,11 @@ WITH taken AS (
         LIMIT $1
         FOR UPDATE SKIP LOCKED))
     RETURNING queue.Id::text AS "Id", queue.Headers AS "Headers", queue.Body AS "Body",
-        CASE WHEN queue.Expires IS NULL THEN FALSE
-             WHEN queue.Expires > (now() AT TIME ZONE 'utc') THEN FALSE
-             ELSE TRUE END AS "Expired",
         queue.Expires AS "Expires", queue.Seq AS "Seq")
 SELECT "Id", NULL::varchar AS "CorrelationId", NULL::varchar AS "ReplyToAddress", "Headers",
-    "Body", "Expired", "Expires"
+    "Body",
+    CASE WHEN "Expires" IS NULL THEN FALSE
+         WHEN "Expires" > (now() AT TIME ZONE 'utc') THEN FALSE
+         ELSE TRUE END AS "Expired", "Expires"
 FROM taken
 ORDER BY "Seq"

@@ -2,6 +2,8 @@
 //! in the same transaction, sends each number on to the `Done` queue and, when
 //! `NIMBUS_BUSINESS_TABLE` names a table, inserts a row keyed by the message id into it through
 //! the handler's own connection (`NIMBUS_RECEIVE_BATCH` messages per transaction when set).
+//! `NIMBUS_DONE_ADDRESS` sends the numbers to that address instead of `Done` (a queue of another
+//! schema, which may live on another node of a Citus cluster).
 //! With `NIMBUS_LEASE_MS`, the messages are handled under a lease of that many milliseconds:
 //! the business row is then written through a connection of the worker's own, committed at
 //! once, as an application's handler under a lease would (at least once). `NIMBUS_HANDLER_MS`
@@ -29,6 +31,9 @@ struct Forward {
     own: Option<tokio::sync::Mutex<Own>>,
     /// How long each handler works before writing anything.
     work: std::time::Duration,
+    /// Where the numbers go: `Done`, or the address `NIMBUS_DONE_ADDRESS` gives (a queue of
+    /// another schema).
+    done: String,
 }
 
 /// A connection of the worker's own, outside the bus.
@@ -113,7 +118,7 @@ impl Handler<Numbered> for Forward {
                 }
             }
         }
-        ctx.send_to("Done", m)?;
+        ctx.send_to(&self.done, m)?;
         Ok(())
     }
 }
@@ -220,6 +225,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             business,
             own,
             work,
+            done: std::env::var("NIMBUS_DONE_ADDRESS").unwrap_or_else(|_| "Done".into()),
         })
     };
     if let Some(lease) = lease {

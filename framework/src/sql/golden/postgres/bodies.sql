@@ -8,7 +8,10 @@ CREATE TABLE IF NOT EXISTS "Zeb]ra ""x"" 'y'"."NimbusBodies" (
     "Expires"        timestamp    NULL,
     "DeadLetteredAt" timestamp    NULL
 );
-ALTER TABLE "Zeb]ra ""x"" 'y'"."NimbusBodies" ALTER COLUMN "Body" SET STORAGE EXTERNAL;
+DO $nimbus$ BEGIN
+    ALTER TABLE "Zeb]ra ""x"" 'y'"."NimbusBodies" ALTER COLUMN "Body" SET STORAGE EXTERNAL;
+EXCEPTION WHEN feature_not_supported THEN NULL;
+END $nimbus$;
 CREATE INDEX IF NOT EXISTS "NimbusBodies_Index_Expires"
 ON "Zeb]ra ""x"" 'y'"."NimbusBodies" ("Expires") WHERE "Expires" IS NOT NULL;
 CREATE INDEX IF NOT EXISTS "NimbusBodies_Index_DeadLetteredAt"

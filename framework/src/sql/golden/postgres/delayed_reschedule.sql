@@ -1,3 +1,5 @@
+WITH clock AS (SELECT (now() AT TIME ZONE 'utc') AS "Now")
 UPDATE "Zeb]ra ""x"" 'y'"."NimbusDelayedMessages"
-SET "Due" = COALESCE($3::timestamp, (now() AT TIME ZONE 'utc') + COALESCE($2::bigint, 0) * interval '1 millisecond')
+SET "Due" = COALESCE($3::timestamp, clock."Now" + COALESCE($2::bigint, 0) * interval '1 millisecond')
+FROM clock
 WHERE "Id" = $1

@@ -1,5 +1,5 @@
 WITH lapsed AS (
-    SELECT "LeaseId" FROM "Zeb]ra ""x"" 'y'"."NimbusLeases"
+    SELECT "LeaseId", (now() AT TIME ZONE 'utc') AS "Now" FROM "Zeb]ra ""x"" 'y'"."NimbusLeases"
     WHERE "Queue" = $1 AND "LeasedUntil" < (now() AT TIME ZONE 'utc')
     ORDER BY "LeasedUntil"
     LIMIT 1
@@ -9,6 +9,6 @@ USING lapsed
 WHERE lease."LeaseId" = lapsed."LeaseId"
 RETURNING lease."Id", lease."CorrelationId", lease."ReplyToAddress", lease."Headers", lease."Body",
     CASE WHEN lease."Expires" IS NULL THEN FALSE
-         WHEN lease."Expires" > (now() AT TIME ZONE 'utc') THEN FALSE
+         WHEN lease."Expires" > lapsed."Now" THEN FALSE
          ELSE TRUE END AS "Expired",
     lease."Expires"

@@ -1,3 +1,3 @@
 UPDATE "Zeb]ra ""x"" 'y'"."NimbusLimits"
-SET "Held" = "Held" + 1, "ReadyAt" = (clock_timestamp() AT TIME ZONE 'utc')
+SET "Held" = "Held" + 1, "ReadyAt" = (statement_timestamp() AT TIME ZONE 'utc')
 WHERE "Scope" = $1 AND "Slot" = -1

@@ -1,5 +1,5 @@
 WITH message AS (
-    SELECT q."MessageId" FROM "Zeb]ra ""x"" 'y'"."NimbusMessages" AS q
+    SELECT q."MessageId", (now() AT TIME ZONE 'utc') AS "Now" FROM "Zeb]ra ""x"" 'y'"."NimbusMessages" AS q
     WHERE q."Destination" = $1 AND q."VisibleAfter" <= (now() AT TIME ZONE 'utc')
       AND (q."GroupKey" IS NULL OR NOT EXISTS (
           SELECT 1 FROM "Zeb]ra ""x"" 'y'"."NimbusMessages" AS earlier
@@ -14,6 +14,6 @@ USING message
 WHERE queue."MessageId" = message."MessageId"
 RETURNING queue."MessageId"::text, NULL::varchar, NULL::varchar, NULL::text, queue."Body",
     CASE WHEN queue."ExpiresAt" IS NULL THEN FALSE
-         WHEN queue."ExpiresAt" > (now() AT TIME ZONE 'utc') THEN FALSE
+         WHEN queue."ExpiresAt" > message."Now" THEN FALSE
          ELSE TRUE END AS "Expired",
     queue."ExpiresAt", queue."GroupKey", queue."GroupPlace"

@@ -1,5 +1,5 @@
 WITH message AS (
-    SELECT "RowVersion" FROM "Zeb]ra ""x"" 'y'"."it's [Wal]] ""rus"""
+    SELECT "RowVersion", (now() AT TIME ZONE 'utc') AS "Now" FROM "Zeb]ra ""x"" 'y'"."it's [Wal]] ""rus"""
     ORDER BY "RowVersion"
     LIMIT 1
     FOR UPDATE SKIP LOCKED)
@@ -8,6 +8,6 @@ USING message
 WHERE queue."RowVersion" = message."RowVersion"
 RETURNING queue."Id"::text, queue."CorrelationId", queue."ReplyToAddress", queue."Headers", queue."Body",
     CASE WHEN queue."Expires" IS NULL THEN FALSE
-         WHEN queue."Expires" > (now() AT TIME ZONE 'utc') THEN FALSE
+         WHEN queue."Expires" > message."Now" THEN FALSE
          ELSE TRUE END AS "Expired",
     queue."Expires"

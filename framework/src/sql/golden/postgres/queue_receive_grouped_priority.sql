@@ -1,5 +1,5 @@
 WITH message AS (
-    SELECT q."RowVersion" FROM "Zeb]ra ""x"" 'y'"."it's [Wal]] ""rus""" AS q
+    SELECT q."RowVersion", (now() AT TIME ZONE 'utc') AS "Now" FROM "Zeb]ra ""x"" 'y'"."it's [Wal]] ""rus""" AS q
     WHERE (q."NotBefore" IS NULL OR q."NotBefore" <= (now() AT TIME ZONE 'utc'))
       AND (q."GroupKey" IS NULL OR (
           NOT EXISTS (
@@ -18,6 +18,6 @@ USING message
 WHERE queue."RowVersion" = message."RowVersion"
 RETURNING queue."Id"::text, queue."CorrelationId", queue."ReplyToAddress", queue."Headers", queue."Body",
     CASE WHEN queue."Expires" IS NULL THEN FALSE
-         WHEN queue."Expires" > (now() AT TIME ZONE 'utc') THEN FALSE
+         WHEN queue."Expires" > message."Now" THEN FALSE
          ELSE TRUE END AS "Expired",
     queue."Expires", queue."GroupKey", COALESCE(queue."GroupPosition", queue."RowVersion")
