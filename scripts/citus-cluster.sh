@@ -36,8 +36,8 @@ has_citus() {
   [ -f "$("$pg_bin/pg_config" --pkglibdir 2>/dev/null || echo /usr/lib/postgresql/15/lib)/citus.so" ]
 }
 
-sql() { # sql <port> <statement>
-  as_postgres "$pg_bin/psql" -h 127.0.0.1 -p "$1" -U postgres -d postgres -qAtX -v ON_ERROR_STOP=1 -c "$2"
+sql() { # sql <port> <statement>, without notices (such as "already exists, skipping")
+  PGOPTIONS='-c client_min_messages=warning' as_postgres "$pg_bin/psql" -h 127.0.0.1 -p "$1" -U postgres -d postgres -qAtX -v ON_ERROR_STOP=1 -c "$2"
 }
 
 ready() { "$pg_bin/pg_isready" -h 127.0.0.1 -p "$1" -q; }
