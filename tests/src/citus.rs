@@ -91,6 +91,19 @@ fn done_address(there: &TestDatabase) -> String {
     format!("Done@[{}]", schema.replace(']', "]]"))
 }
 
+/// Starts a worker process that handles `here`'s `Worker` queue, writes its business rows into
+/// `table` and sends the numbers to `done` (on the other node).
+fn start_across(here: &TestDatabase, worker: &str, table: &str, done: &str) -> Worker {
+    start_worker(
+        here,
+        worker,
+        &[
+            ("NIMBUS_BUSINESS_TABLE", table),
+            ("NIMBUS_DONE_ADDRESS", done),
+        ],
+    )
+}
+
 /// The numbers that reached `Done` in `there`, and whether each reached it once.
 async fn check_exactly_once(here: &TestDatabase, there: &TestDatabase, table: &str) {
     let (rows, distinct) = business_rows(here, table).await;
@@ -150,16 +163,7 @@ pub fn sigkill_across_nodes_loses_nothing_and_doubles_nothing(setup: Setup, work
         let (here, there, table, _) = across_two_nodes(setup).await;
         let _sender = fill_worker_queue(&here, TOTAL).await;
         let done = done_address(&there);
-        let spawn = || {
-            start_worker(
-                &here,
-                worker,
-                &[
-                    ("NIMBUS_BUSINESS_TABLE", table.as_str()),
-                    ("NIMBUS_DONE_ADDRESS", done.as_str()),
-                ],
-            )
-        };
+        let spawn = || start_across(&here, worker, &table, &done);
         let moments: Vec<u64> = uuid::Uuid::new_v4()
             .as_bytes()
             .iter()
@@ -222,16 +226,7 @@ pub fn a_worker_node_stopped_in_the_middle_loses_nothing(setup: Setup, worker: &
         let (here, there, table, [_, there_port]) = across_two_nodes(setup).await;
         let _sender = fill_worker_queue(&here, TOTAL).await;
         let done = done_address(&there);
-        let spawn = || {
-            start_worker(
-                &here,
-                worker,
-                &[
-                    ("NIMBUS_BUSINESS_TABLE", table.as_str()),
-                    ("NIMBUS_DONE_ADDRESS", done.as_str()),
-                ],
-            )
-        };
+        let spawn = || start_across(&here, worker, &table, &done);
         let mut first = spawn();
         wait_until("the worker has sent 300 numbers across", || async {
             there.count("Done").await >= 300

@@ -25,31 +25,27 @@ fn without_comments(text: &str) -> String {
         .join("\n")
 }
 
+/// Where the level of brackets that `sql[from..]` is in ends: the index of the first `)` or `;`
+/// outside the brackets opened after `from`, or the text's end.
+fn end_of_level(sql: &str, from: usize) -> usize {
+    let mut depth = 0i32;
+    for (i, c) in sql[from..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' | ';' if depth == 0 => return from + i,
+            ')' => depth -= 1,
+            _ => {}
+        }
+    }
+    sql.len()
+}
+
 /// The `RETURNING` lists of `sql`: from each `RETURNING` to the `)` that closes what holds it,
 /// or to the statement's end.
 fn returning_lists(sql: &str) -> Vec<&str> {
-    let mut lists = Vec::new();
-    for (start, _) in sql.match_indices("RETURNING") {
-        let mut depth = 0i32;
-        let mut end = sql.len();
-        for (i, c) in sql[start..].char_indices() {
-            match c {
-                '(' => depth += 1,
-                ')' if depth == 0 => {
-                    end = start + i;
-                    break;
-                }
-                ')' => depth -= 1,
-                ';' if depth == 0 => {
-                    end = start + i;
-                    break;
-                }
-                _ => {}
-            }
-        }
-        lists.push(&sql[start..end]);
-    }
-    lists
+    sql.match_indices("RETURNING")
+        .map(|(start, _)| &sql[start..end_of_level(sql, start)])
+        .collect()
 }
 
 /// The text of each `CASE … END` and `COALESCE(…)` in `sql` (nested ones included).
@@ -59,23 +55,8 @@ fn conditionals(sql: &str) -> Vec<&str> {
         let end = sql[start..].find(" END").map_or(sql.len(), |n| start + n);
         spans.push(&sql[start..end]);
     }
-    for (start, _) in sql.match_indices("COALESCE(") {
-        let mut depth = 0i32;
-        let mut end = sql.len();
-        for (i, c) in sql[start..].char_indices() {
-            match c {
-                '(' => depth += 1,
-                ')' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = start + i;
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        spans.push(&sql[start..end]);
+    for (start, opening) in sql.match_indices("COALESCE(") {
+        spans.push(&sql[start..end_of_level(sql, start + opening.len())]);
     }
     spans
 }
