@@ -201,6 +201,13 @@ impl<P: SharablePool> ShardedPools<P> {
         self.budget.has_room() || self.here().is_ok_and(|pool| pool.has_idle())
     }
 
+    /// Whether a connection can be had on the calling thread now, without waiting at all: its
+    /// pool has an idle one, or may open another and the budget has room.
+    pub fn can_connect_now(&self) -> bool {
+        self.here()
+            .is_ok_and(|pool| pool.has_idle() || (!pool.is_exhausted() && self.budget.has_room()))
+    }
+
     /// Every pool opened so far: the shared one and each handler thread's.
     pub fn all(&self) -> Vec<P> {
         let shards = self.shards.lock().unwrap_or_else(|p| p.into_inner());

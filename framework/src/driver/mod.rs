@@ -273,6 +273,13 @@ pub(crate) trait Driver: Send + Sync + Sized + 'static {
         true
     }
 
+    /// Whether [`connection`](Self::connection) would hand one out now without waiting, neither
+    /// for the budget nor for a connection of the calling thread's pool to be given back: always
+    /// where connections are not pooled.
+    fn can_connect_now(&self) -> bool {
+        true
+    }
+
     /// As [`connection`](Self::connection), for a receive: where connections are shared (SQLite's
     /// one per file), a receiver may keep one a little longer while only other receivers wait
     /// (see [`pipelines_commit`](Self::pipelines_commit)).

@@ -431,6 +431,10 @@ impl Driver for PostgresDriver {
         self.pools.has_room()
     }
 
+    fn can_connect_now(&self) -> bool {
+        self.pools.can_connect_now()
+    }
+
     async fn connection(&self) -> DriverResult<Object> {
         let pool = self.pools.here()?;
         pool.get().await.map_err(|e| match e {

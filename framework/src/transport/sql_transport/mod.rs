@@ -328,8 +328,15 @@ impl<D: Driver> Transport for SqlTransport<D> {
         // instances of a new endpoint starting at once): then there is nothing left to do, and
         // the next waiter is not held up by this one's scripts. Looked up on another
         // connection, which sees what the other instance committed; only where a lock was
-        // taken (SQLite's transaction holds the file's one write lock instead).
-        if cx.sql.schema_lock.is_some() && self.schema_is_complete(queues).await? {
+        // taken (SQLite's transaction holds the file's one write lock instead), and only where a
+        // connection can be had at once: instances of this process waiting for the lock hold
+        // connections of its budget, and waiting for one of theirs would wait for them until the
+        // lock's timeout (seen on Citus, whose DDL is slow enough for them to queue up). Without
+        // the look, the scripts run: they create only what is missing.
+        if cx.sql.schema_lock.is_some()
+            && s.driver.can_connect_now()
+            && self.schema_is_complete(queues).await?
+        {
             return s.commit(c, &[], "creating the schema").await;
         }
         if let Some(create_schema) = &cx.sql.schema {
