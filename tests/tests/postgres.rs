@@ -138,3 +138,36 @@ mod dba_created_schema {
         );
     }
 }
+
+/// `admin::Database::execute` with several statements: PostgreSQL runs them as one transaction,
+/// and so does Nimbus, which sends them one at a time (Citus refuses several in one text): a
+/// failing last statement leaves nothing of the first ones.
+#[actix_rt::test]
+async fn several_statements_given_to_execute_commit_together_or_not_at_all() {
+    use nimbus_conformance::{Kind, Setup, TestDatabase};
+    let db = TestDatabase::new(Setup::new(
+        Kind::Postgres,
+        nimbus::StorageLayout::TablePerQueue,
+    ))
+    .await;
+    let table = db.table("Together");
+    let failed = db
+        .admin()
+        .execute(&format!(
+            "CREATE TABLE {table} (a int); INSERT INTO {table} VALUES (1); SELECT 1 / 0"
+        ))
+        .await;
+    assert!(failed.is_err(), "the division by zero fails the text");
+    assert!(!db.table_exists("Together").await, "the table went with it");
+    db.admin()
+        .execute(&format!(
+            "CREATE TABLE {table} (a int); INSERT INTO {table} VALUES (1); INSERT INTO {table} VALUES (2)"
+        ))
+        .await
+        .expect("a text that succeeds commits");
+    assert_eq!(
+        db.scalar(&format!("SELECT COUNT(*) FROM {table}"), &[])
+            .await,
+        2
+    );
+}

@@ -430,9 +430,9 @@ pub(crate) trait Driver: Send + Sync + Sized + 'static {
     ) -> DriverResult<()>;
 
     /// Runs SQL text an operator gave (`admin::Database::execute`) on a connection in no
-    /// transaction: its statements commit together or not at all, as one text of several
-    /// statements does on every server. PostgreSQL sends them one at a time inside a transaction
-    /// of their own, because Citus refuses a `CREATE INDEX` in a text of several.
+    /// transaction, as the server runs a text of several statements. PostgreSQL runs such a
+    /// text as one transaction; its driver keeps that while sending the statements one at a
+    /// time, because Citus refuses a `CREATE INDEX` in a text of several.
     async fn run_sql_alone(
         &self,
         connection: &mut Self::Connection,

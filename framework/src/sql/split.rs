@@ -13,6 +13,9 @@ pub(crate) fn statements_of(script: &str) -> Vec<&str> {
     let (mut start, mut i) = (0, 0);
     while i < bytes.len() {
         match bytes[i] {
+            b'\'' if i > 0 && matches!(bytes[i - 1], b'E' | b'e') && starts_word(bytes, i - 1) => {
+                i = after_escaped_string(bytes, i)
+            }
             b'\'' | b'"' => i = after_quoted(bytes, i, bytes[i]),
             b'-' if bytes.get(i + 1) == Some(&b'-') => {
                 i = script[i..].find('\n').map_or(bytes.len(), |n| i + n + 1)
@@ -49,6 +52,26 @@ fn after_quoted(bytes: &[u8], at: usize, quote: u8) -> usize {
             return i + 1;
         }
         i += 1;
+    }
+    bytes.len()
+}
+
+/// Whether the byte at `at` begins a word (nothing that could be part of a name before it).
+fn starts_word(bytes: &[u8], at: usize) -> bool {
+    at == 0 || !(bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_')
+}
+
+/// The index after the escape string (`E'…'`) whose quote is at `at`: a backslash escapes the
+/// next character, a doubled quote is the quote itself.
+fn after_escaped_string(bytes: &[u8], at: usize) -> usize {
+    let mut i = at + 1;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b'\'' if bytes.get(i + 1) == Some(&b'\'') => i += 2,
+            b'\'' => return i + 1,
+            _ => i += 1,
+        }
     }
     bytes.len()
 }
@@ -93,6 +116,19 @@ mod tests {
                 "-- a comment; still a comment\nCREATE TABLE \"a;b\" (x text DEFAULT 'c;''d')",
                 "\n/* e; f */ SELECT $$ g; h $$, $t$ i; $$ $t$, $1",
             ]
+        );
+    }
+
+    #[test]
+    fn an_escaped_quote_in_an_escape_string_does_not_end_it() {
+        assert_eq!(
+            statements_of("SELECT E'a\\'; b'; SELECT 'c'"),
+            vec!["SELECT E'a\\'; b'", " SELECT 'c'"]
+        );
+        // A name ending in `e` before a plain string is no escape string.
+        assert_eq!(
+            statements_of("SELECT name'x\\'; SELECT 1"),
+            vec!["SELECT name'x\\'", " SELECT 1"]
         );
     }
 
