@@ -10,6 +10,14 @@
 //! [`CROSSED`] naming the bridges it went through; a body stored apart by the claim check is
 //! stored apart again on the other side.
 //!
+//! Replies find their way back: a message that names a reply address crosses with its
+//! `NServiceBus.ReplyToAddress` rewritten to the bridge's queue `Bridge.<name>.Replies` on the
+//! side it reaches, and the address it had kept in [`BRIDGE_RETURN_TO_PREFIX`]`<name>`
+//! (`<side>|<address>`). A handler's reply carries that header, and the bridge takes what lands
+//! in its replies queue back to the side and queue the header names.
+//!
+//! [`BRIDGE_RETURN_TO_PREFIX`]: crate::headers::BRIDGE_RETURN_TO_PREFIX
+//!
 //! ```no_run
 //! # async fn run() -> nimbus::Result<()> {
 //! use nimbus::bridge::{Bridge, BridgeConfig};
@@ -56,6 +64,12 @@ fn event_queue(bridge: &str, topic: &str) -> String {
         .simple()
         .to_string();
     format!("Bridge.{bridge}.{}", &digest[..8])
+}
+
+/// The queue a bridge takes replies from on each side messages reach:
+/// `Bridge.<name>.Replies`. Messages crossing to that side name it as their reply address.
+pub fn replies_queue(bridge: &str) -> String {
+    format!("Bridge.{bridge}.Replies")
 }
 
 /// How long a bridge remembers the ids of the messages it moved (the window of exactly once).
@@ -248,6 +262,11 @@ impl BridgeConfig {
                 return bad(format!("a route goes from the side {from:?} to itself"));
             }
         }
+        if let Some(side) = self.sides.keys().find(|side| side.contains('|')) {
+            return bad(format!(
+                "the side name {side:?} holds '|', which the way back of a reply uses to end it"
+            ));
+        }
         Ok(())
     }
 }
@@ -286,15 +305,38 @@ pub struct Bridge {
     counts: Arc<BridgeCounts>,
 }
 
+/// A side as the bridge runs it.
+struct Side {
+    db: Database,
+    /// The address of the bridge's replies queue there, as messages crossing to it name it.
+    replies: String,
+}
+
+/// Where a lane's messages go.
+enum Target {
+    /// A queue, or a topic's subscribers, on one side.
+    Fixed {
+        side: String,
+        destination: Destination,
+    },
+    /// Back to the side and queue the message's [`BRIDGE_RETURN_TO_PREFIX`]`<name>` header
+    /// names: the replies lane of a side.
+    ///
+    /// [`BRIDGE_RETURN_TO_PREFIX`]: crate::headers::BRIDGE_RETURN_TO_PREFIX
+    Back,
+}
+
 /// One route as the bridge runs it.
 struct Lane {
     bridge: String,
+    /// Every side, by name.
+    sides: Arc<BTreeMap<String, Side>>,
     /// The side messages leave, and the queue they leave.
+    from_side: String,
     from: Database,
     from_queue: QueueName,
-    /// The side they reach, and where: a queue, or a topic's subscribers.
-    to: Database,
-    to_destination: Destination,
+    /// Where they go.
+    target: Target,
     /// For an event route: the topic the bridge's queue on `from` subscribes to (its queue is
     /// `Bridge.<name>.<8 hex digits of the topic>`).
     subscribes_to: Option<String>,
@@ -313,6 +355,7 @@ impl Bridge {
     pub async fn start(config: BridgeConfig) -> Result<Bridge> {
         config.check()?;
         let mut sides = BTreeMap::new();
+        let replies = replies_queue(&config.name);
         for (name, side) in &config.sides {
             let mut options = ConnectOptions::new().layout(side.storage_layout);
             if let Some(schema) = &side.schema {
@@ -329,24 +372,30 @@ impl Bridge {
                         "check the side's database_url and that its server runs",
                     )
                 })?;
-            sides.insert(name.clone(), db);
+            let replies = db.transport().address_of(&QueueName::parse(&replies)?);
+            sides.insert(name.clone(), Side { db, replies });
         }
+        let sides = Arc::new(sides);
         let counts = Arc::new(BridgeCounts::default());
         let window = config.window.unwrap_or(DEFAULT_BRIDGE_WINDOW);
         let idle_poll = config.idle_poll.unwrap_or(Duration::from_millis(200));
         let batch = i64::try_from(config.batch.unwrap_or(32).clamp(1, 1000)).unwrap_or(32);
         let mut lanes = Vec::new();
         for route in &config.queues {
-            let (from, to) = (&sides[&route.from], &sides[&route.to]);
+            let (from, to) = (&sides[&route.from].db, &sides[&route.to].db);
             let to_queue = route.to_queue.as_deref().unwrap_or(&route.queue);
             from.create_schema(&[route.queue.as_str()]).await?;
             to.create_schema(&[to_queue]).await?;
             lanes.push(Lane {
                 bridge: config.name.clone(),
+                sides: sides.clone(),
+                from_side: route.from.clone(),
                 from: from.clone(),
                 from_queue: QueueName::parse(&route.queue)?,
-                to: to.clone(),
-                to_destination: Destination::Queue(QueueName::parse(to_queue)?),
+                target: Target::Fixed {
+                    side: route.to.clone(),
+                    destination: Destination::Queue(QueueName::parse(to_queue)?),
+                },
                 subscribes_to: None,
                 window,
                 idle_poll,
@@ -356,24 +405,56 @@ impl Bridge {
             });
         }
         for route in &config.events {
-            let (from, to) = (&sides[&route.from], &sides[&route.to]);
+            let (from, to) = (&sides[&route.from].db, &sides[&route.to].db);
             let queue = event_queue(&config.name, &route.topic);
             from.create_schema(&[queue.as_str()]).await?;
             to.create_schema(&[]).await?;
             lanes.push(Lane {
                 bridge: config.name.clone(),
+                sides: sides.clone(),
+                from_side: route.from.clone(),
                 from: from.clone(),
                 from_queue: QueueName::parse(&queue)?,
-                to: to.clone(),
-                // Topics are type names, 'static everywhere else: one small string per event
-                // route of a bridge's start is kept for the process's life.
-                to_destination: Destination::Topic(Box::leak(route.topic.clone().into_boxed_str())),
+                target: Target::Fixed {
+                    side: route.to.clone(),
+                    // Topics are type names, 'static everywhere else: one small string per
+                    // event route of a bridge's start is kept for the process's life.
+                    destination: Destination::Topic(Box::leak(
+                        route.topic.clone().into_boxed_str(),
+                    )),
+                },
                 subscribes_to: Some(route.topic.clone()),
                 window,
                 idle_poll,
                 batch,
                 counts: counts.clone(),
                 label: format!("{}:{} -> {} (event)", route.from, route.topic, route.to),
+            });
+        }
+        // Each side messages reach gets a replies lane: what its handlers answer to messages
+        // that crossed goes back the way they came.
+        let reached: std::collections::BTreeSet<&String> = config
+            .queues
+            .iter()
+            .map(|q| &q.to)
+            .chain(config.events.iter().map(|e| &e.to))
+            .collect();
+        for name in reached {
+            let side = &sides[name];
+            side.db.create_schema(&[replies.as_str()]).await?;
+            lanes.push(Lane {
+                bridge: config.name.clone(),
+                sides: sides.clone(),
+                from_side: name.clone(),
+                from: side.db.clone(),
+                from_queue: QueueName::parse(&replies)?,
+                target: Target::Back,
+                subscribes_to: None,
+                window,
+                idle_poll,
+                batch,
+                counts: counts.clone(),
+                label: format!("{name}:{replies} -> (replies back)"),
             });
         }
         let (stop, stopping) = StopSignal::new();
@@ -493,9 +574,17 @@ impl Lane {
                 .get(headers::MESSAGE_ID)
                 .cloned()
                 .unwrap_or_else(|| row.row_id.clone());
-            let message = self.crossing(row, headers, stored)?;
-            let sent = self
-                .to
+            let mut headers = headers;
+            let (to, destination) = match self.destination_of(&mut headers) {
+                Ok(found) => found,
+                Err(reason) => {
+                    self.dead_letter(&row, Some(&headers), tx, &reason).await?;
+                    continue;
+                }
+            };
+            let message = self.crossing(row, headers, stored, to, destination)?;
+            let sent = to
+                .db
                 .transport()
                 .send_deduplicated(&scope, &key, self.window, std::slice::from_ref(&message))
                 .await?;
@@ -538,20 +627,76 @@ impl Lane {
         Ok(())
     }
 
-    /// `row` as the message written on the other side: its id, `headers` (with this bridge
-    /// added to [`CROSSED`]), body (`stored`, when it was stored apart, stored apart again
-    /// under a new id) and expiry.
+    /// The side a message goes to, and where there: the lane's own, or, on a replies lane, the
+    /// way back its [`BRIDGE_RETURN_TO_PREFIX`]`<name>` header names (taken out of `headers`).
+    /// `Err` says why it cannot go anywhere.
+    ///
+    /// [`BRIDGE_RETURN_TO_PREFIX`]: crate::headers::BRIDGE_RETURN_TO_PREFIX
+    fn destination_of(
+        &self,
+        headers: &mut Headers,
+    ) -> std::result::Result<(&Side, Destination), String> {
+        match &self.target {
+            Target::Fixed { side, destination } => Ok((&self.sides[side], destination.clone())),
+            Target::Back => {
+                let name = format!("{}{}", headers::BRIDGE_RETURN_TO_PREFIX, self.bridge);
+                let Some(way_back) = headers.remove(&name) else {
+                    return Err(format!(
+                        "it reached the bridge's replies queue without the header {name}, which \
+                         says where it goes back to: only a handler's reply to a message that \
+                         crossed this bridge carries it (an endpoint that does not copy it, as \
+                         NServiceBus's do not, cannot answer across a bridge)"
+                    ));
+                };
+                let Some((side, address)) = way_back.split_once('|') else {
+                    return Err(format!(
+                        "its header {name} is not <side>|<address>: {way_back:?}"
+                    ));
+                };
+                let Some(found) = self.sides.get(side) else {
+                    return Err(format!(
+                        "its header {name} names the side {side:?}, which the bridge does not have"
+                    ));
+                };
+                let queue = QueueName::parse(address)
+                    .map_err(|e| format!("its header {name} names no queue: {e}"))?;
+                Ok((found, Destination::Queue(queue)))
+            }
+        }
+    }
+
+    /// `row` as the message written on the side `to`, at `destination`: its id, `headers`
+    /// (with this bridge added to [`CROSSED`], and a reply address rewritten to the bridge's
+    /// replies queue on `to`, the one it had kept for the way back), body (`stored`, when it
+    /// was stored apart, stored apart again under a new id) and expiry.
     fn crossing(
         &self,
         row: ReceivedMessage,
         mut headers: Headers,
         stored: Option<Vec<u8>>,
+        to: &Side,
+        destination: Destination,
     ) -> Result<OutgoingMessage> {
         let crossed = match headers.get(CROSSED) {
             Some(before) if !before.is_empty() => format!("{before},{}", self.bridge),
             _ => self.bridge.clone(),
         };
         headers.insert(CROSSED.into(), crossed);
+        let mut reply_to_address = row.reply_to_address;
+        if let Some(reply) = headers
+            .get(headers::REPLY_TO_ADDRESS)
+            .filter(|address| !address.is_empty())
+            .cloned()
+        {
+            headers.insert(
+                format!("{}{}", headers::BRIDGE_RETURN_TO_PREFIX, self.bridge),
+                format!("{}|{reply}", self.from_side),
+            );
+            headers.insert(headers::REPLY_TO_ADDRESS.into(), to.replies.clone());
+            if reply_to_address.is_some() {
+                reply_to_address = Some(to.replies.clone());
+            }
+        }
         let stored_apart = stored.map(|body| {
             let id = Uuid::new_v4();
             headers.insert(headers::CLAIM_CHECK.into(), id.to_string());
@@ -563,14 +708,14 @@ impl Lane {
                 source,
             })?;
         Ok(OutgoingMessage {
-            destination: self.to_destination.clone(),
+            destination,
             id: Uuid::parse_str(&row.row_id).unwrap_or_else(|_| Uuid::new_v4()),
             group: crate::envelope::group_in_json(&headers_json),
             priority: crate::envelope::priority_in_json(&headers_json),
             headers_json,
             body: row.body,
             correlation_id: row.correlation_id,
-            reply_to_address: row.reply_to_address,
+            reply_to_address,
             time_to_be_received_ms: None,
             expires_at: row.expires,
             delivery: Delivery::Immediate,
@@ -606,6 +751,13 @@ mod tests {
             .side("z", BridgeSide::new("sqlite:///tmp/z.db"))
             .event("a", "T", "z");
         assert!(comma.check().is_err());
+        let bar = BridgeConfig::new("b")
+            .side("a|b", BridgeSide::new("sqlite:///tmp/a.db"))
+            .side("z", BridgeSide::new("sqlite:///tmp/z.db"))
+            .queue("a|b", "Q", "z", "Q");
+        let refused = bar.check().unwrap_err().to_string();
+        assert!(refused.contains("'|'"), "{refused}");
+        assert_eq!(replies_queue("b"), "Bridge.b.Replies");
     }
 
     #[test]

@@ -73,6 +73,11 @@ pub const LIMIT_HELD_BY: &str = "Nimbus.Limit.HeldBy";
 /// How many times limits held a message back so far (this framework's header): each hold
 /// waits longer, up to a few seconds.
 pub const LIMIT_HOLDS: &str = "Nimbus.Limit.Holds";
+/// `Nimbus.Bridge.ReturnTo.<bridge>`: where a reply to the message goes back to, written by the
+/// bridge named `<bridge>` when the message crossed it (`<side>|<address>`; see
+/// [`bridge`](crate::bridge)). A handler's [`reply`](crate::HandlerContext::reply) carries every
+/// such header of the message it answers, so the bridge can take the reply back.
+pub const BRIDGE_RETURN_TO_PREFIX: &str = "Nimbus.Bridge.ReturnTo.";
 /// The W3C Trace Context header holding the trace id and the sending span's id
 /// (`00-<trace id>-<span id>-<flags>`), as NServiceBus writes it.
 pub const TRACEPARENT: &str = "traceparent";

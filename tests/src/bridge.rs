@@ -155,6 +155,98 @@ pub async fn a_bridge_moves_commands_and_events_between_databases(kind: Setup) {
     }
 }
 
+/// A question the other side answers across the bridge.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, nimbus::Command)]
+#[nimbus(type_name = "Conformance.BridgeQuestion")]
+pub struct Question {
+    pub n: u32,
+}
+
+/// The answer to a [`Question`], with the reply address the answering handler saw.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, nimbus::Message)]
+#[nimbus(type_name = "Conformance.BridgeAnswer")]
+pub struct Answer {
+    pub n: u32,
+    pub reply_to: String,
+}
+
+/// Answers questions.
+struct Answerer;
+
+#[nimbus::handler]
+impl Handler<Question> for Answerer {
+    async fn handle(&self, m: Question, ctx: &mut HandlerContext) -> Result<(), HandlerError> {
+        let reply_to = ctx
+            .headers()
+            .get(nimbus::headers::REPLY_TO_ADDRESS)
+            .cloned()
+            .unwrap_or_default();
+        ctx.reply(Answer { n: m.n, reply_to })?;
+        Ok(())
+    }
+}
+
+/// A request sent on this side is handled on the other, and its reply comes back through the
+/// bridge's replies queue to the requester; a message in that queue that does not say where it
+/// goes back to is dead-lettered there with the reason.
+pub async fn a_reply_crosses_back_over_the_bridge(kind: Setup) {
+    let here = TestDatabase::new(kind).await;
+    let there = other_side().await;
+    let config = BridgeConfig::new("reply-bridge")
+        .side("here", side(&here))
+        .side("there", side(&there))
+        .queue("here", "Questions", "there", "Answerer");
+    let bridge = Bridge::start(config).await.unwrap();
+    let answerer = there
+        .builder("Answerer", "answerer-1")
+        .handler::<Question, _>(Answerer)
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    let asker = here
+        .builder("Asker", "asker-1")
+        .enable_requests()
+        .route::<Question>("Questions")
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    for n in [1, 2] {
+        let answer: Answer = asker.request(Question { n }).await.unwrap();
+        assert_eq!(answer.n, n);
+        // The handler saw the bridge's replies queue on its side, not the asker's queue.
+        assert!(
+            answer.reply_to.contains("Bridge.reply-bridge.Replies"),
+            "{}",
+            answer.reply_to
+        );
+    }
+    assert_eq!(
+        bridge.counts().crossed(),
+        4,
+        "two questions and two answers"
+    );
+    assert_eq!(there.count("Bridge.reply-bridge.Replies").await, 0);
+    // A message that reached the replies queue without the way back goes to that side's dead
+    // letters, saying why.
+    there
+        .insert_raw("Bridge.reply-bridge.Replies", "{}", b"{}", false)
+        .await;
+    let letters = there.dead_letters_within(1, Duration::from_secs(60)).await;
+    let letter = letters[0].reason().unwrap_or_default();
+    assert!(
+        letter.contains("Nimbus.Bridge.ReturnTo.reply-bridge"),
+        "{letter}"
+    );
+    bridge.stop().await;
+    for bus in [asker, answerer] {
+        bus.stop().await.unwrap();
+    }
+}
+
 /// 10,000 messages cross between this side and the other, 5,000 each way, while the bridge's
 /// process is SIGKILLed every second or so and started again: every message reaches its
 /// destination queue exactly once.

@@ -462,7 +462,25 @@ impl HandlerContext {
                 )
             })?;
         let queue = QueueName::parse(&address)?;
-        self.push(&message, Intent::Reply, Destination::Queue(queue))
+        let at = self.outgoing.len();
+        self.push(&message, Intent::Reply, Destination::Queue(queue))?;
+        // A request that crossed a bridge names the way back in headers of its own: the reply
+        // carries them, so the bridge that rewrote the reply address can take it back.
+        let way_back: Vec<(String, String)> = self
+            .headers
+            .all()
+            .iter()
+            .filter(|(name, _)| name.starts_with(crate::headers::BRIDGE_RETURN_TO_PREFIX))
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect();
+        if !way_back.is_empty() {
+            let pairs: Vec<(&str, &str)> = way_back
+                .iter()
+                .map(|(name, value)| (name.as_str(), value.as_str()))
+                .collect();
+            self.add_headers_from(at, &pairs)?;
+        }
+        Ok(())
     }
 
     /// Publishes an event to every subscribed queue; written when the handler succeeds.

@@ -26,6 +26,9 @@ pub(crate) struct RawRow {
 /// The operations of [`crate::admin::Database`].
 #[async_trait]
 pub(crate) trait Admin: Transport {
+    /// The address of `queue` (in this database's schema) as another database's message names
+    /// it to reach this one: with the schema, on databases that have schemas.
+    fn address_of(&self, queue: &QueueName) -> String;
     /// The number of messages in `queue`, counted exactly.
     async fn count(&self, queue: &QueueName) -> Result<i64>;
     /// Up to `limit` messages of `queue` in receive order, left where they are.
@@ -119,6 +122,11 @@ impl<D: Driver> SqlTransport<D> {
 
 #[async_trait]
 impl<D: Driver> Admin for SqlTransport<D> {
+    fn address_of(&self, queue: &QueueName) -> String {
+        let cx = &self.inner().cx;
+        cx.address_form.address_of(&cx.schema, queue)
+    }
+
     async fn count(&self, queue: &QueueName) -> Result<i64> {
         let s = self.inner();
         let mut c = s.connection("counting messages").await?;
