@@ -813,6 +813,57 @@ mod bench_command {
         no_queue_left(url, schema).await;
     }
 
+    /// `nimbus bench --bridge` with tiny sizes: forwards within the database and crosses to a
+    /// new SQLite file, each with a positive rate and a ratio; nothing left behind on this side
+    /// and the file removed (the command runs with a temporary directory of its own). Not a
+    /// timed test.
+    async fn bench_bridge(url: &str, schema: Option<&str>) {
+        let temp = std::env::temp_dir().join(format!("nimbus-bench-bridge-test-{}", unique()));
+        std::fs::create_dir(&temp).expect("a temporary directory");
+        let mut command = Command::new(env!("CARGO_BIN_EXE_nimbus"));
+        command.env("TMPDIR", &temp).arg("--database").arg(url);
+        if let Some(schema) = schema {
+            command.arg("--schema").arg(schema);
+        }
+        let output = command
+            .args([
+                "--json",
+                "bench",
+                "--bridge",
+                "--messages",
+                "40",
+                "--rounds",
+                "2",
+                "--concurrency",
+                "2",
+            ])
+            .output()
+            .expect("run nimbus");
+        let (out, err) = (
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr),
+        );
+        assert!(output.status.success(), "{err}");
+        let report: serde_json::Value = serde_json::from_str(&out).expect("one JSON line");
+        assert_eq!(report["mode"], "bridge", "{out}");
+        assert_eq!(report["bridge_to"], "SQLite", "{out}");
+        let result = &report["results"][0];
+        let positive = |v: &serde_json::Value| v.as_f64().is_some_and(|x| x > 0.0);
+        for key in ["ratio_median", "forward_per_s", "bridge_per_s"] {
+            assert!(positive(&result[key]), "{key}: {out}");
+        }
+        no_queue_left(url, schema).await;
+        let left: Vec<_> = std::fs::read_dir(&temp)
+            .expect("the temporary directory")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        assert!(
+            left.is_empty(),
+            "the benchmark removes its SQLite file: {left:?}"
+        );
+        let _ = std::fs::remove_dir(&temp);
+    }
+
     /// `nimbus bench --bodies` with tiny sizes: the four variants, each with positive rates and
     /// ratios; gzip stores less than plain, encryption a little more; nothing left behind. Not a
     /// timed test.
@@ -910,6 +961,16 @@ mod bench_command {
     #[actix_rt::test]
     async fn bench_bodies_runs_on_postgres() {
         on_postgres("bodies", bench_bodies).await;
+    }
+
+    #[actix_rt::test]
+    async fn bench_bridge_runs_on_sqlite() {
+        on_sqlite("bridge", bench_bridge).await;
+    }
+
+    #[actix_rt::test]
+    async fn bench_bridge_runs_on_postgres() {
+        on_postgres("bridge", bench_bridge).await;
     }
 
     #[actix_rt::test]

@@ -24,6 +24,7 @@
 //! (table and JSON), [`latency`] (the latency mode).
 
 mod bodies;
+mod bridge;
 mod cpu;
 mod deduplication;
 mod drive;
@@ -158,6 +159,18 @@ pub struct Settings {
         conflicts_with_all = ["latency", "handler_shapes", "deduplication", "groups", "limits"]
     )]
     pub bodies: bool,
+    /// Bridge mode: how fast messages cross a bridge, in interleaved rounds: `--messages`
+    /// messages moved from one queue to another within the database by an endpoint's handler,
+    /// against moved by a bridge to a queue of `--bridge-to`. Reports bridge ÷ forward.
+    #[arg(
+        long,
+        conflicts_with_all = ["latency", "handler_shapes", "deduplication", "groups", "limits", "bodies"]
+    )]
+    pub bridge: bool,
+    /// Bridge mode: the database on the bridge's other side (a URL or connection string, as
+    /// `--database` takes it; a new SQLite file when absent). Never printed.
+    #[arg(long, requires = "bridge", value_name = "URL")]
+    pub bridge_to: Option<String>,
     /// Large-bodies mode: sizes in megabytes (e.g. `1,20,100`). One message of each size is
     /// sent and handled in this process, its body stored apart by the claim check; reports the
     /// resident set size before, at its peak and after.
@@ -165,7 +178,7 @@ pub struct Settings {
         long,
         value_delimiter = ',',
         value_name = "MB",
-        conflicts_with_all = ["latency", "handler_shapes", "deduplication", "groups", "limits", "bodies"]
+        conflicts_with_all = ["latency", "handler_shapes", "deduplication", "groups", "limits", "bodies", "bridge"]
     )]
     pub large_bodies: Vec<usize>,
     /// Large-bodies mode: keep the bodies in their rows (`ClaimCheck::off()`), to compare.
@@ -344,6 +357,9 @@ pub async fn run(
     }
     if settings.bodies {
         return bodies::run(target, admin, settings, json).await;
+    }
+    if settings.bridge {
+        return bridge::run(target, admin, settings, json).await;
     }
     if !settings.large_bodies.is_empty() {
         let _ = admin;
