@@ -970,6 +970,67 @@ async fn the_console_counts_deduplication_keys_on_sqlite() {
     }
 }
 
+/// The Bridges page of the database a bridge moved messages into counts them under the
+/// bridge's name and lists the bridge's replies queue there.
+#[actix_rt::test]
+async fn the_console_shows_what_crossed_a_bridge_on_sqlite() {
+    let id = unique();
+    let paths = [
+        std::env::temp_dir().join(format!("nimbus-console-bridge-a-{id}.db")),
+        std::env::temp_dir().join(format!("nimbus-console-bridge-b-{id}.db")),
+    ];
+    let [from_url, to_url] = paths.clone().map(|p| format!("sqlite://{}", p.display()));
+    let bus = nimbus::Bus::builder()
+        .names("Front", "front-1")
+        .database_url(&from_url)
+        .create_queues_on_send(true)
+        .route::<Visit>("ToBackOffice")
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap();
+    for guest in ["ada", "bob"] {
+        bus.send(Visit {
+            guest: guest.into(),
+        })
+        .await
+        .unwrap();
+    }
+    bus.stop().await.unwrap();
+    let config = nimbus::bridge::BridgeConfig::new("console-bridge")
+        .side("front", nimbus::bridge::BridgeSide::new(&from_url))
+        .side("back", nimbus::bridge::BridgeSide::new(&to_url))
+        .queue("front", "ToBackOffice", "back", "BackOffice");
+    let bridge = nimbus::bridge::Bridge::start(config).await.unwrap();
+    let back = Database::connect(&to_url).await.unwrap();
+    wait_until("both visits cross", || async {
+        back.queue_depth("BackOffice").await.unwrap_or(0) == 2
+    })
+    .await;
+    bridge.stop().await;
+    let (_console, address) = console(&to_url, None, &["--bind", "127.0.0.1:0"], None);
+    let (_driver, client) = browser().await;
+    client.goto(&format!("{address}/bridges")).await.unwrap();
+    wait_until("the page counts the two messages that crossed", || async {
+        let bridge = text_of(&client, "#bridges-in tr[data-bridge] code").await;
+        let count = text_of(&client, "#bridges-in tr[data-bridge] td.num").await;
+        bridge.as_deref() == Some("console-bridge") && count.as_deref().map(str::trim) == Some("2")
+    })
+    .await;
+    let out = text_of(&client, "#bridges-out").await.unwrap_or_default();
+    assert!(
+        out.contains("Bridge.console-bridge.Replies") && out.contains("replies going back"),
+        "{out}"
+    );
+    client.close().await.unwrap();
+    for path in paths {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
+    }
+}
+
 /// The Limits page shows a limit with its slots and the messages it held back.
 #[actix_rt::test]
 async fn the_console_shows_limits_and_what_they_held_on_sqlite() {

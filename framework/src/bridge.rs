@@ -536,8 +536,10 @@ impl Lane {
         }
     }
 
-    /// Takes up to a batch from the queue, writes each to the other side (its id claimed
-    /// there first), then commits the take: how many it moved.
+    /// Takes up to a batch from the queue, writes its messages to the other side in one
+    /// transaction per side they go to (each id claimed there first), then commits the take:
+    /// how many it moved. A bridge that dies between the two commits takes them again, and the
+    /// claims drop the copies.
     async fn move_batch(&self, stopping: &StopSignal) -> Result<usize> {
         let Some(mut batch) = self
             .from
@@ -547,13 +549,13 @@ impl Lane {
         else {
             return Ok(0);
         };
-        let mut moved = 0;
-        let scope = format!("bridge:{}", self.bridge);
-        while let Some((row, mut tx)) = batch.next().await? {
+        // What goes to each side: (message id, message), in the order taken.
+        let mut crossing: BTreeMap<&str, Vec<(String, OutgoingMessage)>> = BTreeMap::new();
+        while let Some((row, tx)) = batch.next().await? {
             // What can never cross (headers that are not JSON, a body stored apart that is
             // gone or in a store the bridge does not know) goes to this side's dead letters,
             // instead of stopping the route for good.
-            let headers = match serde_json::from_str::<Headers>(&row.headers_json) {
+            let mut headers = match serde_json::from_str::<Headers>(&row.headers_json) {
                 Ok(headers) => headers,
                 Err(e) => {
                     let reason = format!("its headers are not JSON ({e})");
@@ -561,6 +563,7 @@ impl Lane {
                     continue;
                 }
             };
+            let mut tx = tx;
             let stored = match tx.stored_body().await {
                 Ok(stored) => stored,
                 Err(e @ NimbusError::Config { .. }) => {
@@ -574,39 +577,51 @@ impl Lane {
                 .get(headers::MESSAGE_ID)
                 .cloned()
                 .unwrap_or_else(|| row.row_id.clone());
-            let mut headers = headers;
-            let (to, destination) = match self.destination_of(&mut headers) {
+            let (side, destination) = match self.destination_of(&mut headers) {
                 Ok(found) => found,
                 Err(reason) => {
                     self.dead_letter(&row, Some(&headers), tx, &reason).await?;
                     continue;
                 }
             };
+            let to = &self.sides[side];
             let message = self.crossing(row, headers, stored, to, destination)?;
-            let sent = to
+            // Taken from this side in the batch's transaction (its body stored apart too),
+            // which commits only after the other side has it.
+            tx.commit(Vec::new()).await?;
+            crossing.entry(side).or_default().push((key, message));
+        }
+        let scope = format!("bridge:{}", self.bridge);
+        let mut moved = 0;
+        for (side, items) in crossing {
+            let keys: Vec<String> = items.iter().map(|(key, _)| key.clone()).collect();
+            let sent = self.sides[side]
                 .db
                 .transport()
-                .send_deduplicated(&scope, &key, self.window, std::slice::from_ref(&message))
+                .send_each_deduplicated(&scope, self.window, items)
                 .await?;
-            // Taken from this side in the batch's transaction (its body stored apart too).
-            tx.commit(Vec::new()).await?;
-            match sent {
-                true => {
-                    self.counts.crossed.fetch_add(1, Ordering::Relaxed);
-                    metrics::counter!("nimbus_bridge_crossed_total", "bridge" => self.bridge.clone(), "lane" => self.label.clone())
-                        .increment(1);
-                }
-                false => {
-                    self.counts.duplicates.fetch_add(1, Ordering::Relaxed);
-                    metrics::counter!("nimbus_bridge_duplicates_total", "bridge" => self.bridge.clone())
-                        .increment(1);
-                    tracing::info!(bridge = %self.bridge, lane = %self.label, message_id = %key, "a message the other side had already was dropped (the bridge stopped between its two commits)");
-                }
+            for (key, sent) in keys.iter().zip(sent) {
+                self.count(key, sent);
             }
-            moved += 1;
+            moved += keys.len();
         }
         batch.commit().await?;
         Ok(moved)
+    }
+
+    /// Counts a message written on the other side (`sent`), or dropped there as a copy it had
+    /// already, saying so.
+    fn count(&self, key: &str, sent: bool) {
+        if sent {
+            self.counts.crossed.fetch_add(1, Ordering::Relaxed);
+            metrics::counter!("nimbus_bridge_crossed_total", "bridge" => self.bridge.clone(), "lane" => self.label.clone())
+                .increment(1);
+        } else {
+            self.counts.duplicates.fetch_add(1, Ordering::Relaxed);
+            metrics::counter!("nimbus_bridge_duplicates_total", "bridge" => self.bridge.clone())
+                .increment(1);
+            tracing::info!(bridge = %self.bridge, lane = %self.label, message_id = %key, "a message the other side had already was dropped (the bridge stopped between its two commits)");
+        }
     }
 
     /// Moves `row`, which can never cross for `reason`, to this side's dead letters in its
@@ -635,9 +650,9 @@ impl Lane {
     fn destination_of(
         &self,
         headers: &mut Headers,
-    ) -> std::result::Result<(&Side, Destination), String> {
+    ) -> std::result::Result<(&str, Destination), String> {
         match &self.target {
-            Target::Fixed { side, destination } => Ok((&self.sides[side], destination.clone())),
+            Target::Fixed { side, destination } => Ok((side.as_str(), destination.clone())),
             Target::Back => {
                 let name = format!("{}{}", headers::BRIDGE_RETURN_TO_PREFIX, self.bridge);
                 let Some(way_back) = headers.remove(&name) else {
@@ -653,14 +668,14 @@ impl Lane {
                         "its header {name} is not <side>|<address>: {way_back:?}"
                     ));
                 };
-                let Some(found) = self.sides.get(side) else {
+                let Some((side, _)) = self.sides.get_key_value(side) else {
                     return Err(format!(
                         "its header {name} names the side {side:?}, which the bridge does not have"
                     ));
                 };
                 let queue = QueueName::parse(address)
                     .map_err(|e| format!("its header {name} names no queue: {e}"))?;
-                Ok((found, Destination::Queue(queue)))
+                Ok((side.as_str(), Destination::Queue(queue)))
             }
         }
     }

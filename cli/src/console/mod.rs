@@ -7,6 +7,7 @@
 
 mod actions;
 mod bodies;
+mod bridges;
 mod charts;
 mod deduplication;
 mod delayed;
@@ -118,6 +119,7 @@ fn router(console: Arc<Console>) -> Router {
         .route("/deduplication", get(deduplication::page))
         .route("/limits", get(limits::page))
         .route("/bodies", get(bodies::page))
+        .route("/bridges", get(bridges::page))
         .route(
             "/schedules/{endpoint}/{name}/{action}",
             post(schedules::act),

@@ -43,6 +43,7 @@ pub fn layout(console: &Console, title: &str, note: Option<&str>, content: Marku
                         a href="/deduplication" { "Deduplication" }
                         a href="/limits" { "Limits" }
                         a href="/bodies" { "Bodies" }
+                        a href="/bridges" { "Bridges" }
                         a href="/instances" { "Instances" }
                     }
                     span.database { (console.db.database_name()) }

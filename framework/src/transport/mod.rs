@@ -540,6 +540,15 @@ pub(crate) trait Transport: Send + Sync + 'static {
         messages: &[OutgoingMessage],
     ) -> Result<bool>;
 
+    /// Sends each `(key, message)` whose key is not claimed in `scope` within `window` yet, in
+    /// one transaction that claims every key first: for each, whether it was sent.
+    async fn send_each_deduplicated(
+        &self,
+        scope: &str,
+        window: std::time::Duration,
+        items: Vec<(String, OutgoingMessage)>,
+    ) -> Result<Vec<bool>>;
+
     /// Pauses a schedule: `false` when it was paused already or does not exist.
     async fn pause_schedule(&self, endpoint: &str, name: &str, by: &str) -> Result<bool>;
 

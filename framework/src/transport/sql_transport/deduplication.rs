@@ -37,4 +37,51 @@ impl<D: Driver> Inner<D> {
         self.write_when("a deduplicated send", claimed, messages)
             .await
     }
+
+    /// Sends each message whose key is not claimed in `scope` yet, all in one transaction that
+    /// first claims every key (in order); says, for each, whether it was sent. Nothing is
+    /// claimed or sent when the transaction fails.
+    pub(super) async fn send_each_deduplicated(
+        &self,
+        scope: &str,
+        window: std::time::Duration,
+        items: Vec<(String, OutgoingMessage)>,
+    ) -> Result<Vec<bool>> {
+        let purpose = "deduplicated sends";
+        let sql = &self.cx.sql.deduplication_claim;
+        let mut c = self.transaction(purpose).await?;
+        let mut sent = Vec::with_capacity(items.len());
+        let mut messages = Vec::with_capacity(items.len());
+        for (key, message) in items {
+            let claimed = match c.claim_key(sql, scope, &key, window_ms(window)).await {
+                Ok(claimed) => claimed,
+                // As in `send_deduplicated`: Babelfish refuses the second of two racing claims.
+                Err(e) if e.is_unique_violation() => false,
+                Err(e) => {
+                    return Err(self
+                        .cx
+                        .db(|| format!("claiming the deduplication key {key:?}"))(
+                        e
+                    ))
+                }
+            };
+            if claimed {
+                messages.push(message);
+            }
+            sent.push(claimed);
+        }
+        if messages.is_empty() {
+            self.commit(c, &[], purpose).await?;
+            return Ok(sent);
+        }
+        let written = self
+            .write(
+                &mut c,
+                &messages,
+                crate::transport::storage::Creation::Required,
+            )
+            .await?;
+        self.commit_written(c, &written, purpose).await?;
+        Ok(sent)
+    }
 }

@@ -1253,6 +1253,17 @@ impl<D: Driver> Transport for SqlTransport<D> {
             .await
     }
 
+    async fn send_each_deduplicated(
+        &self,
+        scope: &str,
+        window: std::time::Duration,
+        items: Vec<(String, OutgoingMessage)>,
+    ) -> Result<Vec<bool>> {
+        self.inner
+            .send_each_deduplicated(scope, window, items)
+            .await
+    }
+
     async fn pause_schedule(&self, endpoint: &str, name: &str, by: &str) -> Result<bool> {
         self.inner.pause_schedule(endpoint, name, by).await
     }
