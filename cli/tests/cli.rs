@@ -764,6 +764,8 @@ mod bench_command {
                 "--json",
                 "bench",
                 "--groups",
+                "--group-count",
+                "4",
                 "--messages",
                 "40",
                 "--rounds",
@@ -775,6 +777,7 @@ mod bench_command {
         assert!(ok, "{err}");
         let report: serde_json::Value = serde_json::from_str(&out).expect("one JSON line");
         assert_eq!(report["mode"], "groups", "{out}");
+        assert_eq!(report["groups"], 4, "{out}");
         let results = report["results"].as_array().expect("results");
         let names: Vec<_> = results.iter().map(|r| r["what"].as_str()).collect();
         assert_eq!(names, [Some("send"), Some("receive")], "{out}");

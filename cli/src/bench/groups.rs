@@ -2,7 +2,8 @@
 //!
 //! Each round runs, alternating which goes first:
 //! * **send**: `--messages` messages sent one per call over `--concurrency` tasks to a queue
-//!   without groups, and with `SendOptions::group` (100 groups, round robin) to a queue that
+//!   without groups, and with `SendOptions::group` (`--group-count` groups, 100 by default,
+//!   round robin) to a queue that
 //!   keeps them;
 //! * **receive**: the messages just sent drained by an endpoint with `--concurrency` receivers
 //!   (a grouped queue hands out one message per group at a time).
@@ -19,9 +20,6 @@ use super::stats::Pairs;
 use super::workload::builder;
 use super::{Settings, Target};
 use crate::Failure;
-
-/// Groups the grouped messages are spread over.
-const GROUPS: usize = 100;
 
 /// Runs the rounds on `target` and prints the table (or one JSON line).
 pub async fn run(
@@ -74,8 +72,9 @@ async fn rounds(
             let which = if grouped { "grouped" } else { "ungrouped" };
             let queue = &queues[usize::from(grouped)];
             bar.set_message(format!("round {} send {which}", round + 1));
+            let groups = settings.group_count;
             let options = move |n: usize| match grouped {
-                true => SendOptions::new().group(format!("group-{}", n % GROUPS)),
+                true => SendOptions::new().group(format!("group-{}", n % groups)),
                 false => SendOptions::new(),
             };
             send_pair[usize::from(grouped)] = send_rate(sender, settings, queue, options).await?;
@@ -121,15 +120,15 @@ fn print(target: &Target, settings: &Settings, sends: &Pairs, receives: &Pairs, 
             .collect();
         println!(
             "{}",
-            json!({"mode": "groups", "database": target.backend, "groups": GROUPS,
+            json!({"mode": "groups", "database": target.backend, "groups": settings.group_count,
                    "messages": settings.messages, "rounds": settings.rounds,
                    "concurrency": settings.concurrency, "results": rows})
         );
         return;
     }
     println!(
-        "Ordered groups on {}: grouped ({GROUPS} groups) ÷ ungrouped, {} messages, concurrency {}, {} rounds",
-        target.backend, settings.messages, settings.concurrency, settings.rounds
+        "Ordered groups on {}: grouped ({} groups) ÷ ungrouped, {} messages, concurrency {}, {} rounds",
+        target.backend, settings.group_count, settings.messages, settings.concurrency, settings.rounds
     );
     println!(
         "{:<10} {:>8} {:>13} {:>16} {:>14}",

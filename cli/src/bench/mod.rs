@@ -140,10 +140,13 @@ pub struct Settings {
     #[arg(long, conflicts_with_all = ["latency", "handler_shapes"])]
     pub deduplication: bool,
     /// Ordered-groups mode: what ordered groups cost, in interleaved rounds: `--messages`
-    /// sends without a group to a plain queue against sends spread over 100 groups to a queue
+    /// sends without a group to a plain queue against sends spread over `--group-count` groups to a queue
     /// that keeps them, and draining each. Reports grouped ÷ ungrouped.
     #[arg(long, conflicts_with_all = ["latency", "handler_shapes", "deduplication"])]
     pub groups: bool,
+    /// Ordered-groups mode: how many groups the grouped messages are spread over, round robin.
+    #[arg(long, default_value_t = 100, requires = "groups", value_parser = positive)]
+    pub group_count: usize,
     /// Limits mode: what a limit costs the messages it never holds back, in interleaved
     /// rounds: draining `--messages` messages without a limit against with
     /// `Limit::concurrency(--concurrency)` on their type (every receiver finds a slot). Reports
