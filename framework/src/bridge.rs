@@ -362,8 +362,9 @@ impl Bridge {
                 options = options.schema(schema.clone());
             }
             // Each route holds a connection of the side it takes from while it writes to the
-            // other: room for every route on every side, and for the bridge's own statements.
-            let routes = config.queues.len() + config.events.len();
+            // other: room for every route on every side (and the replies lane of each side),
+            // and for the bridge's own statements.
+            let routes = config.queues.len() + config.events.len() + config.sides.len();
             let db = Database::connect_with_pool(&side.database_url, options, 2 * routes + 2)
                 .await
                 .map_err(|e| {

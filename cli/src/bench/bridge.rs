@@ -69,14 +69,12 @@ pub async fn run(
         crossed: format!("BenchBridge{run_id}In"),
     };
     let sender_queue = format!("BenchBridge{run_id}Sender");
-    let made_file = settings
-        .bridge_to
-        .is_none()
-        .then(|| std::env::temp_dir().join(format!("nimbus-bench-bridge-{run_id}.db")));
-    let other_url = match (&settings.bridge_to, &made_file) {
-        (Some(url), _) => url.clone(),
-        (None, Some(file)) => format!("sqlite://{}", file.display()),
-        (None, None) => unreachable!("a file is made when --bridge-to is absent"),
+    let (other_url, made_file) = match &settings.bridge_to {
+        Some(url) => (url.clone(), None),
+        None => {
+            let file = std::env::temp_dir().join(format!("nimbus-bench-bridge-{run_id}.db"));
+            (format!("sqlite://{}", file.display()), Some(file))
+        }
     };
     admin
         .create_schema(&[&queues.forward, &queues.forwarded, &queues.bridge])

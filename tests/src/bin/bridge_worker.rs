@@ -6,6 +6,12 @@
 
 #[actix_rt::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // What the bridge warns of (a side it cannot reach, a move it tries again) reaches the
+    // test's output, so a test that waits in vain says why.
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new("warn"))
+        .with_writer(std::io::stderr)
+        .init();
     let path = std::env::args()
         .nth(1)
         .ok_or("usage: bridge_worker <config.json>")?;
