@@ -59,7 +59,18 @@ fn unique() -> String {
 
 /// Runs `nimbus` with `args`; returns (success, stdout, stderr).
 fn nimbus(database: &str, schema: Option<&str>, args: &[&str]) -> (bool, String, String) {
+    nimbus_with_env(database, schema, &[], args)
+}
+
+/// Runs `nimbus` as [`nimbus`] does, with `env` added to its environment.
+fn nimbus_with_env(
+    database: &str,
+    schema: Option<&str>,
+    env: &[(&str, &std::path::Path)],
+    args: &[&str],
+) -> (bool, String, String) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_nimbus"));
+    command.envs(env.iter().copied());
     command.arg("--database").arg(database);
     if let Some(schema) = schema {
         command.arg("--schema").arg(schema);
@@ -823,30 +834,19 @@ mod bench_command {
     async fn bench_bridge(url: &str, schema: Option<&str>) {
         let temp = std::env::temp_dir().join(format!("nimbus-bench-bridge-test-{}", unique()));
         std::fs::create_dir(&temp).expect("a temporary directory");
-        let mut command = Command::new(env!("CARGO_BIN_EXE_nimbus"));
-        command.env("TMPDIR", &temp).arg("--database").arg(url);
-        if let Some(schema) = schema {
-            command.arg("--schema").arg(schema);
-        }
-        let output = command
-            .args([
-                "--json",
-                "bench",
-                "--bridge",
-                "--messages",
-                "40",
-                "--rounds",
-                "2",
-                "--concurrency",
-                "2",
-            ])
-            .output()
-            .expect("run nimbus");
-        let (out, err) = (
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr),
-        );
-        assert!(output.status.success(), "{err}");
+        let args = [
+            "--json",
+            "bench",
+            "--bridge",
+            "--messages",
+            "40",
+            "--rounds",
+            "2",
+            "--concurrency",
+            "2",
+        ];
+        let (ok, out, err) = nimbus_with_env(url, schema, &[("TMPDIR", &temp)], &args);
+        assert!(ok, "{err}");
         let report: serde_json::Value = serde_json::from_str(&out).expect("one JSON line");
         assert_eq!(report["mode"], "bridge", "{out}");
         assert_eq!(report["bridge_to"], "SQLite", "{out}");
