@@ -271,6 +271,7 @@ macro_rules! conformance_suite {
             a_send_with_a_seen_key_is_dropped_within_its_window,
             the_inbox_runs_handlers_once_per_message_id,
             ordered_groups_keep_send_order_across_instances,
+            a_group_behind_a_long_run_is_not_held_behind_it,
             a_grouped_send_needs_a_queue_that_keeps_groups,
             priorities_hand_out_the_highest_first,
             a_prioritized_send_needs_a_queue_that_keeps_priorities,

@@ -21,7 +21,9 @@ pub use crate::deduplication::*;
 pub use crate::delayed::*;
 pub use crate::failures::*;
 pub use crate::groups::{
-    a_grouped_send_needs_a_queue_that_keeps_groups, ordered_groups_keep_send_order_across_instances,
+    a_group_behind_a_long_run_is_not_held_behind_it,
+    a_grouped_send_needs_a_queue_that_keeps_groups,
+    ordered_groups_keep_send_order_across_instances,
 };
 pub use crate::leases::*;
 pub use crate::limits::*;

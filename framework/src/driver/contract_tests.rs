@@ -918,6 +918,7 @@ async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
     );
 
     let c = ordered_groups(c, &schema).await;
+    let c = bounded_group_receive(c, &schema).await;
     let c = priorities(c, &schema).await;
     let c = shared_groups_and_priorities(c, &schema).await;
     let c = limits(c, &schema).await;
@@ -1151,6 +1152,81 @@ async fn ordered_groups<D: Driver>(mut c: Held<D>, schema: &SchemaName) -> Held<
     assert_eq!(groups.len(), 1, "{groups:?}");
     assert_eq!((groups[0].key.as_str(), groups[0].waiting), ("g", 2));
     assert!(groups[0].held_until.is_some(), "held: {groups:?}");
+    c.run_script(&q.drop, &[]).await.expect("drop queue");
+    c
+}
+
+/// The bounded receive of ordered groups (`queue_receive_batch_grouped_bounded.sql`): it takes
+/// the oldest message first; and while that message, the first of the front's only group, is
+/// held by another transaction, it finds the first message of a group further back than the
+/// front's 256 rows, one per group, where the usual statement would read the whole queue.
+/// (SQLite's one writer keeps a second receive from running beside the first: only the first
+/// part runs there.)
+async fn bounded_group_receive<D: Driver>(mut c: Held<D>, schema: &SchemaName) -> Held<D> {
+    let dialect = c.driver.dialect();
+    let queue = QueueName::new(format!("B it's {}", unique())).expect("a valid name");
+    let q = dialect.queue_sql(schema, &queue);
+    let (name, table) = (schema.as_str(), queue.as_str());
+    c.run_script(&q.create_table, &[name, table])
+        .await
+        .expect("queue table");
+    c.run_script(&q.groups.columns, &[name, table])
+        .await
+        .expect("group columns");
+    for index in [&q.groups.index_group, &q.groups.index_group_position] {
+        c.run_script(&index.create_if_missing, &index.guard_names(name, table))
+            .await
+            .expect("group index");
+    }
+    let ids: Vec<Uuid> = (0..301).map(|_| Uuid::new_v4()).collect();
+    for (n, id) in ids.iter().enumerate() {
+        let group = if n < 300 { "long" } else { "short" };
+        let insert = super::statements::grouped_row_statement(
+            &q.groups.insert,
+            &row(*id, "{}", b"{}"),
+            group,
+            None,
+            None,
+            None,
+        );
+        c.run(&insert).await.expect("a grouped row");
+    }
+    let bounded = q
+        .groups
+        .receive_batch_bounded
+        .clone()
+        .expect("a bounded grouped batch");
+    let mut holder = c;
+    let first = holder
+        .begin_and_receive_many(&bounded, &[Param::BigInt(Some(1))], None)
+        .await
+        .expect("a bounded receive");
+    let first: Vec<&str> = first.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(first.len(), 1, "the oldest message: {first:?}");
+    assert!(
+        first[0].eq_ignore_ascii_case(&ids[0].to_string()),
+        "{first:?}"
+    );
+    if dialect.name != "SQLite" {
+        let driver = holder.driver.clone();
+        let mut other = Held::take(&driver, DEADLINES).await.expect("a connection");
+        let behind = other
+            .begin_and_receive_many(&bounded, &[Param::BigInt(Some(4))], None)
+            .await
+            .expect("a bounded receive beside the first");
+        let behind: Vec<&str> = behind.iter().map(|m| m.id.as_str()).collect();
+        assert_eq!(
+            behind.len(),
+            1,
+            "the short group's first message: {behind:?}"
+        );
+        assert!(
+            behind[0].eq_ignore_ascii_case(&ids[300].to_string()),
+            "{behind:?}"
+        );
+        other.commit().await.expect("commit");
+    }
+    let mut c = commit(holder).await;
     c.run_script(&q.drop, &[]).await.expect("drop queue");
     c
 }

@@ -277,6 +277,10 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
             "queue_receive_batch_grouped",
             q.groups.receive_batch.clone().unwrap_or_default(),
         ),
+        (
+            "queue_receive_batch_grouped_bounded",
+            q.groups.receive_batch_bounded.clone().unwrap_or_default(),
+        ),
         ("queue_groups", q.groups.list.clone()),
         ("queue_priority_column", q.priorities.column.clone()),
         ("queue_index_priority", q.priorities.index.create.clone()),
@@ -330,6 +334,13 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
         (
             "messages_receive_batch_grouped",
             s.shared_groups.receive_batch.clone().unwrap_or_default(),
+        ),
+        (
+            "messages_receive_batch_grouped_bounded",
+            s.shared_groups
+                .receive_batch_bounded
+                .clone()
+                .unwrap_or_default(),
         ),
         ("messages_groups", s.shared_groups.list.clone()),
         (

@@ -473,6 +473,9 @@ pub(crate) struct GroupSql {
     pub receive: String,
     /// Takes up to N such messages, never two of one group.
     pub receive_batch: Script,
+    /// As `receive_batch`, with a bounded cost while the queue's first messages are all held
+    /// (`queue_receive_batch_grouped_bounded.sql`).
+    pub receive_batch_bounded: Script,
     /// Lists the groups with messages waiting.
     pub list: String,
     /// The statements of a table that keeps priorities too.
@@ -509,6 +512,9 @@ pub(crate) struct SharedGroupSql {
     pub receive: String,
     /// Takes up to N such messages, never two of one group.
     pub receive_batch: Script,
+    /// As `receive_batch`, with a bounded cost while the destination's first messages are all
+    /// held (`messages_receive_batch_grouped_bounded.sql`).
+    pub receive_batch_bounded: Script,
     /// Lists a destination's groups with messages waiting.
     pub list: String,
     /// The statements of the table once it keeps priorities too.
@@ -729,6 +735,7 @@ impl Dialect {
                 insert: r(f.messages_insert_grouped),
                 receive: r(f.messages_receive_grouped),
                 receive_batch: script(r(f.messages_receive_batch_grouped)),
+                receive_batch_bounded: script(r(f.messages_receive_batch_grouped_bounded)),
                 list: r(f.messages_groups),
                 prioritized: PrioritizedGroupSql {
                     insert: r(f.messages_insert_grouped_priority),
@@ -814,6 +821,7 @@ impl Dialect {
                 insert: r(f.queue_insert_grouped),
                 receive: r(f.queue_receive_grouped),
                 receive_batch: script(r(f.queue_receive_batch_grouped)),
+                receive_batch_bounded: script(r(f.queue_receive_batch_grouped_bounded)),
                 list: r(f.queue_groups),
                 prioritized: PrioritizedGroupSql {
                     insert: r(f.queue_insert_grouped_priority),

@@ -2,7 +2,7 @@
 //! whether this process knows each queue's table exists.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::names::{QueueName, SchemaName};
@@ -21,6 +21,22 @@ pub(crate) struct QueueEntry {
     groups: Found,
     /// Whether its table keeps priorities.
     priorities: Found,
+    /// Until when (ms after [`clock_start`]) receives of ordered groups from it read a bounded
+    /// window of the queue instead of the whole of it: [`HEADS_HELD_FOR`] after one of this
+    /// process's receives took fewer messages than it asked for, when the queue's first messages
+    /// are likely all held by other receives.
+    heads_held_until: AtomicU64,
+}
+
+/// How long receives of ordered groups keep to the bounded statement after one came back short:
+/// long enough that receivers racing for a few groups do not switch at every receive.
+pub(crate) const HEADS_HELD_FOR: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Milliseconds since this process first asked, on a monotonic clock.
+fn clock_ms() -> u64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    let elapsed = START.get_or_init(std::time::Instant::now).elapsed();
+    u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// What this process found of a table's optional columns: not looked yet, there, or missing.
@@ -61,6 +77,19 @@ impl QueueEntry {
     /// it looked.
     pub fn keeps_priorities(&self) -> Option<bool> {
         self.priorities.get()
+    }
+
+    /// Whether a receive of ordered groups from it came back short within the last
+    /// [`HEADS_HELD_FOR`] ([`note_short_receive`](Self::note_short_receive)).
+    pub fn heads_held(&self) -> bool {
+        clock_ms() < self.heads_held_until.load(Ordering::Relaxed)
+    }
+
+    /// Records that a receive of ordered groups took fewer messages than it asked for.
+    pub fn note_short_receive(&self) {
+        let until = clock_ms()
+            .saturating_add(u64::try_from(HEADS_HELD_FOR.as_millis()).unwrap_or(u64::MAX));
+        self.heads_held_until.store(until, Ordering::Relaxed);
     }
 
     /// Records what the catalog said of the table's `Priority` column.
@@ -130,6 +159,7 @@ impl Catalog {
                     exists: AtomicBool::new(false),
                     groups: Found::default(),
                     priorities: Found::default(),
+                    heads_held_until: AtomicU64::new(0),
                 })
             })
             .clone()

@@ -628,14 +628,30 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
     /// holds, with its headers and body as the sender wrote them.
     async fn receive(&self, c: &mut Held<D>, queue: &QueueName) -> Result<Option<MessageRow>> {
         let at = self.statements(queue);
+        let what = || format!("receiving from queue {queue:?}");
+        if let Some(bounded) = at.bounded_receive() {
+            // One message, by the bounded batch statement, its plan made by index.
+            let rows = c
+                .begin_and_receive_many(bounded, &at.params(&[Param::BigInt(Some(1))]), None)
+                .await
+                .map_err(self.context().db(what))?;
+            at.note_taken(rows.len(), 1);
+            return Ok(rows.into_iter().next().map(|row| at.as_sent(row)));
+        }
         let row = c
             .begin_and_receive(at.receive(), &at.params(&[]))
             .await
-            .map_err(
-                self.context()
-                    .db(|| format!("receiving from queue {queue:?}")),
-            )?;
+            .map_err(self.context().db(what))?;
+        at.note_taken(usize::from(row.is_some()), 1);
         Ok(row.map(|row| at.as_sent(row)))
+    }
+
+    /// Whether a receive from `queue` may ride on the previous message's commit
+    /// ([`commit_and_receive`](Self::commit_and_receive)): not while it takes the bounded
+    /// statement of ordered groups, whose plan is made by index
+    /// ([`Held::begin_and_receive_many`]), which the receive alone does.
+    fn receives_after_commit(&self, queue: &QueueName) -> bool {
+        self.statements(queue).bounded_receive().is_none()
     }
 
     /// Commits `c`'s open transaction and takes the oldest visible message of `queue` in a new
@@ -652,6 +668,9 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
             .commit_and_receive(at.receive(), &at.params(&[]))
             .await
             .map_err(cx.db("committing a handled message"))?;
+        if let Ok(row) = &received {
+            at.note_taken(usize::from(row.is_some()), 1);
+        }
         Ok(received
             .map(|row| row.map(|row| at.as_sent(row)))
             .map_err(cx.db(|| format!("receiving from queue {queue:?}"))))
@@ -668,11 +687,15 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
         lock_wait: Option<std::time::Duration>,
     ) -> Result<Vec<MessageRow>> {
         let (at, cx) = (self.statements(queue), self.context());
-        let sql = at.receive_batch().ok_or_else(|| batch_unsupported(cx))?;
+        let sql = match at.bounded_receive() {
+            Some(bounded) => bounded,
+            None => at.receive_batch().ok_or_else(|| batch_unsupported(cx))?,
+        };
         let rows = c
             .begin_and_receive_many(sql, &at.params(&[Param::BigInt(Some(limit))]), lock_wait)
             .await
             .map_err(cx.db(|| format!("receiving a batch from queue {queue:?}")))?;
+        at.note_taken(rows.len(), usize::try_from(limit).unwrap_or(usize::MAX));
         Ok(rows.into_iter().map(|row| at.as_sent(row)).collect())
     }
 
@@ -883,6 +906,39 @@ impl QueueStatements<'_> {
                 &sql.shared_priorities.receive
             }
             QueueStatements::Shared { sql, .. } => &sql.messages_receive,
+        }
+    }
+
+    /// The queue's entry when it keeps ordered groups without priorities: the queues whose
+    /// receives switch to the bounded statement while their first messages are all held.
+    fn grouped_entry(&self) -> Option<&QueueEntry> {
+        let entry = match self {
+            QueueStatements::Table(entry) | QueueStatements::Shared { entry, .. } => entry,
+        };
+        (entry.keeps_groups() == Some(true) && entry.keeps_priorities() != Some(true))
+            .then_some(&**entry)
+    }
+
+    /// The bounded receive of ordered groups (`*_receive_batch_grouped_bounded.sql`), for a
+    /// while after one of the queue's receives came back short
+    /// ([`QueueEntry::heads_held`]): its first messages are then likely all held by other
+    /// receives, and the usual statement, reading on until it has what it asked for, would read
+    /// the whole queue.
+    fn bounded_receive(&self) -> Option<&str> {
+        self.grouped_entry().filter(|entry| entry.heads_held())?;
+        match self {
+            QueueStatements::Table(entry) => entry.sql.groups.receive_batch_bounded.as_deref(),
+            QueueStatements::Shared { sql, .. } => {
+                sql.shared_groups.receive_batch_bounded.as_deref()
+            }
+        }
+    }
+
+    /// Records a receive of ordered groups that took fewer messages than it `asked` for, which
+    /// chooses the next receives' statement ([`bounded_receive`](Self::bounded_receive)).
+    fn note_taken(&self, taken: usize, asked: usize) {
+        if let Some(entry) = self.grouped_entry().filter(|_| taken < asked) {
+            entry.note_short_receive();
         }
     }
 

@@ -233,7 +233,11 @@ impl<D: Driver> SqlReceiveTransaction<D> {
             member_of,
             stored_body,
         } = *self;
-        let next = next.filter(|_| member_of.is_none() && connection.pipelines_commit());
+        let next = next.filter(|queue| {
+            member_of.is_none()
+                && connection.pipelines_commit()
+                && inner.storage.receives_after_commit(queue)
+        });
         let cx = &inner.cx;
         if outgoing.is_empty() && !handler_savepoint {
             // Nothing to write and nothing to undo: no savepoint needed.

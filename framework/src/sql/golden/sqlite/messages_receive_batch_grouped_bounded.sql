@@ -1,0 +1,17 @@
+WITH message AS (
+    SELECT q."MessageId" FROM "NimbusMessages" AS q
+    WHERE q."Destination" = ?1 AND q."VisibleAfter" <= strftime('%Y-%m-%d %H:%M:%f', 'now')
+      AND (q."GroupKey" IS NULL OR NOT EXISTS (
+          SELECT 1 FROM "NimbusMessages" AS earlier
+          WHERE earlier."Destination" = q."Destination" AND earlier."GroupKey" = q."GroupKey"
+            AND (earlier."GroupPlace" < q."GroupPlace"
+                 OR (earlier."GroupPlace" = q."GroupPlace" AND earlier."MessageId" < q."MessageId"))))
+    ORDER BY q."VisibleAfter", q."MessageId"
+    LIMIT ?2)
+DELETE FROM "NimbusMessages"
+WHERE "MessageId" IN (SELECT "MessageId" FROM message)
+RETURNING "MessageId", NULL, NULL, NULL, "Body",
+    CASE WHEN "ExpiresAt" IS NULL THEN 0
+         WHEN "ExpiresAt" > strftime('%Y-%m-%d %H:%M:%f', 'now') THEN 0
+         ELSE 1 END AS "Expired",
+    "ExpiresAt", "GroupKey", "GroupPlace"

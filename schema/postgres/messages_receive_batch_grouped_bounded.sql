@@ -1,0 +1,61 @@
+-- Deletes and returns up to N visible messages of a destination from NimbusMessages
+-- (shared-table layout), each the first of its group (as messages_receive_grouped.sql chooses
+-- one), never two of one group: the receive used while a destination's first messages are all
+-- held, where messages_receive_batch_grouped.sql, reading on until it has N, would read the
+-- whole queue with an index look-up per row. Two looks, each with a bounded cost however deep
+-- the destination's queue is:
+--   front: its first 256 visible rows (VisibleAfter, then MessageId: first in, first out);
+--   heads: only when the front gave nothing (every group there is held or waiting), the first
+--   message of each group, found one group after another through IX_NimbusMessages_Group;
+--   groups in key order, stopping once N are taken. A group whose first message lies beyond
+--   the front is found there while the front's are busy.
+-- Rows another transaction holds are skipped in both. Locked first, then deleted by ctid (as
+-- messages_receive_batch.sql); the heads are looked for only when the front's array is empty.
+-- Parameters: 1 Destination (varchar), 2 at most this many rows (bigint)
+-- Returns: MessageId, NULL, NULL, NULL, Body (the envelope), Expired (boolean, by database time), ExpiresAt, GroupKey, the message's place in its group; in VisibleAfter, MessageId order
+WITH RECURSIVE groups AS (
+    (SELECT g."GroupKey", g."MessageId" FROM {schema}."NimbusMessages" AS g
+     WHERE g."Destination" = $1 AND g."GroupKey" IS NOT NULL
+     ORDER BY g."GroupKey", g."GroupPlace", g."MessageId"
+     LIMIT 1)
+    UNION ALL
+    SELECT later."GroupKey", later."MessageId" FROM groups
+    CROSS JOIN LATERAL (
+        SELECT g."GroupKey", g."MessageId" FROM {schema}."NimbusMessages" AS g
+        WHERE g."Destination" = $1 AND g."GroupKey" > groups."GroupKey"
+        ORDER BY g."GroupKey", g."GroupPlace", g."MessageId"
+        LIMIT 1) AS later
+), taken AS (
+    DELETE FROM {schema}."NimbusMessages" AS queue
+    WHERE queue.ctid = ANY(COALESCE(
+        NULLIF(ARRAY(
+            SELECT q.ctid
+            FROM (SELECT w.ctid AS "Row", w."VisibleAfter", w."MessageId"
+                  FROM {schema}."NimbusMessages" AS w
+                  WHERE w."Destination" = $1 AND w."VisibleAfter" <= (now() AT TIME ZONE 'utc')
+                  ORDER BY w."VisibleAfter", w."MessageId"
+                  LIMIT 256) AS w
+            JOIN {schema}."NimbusMessages" AS q ON q.ctid = w."Row"
+            WHERE q."GroupKey" IS NULL OR NOT EXISTS (
+                SELECT 1 FROM {schema}."NimbusMessages" AS earlier
+                WHERE earlier."Destination" = q."Destination" AND earlier."GroupKey" = q."GroupKey"
+                  AND (earlier."GroupPlace" < q."GroupPlace"
+                       OR (earlier."GroupPlace" = q."GroupPlace" AND earlier."MessageId" < q."MessageId")))
+            ORDER BY w."VisibleAfter", w."MessageId"
+            LIMIT $2
+            FOR UPDATE OF q SKIP LOCKED), '{}'),
+        ARRAY(
+            SELECT q.ctid FROM groups
+            JOIN {schema}."NimbusMessages" AS q ON q."MessageId" = groups."MessageId"
+            WHERE q."VisibleAfter" <= (now() AT TIME ZONE 'utc')
+            LIMIT $2
+            FOR UPDATE OF q SKIP LOCKED)))
+    RETURNING queue."MessageId", queue."Body",
+        queue."ExpiresAt", queue."GroupKey", queue."GroupPlace", queue."VisibleAfter")
+SELECT "MessageId"::text, NULL::varchar, NULL::varchar, NULL::text, "Body",
+    CASE WHEN "ExpiresAt" IS NULL THEN FALSE
+         WHEN "ExpiresAt" > (now() AT TIME ZONE 'utc') THEN FALSE
+         ELSE TRUE END AS "Expired", "ExpiresAt",
+    "GroupKey", "GroupPlace"
+FROM taken
+ORDER BY "VisibleAfter", "MessageId"
