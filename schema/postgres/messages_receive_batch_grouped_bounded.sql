@@ -6,25 +6,17 @@
 -- the destination's queue is:
 --   front: its first 256 visible rows (VisibleAfter, then MessageId: first in, first out);
 --   heads: only when the front gave nothing (every group there is held or waiting), the first
---   message of each group, found one group after another through IX_NimbusMessages_Group;
---   groups in key order, stopping once N are taken. A group whose first message lies beyond
---   the front is found there while the front's are busy.
--- Rows another transaction holds are skipped in both. Locked first, then deleted by ctid (as
+--   message of each group, read in key order from IX_NimbusMessages_Group (one index entry
+--   per message, no look-up), stopping once N are taken. A group whose first message lies
+--   beyond the front is found there while the front's are busy. (A skip from group to group
+--   would read fewer entries, but a recursive query is refused on Citus.)
+-- Rows another transaction holds are skipped in both. The clock is read once, in `clock`: Citus
+-- refuses a function that is not immutable inside COALESCE. Locked first, then deleted by ctid (as
 -- messages_receive_batch.sql); the heads are looked for only when the front's array is empty.
 -- Parameters: 1 Destination (varchar), 2 at most this many rows (bigint)
 -- Returns: MessageId, NULL, NULL, NULL, Body (the envelope), Expired (boolean, by database time), ExpiresAt, GroupKey, the message's place in its group; in VisibleAfter, MessageId order
-WITH RECURSIVE groups AS (
-    (SELECT g."GroupKey", g."MessageId" FROM {schema}."NimbusMessages" AS g
-     WHERE g."Destination" = $1 AND g."GroupKey" IS NOT NULL
-     ORDER BY g."GroupKey", g."GroupPlace", g."MessageId"
-     LIMIT 1)
-    UNION ALL
-    SELECT later."GroupKey", later."MessageId" FROM groups
-    CROSS JOIN LATERAL (
-        SELECT g."GroupKey", g."MessageId" FROM {schema}."NimbusMessages" AS g
-        WHERE g."Destination" = $1 AND g."GroupKey" > groups."GroupKey"
-        ORDER BY g."GroupKey", g."GroupPlace", g."MessageId"
-        LIMIT 1) AS later
+WITH clock AS MATERIALIZED (
+    SELECT (now() AT TIME ZONE 'utc') AS "Now"
 ), taken AS (
     DELETE FROM {schema}."NimbusMessages" AS queue
     WHERE queue.ctid = ANY(COALESCE(
@@ -32,7 +24,7 @@ WITH RECURSIVE groups AS (
             SELECT q.ctid
             FROM (SELECT w.ctid AS "Row", w."VisibleAfter", w."MessageId"
                   FROM {schema}."NimbusMessages" AS w
-                  WHERE w."Destination" = $1 AND w."VisibleAfter" <= (now() AT TIME ZONE 'utc')
+                  WHERE w."Destination" = $1 AND w."VisibleAfter" <= (SELECT clock."Now" FROM clock)
                   ORDER BY w."VisibleAfter", w."MessageId"
                   LIMIT 256) AS w
             JOIN {schema}."NimbusMessages" AS q ON q.ctid = w."Row"
@@ -45,9 +37,13 @@ WITH RECURSIVE groups AS (
             LIMIT $2
             FOR UPDATE OF q SKIP LOCKED), '{}'),
         ARRAY(
-            SELECT q.ctid FROM groups
+            SELECT q.ctid
+            FROM (SELECT DISTINCT ON (g."GroupKey") g."GroupKey", g."MessageId"
+                  FROM {schema}."NimbusMessages" AS g
+                  WHERE g."Destination" = $1 AND g."GroupKey" IS NOT NULL
+                  ORDER BY g."GroupKey", g."GroupPlace", g."MessageId") AS groups
             JOIN {schema}."NimbusMessages" AS q ON q."MessageId" = groups."MessageId"
-            WHERE q."VisibleAfter" <= (now() AT TIME ZONE 'utc')
+            WHERE q."VisibleAfter" <= (SELECT clock."Now" FROM clock)
             LIMIT $2
             FOR UPDATE OF q SKIP LOCKED)))
     RETURNING queue."MessageId", queue."Body",

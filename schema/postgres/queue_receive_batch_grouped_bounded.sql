@@ -5,26 +5,18 @@
 -- bounded cost however deep the queue is:
 --   front: the oldest 256 rows, oldest first (first in, first out);
 --   heads: only when the front gave nothing (every group there is held or waiting), the first
---   message of each group, found one group after another through the (GroupKey, RowVersion)
---   index and, for a group whose failed message waits as a retry copy, the
---   (GroupPosition, GroupKey) index; groups in key order, stopping once N are taken. A group
---   whose first message lies beyond the front is found there while the front's are busy.
--- Rows another transaction holds are skipped in both. Locked first, then deleted by ctid (as
+--   message of each group, read in key order from the (GroupKey, RowVersion) index (one index
+--   entry per message, no look-up) and, for a group whose failed message waits as a retry
+--   copy, the (GroupPosition, GroupKey) index; stopping once N are taken. A group whose first
+--   message lies beyond the front is found there while the front's are busy. (A skip from
+--   group to group would read fewer entries, but a recursive query is refused on Citus.)
+-- Rows another transaction holds are skipped in both. The clock is read once, in `clock`: Citus
+-- refuses a function that is not immutable inside COALESCE. Locked first, then deleted by ctid (as
 -- queue_receive_batch.sql); the heads are looked for only when the front's array is empty.
 -- Parameters: 1 at most this many rows (bigint)
 -- Returns: Id, CorrelationId, ReplyToAddress, Headers, Body, Expired (boolean, by database time), Expires, GroupKey, the message's place in its group; in RowVersion order
-WITH RECURSIVE groups AS (
-    (SELECT g."GroupKey", g."RowVersion" FROM {table} AS g
-     WHERE g."GroupKey" IS NOT NULL
-     ORDER BY g."GroupKey", g."RowVersion"
-     LIMIT 1)
-    UNION ALL
-    SELECT later."GroupKey", later."RowVersion" FROM groups
-    CROSS JOIN LATERAL (
-        SELECT g."GroupKey", g."RowVersion" FROM {table} AS g
-        WHERE g."GroupKey" > groups."GroupKey"
-        ORDER BY g."GroupKey", g."RowVersion"
-        LIMIT 1) AS later
+WITH clock AS MATERIALIZED (
+    SELECT (now() AT TIME ZONE 'utc') AS "Now"
 ), taken AS (
     DELETE FROM {table} AS queue
     WHERE queue.ctid = ANY(COALESCE(
@@ -34,7 +26,7 @@ WITH RECURSIVE groups AS (
                   ORDER BY w."RowVersion"
                   LIMIT 256) AS w
             JOIN {table} AS q ON q.ctid = w."Row"
-            WHERE (q."NotBefore" IS NULL OR q."NotBefore" <= (now() AT TIME ZONE 'utc'))
+            WHERE (q."NotBefore" IS NULL OR q."NotBefore" <= (SELECT clock."Now" FROM clock))
               AND (q."GroupKey" IS NULL OR (
                   NOT EXISTS (
                       SELECT 1 FROM {table} AS older
@@ -48,7 +40,11 @@ WITH RECURSIVE groups AS (
             LIMIT $1
             FOR UPDATE OF q SKIP LOCKED), '{}'),
         ARRAY(
-            SELECT q.ctid FROM groups
+            SELECT q.ctid
+            FROM (SELECT DISTINCT ON (g."GroupKey") g."GroupKey", g."RowVersion"
+                  FROM {table} AS g
+                  WHERE g."GroupKey" IS NOT NULL
+                  ORDER BY g."GroupKey", g."RowVersion") AS groups
             CROSS JOIN LATERAL (
                 SELECT groups."RowVersion"
                 UNION ALL
@@ -57,7 +53,7 @@ WITH RECURSIVE groups AS (
                  ORDER BY r."GroupPosition"
                  LIMIT 1)) AS candidate
             JOIN {table} AS q ON q."RowVersion" = candidate."RowVersion"
-            WHERE (q."NotBefore" IS NULL OR q."NotBefore" <= (now() AT TIME ZONE 'utc'))
+            WHERE (q."NotBefore" IS NULL OR q."NotBefore" <= (SELECT clock."Now" FROM clock))
               AND groups."RowVersion" >= COALESCE(q."GroupPosition", q."RowVersion")
               AND NOT EXISTS (
                   SELECT 1 FROM {table} AS older

@@ -55,6 +55,7 @@ const CORE: &[&str] = &[
     "a_send_with_a_seen_key_is_dropped_within_its_window",
     "the_inbox_runs_handlers_once_per_message_id",
     "ordered_groups_keep_send_order_across_instances",
+    "a_group_behind_a_long_run_is_not_held_behind_it",
     "priorities_hand_out_the_highest_first",
     "a_limit_of_handlers_at_once_holds_across_instances",
     "a_rate_limit_holds_across_instances",

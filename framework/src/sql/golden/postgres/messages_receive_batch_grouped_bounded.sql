@@ -1,15 +1,5 @@
-WITH RECURSIVE groups AS (
-    (SELECT g."GroupKey", g."MessageId" FROM "Zeb]ra ""x"" 'y'"."NimbusMessages" AS g
-     WHERE g."Destination" = $1 AND g."GroupKey" IS NOT NULL
-     ORDER BY g."GroupKey", g."GroupPlace", g."MessageId"
-     LIMIT 1)
-    UNION ALL
-    SELECT later."GroupKey", later."MessageId" FROM groups
-    CROSS JOIN LATERAL (
-        SELECT g."GroupKey", g."MessageId" FROM "Zeb]ra ""x"" 'y'"."NimbusMessages" AS g
-        WHERE g."Destination" = $1 AND g."GroupKey" > groups."GroupKey"
-        ORDER BY g."GroupKey", g."GroupPlace", g."MessageId"
-        LIMIT 1) AS later
+WITH clock AS MATERIALIZED (
+    SELECT (now() AT TIME ZONE 'utc') AS "Now"
 ), taken AS (
     DELETE FROM "Zeb]ra ""x"" 'y'"."NimbusMessages" AS queue
     WHERE queue.ctid = ANY(COALESCE(
@@ -17,7 +7,7 @@ WITH RECURSIVE groups AS (
             SELECT q.ctid
             FROM (SELECT w.ctid AS "Row", w."VisibleAfter", w."MessageId"
                   FROM "Zeb]ra ""x"" 'y'"."NimbusMessages" AS w
-                  WHERE w."Destination" = $1 AND w."VisibleAfter" <= (now() AT TIME ZONE 'utc')
+                  WHERE w."Destination" = $1 AND w."VisibleAfter" <= (SELECT clock."Now" FROM clock)
                   ORDER BY w."VisibleAfter", w."MessageId"
                   LIMIT 256) AS w
             JOIN "Zeb]ra ""x"" 'y'"."NimbusMessages" AS q ON q.ctid = w."Row"
@@ -30,9 +20,13 @@ WITH RECURSIVE groups AS (
             LIMIT $2
             FOR UPDATE OF q SKIP LOCKED), '{}'),
         ARRAY(
-            SELECT q.ctid FROM groups
+            SELECT q.ctid
+            FROM (SELECT DISTINCT ON (g."GroupKey") g."GroupKey", g."MessageId"
+                  FROM "Zeb]ra ""x"" 'y'"."NimbusMessages" AS g
+                  WHERE g."Destination" = $1 AND g."GroupKey" IS NOT NULL
+                  ORDER BY g."GroupKey", g."GroupPlace", g."MessageId") AS groups
             JOIN "Zeb]ra ""x"" 'y'"."NimbusMessages" AS q ON q."MessageId" = groups."MessageId"
-            WHERE q."VisibleAfter" <= (now() AT TIME ZONE 'utc')
+            WHERE q."VisibleAfter" <= (SELECT clock."Now" FROM clock)
             LIMIT $2
             FOR UPDATE OF q SKIP LOCKED)))
     RETURNING queue."MessageId", queue."Body",

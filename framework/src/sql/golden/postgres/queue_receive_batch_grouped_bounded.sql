@@ -1,15 +1,5 @@
-WITH RECURSIVE groups AS (
-    (SELECT g."GroupKey", g."RowVersion" FROM "Zeb]ra ""x"" 'y'"."it's [Wal]] ""rus""" AS g
-     WHERE g."GroupKey" IS NOT NULL
-     ORDER BY g."GroupKey", g."RowVersion"
-     LIMIT 1)
-    UNION ALL
-    SELECT later."GroupKey", later."RowVersion" FROM groups
-    CROSS JOIN LATERAL (
-        SELECT g."GroupKey", g."RowVersion" FROM "Zeb]ra ""x"" 'y'"."it's [Wal]] ""rus""" AS g
-        WHERE g."GroupKey" > groups."GroupKey"
-        ORDER BY g."GroupKey", g."RowVersion"
-        LIMIT 1) AS later
+WITH clock AS MATERIALIZED (
+    SELECT (now() AT TIME ZONE 'utc') AS "Now"
 ), taken AS (
     DELETE FROM "Zeb]ra ""x"" 'y'"."it's [Wal]] ""rus""" AS queue
     WHERE queue.ctid = ANY(COALESCE(
@@ -19,7 +9,7 @@ WITH RECURSIVE groups AS (
                   ORDER BY w."RowVersion"
                   LIMIT 256) AS w
             JOIN "Zeb]ra ""x"" 'y'"."it's [Wal]] ""rus""" AS q ON q.ctid = w."Row"
-            WHERE (q."NotBefore" IS NULL OR q."NotBefore" <= (now() AT TIME ZONE 'utc'))
+            WHERE (q."NotBefore" IS NULL OR q."NotBefore" <= (SELECT clock."Now" FROM clock))
               AND (q."GroupKey" IS NULL OR (
                   NOT EXISTS (
                       SELECT 1 FROM "Zeb]ra ""x"" 'y'"."it's [Wal]] ""rus""" AS older
@@ -33,7 +23,11 @@ WITH RECURSIVE groups AS (
             LIMIT $1
             FOR UPDATE OF q SKIP LOCKED), '{}'),
         ARRAY(
-            SELECT q.ctid FROM groups
+            SELECT q.ctid
+            FROM (SELECT DISTINCT ON (g."GroupKey") g."GroupKey", g."RowVersion"
+                  FROM "Zeb]ra ""x"" 'y'"."it's [Wal]] ""rus""" AS g
+                  WHERE g."GroupKey" IS NOT NULL
+                  ORDER BY g."GroupKey", g."RowVersion") AS groups
             CROSS JOIN LATERAL (
                 SELECT groups."RowVersion"
                 UNION ALL
@@ -42,7 +36,7 @@ WITH RECURSIVE groups AS (
                  ORDER BY r."GroupPosition"
                  LIMIT 1)) AS candidate
             JOIN "Zeb]ra ""x"" 'y'"."it's [Wal]] ""rus""" AS q ON q."RowVersion" = candidate."RowVersion"
-            WHERE (q."NotBefore" IS NULL OR q."NotBefore" <= (now() AT TIME ZONE 'utc'))
+            WHERE (q."NotBefore" IS NULL OR q."NotBefore" <= (SELECT clock."Now" FROM clock))
               AND groups."RowVersion" >= COALESCE(q."GroupPosition", q."RowVersion")
               AND NOT EXISTS (
                   SELECT 1 FROM "Zeb]ra ""x"" 'y'"."it's [Wal]] ""rus""" AS older
