@@ -21,7 +21,7 @@ pub(crate) struct QueueEntry {
     groups: Found,
     /// Whether its table keeps priorities.
     priorities: Found,
-    /// Until when (ms after [`clock_start`]) receives of ordered groups from it read a bounded
+    /// Until when (ms on [`clock_ms`]) receives of ordered groups from it read a bounded
     /// window of the queue instead of the whole of it: [`HEADS_HELD_FOR`] after one of this
     /// process's receives took fewer messages than it asked for, when the queue's first messages
     /// are likely all held by other receives.
