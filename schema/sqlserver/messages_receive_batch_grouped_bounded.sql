@@ -1,36 +1,4 @@
--- The receive used while a queue's first messages are all held (see the PostgreSQL file): on
--- SQL Server the same as messages_receive_batch_grouped.sql for now, which reads on until it has N.
--- Parameters: 1 Destination (nvarchar(255)), 2 at most this many rows (bigint)
--- Returns: MessageId, CorrelationId (NULL), ReplyToAddress (NULL), Headers (NULL; they travel in the Body's envelope), Body, Expired (bit, by database time), ExpiresAt, GroupKey, the message's place in its group; in VisibleAfter, MessageId order
--- The form of messages_receive_batch.sql with the group test of messages_receive_grouped.sql.
-DECLARE @messages TABLE (
-    [MessageId]    uniqueidentifier NOT NULL,
-    [Body]         varbinary(max)   NULL,
-    [ExpiresAt]    datetime2        NULL,
-    [VisibleAfter] datetime2        NOT NULL,
-    [GroupKey]     varchar(255)     NULL,
-    [GroupPlace]   bigint           NULL
-);
-DELETE FROM {schema}.[NimbusMessages] WITH (ROWLOCK, READPAST)
-OUTPUT deleted.[MessageId], deleted.[Body], deleted.[ExpiresAt], deleted.[VisibleAfter],
-    deleted.[GroupKey], deleted.[GroupPlace]
-INTO @messages
-WHERE [MessageId] IN (
-    SELECT TOP (@P2) q.[MessageId]
-    FROM {schema}.[NimbusMessages] AS q WITH (UPDLOCK, READPAST, ROWLOCK)
-    WHERE q.[Destination] = @P1 AND q.[VisibleAfter] <= SYSUTCDATETIME()
-      AND (q.[GroupKey] IS NULL OR NOT EXISTS (
-          SELECT 1 FROM {schema}.[NimbusMessages] AS earlier
-          WHERE earlier.[Destination] = q.[Destination] AND earlier.[GroupKey] = q.[GroupKey]
-            AND (earlier.[GroupPlace] < q.[GroupPlace]
-                 OR (earlier.[GroupPlace] = q.[GroupPlace] AND earlier.[MessageId] < q.[MessageId]))))
-    ORDER BY q.[VisibleAfter], q.[MessageId]);
-SELECT [MessageId], CAST(NULL AS varchar(255)) AS [CorrelationId],
-    CAST(NULL AS varchar(255)) AS [ReplyToAddress], CAST(NULL AS nvarchar(max)) AS [Headers],
-    [Body],
-    CAST(CASE WHEN [ExpiresAt] IS NULL THEN 0
-              WHEN [ExpiresAt] > SYSUTCDATETIME() THEN 0
-              ELSE 1 END AS bit) AS [Expired],
-    [ExpiresAt], [GroupKey], [GroupPlace] AS [Place]
-FROM @messages
-ORDER BY [VisibleAfter], [MessageId];
+-- The receive used while a queue's first messages are all held (see the PostgreSQL file).
+-- Nothing here yet: SQL Server keeps messages_receive_batch_grouped.sql, which reads on until it
+-- has what it asked for.
+-- Parameters: none

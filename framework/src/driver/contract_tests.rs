@@ -1191,11 +1191,13 @@ async fn bounded_group_receive<D: Driver>(mut c: Held<D>, schema: &SchemaName) -
         );
         c.run(&insert).await.expect("a grouped row");
     }
+    // Where the dialect has no bounded statement, its queues keep the usual one.
     let bounded = q
         .groups
         .receive_batch_bounded
         .clone()
-        .expect("a bounded grouped batch");
+        .or_else(|| q.groups.receive_batch.clone())
+        .expect("a grouped batch");
     let mut holder = c;
     let first = holder
         .begin_and_receive_many(&bounded, &[Param::BigInt(Some(1))], None)

@@ -923,7 +923,8 @@ impl QueueStatements<'_> {
     /// while after one of the queue's receives came back short
     /// ([`QueueEntry::heads_held`]): its first messages are then likely all held by other
     /// receives, and the usual statement, reading on until it has what it asked for, would read
-    /// the whole queue.
+    /// the whole queue. `None` on a database without one (SQLite, SQL Server): the usual
+    /// statement serves, and may ride on a commit.
     fn bounded_receive(&self) -> Option<&str> {
         self.grouped_entry().filter(|entry| entry.heads_held())?;
         match self {
