@@ -895,6 +895,7 @@ mod bench_command {
             [
                 Some("plain"),
                 Some("gzip"),
+                Some("zstd"),
                 Some("aes-256-gcm"),
                 Some("gzip+aes"),
                 Some("stored-apart")
@@ -914,12 +915,13 @@ mod bench_command {
         }
         let stored = |i: usize| results[i]["stored_bytes"].as_u64().unwrap_or_default();
         assert!(stored(1) < stored(0) / 2, "gzip stores less: {out}");
+        assert!(stored(2) < stored(0) / 2, "zstd stores less: {out}");
         assert!(
-            stored(2) > stored(0),
+            stored(3) > stored(0),
             "encryption adds its nonce and tag: {out}"
         );
         assert_eq!(
-            stored(4),
+            stored(5),
             stored(0),
             "a body stored apart keeps its size: {out}"
         );

@@ -34,7 +34,7 @@ pub const ORIGINATING_MACHINE: &str = "NServiceBus.OriginatingMachine";
 /// The content type of every body this framework writes.
 pub const JSON_CONTENT_TYPE: &str = "application/json";
 
-/// `Nimbus.ContentEncoding`: how the body was compressed (`gzip`; see
+/// `Nimbus.ContentEncoding`: how the body was compressed (`gzip` or `zstd`; see
 /// [`BodyCompression`](crate::BodyCompression)); absent when it was not.
 pub const CONTENT_ENCODING: &str = "Nimbus.ContentEncoding";
 /// `Nimbus.Encryption`: how the body was encrypted (`aes-256-gcm`; see

@@ -88,6 +88,8 @@ pub mod telemetry;
 pub mod testing;
 mod transport;
 
+#[cfg(feature = "zstd")]
+pub use body_codecs::DEFAULT_ZSTD_LEVEL;
 pub use body_codecs::{BodyCompression, BodyEncryption, DEFAULT_GZIP_LEVEL};
 pub use claim_check::{ClaimCheck, DEFAULT_CLAIM_CHECK_THRESHOLD, DEFAULT_ORPHANS_AFTER};
 #[cfg(feature = "sqlserver")]

@@ -156,10 +156,54 @@ pub async fn a_body_that_cannot_be_decrypted_is_dead_lettered(kind: Setup) {
     stray.stop().await.unwrap();
 }
 
-/// A plain bus reads compressed bodies without being told, and its own sends stay plain.
+/// A plain bus reads gzip and zstd bodies without being told, and its own sends stay plain.
 pub async fn compressed_bodies_are_read_by_any_receiver(kind: Setup) {
     let db = TestDatabase::new(kind).await;
     let reader = Reader::default();
+    let plain = db
+        .builder("Vault", "vault-1")
+        .handler::<Secret, _>(reader.clone());
+    // The queue exists before the senders write to it.
+    plain
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap()
+        .stop()
+        .await
+        .unwrap();
+    let mut compressing = Vec::new();
+    for (name, compression) in [
+        ("Packer", BodyCompression::gzip()),
+        ("Zipper", BodyCompression::zstd()),
+    ] {
+        compressing.push(
+            db.builder(name, name)
+                .route::<Secret>("Vault")
+                .body_compression(compression)
+                .build()
+                .unwrap()
+                .start()
+                .await
+                .unwrap(),
+        );
+    }
+    compressing[0].send(secret(4)).await.unwrap();
+    compressing[1].send(secret(6)).await.unwrap();
+    let mut encodings: Vec<String> = Vec::new();
+    for message in db.admin().peek("Vault", 10).await.unwrap() {
+        assert!(
+            message.body.len() < 600,
+            "compressed: {} bytes",
+            message.body.len()
+        );
+        let headers: std::collections::HashMap<String, String> =
+            serde_json::from_str(&message.headers).unwrap();
+        encodings.extend(headers.get("Nimbus.ContentEncoding").cloned());
+    }
+    encodings.sort();
+    assert_eq!(encodings, ["gzip", "zstd"]);
     let plain = db
         .builder("Vault", "vault-1")
         .handler::<Secret, _>(reader.clone())
@@ -168,26 +212,21 @@ pub async fn compressed_bodies_are_read_by_any_receiver(kind: Setup) {
         .start()
         .await
         .unwrap();
-    let compressing = db
-        .builder("Packer", "packer-1")
-        .route::<Secret>("Vault")
-        .body_compression(BodyCompression::gzip())
-        .build()
-        .unwrap()
-        .start()
-        .await
-        .unwrap();
-    compressing.send(secret(4)).await.unwrap();
     plain
         .send_with(secret(5), SendOptions::new().to("Vault"))
         .await
         .unwrap();
-    eventually("both are read", async || {
-        reader.0.lock().unwrap().len() == 2
+    eventually("all three are read", async || {
+        reader.0.lock().unwrap().len() == 3
     })
     .await;
+    let mut read = reader.0.lock().unwrap().clone();
+    read.sort();
+    assert_eq!(read, ["4", "5", "6"]);
     plain.stop().await.unwrap();
-    compressing.stop().await.unwrap();
+    for bus in compressing {
+        bus.stop().await.unwrap();
+    }
 }
 
 /// A document large enough for a claim check of 1 KiB.

@@ -2,7 +2,8 @@
 //!
 //! Each round sends `--messages` messages of `--body-size` bytes (words, which compress about as
 //! text and JSON do) and drains them, once per variant, in an order that rotates from round to
-//! round: plain, gzip ([`BodyCompression::gzip`]), AES-256-GCM ([`BodyEncryption`]), both, and
+//! round: plain, gzip ([`BodyCompression::gzip`]), zstd ([`BodyCompression::zstd`]), AES-256-GCM
+//! ([`BodyEncryption`]), gzip and AES-256-GCM together, and
 //! stored apart by the claim check ([`ClaimCheck`], every body). The sending endpoint encodes;
 //! the receiving one decodes (it holds the key). Every variant but the last keeps bodies in
 //! their rows, whatever their size.
@@ -29,14 +30,16 @@ const BENCH_KEY: [u8; 32] = [0x5a; 32];
 enum Variant {
     Plain,
     Gzip,
+    Zstd,
     Encrypted,
     Both,
     StoredApart,
 }
 
-const VARIANTS: [Variant; 5] = [
+const VARIANTS: [Variant; 6] = [
     Variant::Plain,
     Variant::Gzip,
+    Variant::Zstd,
     Variant::Encrypted,
     Variant::Both,
     Variant::StoredApart,
@@ -47,13 +50,15 @@ impl Variant {
         match self {
             Variant::Plain => "plain",
             Variant::Gzip => "gzip",
+            Variant::Zstd => "zstd",
             Variant::Encrypted => "aes-256-gcm",
             Variant::Both => "gzip+aes",
             Variant::StoredApart => "stored-apart",
         }
     }
 
-    /// `builder` set up to write bodies this way (gzip at `level`), and to read them: the key
+    /// `builder` set up to write bodies this way (gzip at `level`, zstd at its default level),
+    /// and to read them: the key
     /// decrypts.
     fn apply(self, builder: nimbus::BusBuilder, level: u32) -> nimbus::BusBuilder {
         let builder = builder.claim_check(match self {
@@ -64,6 +69,7 @@ impl Variant {
             Variant::Gzip | Variant::Both => {
                 builder.body_compression(BodyCompression::gzip().min_bytes(0).level(level))
             }
+            Variant::Zstd => builder.body_compression(BodyCompression::zstd().min_bytes(0)),
             _ => builder,
         };
         match self {

@@ -155,8 +155,9 @@ pub struct Settings {
     pub limits: bool,
     /// Bodies mode: what compression, encryption and the claim check cost, in interleaved
     /// rounds: `--messages` messages of `--body-size` bytes (words, which compress as text does)
-    /// sent and drained plain, gzipped (`BodyCompression::gzip()`), encrypted (`BodyEncryption`),
-    /// both, and stored apart (`ClaimCheck`). Reports each ÷ plain.
+    /// sent and drained plain, gzipped (`BodyCompression::gzip()`), zstd-compressed
+    /// (`BodyCompression::zstd()`), encrypted (`BodyEncryption`), gzipped and encrypted, and
+    /// stored apart (`ClaimCheck`). Reports each ÷ plain.
     #[arg(
         long,
         conflicts_with_all = ["latency", "handler_shapes", "deduplication", "groups", "limits"]

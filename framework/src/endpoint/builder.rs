@@ -619,9 +619,10 @@ impl BusBuilder {
     }
 
     /// Compresses the bodies this bus sends (see [`BodyCompression`](crate::BodyCompression)):
-    /// gzip, for bodies of at least 1,024 bytes by default, of every type or of those named.
-    /// Compression comes before encryption. Every Nimbus receiver reads compressed bodies,
-    /// whether or not it compresses its own; NServiceBus receivers do not.
+    /// gzip (or zstd, with the `zstd` feature), for bodies of at least 1,024 bytes by default, of
+    /// every type or of those named. Compression comes before encryption. Every Nimbus receiver
+    /// reads gzip bodies, whether or not it compresses its own, and zstd bodies when built with
+    /// the `zstd` feature; NServiceBus receivers read neither.
     ///
     /// ```no_run
     /// # #[derive(serde::Serialize, serde::Deserialize, nimbus::Command)]
