@@ -10,7 +10,7 @@ use std::time::Duration;
 use nimbus::{Handler, HandlerContext, HandlerError, SendOptions, StorageLayout};
 
 use crate::suite::{start_worker, Numbered};
-use crate::{eventually, Setup, TestDatabase};
+use crate::{eventually, Kind, Setup, TestDatabase};
 
 /// Groups in the in-process test, and messages per group.
 const GROUPS: u32 = 12;
@@ -203,11 +203,20 @@ impl Handler<Numbered> for BehindALongRun {
 /// handles it, before a hundred of the long group's are done (behind the run it would wait for
 /// 144 of them); with one message per receive and with batches of four. Not on SQLite, where a
 /// running handler's receive holds the file's one writer, so receives take the oldest message
-/// one after another.
+/// one after another. Not on SQL Server either: there a receive's look for an older message of
+/// a group waits for the receive holding it (under locking `READ COMMITTED`), and Babelfish
+/// skips no held row (it ignores `READPAST`), so the second receiver waits for the long group's
+/// head each time, as the guide's ordered-groups chapter says. The SQL Server statement's look
+/// past the front is checked by the driver's contract test (a group whose head is not due).
 pub async fn a_group_behind_a_long_run_is_not_held_behind_it(kind: Setup) {
     let db = TestDatabase::new(kind).await;
-    if db.layout == StorageLayout::NServiceBusPostgreSql || db.sqlite_path().is_some() {
-        return; // groups are refused there (ordered_groups_keep_send_order_across_instances)
+    if db.layout == StorageLayout::NServiceBusPostgreSql
+        || db.sqlite_path().is_some()
+        || db.kind == Kind::SqlServer
+    {
+        // Groups are refused in NServiceBus's table (ordered_groups_keep_send_order_across_instances);
+        // SQLite and SQL Server: see above.
+        return;
     }
     let sender = group_sender(&db).await;
     for (queue, batch) in [("BehindOne", 1), ("BehindBatch", 4)] {
