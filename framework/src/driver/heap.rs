@@ -1,8 +1,19 @@
 //! Giving memory back after a large value: once a connection moved a value larger than
 //! [`super::LARGE_VALUE`] (a body of megabytes), the process asks the C allocator to return the
 //! freed memory to the system a moment later, when the copies of that value are gone. glibc
-//! keeps freed blocks below its mmap threshold (up to 32 MiB) in its heap otherwise, so a
-//! 20 MB body left tens of megabytes resident for good. Elsewhere this does nothing.
+//! keeps freed blocks below its mmap threshold in its heaps otherwise, and raises that threshold
+//! to the size of every large block freed (up to 32 MiB): a 20 MB body left tens of megabytes
+//! resident for good, in per-thread heaps that trimming does not empty. So the first large value
+//! also fixes the threshold at [`super::LARGE_VALUE`] (unless the environment sets
+//! `MALLOC_MMAP_THRESHOLD_`): blocks that large are then mapped on their own and unmapped when
+//! freed. Elsewhere this does nothing.
+
+/// Notes a large value while it is still held: the first one fixes glibc's mmap threshold, so
+/// that it and every later one is unmapped when freed.
+pub(crate) fn large_value_seen() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    glibc::fix_mmap_threshold();
+}
 
 /// Asks, about 250 ms from now, for the memory freed meanwhile to go back to the system;
 /// calls within that time share the one request.
@@ -32,6 +43,27 @@ mod glibc {
 
     fn now_ms() -> u64 {
         u64::try_from(epoch().elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Fixes glibc's mmap threshold at [`LARGE_VALUE`](crate::driver::LARGE_VALUE), once per
+    /// process, unless the environment chose one.
+    pub(super) fn fix_mmap_threshold() {
+        static FIXED: std::sync::Once = std::sync::Once::new();
+        FIXED.call_once(|| {
+            if std::env::var_os("MALLOC_MMAP_THRESHOLD_").is_some() {
+                return;
+            }
+            let threshold = i32::try_from(crate::driver::LARGE_VALUE).unwrap_or(i32::MAX);
+            // SAFETY: mallopt takes two integers and only changes the allocator's settings;
+            // any thread may call it.
+            let fixed = unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, threshold) } == 1;
+            tracing::debug!(
+                fixed,
+                threshold,
+                "fixed the C allocator's mmap threshold, so that large bodies' memory goes \
+                 back to the system when freed"
+            );
+        });
     }
 
     pub(super) fn give_back_soon() {

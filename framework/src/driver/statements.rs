@@ -350,6 +350,9 @@ impl<D: Driver> Held<D> {
                 _ => false,
             });
             self.retire |= self.moved_large && self.driver.keeps_large_buffers();
+            if self.moved_large {
+                super::heap::large_value_seen();
+            }
         }
     }
 
@@ -364,6 +367,9 @@ impl<D: Driver> Held<D> {
                 })
             });
             self.retire |= self.moved_large && self.driver.keeps_large_buffers();
+            if self.moved_large {
+                super::heap::large_value_seen();
+            }
         }
     }
 
