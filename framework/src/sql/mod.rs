@@ -5,6 +5,7 @@
 mod dialect;
 mod multi_row;
 mod script;
+#[cfg(feature = "postgres")]
 mod split;
 mod statements;
 mod watch;
@@ -18,6 +19,7 @@ pub(crate) use dialect::SQLSERVER;
 pub(crate) use dialect::{Dialect, Placeholder};
 pub(crate) use multi_row::multi_row_insert;
 pub(crate) use script::{creation_script, dialect_named, ordered_groups_script, priorities_script};
+#[cfg(feature = "postgres")]
 pub(crate) use split::statements_of;
 pub(crate) use statements::{
     IndexDefinition, IndexSql, NServiceBusSubscriptionSql, QueueColumns, QueueSql, SchemaSql,
