@@ -720,9 +720,38 @@ const READS: &str = "gzip and zstd";
 #[cfg(not(feature = "zstd"))]
 const READS: &str = "gzip";
 
-/// `body` (one or more zstd frames) decompressed, refused once it grows past `limit` bytes.
+#[cfg(feature = "zstd")]
+thread_local! {
+    /// Each thread's zstd decompression context, reused between bodies: making one allocates
+    /// its window, which cost more than decompressing a small body.
+    static UNZSTD_CONTEXT: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// `body` (one or more zstd frames) decompressed, refused once it grows past `limit` bytes. A
+/// single frame that states its size (as Nimbus writes them) is decompressed in one call into
+/// a buffer of that size, with the thread's context; anything else is streamed.
 #[cfg(feature = "zstd")]
 fn unzstd(body: &[u8], limit: usize) -> std::result::Result<Vec<u8>, Unreadable> {
+    let declared = zstd::zstd_safe::get_frame_content_size(body)
+        .ok()
+        .flatten()
+        .and_then(|size| usize::try_from(size).ok());
+    if let Some(size) = declared {
+        if size > limit {
+            return Err(too_large(limit));
+        }
+        let whole = UNZSTD_CONTEXT.with(|context| {
+            let mut context = context.borrow_mut();
+            if context.is_none() {
+                *context = zstd::bulk::Decompressor::new().ok();
+            }
+            context.as_mut()?.decompress(body, size).ok()
+        });
+        if let Some(whole) = whole.filter(|whole| whole.len() == size) {
+            return Ok(whole);
+        }
+    }
     let corrupt = |e: std::io::Error| Unreadable {
         kind: "corrupt",
         reason: format!(
@@ -730,10 +759,6 @@ fn unzstd(body: &[u8], limit: usize) -> std::result::Result<Vec<u8>, Unreadable>
             headers::CONTENT_ENCODING
         ),
     };
-    let declared = zstd::zstd_safe::get_frame_content_size(body)
-        .ok()
-        .flatten()
-        .and_then(|size| usize::try_from(size).ok());
     let mut out = Vec::with_capacity(declared.unwrap_or(body.len().saturating_mul(4)).min(limit));
     zstd::stream::read::Decoder::with_buffer(body)
         .map_err(corrupt)?
@@ -968,6 +993,33 @@ mod tests {
         assert_eq!(refused.kind, "too_large", "{refused:?}");
         let corrupt = receiver.decode(&headers, b"not zstd", 100).unwrap_err();
         assert_eq!(corrupt.kind, "corrupt", "{corrupt:?}");
+        // Two frames one after the other (another writer's): the first states only its own
+        // size, so they are streamed, and read whole.
+        let mut two = zstd::bulk::compress(b"first ", 3).unwrap();
+        two.extend(zstd::bulk::compress(b"second", 3).unwrap());
+        assert_eq!(
+            receiver.decode(&headers, &two, 100).unwrap().as_deref(),
+            Some(&b"first second"[..])
+        );
+        // A frame without its size (a stream's) is streamed too, and limited.
+        let mut unsized_frame = Vec::new();
+        let mut encoder = zstd::stream::write::Encoder::new(&mut unsized_frame, 3).unwrap();
+        std::io::Write::write_all(&mut encoder, &[b'x'; 5000]).unwrap();
+        encoder.finish().unwrap();
+        assert_eq!(
+            receiver
+                .decode(&headers, &unsized_frame, 5000)
+                .unwrap()
+                .map(|b| b.len()),
+            Some(5000)
+        );
+        assert_eq!(
+            receiver
+                .decode(&headers, &unsized_frame, 4999)
+                .unwrap_err()
+                .kind,
+            "too_large"
+        );
     }
 
     #[cfg(not(feature = "zstd"))]
