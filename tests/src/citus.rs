@@ -195,6 +195,74 @@ pub fn sigkill_across_nodes_loses_nothing_and_doubles_nothing(setup: Setup, work
     });
 }
 
+/// A schema left on the coordinator (not distributed) is named in a start-up warning with the
+/// statement that distributes it; a distributed schema, on the same cluster, gets none.
+pub fn a_schema_left_on_the_coordinator_is_warned_about(setup: Setup) {
+    actix_rt::System::new().block_on(async {
+        assert!(on_citus(), "runs on a Citus cluster only");
+        let placement = |bus: &nimbus::Bus| -> Vec<String> {
+            bus.warnings()
+                .iter()
+                .filter(|w| w.contains("Citus"))
+                .cloned()
+                .collect()
+        };
+        let distributed = TestDatabase::new(setup).await;
+        let bus = distributed
+            .builder("Placed", "placed-1")
+            .build()
+            .unwrap()
+            .start()
+            .await
+            .unwrap();
+        assert_eq!(
+            placement(&bus),
+            Vec::<String>::new(),
+            "a distributed schema"
+        );
+        bus.stop().await.unwrap();
+
+        let local = TestDatabase::new(setup).await;
+        let schema = local.schema().expect("a PostgreSQL schema");
+        local
+            .execute(&format!(
+                "SELECT citus_schema_undistribute('{}'::regnamespace)",
+                pg_quote(schema).replace('\'', "''")
+            ))
+            .await;
+        let bus = local
+            .builder("Placed", "placed-1")
+            .build()
+            .unwrap()
+            .start()
+            .await
+            .unwrap();
+        let warned = placement(&bus);
+        assert_eq!(warned.len(), 1, "{warned:?}");
+        assert!(
+            warned[0].contains("not distributed") && warned[0].contains("citus_schema_distribute"),
+            "{warned:?}"
+        );
+        bus.stop().await.unwrap();
+        // What the warning says to run distributes it: the next start has no warning.
+        local
+            .execute(&format!(
+                "SELECT citus_schema_distribute('{}'::regnamespace)",
+                pg_quote(schema).replace('\'', "''")
+            ))
+            .await;
+        let bus = local
+            .builder("Placed", "placed-1")
+            .build()
+            .unwrap()
+            .start()
+            .await
+            .unwrap();
+        assert_eq!(placement(&bus), Vec::<String>::new(), "distributed now");
+        bus.stop().await.unwrap();
+    });
+}
+
 /// The cluster script that can stop and start one node, when the suite runs on the cluster it
 /// made (the coordinator on 127.0.0.1:9700).
 pub fn cluster_script() -> Option<std::path::PathBuf> {

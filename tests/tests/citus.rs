@@ -147,6 +147,10 @@ fn main() -> ExitCode {
             )
         }),
     ));
+    trials.push((
+        "citus::a_schema_left_on_the_coordinator_is_warned_about",
+        Box::new(|| citus::a_schema_left_on_the_coordinator_is_warned_about(TABLE_PER_QUEUE)),
+    ));
     let ignored = coordinator.is_none();
     let to_trials = |list: Vec<(&'static str, Runner)>| -> Vec<Trial> {
         list.into_iter()

@@ -151,6 +151,22 @@ impl Endpoint {
                 warnings.push(warning);
             }
         }
+        match transport.stays_on_citus_coordinator().await {
+            Ok(false) => {}
+            Ok(true) => {
+                let warning = citus_placement_warning(config.schema.as_str());
+                tracing::warn!("{warning}");
+                warnings.push(warning);
+            }
+            Err(e) => {
+                let warning = format!(
+                    "where this schema's tables are placed on the Citus cluster could not be \
+                     checked: {e}"
+                );
+                tracing::warn!("{warning}");
+                warnings.push(warning);
+            }
+        }
         if config.handlers.has_competing() {
             // The input queue outlives this process (commands wait for the application to come
             // back): recorded so that sends to it are accepted, where no table says it exists.
@@ -993,4 +1009,17 @@ fn refuse_inside_own_handler(endpoint: &EndpointState) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// The start-up warning for a schema whose tables stay on a Citus coordinator: what it means and
+/// the statements that distribute it (the name quoted as PostgreSQL reads it).
+fn citus_placement_warning(schema: &str) -> String {
+    let quoted = format!("\"{}\"", schema.replace('"', "\"\"")).replace('\'', "''");
+    format!(
+        "schema {schema:?} is on a Citus cluster with worker nodes but is not distributed: its \
+         tables stay on the coordinator, which works but spreads no load over the workers. \
+         Distribute it with SELECT citus_schema_distribute('{quoted}'), or create it \
+         distributed (SET citus.enable_schema_based_sharding TO on; CREATE SCHEMA …) before the \
+         endpoint's first start; see the guide's high-availability chapter (Nimbus on Citus)"
+    )
 }

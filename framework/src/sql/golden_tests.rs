@@ -219,6 +219,14 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
         ("savepoint_rollback", s.savepoint_rollback.clone()),
         ("savepoint_release", s.savepoint_release.clone()),
         (
+            "catalog_citus_installed",
+            s.catalog_citus_installed.clone().unwrap_or_default(),
+        ),
+        (
+            "catalog_citus_undistributed",
+            s.catalog_citus_undistributed.clone().unwrap_or_default(),
+        ),
+        (
             "table_dead_rows",
             s.table_dead_rows.clone().unwrap_or_default(),
         ),

@@ -222,6 +222,11 @@ pub(crate) struct SchemaSql {
     pub savepoint_rollback: String,
     /// Ends the handler's savepoint before the commit; fails if the transaction cannot commit.
     pub savepoint_release: String,
+    /// A row when the Citus extension is installed (PostgreSQL).
+    pub catalog_citus_installed: Script,
+    /// A row when the schema stays on a Citus coordinator that has worker nodes (PostgreSQL,
+    /// only where Citus is installed).
+    pub catalog_citus_undistributed: Script,
     /// A table's dead rows, where the database lets them pile up (PostgreSQL).
     pub table_dead_rows: Script,
     /// Reclaims NimbusMessages' dead rows (PostgreSQL).
@@ -625,6 +630,8 @@ impl Dialect {
             catalog_list_tables: r(f.catalog_list_tables),
             savepoint_rollback: r(f.savepoint_rollback),
             savepoint_release: r(f.savepoint_release),
+            catalog_citus_installed: script(r(f.catalog_citus_installed)),
+            catalog_citus_undistributed: script(r(f.catalog_citus_undistributed)),
             table_dead_rows: script(r(f.table_dead_rows)),
             messages_vacuum: script(r(f.messages_vacuum)),
             messages_receive_batch: script(r(f.messages_receive_batch)),

@@ -292,6 +292,10 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// key and included columns, not by name alone), with the statements that fix them.
     async fn index_problems(&self, queue: &QueueName) -> Result<Vec<IndexProblem>>;
 
+    /// Whether this schema's tables stay on the coordinator of a Citus cluster that has worker
+    /// nodes (the schema is not distributed, nor any of its tables): `false` elsewhere.
+    async fn stays_on_citus_coordinator(&self) -> Result<bool>;
+
     /// Estimates how many messages wait in `queue`.
     async fn peek(&self, queue: &QueueName) -> Result<i64>;
 

@@ -516,6 +516,35 @@ impl<D: Driver> Transport for SqlTransport<D> {
         ))
     }
 
+    async fn stays_on_citus_coordinator(&self) -> Result<bool> {
+        let s = &self.inner;
+        let cx = &s.cx;
+        let (Some(installed), Some(undistributed)) = (
+            cx.sql.catalog_citus_installed.as_deref(),
+            cx.sql.catalog_citus_undistributed.as_deref(),
+        ) else {
+            return Ok(false);
+        };
+        let mut c = s
+            .connection("checking where the schema's tables are placed")
+            .await?;
+        let citus = c
+            .exists(installed, &[])
+            .await
+            .map_err(cx.db(|| "looking for the Citus extension".to_string()))?;
+        let stays = citus
+            && c.exists(undistributed, &[Param::Text(Some(cx.schema.as_str()))])
+                .await
+                .map_err(cx.db(|| {
+                    format!(
+                        "reading Citus's catalog for the placement of schema {:?}",
+                        cx.schema.as_str()
+                    )
+                }))?;
+        c.release();
+        Ok(stays)
+    }
+
     async fn peek(&self, queue: &QueueName) -> Result<i64> {
         let s = &self.inner;
         let mut c = s.connection("peeking").await?;

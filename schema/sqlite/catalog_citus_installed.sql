@@ -1,0 +1,2 @@
+-- Whether the Citus extension is installed: Citus is a PostgreSQL engine, so nothing here.
+-- Parameters: none

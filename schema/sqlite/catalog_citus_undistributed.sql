@@ -1,0 +1,3 @@
+-- Whether this schema stays on a Citus coordinator: Citus is a PostgreSQL engine, so nothing
+-- here.
+-- Parameters: none
