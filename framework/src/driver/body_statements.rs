@@ -96,6 +96,29 @@ impl<D: Driver> Held<D> {
         }
     }
 
+    /// `bodies_present.sql`: which of `ids` have a row in `NimbusBodies`.
+    pub async fn bodies_present(
+        &mut self,
+        sql: &str,
+        ids: &[Uuid],
+    ) -> DriverResult<std::collections::HashSet<Uuid>> {
+        let listed = serde_json::to_string(&ids.iter().map(Uuid::to_string).collect::<Vec<_>>())
+            .map_err(|e| DriverError::other(FailureKind::Permanent, e.to_string()))?;
+        let rows = self.query(sql, &[Param::Text(Some(&listed))]).await?;
+        let mut present = std::collections::HashSet::with_capacity(rows.len());
+        for row in rows {
+            let unreadable = |e: String| DriverError::other(FailureKind::Permanent, e);
+            let text = row.text(0).map_err(unreadable)?.unwrap_or_default();
+            let id = Uuid::parse_str(text.trim()).map_err(|e| {
+                unreadable(format!(
+                    "NimbusBodies returned the id {text:?}, not a UUID: {e}"
+                ))
+            })?;
+            present.insert(id);
+        }
+        Ok(present)
+    }
+
     /// `body_delete.sql` (`body_dead_lettered.sql`: one `id` parameter): `true` when a row
     /// was there.
     pub async fn body_by_id(&mut self, sql: &str, id: Uuid) -> DriverResult<bool> {

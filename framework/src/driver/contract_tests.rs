@@ -1708,6 +1708,19 @@ async fn bodies<D: Driver>(mut c: Held<D>, schema: &SchemaName) -> Held<D> {
             .expect("fetch"),
         None
     );
+    let missing = Uuid::new_v4();
+    assert_eq!(
+        c.bodies_present(&s.bodies_present, &[missing, kept, expired])
+            .await
+            .expect("which are present"),
+        std::collections::HashSet::from([kept, expired]),
+        "the two with rows, not the one without"
+    );
+    assert!(c
+        .bodies_present(&s.bodies_present, &[])
+        .await
+        .expect("none asked")
+        .is_empty());
     assert!(c
         .body_by_id(&s.body_dead_lettered, kept)
         .await

@@ -173,6 +173,7 @@ pub(crate) struct Files {
     pub bodies: &'static str,
     pub body_insert: &'static str,
     pub body_fetch: &'static str,
+    pub bodies_present: &'static str,
     pub body_delete: &'static str,
     pub body_dead_lettered: &'static str,
     pub body_replayed: &'static str,
@@ -240,7 +241,7 @@ macro_rules! all_files {
             messages_groups, queue_insert_grouped_priority,
             queue_receive_grouped_priority, queue_receive_batch_grouped_priority,
             messages_insert_grouped_priority, messages_receive_grouped_priority,
-            messages_receive_batch_grouped_priority, bodies, body_insert, body_fetch, body_delete,
+            messages_receive_batch_grouped_priority, bodies, body_insert, body_fetch, bodies_present, body_delete,
             body_dead_lettered, body_replayed, bodies_expire, bodies_dead_letter_expire,
             bodies_drop_queue, bodies_summary,
         )

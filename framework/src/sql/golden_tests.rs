@@ -131,6 +131,7 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
         ("bodies", s.bodies.clone()),
         ("body_insert", s.body_insert.clone()),
         ("body_fetch", s.body_fetch.clone()),
+        ("bodies_present", s.bodies_present.clone()),
         ("body_delete", s.body_delete.clone()),
         ("body_dead_lettered", s.body_dead_lettered.clone()),
         ("body_replayed", s.body_replayed.clone()),

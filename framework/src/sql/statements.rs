@@ -376,6 +376,8 @@ pub(crate) struct SchemaSql {
     pub body_insert: String,
     /// Reads a body stored apart (bytes, or where else it is) for its message's handlers.
     pub body_fetch: String,
+    /// Which of a JSON array of body ids have a row (the object-store sweep).
+    pub bodies_present: String,
     /// Deletes a body stored apart with its message's last row.
     pub body_delete: String,
     /// Marks a body as its message's dead letter's: kept for a replay.
@@ -709,6 +711,7 @@ impl Dialect {
             bodies: r(f.bodies),
             body_insert: r(f.body_insert),
             body_fetch: r(f.body_fetch),
+            bodies_present: r(f.bodies_present),
             body_delete: r(f.body_delete),
             body_dead_lettered: r(f.body_dead_lettered),
             body_replayed: r(f.body_replayed),

@@ -13,6 +13,10 @@ use crate::envelope::OutgoingMessage;
 use crate::error::{NimbusError, Result};
 use crate::names::QueueName;
 
+/// How many listed objects the object-store sweep checks against `NimbusBodies` in one
+/// statement.
+const SWEEP_CHECKED_AT_ONCE: usize = 500;
+
 /// `message` as the `nth` row it becomes (`0` the first, a publish's later subscribers after
 /// it): a later row's body stored apart gets an id of its own.
 pub(super) fn for_row(message: &OutgoingMessage, nth: usize) -> Cow<'_, OutgoingMessage> {
@@ -199,22 +203,27 @@ impl<D: Driver> Inner<D> {
             if old.is_empty() {
                 continue;
             }
-            let mut c = self.connection("sweeping an object store").await?;
-            for id in old {
+            for listed in old.chunks(SWEEP_CHECKED_AT_ONCE) {
                 // A row means its message still waits (or is a dead letter's): kept.
-                let row = c
-                    .fetch_body(&self.cx.sql.body_fetch, id)
+                let mut c = self.connection("sweeping an object store").await?;
+                let present = c
+                    .bodies_present(&self.cx.sql.bodies_present, listed)
                     .await
-                    .map_err(self.cx.db(|| format!("looking for the row of body {id}")))?;
-                if row.is_none() {
+                    .map_err(self.cx.db(|| {
+                        format!(
+                            "looking for the rows of {} bodies in the object store {name:?}",
+                            listed.len()
+                        )
+                    }))?;
+                c.release();
+                for id in listed.iter().filter(|id| !present.contains(id)) {
                     stores
-                        .delete(name, schema, id)
+                        .delete(name, schema, *id)
                         .await
                         .map_err(|e| store_failure("sweeping an object store", e))?;
                     deleted += 1;
                 }
             }
-            c.release();
         }
         Ok(deleted)
     }
