@@ -569,6 +569,45 @@ async fn the_console_works_in_a_browser_on_postgres() {
         .unwrap();
 }
 
+/// The console on a Citus cluster, through its coordinator, on a distributed schema (its tables
+/// on one worker node): the same pages and actions as on one server. Ignored unless asked
+/// (`--include-ignored`), as it needs a coordinator: `NIMBUS_CITUS`, or the one
+/// `scripts/citus-cluster.sh start` makes on 127.0.0.1:9700; `.ci/run` runs it when that cluster
+/// is up.
+#[actix_rt::test]
+#[ignore = "needs a Citus coordinator (NIMBUS_CITUS, or scripts/citus-cluster.sh start)"]
+async fn the_console_works_in_a_browser_on_citus() {
+    let url = std::env::var("NIMBUS_CITUS")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:9700/postgres?sslmode=disable".into());
+    let db = Database::connect(&url)
+        .await
+        .unwrap_or_else(|e| panic!("no Citus coordinator answers at NIMBUS_CITUS or :9700: {e}"));
+    let schema = format!("nimbus console {}", unique());
+    db.execute(&format!(
+        "SET citus.enable_schema_based_sharding TO on; CREATE SCHEMA {}",
+        db.quote(&schema)
+    ))
+    .await
+    .unwrap();
+    in_the_browser(&url, Some(&schema)).await;
+    let placed = db
+        .query_scalar(
+            "SELECT COUNT(DISTINCT s.nodeport) FROM citus_shards AS s \
+             JOIN pg_class AS c ON c.oid = s.table_name \
+             JOIN pg_namespace AS n ON n.oid = c.relnamespace WHERE n.nspname = $1",
+            &[schema.as_str()],
+        )
+        .await;
+    db.execute(&format!("DROP SCHEMA {} CASCADE", db.quote(&schema)))
+        .await
+        .unwrap();
+    assert_eq!(
+        placed.ok(),
+        Some(1),
+        "the schema's tables live on one worker node"
+    );
+}
+
 #[test]
 fn beyond_loopback_the_console_needs_a_token() {
     let path = std::env::temp_dir().join(format!("nimbus-console-{}.db", unique()));
