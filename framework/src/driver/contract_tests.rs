@@ -807,6 +807,37 @@ async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
         .claim_key(claim, "send:Q", "k", 60_000)
         .await
         .expect("claim after giving back"));
+    // Several keys in one statement: those not seen are claimed, the one seen is not.
+    let many = (
+        s.deduplication_expire_many.as_deref(),
+        s.deduplication_claim_many.as_str(),
+    );
+    assert_eq!(
+        c.claim_keys(many, "send:Q", &["k", "a", "b it's"], 60_000)
+            .await
+            .expect("claim several"),
+        std::collections::HashSet::from(["a".to_string(), "b it's".to_string()])
+    );
+    assert!(c
+        .claim_keys(many, "send:Q", &["a", "b it's"], 60_000)
+        .await
+        .expect("claim several again")
+        .is_empty());
+    assert!(!c
+        .claim_key(claim, "send:Q", "a", 60_000)
+        .await
+        .expect("a key claimed among several is seen alone"));
+    // A key whose window ended is claimed again among several.
+    assert!(c
+        .claim_key(claim, "send:Q", "gone", -60_000)
+        .await
+        .expect("a key whose window ended a minute ago"));
+    assert_eq!(
+        c.claim_keys(many, "send:Q", &["gone", "a"], 60_000)
+            .await
+            .expect("claim an expired key among several"),
+        std::collections::HashSet::from(["gone".to_string()])
+    );
 
     // Schedules: declared once; fired by a compare-and-set on Version; paused and resumed.
     let due = chrono::DateTime::from_timestamp(1_800_000_000, 0)

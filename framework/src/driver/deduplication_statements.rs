@@ -23,6 +23,43 @@ impl<D: Driver> Held<D> {
         Ok(self.execute(sql, &params).await? > 0)
     }
 
+    /// `deduplication_claim_many.sql`: claims the distinct `keys` of `scope` for `window_ms`
+    /// in one statement, after `expire` (`deduplication_expire_many.sql`, where the dialect has
+    /// one) deleted those whose window ended; returns those claimed (the others were seen within
+    /// their window).
+    pub async fn claim_keys(
+        &mut self,
+        (expire, sql): (Option<&str>, &str),
+        scope: &str,
+        keys: &[&str],
+        window_ms: i64,
+    ) -> DriverResult<std::collections::HashSet<String>> {
+        let listed = serde_json::to_string(keys)
+            .map_err(|e| DriverError::other(FailureKind::Permanent, e.to_string()))?;
+        if let Some(expire) = expire {
+            self.execute(
+                expire,
+                &[Param::Text(Some(scope)), Param::Text(Some(&listed))],
+            )
+            .await?;
+        }
+        let params = [
+            Param::Text(Some(scope)),
+            Param::Text(Some(&listed)),
+            Param::BigInt(Some(window_ms)),
+        ];
+        let rows = self.query(sql, &params).await?;
+        let mut claimed = std::collections::HashSet::with_capacity(rows.len());
+        for row in rows {
+            let key = row
+                .text(0)
+                .map_err(|e| DriverError::other(FailureKind::Permanent, e))?
+                .unwrap_or_default();
+            claimed.insert(key);
+        }
+        Ok(claimed)
+    }
+
     /// `deduplication_release.sql`: gives back (forgets) `key` of `scope`; `true` when it was
     /// held.
     pub async fn release_key(&mut self, sql: &str, scope: &str, key: &str) -> DriverResult<bool> {

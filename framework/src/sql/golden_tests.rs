@@ -118,6 +118,14 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
         ("schedule_resume", s.schedule_resume.clone()),
         ("deduplication", s.deduplication.clone()),
         ("deduplication_claim", s.deduplication_claim.clone()),
+        (
+            "deduplication_claim_many",
+            s.deduplication_claim_many.clone(),
+        ),
+        (
+            "deduplication_expire_many",
+            s.deduplication_expire_many.clone().unwrap_or_default(),
+        ),
         ("deduplication_cleanup", s.deduplication_cleanup.clone()),
         ("deduplication_release", s.deduplication_release.clone()),
         ("deduplication_scopes", s.deduplication_scopes.clone()),

@@ -350,6 +350,11 @@ pub(crate) struct SchemaSql {
     pub deduplication: String,
     /// Claims a key in a scope for a window: rows when it was not seen within its window.
     pub deduplication_claim: String,
+    /// Claims a JSON array of distinct keys of one scope; returns those claimed.
+    pub deduplication_claim_many: String,
+    /// Deletes the expired ones of a JSON array of keys first, where the claim of several does
+    /// not take them over itself (PostgreSQL).
+    pub deduplication_expire_many: Script,
     /// Deletes at most a batch of expired keys.
     pub deduplication_cleanup: String,
     /// Gives back a key claimed in this transaction (an inbox id of a failed attempt).
@@ -698,6 +703,8 @@ impl Dialect {
             schedule_resume: r(f.schedule_resume),
             deduplication: r(f.deduplication),
             deduplication_claim: r(f.deduplication_claim),
+            deduplication_claim_many: r(f.deduplication_claim_many),
+            deduplication_expire_many: script(r(f.deduplication_expire_many)),
             deduplication_cleanup: r(f.deduplication_cleanup),
             deduplication_release: r(f.deduplication_release),
             deduplication_scopes: r(f.deduplication_scopes),

@@ -39,8 +39,9 @@ impl<D: Driver> Inner<D> {
     }
 
     /// Sends each message whose key is not claimed in `scope` yet, all in one transaction that
-    /// first claims every key (in order); says, for each, whether it was sent. Nothing is
-    /// claimed or sent when the transaction fails.
+    /// first claims every key (in one statement; a key given twice is sent once, the first
+    /// time); says, for each, whether it was sent. Nothing is claimed or sent when the
+    /// transaction fails.
     pub(super) async fn send_each_deduplicated(
         &self,
         scope: &str,
@@ -48,27 +49,19 @@ impl<D: Driver> Inner<D> {
         items: Vec<(String, OutgoingMessage)>,
     ) -> Result<Vec<bool>> {
         let purpose = "deduplicated sends";
-        let sql = &self.cx.sql.deduplication_claim;
         let mut c = self.transaction(purpose).await?;
+        let keys: Vec<&str> = items.iter().map(|(key, _)| key.as_str()).collect();
+        let claimed = self.claim_each(&mut c, scope, &keys, window).await?;
         let mut sent = Vec::with_capacity(items.len());
         let mut messages = Vec::with_capacity(items.len());
+        let mut seen = std::collections::HashSet::with_capacity(items.len());
         for (key, message) in items {
-            let claimed = match c.claim_key(sql, scope, &key, window_ms(window)).await {
-                Ok(claimed) => claimed,
-                // As in `send_deduplicated`: Babelfish refuses the second of two racing claims.
-                Err(e) if e.is_unique_violation() => false,
-                Err(e) => {
-                    return Err(self
-                        .cx
-                        .db(|| format!("claiming the deduplication key {key:?}"))(
-                        e
-                    ))
-                }
-            };
-            if claimed {
+            let first = seen.insert(key.clone());
+            let send = first && claimed.contains(&key);
+            if send {
                 messages.push(message);
             }
-            sent.push(claimed);
+            sent.push(send);
         }
         if messages.is_empty() {
             self.commit(c, &[], purpose).await?;
@@ -83,5 +76,82 @@ impl<D: Driver> Inner<D> {
             .await?;
         self.commit_written(c, &written, purpose).await?;
         Ok(sent)
+    }
+
+    /// Claims the distinct ones of `keys` in `scope` in one statement, in `c`'s transaction;
+    /// returns those claimed. On a server that ignores the statement's lock hints (Babelfish),
+    /// a claim racing another of one of the keys refuses the whole statement with a unique-key
+    /// error (which ends that statement alone there): the keys are then claimed one at a time.
+    async fn claim_each(
+        &self,
+        c: &mut Held<D>,
+        scope: &str,
+        keys: &[&str],
+        window: std::time::Duration,
+    ) -> Result<std::collections::HashSet<String>> {
+        let mut distinct: Vec<&str> = Vec::with_capacity(keys.len());
+        for key in keys {
+            if !distinct.contains(key) {
+                distinct.push(key);
+            }
+        }
+        let failed = |e| {
+            self.cx.db(|| {
+                format!(
+                    "claiming {} deduplication keys in scope {scope:?}",
+                    distinct.len()
+                )
+            })(e)
+        };
+        match c
+            .claim_keys(
+                (
+                    self.cx.sql.deduplication_expire_many.as_deref(),
+                    &self.cx.sql.deduplication_claim_many,
+                ),
+                scope,
+                &distinct,
+                window_ms(window),
+            )
+            .await
+        {
+            Ok(claimed) => return Ok(claimed),
+            Err(e) if e.is_unique_violation() => {
+                tracing::debug!(
+                    scope,
+                    keys = distinct.len(),
+                    "a claim of several deduplication keys raced another; claiming them one at \
+                     a time"
+                );
+            }
+            Err(e) => return Err(failed(e)),
+        }
+        let mut claimed = std::collections::HashSet::with_capacity(distinct.len());
+        for key in distinct {
+            let taken = match c
+                .claim_key(
+                    &self.cx.sql.deduplication_claim,
+                    scope,
+                    key,
+                    window_ms(window),
+                )
+                .await
+            {
+                Ok(taken) => taken,
+                // As in `send_deduplicated`: Babelfish refuses the second of two racing claims.
+                Err(e) if e.is_unique_violation() => false,
+                Err(e) => {
+                    return Err(self
+                        .cx
+                        .db(|| format!("claiming the deduplication key {key:?}"))(
+                        e
+                    ))
+                }
+            };
+            if taken {
+                claimed.insert(key.to_string());
+            }
+        }
+        Ok(claimed)
     }
 }

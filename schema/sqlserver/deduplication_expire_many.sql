@@ -1,0 +1,3 @@
+-- Deletes the expired ones of several keys before deduplication_claim_many.sql: nothing here,
+-- where that statement takes over an expired key itself.
+-- Parameters: none
