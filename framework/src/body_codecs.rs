@@ -68,7 +68,7 @@ impl Scope {
 
 /// Compresses the bodies a bus sends (see
 /// [`BusBuilder::body_compression`](crate::BusBuilder::body_compression)) with gzip
-/// ([`gzip`](Self::gzip)) or, with the crate's `zstd` feature, zstd ([`zstd`](Self::zstd)):
+/// ([`gzip`](Self::gzip)) or, with the crate's `zstd` feature, zstd (`zstd()`):
 /// every message's, or only those of the types named with [`only`](Self::only), and only bodies
 /// of at least [`min_bytes`](Self::min_bytes) (1,024 by default) whose compressed form is
 /// smaller. A compressed body carries the header `Nimbus.ContentEncoding: gzip` (or `zstd`);
