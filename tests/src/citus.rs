@@ -200,66 +200,55 @@ pub fn sigkill_across_nodes_loses_nothing_and_doubles_nothing(setup: Setup, work
 pub fn a_schema_left_on_the_coordinator_is_warned_about(setup: Setup) {
     actix_rt::System::new().block_on(async {
         assert!(on_citus(), "runs on a Citus cluster only");
-        let placement = |bus: &nimbus::Bus| -> Vec<String> {
-            bus.warnings()
+        // Starts an endpoint on `db` and returns its start-up warnings about Citus.
+        let placement_warnings = async |db: &TestDatabase| -> Vec<String> {
+            let bus = db
+                .builder("Placed", "placed-1")
+                .build()
+                .unwrap()
+                .start()
+                .await
+                .unwrap();
+            let warnings = bus
+                .warnings()
                 .iter()
                 .filter(|w| w.contains("Citus"))
                 .cloned()
-                .collect()
+                .collect();
+            bus.stop().await.unwrap();
+            warnings
         };
         let distributed = TestDatabase::new(setup).await;
-        let bus = distributed
-            .builder("Placed", "placed-1")
-            .build()
-            .unwrap()
-            .start()
-            .await
-            .unwrap();
         assert_eq!(
-            placement(&bus),
+            placement_warnings(&distributed).await,
             Vec::<String>::new(),
             "a distributed schema"
         );
-        bus.stop().await.unwrap();
 
         let local = TestDatabase::new(setup).await;
-        let schema = local.schema().expect("a PostgreSQL schema");
+        let schema = pg_quote(local.schema().expect("a PostgreSQL schema")).replace('\'', "''");
         local
             .execute(&format!(
-                "SELECT citus_schema_undistribute('{}'::regnamespace)",
-                pg_quote(schema).replace('\'', "''")
+                "SELECT citus_schema_undistribute('{schema}'::regnamespace)"
             ))
             .await;
-        let bus = local
-            .builder("Placed", "placed-1")
-            .build()
-            .unwrap()
-            .start()
-            .await
-            .unwrap();
-        let warned = placement(&bus);
+        let warned = placement_warnings(&local).await;
         assert_eq!(warned.len(), 1, "{warned:?}");
         assert!(
             warned[0].contains("not distributed") && warned[0].contains("citus_schema_distribute"),
             "{warned:?}"
         );
-        bus.stop().await.unwrap();
         // What the warning says to run distributes it: the next start has no warning.
         local
             .execute(&format!(
-                "SELECT citus_schema_distribute('{}'::regnamespace)",
-                pg_quote(schema).replace('\'', "''")
+                "SELECT citus_schema_distribute('{schema}'::regnamespace)"
             ))
             .await;
-        let bus = local
-            .builder("Placed", "placed-1")
-            .build()
-            .unwrap()
-            .start()
-            .await
-            .unwrap();
-        assert_eq!(placement(&bus), Vec::<String>::new(), "distributed now");
-        bus.stop().await.unwrap();
+        assert_eq!(
+            placement_warnings(&local).await,
+            Vec::<String>::new(),
+            "distributed now"
+        );
     });
 }
 

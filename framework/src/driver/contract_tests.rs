@@ -1090,20 +1090,8 @@ async fn ordered_groups<D: Driver>(mut c: Held<D>, schema: &SchemaName) -> Held<
     let queue = QueueName::new(format!("G it's {}", unique())).expect("a valid name");
     let q = dialect.queue_sql(schema, &queue);
     let (name, table) = (schema.as_str(), queue.as_str());
-    c.run_script(&q.create_table, &[name, table])
-        .await
-        .expect("queue table");
-    c.run_script(&q.groups.columns, &[name, table])
-        .await
-        .expect("group columns");
-    for index in [&q.groups.index_group, &q.groups.index_group_position] {
-        // Twice: creating an index that exists must do nothing.
-        for _ in 0..2 {
-            c.run_script(&index.create_if_missing, &index.guard_names(name, table))
-                .await
-                .expect("group index");
-        }
-    }
+    // Each index twice: creating an index that exists must do nothing.
+    make_grouped_table(&mut c, &q, name, table, 2).await;
     let grouped = |id: Uuid, group: &'static str, position: Option<i64>, wait: Option<i64>| {
         super::statements::grouped_row_statement(
             &q.groups.insert,
@@ -1187,6 +1175,52 @@ async fn ordered_groups<D: Driver>(mut c: Held<D>, schema: &SchemaName) -> Held<
     c
 }
 
+/// Makes the grouped queue table of `q` (table, group columns, group indexes, each index
+/// `index_runs` times).
+async fn make_grouped_table<D: Driver>(
+    c: &mut Held<D>,
+    q: &crate::sql::QueueSql,
+    name: &str,
+    table: &str,
+    index_runs: usize,
+) {
+    c.run_script(&q.create_table, &[name, table])
+        .await
+        .expect("queue table");
+    c.run_script(&q.groups.columns, &[name, table])
+        .await
+        .expect("group columns");
+    for index in [&q.groups.index_group, &q.groups.index_group_position] {
+        for _ in 0..index_runs {
+            c.run_script(&index.create_if_missing, &index.guard_names(name, table))
+                .await
+                .expect("group index");
+        }
+    }
+}
+
+/// Inserts `ids` into the grouped table of `q` in order: all but the last in group "long", the
+/// last in group "short"; the first waits `first_waits_ms` when given.
+async fn insert_long_and_short<D: Driver>(
+    c: &mut Held<D>,
+    q: &crate::sql::QueueSql,
+    ids: &[Uuid],
+    first_waits_ms: Option<i64>,
+) {
+    for (n, id) in ids.iter().enumerate() {
+        let group = if n + 1 < ids.len() { "long" } else { "short" };
+        let insert = super::statements::grouped_row_statement(
+            &q.groups.insert,
+            &row(*id, "{}", b"{}"),
+            group,
+            None,
+            first_waits_ms.filter(|_| n == 0),
+            None,
+        );
+        c.run(&insert).await.expect("a grouped row");
+    }
+}
+
 /// The bounded receive of ordered groups (`queue_receive_batch_grouped_bounded.sql`): it takes
 /// the oldest message first; when the front's only group waits behind its first message (a
 /// retry copy not due yet), it finds the first message of a group further back than the front's
@@ -1201,33 +1235,11 @@ async fn bounded_group_receive<D: Driver>(mut c: Held<D>, schema: &SchemaName) -
     let queue = QueueName::new(format!("B it's {}", unique())).expect("a valid name");
     let q = dialect.queue_sql(schema, &queue);
     let (name, table) = (schema.as_str(), queue.as_str());
-    c.run_script(&q.create_table, &[name, table])
-        .await
-        .expect("queue table");
-    c.run_script(&q.groups.columns, &[name, table])
-        .await
-        .expect("group columns");
-    for index in [&q.groups.index_group, &q.groups.index_group_position] {
-        c.run_script(&index.create_if_missing, &index.guard_names(name, table))
-            .await
-            .expect("group index");
-    }
+    make_grouped_table(&mut c, &q, name, table, 1).await;
     // The long group's first message waits an hour, its second is the oldest due; then 300
-    // more of the long group, and one of the short group.
+    // more of the long group, and one of the short group (the last id).
     let ids: Vec<Uuid> = (0..303).map(|_| Uuid::new_v4()).collect();
-    for (n, id) in ids.iter().enumerate() {
-        let group = if n < 302 { "long" } else { "short" };
-        let not_before_ms = (n == 0).then_some(3_600_000);
-        let insert = super::statements::grouped_row_statement(
-            &q.groups.insert,
-            &row(*id, "{}", b"{}"),
-            group,
-            None,
-            not_before_ms,
-            None,
-        );
-        c.run(&insert).await.expect("a grouped row");
-    }
+    insert_long_and_short(&mut c, &q, &ids, Some(3_600_000)).await;
     // Where the dialect has no bounded statement, its queues keep the usual one.
     let bounded = q
         .groups
@@ -1249,29 +1261,8 @@ async fn bounded_group_receive<D: Driver>(mut c: Held<D>, schema: &SchemaName) -
     );
     let mut c = commit(c).await;
     c.run_script(&q.drop, &[]).await.expect("drop queue");
-    c.run_script(&q.create_table, &[name, table])
-        .await
-        .expect("queue table");
-    c.run_script(&q.groups.columns, &[name, table])
-        .await
-        .expect("group columns");
-    for index in [&q.groups.index_group, &q.groups.index_group_position] {
-        c.run_script(&index.create_if_missing, &index.guard_names(name, table))
-            .await
-            .expect("group index");
-    }
-    for (n, id) in ids.iter().take(301).enumerate() {
-        let group = if n < 300 { "long" } else { "short" };
-        let insert = super::statements::grouped_row_statement(
-            &q.groups.insert,
-            &row(*id, "{}", b"{}"),
-            group,
-            None,
-            None,
-            None,
-        );
-        c.run(&insert).await.expect("a grouped row");
-    }
+    make_grouped_table(&mut c, &q, name, table, 1).await;
+    insert_long_and_short(&mut c, &q, &ids[..301], None).await;
     let mut holder = c;
     let first = holder
         .begin_and_receive_many(&bounded, &[Param::BigInt(Some(1))], None)

@@ -89,12 +89,8 @@ impl<D: Driver> Inner<D> {
         keys: &[&str],
         window: std::time::Duration,
     ) -> Result<std::collections::HashSet<String>> {
-        let mut distinct: Vec<&str> = Vec::with_capacity(keys.len());
-        for key in keys {
-            if !distinct.contains(key) {
-                distinct.push(key);
-            }
-        }
+        let mut seen = std::collections::HashSet::with_capacity(keys.len());
+        let distinct: Vec<&str> = keys.iter().copied().filter(|k| seen.insert(*k)).collect();
         let failed = |e| {
             self.cx.db(|| {
                 format!(
