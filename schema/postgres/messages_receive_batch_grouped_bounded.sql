@@ -12,8 +12,12 @@
 --   would read fewer entries, but a recursive query is refused on Citus.)
 -- Rows another transaction holds are skipped in both. The clock is read once, in `clock`: Citus
 -- refuses a function that is not immutable inside COALESCE. Locked first, then deleted by ctid (as
--- messages_receive_batch.sql); the heads are looked for only when the front's array is empty.
--- Parameters: 1 Destination (varchar), 2 at most this many rows (bigint)
+-- messages_receive_batch.sql).
+-- The heads are looked for only when the front's array is empty and the last parameter is 1: a
+-- process lets one receive of a queue at a time look, and after a look that took nothing, waits
+-- ten times as long as it took before the next (while every group is held, each look would read
+-- the whole group index and find nothing).
+-- Parameters: 1 Destination (varchar), 2 at most this many rows (bigint), 3 whether to look at the heads (int: 1 yes, 0 no)
 -- Returns: MessageId, NULL, NULL, NULL, Body (the envelope), Expired (boolean, by database time), ExpiresAt, GroupKey, the message's place in its group; in VisibleAfter, MessageId order
 WITH clock AS MATERIALIZED (
     SELECT (now() AT TIME ZONE 'utc') AS "Now"
@@ -43,7 +47,7 @@ WITH clock AS MATERIALIZED (
                   WHERE g."Destination" = $1 AND g."GroupKey" IS NOT NULL
                   ORDER BY g."GroupKey", g."GroupPlace", g."MessageId") AS groups
             JOIN {schema}."NimbusMessages" AS q ON q."MessageId" = groups."MessageId"
-            WHERE q."VisibleAfter" <= (SELECT clock."Now" FROM clock)
+            WHERE $3::int = 1 AND q."VisibleAfter" <= (SELECT clock."Now" FROM clock)
             LIMIT $2
             FOR UPDATE OF q SKIP LOCKED)))
     RETURNING queue."MessageId", queue."Body",

@@ -12,8 +12,12 @@
 --   group to group would read fewer entries, but a recursive query is refused on Citus.)
 -- Rows another transaction holds are skipped in both. The clock is read once, in `clock`: Citus
 -- refuses a function that is not immutable inside COALESCE. Locked first, then deleted by ctid (as
--- queue_receive_batch.sql); the heads are looked for only when the front's array is empty.
--- Parameters: 1 at most this many rows (bigint)
+-- queue_receive_batch.sql).
+-- The heads are looked for only when the front's array is empty and the last parameter is 1: a
+-- process lets one receive of a queue at a time look, and after a look that took nothing, waits
+-- ten times as long as it took before the next (while every group is held, each look would read
+-- the whole group index and find nothing).
+-- Parameters: 1 at most this many rows (bigint), 2 whether to look at the heads (int: 1 yes, 0 no)
 -- Returns: Id, CorrelationId, ReplyToAddress, Headers, Body, Expired (boolean, by database time), Expires, GroupKey, the message's place in its group; in RowVersion order
 WITH clock AS MATERIALIZED (
     SELECT (now() AT TIME ZONE 'utc') AS "Now"
@@ -53,7 +57,8 @@ WITH clock AS MATERIALIZED (
                  ORDER BY r."GroupPosition"
                  LIMIT 1)) AS candidate
             JOIN {table} AS q ON q."RowVersion" = candidate."RowVersion"
-            WHERE (q."NotBefore" IS NULL OR q."NotBefore" <= (SELECT clock."Now" FROM clock))
+            WHERE $2::int = 1
+              AND (q."NotBefore" IS NULL OR q."NotBefore" <= (SELECT clock."Now" FROM clock))
               AND groups."RowVersion" >= COALESCE(q."GroupPosition", q."RowVersion")
               AND NOT EXISTS (
                   SELECT 1 FROM {table} AS older

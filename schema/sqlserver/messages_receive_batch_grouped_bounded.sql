@@ -8,7 +8,11 @@
 --   IX_NimbusMessages_Group (one index entry per message); stopping once N are taken.
 -- The rows chosen are locked (UPDLOCK, held to the end of the receive's transaction) as they
 -- are chosen, then deleted.
--- Parameters: 1 Destination (nvarchar(255)), 2 at most this many rows (bigint)
+-- The heads are looked for only when the last parameter is 1: a process lets one receive of a
+-- queue at a time look, and after a look that took nothing, waits ten times as long as it took
+-- before the next (while every group is held, each look would read the whole group index and
+-- find nothing).
+-- Parameters: 1 Destination (nvarchar(255)), 2 at most this many rows (bigint), 3 whether to look at the heads (int: 1 yes, 0 no)
 -- Returns: MessageId, CorrelationId (NULL), ReplyToAddress (NULL), Headers (NULL; they travel in the Body's envelope), Body, Expired (bit, by database time), ExpiresAt, GroupKey, the message's place in its group; in VisibleAfter, MessageId order
 DECLARE @taken TABLE ([MessageId] uniqueidentifier NOT NULL);
 DECLARE @messages TABLE (
@@ -33,7 +37,7 @@ WHERE q.[GroupKey] IS NULL OR NOT EXISTS (
       AND (earlier.[GroupPlace] < q.[GroupPlace]
            OR (earlier.[GroupPlace] = q.[GroupPlace] AND earlier.[MessageId] < q.[MessageId])))
 ORDER BY front.[VisibleAfter], front.[MessageId];
-IF NOT EXISTS (SELECT 1 FROM @taken)
+IF @P3 = 1 AND NOT EXISTS (SELECT 1 FROM @taken)
     INSERT INTO @taken ([MessageId])
     SELECT TOP (@P2) q.[MessageId]
     FROM (SELECT g.[MessageId],

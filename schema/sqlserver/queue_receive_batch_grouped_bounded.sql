@@ -10,7 +10,11 @@
 --   (GroupPosition, GroupKey) index; stopping once N are taken.
 -- The rows chosen are locked (UPDLOCK, held to the end of the receive's transaction) as they
 -- are chosen, then deleted.
--- Parameters: 1 at most this many rows (bigint)
+-- The heads are looked for only when the last parameter is 1: a process lets one receive of a
+-- queue at a time look, and after a look that took nothing, waits ten times as long as it took
+-- before the next (while every group is held, each look would read the whole group index and
+-- find nothing).
+-- Parameters: 1 at most this many rows (bigint), 2 whether to look at the heads (int: 1 yes, 0 no)
 -- Returns: Id, CorrelationId, ReplyToAddress, Headers, Body, Expired (bit, by database time), Expires, GroupKey, the message's place in its group; in RowVersion order
 DECLARE @taken TABLE ([RowVersion] bigint NOT NULL);
 DECLARE @messages TABLE (
@@ -41,7 +45,7 @@ WHERE (q.[NotBefore] IS NULL OR q.[NotBefore] <= GETUTCDATE())
           WHERE older.[GroupKey] = q.[GroupKey]
             AND older.[GroupPosition] < COALESCE(q.[GroupPosition], q.[RowVersion]))))
 ORDER BY front.[RowVersion];
-IF NOT EXISTS (SELECT 1 FROM @taken)
+IF @P2 = 1 AND NOT EXISTS (SELECT 1 FROM @taken)
     INSERT INTO @taken ([RowVersion])
     SELECT TOP (@P1) q.[RowVersion]
     FROM (SELECT g.[GroupKey], MIN(g.[RowVersion]) AS [First]

@@ -1241,17 +1241,37 @@ async fn bounded_group_receive<D: Driver>(mut c: Held<D>, schema: &SchemaName) -
     let ids: Vec<Uuid> = (0..303).map(|_| Uuid::new_v4()).collect();
     insert_long_and_short(&mut c, &q, &ids, Some(3_600_000)).await;
     // Where the dialect has no bounded statement, its queues keep the usual one.
+    let has_bounded = q.groups.receive_batch_bounded.is_some();
     let bounded = q
         .groups
         .receive_batch_bounded
         .clone()
         .or_else(|| q.groups.receive_batch.clone())
         .expect("a grouped batch");
+    // At most this many, looking at the heads of the groups too (or at the front alone).
+    let take = |n: i64, heads: bool| -> Vec<Param<'static>> {
+        match has_bounded {
+            true => vec![Param::BigInt(Some(n)), Param::Int(i32::from(heads))],
+            false => vec![Param::BigInt(Some(n))],
+        }
+    };
     let ids_of = |taken: &[super::statements::MessageRow]| -> Vec<String> {
         taken.iter().map(|m| m.id.to_ascii_lowercase()).collect()
     };
+    if has_bounded {
+        let front_only = c
+            .begin_and_receive_many(&bounded, &take(4, false), None)
+            .await
+            .expect("a bounded receive of the front alone");
+        assert_eq!(
+            ids_of(&front_only),
+            Vec::<String>::new(),
+            "the front alone holds no group that can go: the short group is beyond it"
+        );
+        c = commit(c).await;
+    }
     let behind_the_wait = c
-        .begin_and_receive_many(&bounded, &[Param::BigInt(Some(4))], None)
+        .begin_and_receive_many(&bounded, &take(4, true), None)
         .await
         .expect("a bounded receive behind a waiting first message");
     assert_eq!(
@@ -1265,7 +1285,7 @@ async fn bounded_group_receive<D: Driver>(mut c: Held<D>, schema: &SchemaName) -
     insert_long_and_short(&mut c, &q, &ids[..301], None).await;
     let mut holder = c;
     let first = holder
-        .begin_and_receive_many(&bounded, &[Param::BigInt(Some(1))], None)
+        .begin_and_receive_many(&bounded, &take(1, true), None)
         .await
         .expect("a bounded receive");
     assert_eq!(ids_of(&first), [ids[0].to_string()], "the oldest message");
@@ -1273,7 +1293,7 @@ async fn bounded_group_receive<D: Driver>(mut c: Held<D>, schema: &SchemaName) -
         let driver = holder.driver.clone();
         let mut other = Held::take(&driver, DEADLINES).await.expect("a connection");
         let behind = other
-            .begin_and_receive_many(&bounded, &[Param::BigInt(Some(4))], None)
+            .begin_and_receive_many(&bounded, &take(4, true), None)
             .await
             .expect("a bounded receive beside the first");
         assert_eq!(

@@ -26,11 +26,25 @@ pub(crate) struct QueueEntry {
     /// process's receives took fewer messages than it asked for, when the queue's first messages
     /// are likely all held by other receives.
     heads_held_until: AtomicU64,
+    /// Whether a receive of this process is looking at the heads of the queue's groups now (see
+    /// [`QueueEntry::heads_look`]).
+    heads_looking: AtomicBool,
+    /// Until when (ms on [`clock_ms`]) no receive of this process looks at the heads: a look
+    /// that took nothing pauses the next for ten times as long as it took.
+    heads_look_after: AtomicU64,
 }
 
 /// How long receives of ordered groups keep to the bounded statement after one came back short:
 /// long enough that receivers racing for a few groups do not switch at every receive.
 pub(crate) const HEADS_HELD_FOR: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// How many times as long as a look at the heads that took nothing the next look waits: while
+/// every group is held, looks read the whole group index for nothing, and this keeps them to
+/// about a tenth of one connection's time.
+pub(crate) const HEADS_LOOK_PAUSE_FACTOR: u32 = 10;
+
+/// The longest pause between looks at the heads (a deep queue's look takes longest).
+pub(crate) const HEADS_LOOK_PAUSE_MAX: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Milliseconds since this process first asked, on a monotonic clock.
 fn clock_ms() -> u64 {
@@ -92,6 +106,22 @@ impl QueueEntry {
         self.heads_held_until.store(until, Ordering::Relaxed);
     }
 
+    /// A turn to look at the heads of the queue's groups in the bounded receive, or `None`
+    /// while another receive of this process looks, or while the pause after a look that took
+    /// nothing lasts. The turn ends when dropped; [`HeadsLook::took`] sets the pause.
+    pub fn heads_look(&self) -> Option<HeadsLook<'_>> {
+        if clock_ms() < self.heads_look_after.load(Ordering::Relaxed) {
+            return None;
+        }
+        self.heads_looking
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed)
+            .ok()?;
+        Some(HeadsLook {
+            entry: self,
+            started: std::time::Instant::now(),
+        })
+    }
+
     /// Records what the catalog said of the table's `Priority` column.
     pub fn set_keeps_priorities(&self, kept: bool) {
         self.priorities.set(kept);
@@ -111,6 +141,34 @@ impl QueueEntry {
     /// rather than failing the same way forever.
     pub fn forget_exists(&self) {
         self.exists.store(false, Ordering::Release);
+    }
+}
+
+/// One receive's turn to look at the heads of a queue's groups ([`QueueEntry::heads_look`]);
+/// the next receive may look once it is dropped.
+#[derive(Debug)]
+pub(crate) struct HeadsLook<'a> {
+    entry: &'a QueueEntry,
+    started: std::time::Instant,
+}
+
+impl HeadsLook<'_> {
+    /// The receive that looked took `taken` messages: when none, no receive of this process
+    /// looks again for [`HEADS_LOOK_PAUSE_FACTOR`] times as long as this one took (at most
+    /// [`HEADS_LOOK_PAUSE_MAX`]).
+    pub fn took(self, taken: usize) {
+        if taken == 0 {
+            let pause =
+                (self.started.elapsed() * HEADS_LOOK_PAUSE_FACTOR).min(HEADS_LOOK_PAUSE_MAX);
+            let until = clock_ms().saturating_add(u64::try_from(pause.as_millis()).unwrap_or(0));
+            self.entry.heads_look_after.store(until, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Drop for HeadsLook<'_> {
+    fn drop(&mut self) {
+        self.entry.heads_looking.store(false, Ordering::Release);
     }
 }
 
@@ -160,6 +218,8 @@ impl Catalog {
                     groups: Found::default(),
                     priorities: Found::default(),
                     heads_held_until: AtomicU64::new(0),
+                    heads_looking: AtomicBool::new(false),
+                    heads_look_after: AtomicU64::new(0),
                 })
             })
             .clone()

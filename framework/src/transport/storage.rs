@@ -12,7 +12,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use uuid::Uuid;
 
-use super::catalog::{Catalog, QueueEntry};
+use super::catalog::{Catalog, HeadsLook, QueueEntry};
 use super::index_check::ProblemKind;
 use crate::driver::statements::{
     delayed_row_statement, grouped_row_statement, priority_row_statement, queue_row_statement,
@@ -629,13 +629,17 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
     async fn receive(&self, c: &mut Held<D>, queue: &QueueName) -> Result<Option<MessageRow>> {
         let at = self.statements(queue);
         let what = || format!("receiving from queue {queue:?}");
-        if let Some(bounded) = at.bounded_receive() {
+        if let Some((bounded, look)) = at.bounded_receive() {
             // One message, by the bounded batch statement, its plan made by index.
+            let params = at.params(&[Param::BigInt(Some(1)), heads_param(&look)]);
             let rows = c
-                .begin_and_receive_many(bounded, &at.params(&[Param::BigInt(Some(1))]), None)
+                .begin_and_receive_many(bounded, &params, None)
                 .await
                 .map_err(self.context().db(what))?;
             at.note_taken(rows.len(), 1);
+            if let Some(look) = look {
+                look.took(rows.len());
+            }
             return Ok(rows.into_iter().next().map(|row| at.as_sent(row)));
         }
         let row = c
@@ -687,15 +691,24 @@ pub(crate) trait Storage<D: Driver>: Send + Sync {
         lock_wait: Option<std::time::Duration>,
     ) -> Result<Vec<MessageRow>> {
         let (at, cx) = (self.statements(queue), self.context());
-        let sql = match at.bounded_receive() {
-            Some(bounded) => bounded,
-            None => at.receive_batch().ok_or_else(|| batch_unsupported(cx))?,
+        let (sql, look, params) = match at.bounded_receive() {
+            Some((bounded, look)) => {
+                let params = at.params(&[Param::BigInt(Some(limit)), heads_param(&look)]);
+                (bounded, look, params)
+            }
+            None => {
+                let sql = at.receive_batch().ok_or_else(|| batch_unsupported(cx))?;
+                (sql, None, at.params(&[Param::BigInt(Some(limit))]))
+            }
         };
         let rows = c
-            .begin_and_receive_many(sql, &at.params(&[Param::BigInt(Some(limit))]), lock_wait)
+            .begin_and_receive_many(sql, &params, lock_wait)
             .await
             .map_err(cx.db(|| format!("receiving a batch from queue {queue:?}")))?;
         at.note_taken(rows.len(), usize::try_from(limit).unwrap_or(usize::MAX));
+        if let Some(look) = look {
+            look.took(rows.len());
+        }
         Ok(rows.into_iter().map(|row| at.as_sent(row)).collect())
     }
 
@@ -924,15 +937,18 @@ impl QueueStatements<'_> {
     /// ([`QueueEntry::heads_held`]): its first messages are then likely all held by other
     /// receives, and the usual statement, reading on until it has what it asked for, would read
     /// the whole queue. `None` on a database without one (SQLite, SQL Server): the usual
-    /// statement serves, and may ride on a commit.
-    fn bounded_receive(&self) -> Option<&str> {
-        self.grouped_entry().filter(|entry| entry.heads_held())?;
-        match self {
+    /// statement serves, and may ride on a commit. With it, this receive's turn to look at the
+    /// heads of the groups when the front gives nothing ([`QueueEntry::heads_look`]): `None`
+    /// looks at the front alone.
+    fn bounded_receive(&self) -> Option<(&str, Option<HeadsLook<'_>>)> {
+        let entry = self.grouped_entry().filter(|entry| entry.heads_held())?;
+        let sql = match self {
             QueueStatements::Table(entry) => entry.sql.groups.receive_batch_bounded.as_deref(),
             QueueStatements::Shared { sql, .. } => {
                 sql.shared_groups.receive_batch_bounded.as_deref()
             }
-        }
+        }?;
+        Some((sql, entry.heads_look()))
     }
 
     /// Records a receive of ordered groups that took fewer messages than it `asked` for, which
@@ -1126,6 +1142,12 @@ impl QueueFeature {
 }
 
 /// The error of a batched receive where the database has no batch statement yet.
+/// The bounded receive's last parameter: whether it looks at the heads of the groups (1) or at
+/// the front alone (0).
+fn heads_param(look: &Option<HeadsLook<'_>>) -> Param<'static> {
+    Param::Int(i32::from(look.is_some()))
+}
+
 fn batch_unsupported(cx: &Context) -> NimbusError {
     NimbusError::config(
         format!("batched receives are not supported yet on {}", cx.name),

@@ -26,7 +26,7 @@ WITH clock AS MATERIALIZED (
                   WHERE g."Destination" = $1 AND g."GroupKey" IS NOT NULL
                   ORDER BY g."GroupKey", g."GroupPlace", g."MessageId") AS groups
             JOIN "Zeb]ra ""x"" 'y'"."NimbusMessages" AS q ON q."MessageId" = groups."MessageId"
-            WHERE q."VisibleAfter" <= (SELECT clock."Now" FROM clock)
+            WHERE $3::int = 1 AND q."VisibleAfter" <= (SELECT clock."Now" FROM clock)
             LIMIT $2
             FOR UPDATE OF q SKIP LOCKED)))
     RETURNING queue."MessageId", queue."Body",

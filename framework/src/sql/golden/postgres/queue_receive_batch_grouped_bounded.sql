@@ -36,7 +36,8 @@ WITH clock AS MATERIALIZED (
                  ORDER BY r."GroupPosition"
                  LIMIT 1)) AS candidate
             JOIN "Zeb]ra ""x"" 'y'"."it's [Wal]] ""rus""" AS q ON q."RowVersion" = candidate."RowVersion"
-            WHERE (q."NotBefore" IS NULL OR q."NotBefore" <= (SELECT clock."Now" FROM clock))
+            WHERE $2::int = 1
+              AND (q."NotBefore" IS NULL OR q."NotBefore" <= (SELECT clock."Now" FROM clock))
               AND groups."RowVersion" >= COALESCE(q."GroupPosition", q."RowVersion")
               AND NOT EXISTS (
                   SELECT 1 FROM "Zeb]ra ""x"" 'y'"."it's [Wal]] ""rus""" AS older

@@ -21,7 +21,7 @@ WHERE q.[GroupKey] IS NULL OR NOT EXISTS (
       AND (earlier.[GroupPlace] < q.[GroupPlace]
            OR (earlier.[GroupPlace] = q.[GroupPlace] AND earlier.[MessageId] < q.[MessageId])))
 ORDER BY front.[VisibleAfter], front.[MessageId];
-IF NOT EXISTS (SELECT 1 FROM @taken)
+IF @P3 = 1 AND NOT EXISTS (SELECT 1 FROM @taken)
     INSERT INTO @taken ([MessageId])
     SELECT TOP (@P2) q.[MessageId]
     FROM (SELECT g.[MessageId],

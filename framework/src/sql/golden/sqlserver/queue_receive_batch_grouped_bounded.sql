@@ -27,7 +27,7 @@ WHERE (q.[NotBefore] IS NULL OR q.[NotBefore] <= GETUTCDATE())
           WHERE older.[GroupKey] = q.[GroupKey]
             AND older.[GroupPosition] < COALESCE(q.[GroupPosition], q.[RowVersion]))))
 ORDER BY front.[RowVersion];
-IF NOT EXISTS (SELECT 1 FROM @taken)
+IF @P2 = 1 AND NOT EXISTS (SELECT 1 FROM @taken)
     INSERT INTO @taken ([RowVersion])
     SELECT TOP (@P1) q.[RowVersion]
     FROM (SELECT g.[GroupKey], MIN(g.[RowVersion]) AS [First]
