@@ -219,7 +219,8 @@ enum Command {
     Bridge {
         /// The bridge's configuration: {"name", "sides": {NAME: {"database_url", "schema"?,
         /// "storage_layout"?}}, "queues": [{"from", "queue", "to", "to_queue"?}],
-        /// "events": [{"from", "topic", "to"}], "window"?, "idle_poll"?, "batch"?}.
+        /// "events": [{"from", "topic", "to"}], "window"?, "idle_poll"?, "batch"?,
+        /// "keep_ways_back"? (true: replies from NServiceBus endpoints find their way back)}.
         #[arg(long, value_name = "FILE")]
         config: std::path::PathBuf,
     },

@@ -14,7 +14,12 @@
 //! `NServiceBus.ReplyToAddress` rewritten to the bridge's queue `Bridge.<name>.Replies` on the
 //! side it reaches, and the address it had kept in [`BRIDGE_RETURN_TO_PREFIX`]`<name>`
 //! (`<side>|<address>`). A handler's reply carries that header, and the bridge takes what lands
-//! in its replies queue back to the side and queue the header names.
+//! in its replies queue back to the side and queue the header names. With
+//! [`BridgeConfig::keep_ways_back`], the bridge also keeps each such way back on the side the
+//! message reached (in `NimbusDeduplication`, scope
+//! `bridge-return:<name>:<message id>`, for its window): a reply that does not copy the header,
+//! as an NServiceBus endpoint's does not, finds its way back by the message id it names in
+//! `NServiceBus.RelatedTo`.
 //!
 //! [`BRIDGE_RETURN_TO_PREFIX`]: crate::headers::BRIDGE_RETURN_TO_PREFIX
 //!
@@ -64,6 +69,16 @@ fn event_queue(bridge: &str, topic: &str) -> String {
         .simple()
         .to_string();
     format!("Bridge.{bridge}.{}", &digest[..8])
+}
+
+/// The longest way back (`<side>|<address>`) a bridge keeps for a reply: the longest key of
+/// `NimbusDeduplication`.
+const MAX_WAY_BACK: usize = 255;
+
+/// The deduplication scope under which a bridge keeps the way back of the message `id`, on the
+/// side it reached.
+fn way_back_scope(bridge: &str, id: &str) -> String {
+    format!("bridge-return:{bridge}:{id}")
 }
 
 /// The queue a bridge takes replies from on each side messages reach:
@@ -168,6 +183,13 @@ pub struct BridgeConfig {
     /// Messages taken per transaction on the side they leave (32).
     #[serde(default)]
     pub batch: Option<usize>,
+    /// Whether the bridge keeps, on the side a message reaches, where a reply to it goes back
+    /// to, for replies that do not copy the bridge's header (an NServiceBus endpoint's): they
+    /// then find their way back by the message they answer (`NServiceBus.RelatedTo`). Costs one
+    /// statement more per crossing message that names a reply address (every message a bus
+    /// sends does); off by default, when such a reply is dead-lettered saying why.
+    #[serde(default)]
+    pub keep_ways_back: bool,
 }
 
 impl BridgeConfig {
@@ -181,7 +203,15 @@ impl BridgeConfig {
             window: None,
             idle_poll: None,
             batch: None,
+            keep_ways_back: false,
         }
+    }
+
+    /// Keeps the way back of every message that crosses, for replies that do not copy the
+    /// bridge's header, such as NServiceBus endpoints' (see [`keep_ways_back`](Self::keep_ways_back)).
+    pub fn keep_ways_back(mut self) -> Self {
+        self.keep_ways_back = true;
+        self
     }
 
     /// Adds a side.
@@ -343,6 +373,8 @@ struct Lane {
     window: Duration,
     idle_poll: Duration,
     batch: i64,
+    /// Whether it keeps the way back of the messages it moves ([`BridgeConfig::keep_ways_back`]).
+    keep_ways_back: bool,
     counts: Arc<BridgeCounts>,
     /// What the logs call this lane.
     label: String,
@@ -401,6 +433,7 @@ impl Bridge {
                 window,
                 idle_poll,
                 batch,
+                keep_ways_back: config.keep_ways_back,
                 counts: counts.clone(),
                 label: format!("{}:{} -> {}:{to_queue}", route.from, route.queue, route.to),
             });
@@ -428,6 +461,7 @@ impl Bridge {
                 window,
                 idle_poll,
                 batch,
+                keep_ways_back: config.keep_ways_back,
                 counts: counts.clone(),
                 label: format!("{}:{} -> {} (event)", route.from, route.topic, route.to),
             });
@@ -454,6 +488,7 @@ impl Bridge {
                 window,
                 idle_poll,
                 batch,
+                keep_ways_back: config.keep_ways_back,
                 counts: counts.clone(),
                 label: format!("{name}:{replies} -> (replies back)"),
             });
@@ -552,6 +587,8 @@ impl Lane {
         };
         // What goes to each side: (message id, message), in the order taken.
         let mut crossing: BTreeMap<&str, Vec<(String, OutgoingMessage)>> = BTreeMap::new();
+        // The ways back of the messages that name a reply address: (message id, way back).
+        let mut returns: BTreeMap<&str, Vec<(String, String)>> = BTreeMap::new();
         while let Some((row, tx)) = batch.next().await? {
             // What can never cross (headers that are not JSON, a body stored apart that is
             // gone or in a store the bridge does not know) goes to this side's dead letters,
@@ -578,6 +615,9 @@ impl Lane {
                 .get(headers::MESSAGE_ID)
                 .cloned()
                 .unwrap_or_else(|| row.row_id.clone());
+            if matches!(self.target, Target::Back) {
+                self.find_way_back(&mut headers).await?;
+            }
             let (side, destination) = match self.destination_of(&mut headers) {
                 Ok(found) => found,
                 Err(reason) => {
@@ -586,6 +626,18 @@ impl Lane {
                 }
             };
             let to = &self.sides[side];
+            // Where a reply to it goes back to, kept on the side it reaches for replies that
+            // do not copy the header saying so (NServiceBus's).
+            let way_back = headers
+                .get(headers::REPLY_TO_ADDRESS)
+                .filter(|address| !address.is_empty())
+                .map(|reply| format!("{}|{reply}", self.from_side));
+            if let Some(way_back) = way_back.filter(|_| self.keeps_ways_back()) {
+                returns
+                    .entry(side)
+                    .or_default()
+                    .push((key.clone(), way_back));
+            }
             let message = self.crossing(row, headers, stored, to, destination)?;
             // Taken from this side in the batch's transaction (its body stored apart too),
             // which commits only after the other side has it.
@@ -605,6 +657,11 @@ impl Lane {
                 self.count(key, sent);
             }
             moved += keys.len();
+            // Kept after the send, copies included: a bridge that dies before this finds the
+            // messages again (this side has not committed their take) and keeps them then.
+            for (key, way_back) in returns.remove(side).unwrap_or_default() {
+                self.keep_way_back(side, &key, &way_back).await?;
+            }
         }
         batch.commit().await?;
         Ok(moved)
@@ -623,6 +680,51 @@ impl Lane {
                 .increment(1);
             tracing::info!(bridge = %self.bridge, lane = %self.label, message_id = %key, "a message the other side had already was dropped (the bridge stopped between its two commits)");
         }
+    }
+
+    /// Whether the messages it moves have their way back kept: on a lane to a fixed queue or
+    /// subscribers, when the bridge keeps ways back (replies to replies are not answered).
+    fn keeps_ways_back(&self) -> bool {
+        self.keep_ways_back && matches!(self.target, Target::Fixed { .. })
+    }
+
+    /// Keeps, on `side`, where a reply to the message `id` goes back to (`<side>|<address>`),
+    /// for the bridge's window: found by the id a reply names in `NServiceBus.RelatedTo`
+    /// ([`find_way_back`](Self::find_way_back)). A way back longer than a key may be is not
+    /// kept (a reply that does not carry it is dead-lettered, saying so).
+    async fn keep_way_back(&self, side: &str, id: &str, way_back: &str) -> Result<()> {
+        if way_back.len() > MAX_WAY_BACK {
+            tracing::warn!(bridge = %self.bridge, lane = %self.label, message_id = %id, "the reply address of a message that crossed is longer than {MAX_WAY_BACK} bytes: a reply to it that does not copy the bridge's header cannot find its way back");
+            return Ok(());
+        }
+        self.sides[side]
+            .db
+            .remember_deduplication_key(&way_back_scope(&self.bridge, id), way_back, self.window)
+            .await?;
+        Ok(())
+    }
+
+    /// On a replies lane: a reply that lacks the bridge's way-back header (an endpoint that
+    /// does not copy headers to its replies, as NServiceBus's do not) gets it back from the way
+    /// back kept for the message it answers, named by `NServiceBus.RelatedTo`. Nothing changes
+    /// when the header is there or no way back was kept.
+    async fn find_way_back(&self, headers: &mut Headers) -> Result<()> {
+        let name = format!("{}{}", headers::BRIDGE_RETURN_TO_PREFIX, self.bridge);
+        if headers.contains_key(&name) {
+            return Ok(());
+        }
+        let Some(related) = headers.get(headers::RELATED_TO).cloned() else {
+            return Ok(());
+        };
+        let kept = self
+            .from
+            .deduplication_keys(&way_back_scope(&self.bridge, &related))
+            .await?;
+        if let Some(way_back) = kept.into_iter().next() {
+            tracing::debug!(bridge = %self.bridge, lane = %self.label, related_to = %related, "a reply without the bridge's header found its way back by the message it answers");
+            headers.insert(name, way_back);
+        }
+        Ok(())
     }
 
     /// Moves `row`, which can never cross for `reason`, to this side's dead letters in its
@@ -659,9 +761,8 @@ impl Lane {
                 let Some(way_back) = headers.remove(&name) else {
                     return Err(format!(
                         "it reached the bridge's replies queue without the header {name}, which \
-                         says where it goes back to: only a handler's reply to a message that \
-                         crossed this bridge carries it (an endpoint that does not copy it, as \
-                         NServiceBus's do not, cannot answer across a bridge)"
+                         says where it goes back to, nor an NServiceBus.RelatedTo naming a \
+                         message that crossed this bridge within its window"
                     ));
                 };
                 let Some((side, address)) = way_back.split_once('|') else {

@@ -283,6 +283,7 @@ macro_rules! conformance_suite {
             bodies_in_an_object_store_are_swept_once_no_message_names_them,
             a_bridge_moves_commands_and_events_between_databases,
             a_reply_crosses_back_over_the_bridge,
+            a_reply_without_the_bridges_header_finds_its_way_back,
             a_limit_of_handlers_at_once_holds_across_instances,
             a_limit_per_key_holds_each_key_and_lets_others_run,
             a_rate_limit_holds_across_instances,

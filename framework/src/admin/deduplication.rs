@@ -48,4 +48,21 @@ impl Database {
         );
         Ok(forgotten)
     }
+
+    /// Keeps `key` of `scope` for `window` (a bridge's way back of a reply, on the side the
+    /// request reached); `NimbusDeduplication` must exist there.
+    pub(crate) async fn remember_deduplication_key(
+        &self,
+        scope: &str,
+        key: &str,
+        window: std::time::Duration,
+    ) -> Result<bool> {
+        let window_ms = i64::try_from(window.as_millis()).unwrap_or(i64::MAX);
+        self.transport.remember_key(scope, key, window_ms).await
+    }
+
+    /// The keys of `scope` still within their window, in key order.
+    pub(crate) async fn deduplication_keys(&self, scope: &str) -> Result<Vec<String>> {
+        self.transport.keys_of(scope).await
+    }
 }

@@ -827,6 +827,23 @@ async fn contract<D: Driver>(driver: Arc<D>, schema: SchemaName) {
         .claim_key(claim, "send:Q", "a", 60_000)
         .await
         .expect("a key claimed among several is seen alone"));
+    // The keys of one scope within their window, in key order; none of another scope, none
+    // of a scope whose keys all ended (a window that ended at once).
+    assert_eq!(
+        c.keys_of(&s.deduplication_keys, "send:Q")
+            .await
+            .expect("keys of a scope"),
+        ["a", "b it's", "k"]
+    );
+    assert!(c
+        .claim_key(claim, "ended:Q", "gone", -1_000)
+        .await
+        .expect("claim with a window that ended"));
+    assert!(c
+        .keys_of(&s.deduplication_keys, "ended:Q")
+        .await
+        .expect("keys of an ended scope")
+        .is_empty());
     // A key whose window ended is claimed again among several.
     assert!(c
         .claim_key(claim, "send:Q", "gone", -60_000)

@@ -67,6 +67,18 @@ impl<D: Driver> Held<D> {
         Ok(self.execute(sql, &params).await? > 0)
     }
 
+    /// `deduplication_keys.sql`: the keys of `scope` still within their window, in key order.
+    pub async fn keys_of(&mut self, sql: &str, scope: &str) -> DriverResult<Vec<String>> {
+        let rows = self.query(sql, &[Param::Text(Some(scope))]).await?;
+        rows.iter()
+            .map(|row| {
+                row.text(0)
+                    .map(Option::unwrap_or_default)
+                    .map_err(|e| DriverError::other(FailureKind::Permanent, e))
+            })
+            .collect()
+    }
+
     /// `deduplication_scopes.sql`: (scope, keys held, soonest end of a window), by scope.
     pub async fn deduplication_scopes(
         &mut self,

@@ -129,6 +129,7 @@ fn rendered(dialect: &'static Dialect) -> Vec<(String, String)> {
         ("deduplication_cleanup", s.deduplication_cleanup.clone()),
         ("deduplication_release", s.deduplication_release.clone()),
         ("deduplication_scopes", s.deduplication_scopes.clone()),
+        ("deduplication_keys", s.deduplication_keys.clone()),
         ("limits", s.limits.clone()),
         ("limit_take", s.limit_take.clone()),
         ("limit_state", s.limit_state.clone()),

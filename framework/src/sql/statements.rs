@@ -361,6 +361,8 @@ pub(crate) struct SchemaSql {
     pub deduplication_release: String,
     /// Counts the keys held within their window, per scope.
     pub deduplication_scopes: String,
+    /// Lists the keys of one scope within their window (a bridge's way back of a reply).
+    pub deduplication_keys: String,
     /// Creates `NimbusLimits`, the slots of the endpoints' limits.
     pub limits: String,
     /// Takes a free slot of a limit in the receive's transaction: a row when one was free.
@@ -708,6 +710,7 @@ impl Dialect {
             deduplication_cleanup: r(f.deduplication_cleanup),
             deduplication_release: r(f.deduplication_release),
             deduplication_scopes: r(f.deduplication_scopes),
+            deduplication_keys: r(f.deduplication_keys),
             limits: r(f.limits),
             limit_take: r(f.limit_take),
             limit_state: r(f.limit_state),

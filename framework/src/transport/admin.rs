@@ -73,6 +73,12 @@ pub(crate) trait Admin: Transport {
     async fn bodies(&self) -> Result<Vec<crate::transport::BodySummary>>;
     /// Forgets `key` of `scope` in `NimbusDeduplication`: `true` when it was held.
     async fn forget_key(&self, scope: &str, key: &str) -> Result<bool>;
+    /// Claims `key` of `scope` in `NimbusDeduplication` for `window_ms`, in a transaction of its
+    /// own (the table must exist): `true` when it was not held.
+    async fn remember_key(&self, scope: &str, key: &str, window_ms: i64) -> Result<bool>;
+    /// The keys of `scope` still within their window; none where `NimbusDeduplication` does not
+    /// exist.
+    async fn keys_of(&self, scope: &str) -> Result<Vec<String>>;
     /// The instance of `saga_type` for `correlation`; `None` when there is none.
     async fn saga(&self, saga_type: &str, correlation: &str) -> Result<Option<SagaRow>>;
     /// Ends the saga instance of `saga_type` for `correlation`: marks it completed (`delete`
@@ -319,6 +325,32 @@ impl<D: Driver> Admin for SqlTransport<D> {
             .map_err(s.cx.db(|| format!("forgetting {key:?} of {scope:?}")))?;
         c.release();
         Ok(forgotten)
+    }
+
+    async fn remember_key(&self, scope: &str, key: &str, window_ms: i64) -> Result<bool> {
+        let s = self.inner();
+        let mut c = s.connection("keeping a deduplication key").await?;
+        let claimed = c
+            .claim_key(&s.cx.sql.deduplication_claim, scope, key, window_ms)
+            .await
+            .map_err(s.cx.db(|| format!("keeping {key:?} of {scope:?}")))?;
+        c.release();
+        Ok(claimed)
+    }
+
+    async fn keys_of(&self, scope: &str) -> Result<Vec<String>> {
+        let s = self.inner();
+        let mut c = s.connection("reading deduplication keys").await?;
+        if !s.cx.table_exists(&mut c, "NimbusDeduplication").await? {
+            c.release();
+            return Ok(Vec::new());
+        }
+        let keys = c
+            .keys_of(&s.cx.sql.deduplication_keys, scope)
+            .await
+            .map_err(s.cx.db(|| format!("reading the keys of {scope:?}")))?;
+        c.release();
+        Ok(keys)
     }
 
     async fn sagas(&self, saga_type: Option<&str>, limit: i64) -> Result<Vec<ListedSaga>> {
