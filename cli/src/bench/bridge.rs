@@ -193,6 +193,7 @@ async fn bridge_rate(
         .queue("here", &queues.bridge, "there", &queues.crossed);
     config.idle_poll = Some(Duration::from_millis(20));
     config.batch = settings.receive_batch;
+    config.keep_ways_back = settings.keep_ways_back;
     let started = Instant::now();
     let bridge = Bridge::start(config).await?;
     let arrived = arrival(other, &queues.crossed, settings.messages, "crossed").await;

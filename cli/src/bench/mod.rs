@@ -175,6 +175,10 @@ pub struct Settings {
     /// `--database` takes it; a new SQLite file when absent). Never printed.
     #[arg(long, requires = "bridge", value_name = "URL")]
     pub bridge_to: Option<String>,
+    /// Bridge mode: the bridge keeps each message's way back for replies that do not copy its
+    /// header (`"keep_ways_back": true`), to measure what that costs.
+    #[arg(long, requires = "bridge")]
+    pub keep_ways_back: bool,
     /// Large-bodies mode: sizes in megabytes (e.g. `1,20,100`). One message of each size is
     /// sent and handled in this process, its body stored apart by the claim check; reports the
     /// resident set size before, at its peak and after.
