@@ -71,10 +71,6 @@ fn event_queue(bridge: &str, topic: &str) -> String {
     format!("Bridge.{bridge}.{}", &digest[..8])
 }
 
-/// The longest way back (`<side>|<address>`) a bridge keeps for a reply: the longest key of
-/// `NimbusDeduplication`.
-const MAX_WAY_BACK: usize = 255;
-
 /// The deduplication scope under which a bridge keeps the way back of the message `id`, on the
 /// side it reached.
 fn way_back_scope(bridge: &str, id: &str) -> String {
@@ -694,8 +690,9 @@ impl Lane {
     /// ([`find_way_back`](Self::find_way_back)). A way back longer than a key may be is not
     /// kept (a reply that does not carry it is dead-lettered, saying so).
     async fn keep_way_back(&self, side: &str, id: &str, way_back: &str) -> Result<()> {
-        if way_back.len() > MAX_WAY_BACK {
-            tracing::warn!(bridge = %self.bridge, lane = %self.label, message_id = %id, "the reply address of a message that crossed is longer than {MAX_WAY_BACK} bytes: a reply to it that does not copy the bridge's header cannot find its way back");
+        let longest = crate::transport::MAX_DEDUPLICATION_KEY_CHARS;
+        if way_back.chars().count() > longest {
+            tracing::warn!(bridge = %self.bridge, lane = %self.label, message_id = %id, "the reply address of a message that crossed is longer than {longest} characters: a reply to it that does not copy the bridge's header cannot find its way back");
             return Ok(());
         }
         self.sides[side]

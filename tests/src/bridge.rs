@@ -186,6 +186,28 @@ impl Handler<Question> for Answerer {
     }
 }
 
+/// An endpoint on `here` that asks [`Question`]s, routed to the bridge's queue `Questions`.
+async fn start_asker(here: &TestDatabase) -> nimbus::Bus {
+    here.builder("Asker", "asker-1")
+        .enable_requests()
+        .route::<Question>("Questions")
+        .build()
+        .unwrap()
+        .start()
+        .await
+        .unwrap()
+}
+
+/// Waits until the replies queue of the bridge `name` on `there` is empty: the bridge commits
+/// the take of an answer after the asker may have it.
+async fn replies_drained(there: &TestDatabase, name: &str) {
+    let queue = nimbus::bridge::replies_queue(name);
+    eventually("the replies queue is empty", async || {
+        there.count(&queue).await == 0
+    })
+    .await;
+}
+
 /// A request sent on this side is handled on the other, and its reply comes back through the
 /// bridge's replies queue to the requester; a message in that queue that does not say where it
 /// goes back to is dead-lettered there with the reason.
@@ -205,15 +227,7 @@ pub async fn a_reply_crosses_back_over_the_bridge(kind: Setup) {
         .start()
         .await
         .unwrap();
-    let asker = here
-        .builder("Asker", "asker-1")
-        .enable_requests()
-        .route::<Question>("Questions")
-        .build()
-        .unwrap()
-        .start()
-        .await
-        .unwrap();
+    let asker = start_asker(&here).await;
     for n in [1, 2] {
         let answer: Answer = asker.request(Question { n }).await.unwrap();
         assert_eq!(answer.n, n);
@@ -230,11 +244,7 @@ pub async fn a_reply_crosses_back_over_the_bridge(kind: Setup) {
         bridge.counts().crossed() == 4
     })
     .await;
-    // The bridge commits the take of an answer after the asker may have it.
-    eventually("the replies queue is empty", async || {
-        there.count("Bridge.reply-bridge.Replies").await == 0
-    })
-    .await;
+    replies_drained(&there, "reply-bridge").await;
     // A message that reached the replies queue without the way back goes to that side's dead
     // letters, saying why.
     there
@@ -265,15 +275,7 @@ pub async fn a_reply_without_the_bridges_header_finds_its_way_back(kind: Setup) 
         .queue("here", "Questions", "there", "NsbAnswerer")
         .keep_ways_back();
     let bridge = Bridge::start(config).await.unwrap();
-    let asker = here
-        .builder("Asker", "asker-1")
-        .enable_requests()
-        .route::<Question>("Questions")
-        .build()
-        .unwrap()
-        .start()
-        .await
-        .unwrap();
+    let asker = start_asker(&here).await;
     let asking = {
         let asker = asker.clone();
         tokio::spawn(async move { asker.request::<Question, Answer>(Question { n: 7 }).await })
@@ -320,10 +322,7 @@ pub async fn a_reply_without_the_bridges_header_finds_its_way_back(kind: Setup) 
         .unwrap()
         .unwrap();
     assert_eq!(answer.n, 7);
-    eventually("the replies queue is empty", async || {
-        there.count("Bridge.nsb-bridge.Replies").await == 0
-    })
-    .await;
+    replies_drained(&there, "nsb-bridge").await;
     eventually("the question and its answer crossed", async || {
         bridge.counts().crossed() == 2
     })

@@ -553,13 +553,16 @@ impl Bus {
         options: SendOptions,
     ) -> Result<bool> {
         self.ensure_running()?;
-        if key.is_empty() || key.chars().count() > 255 {
+        let longest = crate::transport::MAX_DEDUPLICATION_KEY_CHARS;
+        if key.is_empty() || key.chars().count() > longest {
             return Err(NimbusError::config(
                 format!(
-                    "the deduplication key {:?} is empty or over 255 characters",
+                    "the deduplication key {:?} is empty or over {longest} characters",
                     key.chars().take(40).collect::<String>()
                 ),
-                "use a key of 1 to 255 characters, e.g. the id of the request it answers",
+                format!(
+                    "use a key of 1 to {longest} characters, e.g. the id of the request it answers"
+                ),
             ));
         }
         let endpoint = &self.inner.endpoint;

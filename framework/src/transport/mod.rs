@@ -566,6 +566,10 @@ pub(crate) trait Transport: Send + Sync + 'static {
     ) -> Result<bool>;
 }
 
+/// The longest key `NimbusDeduplication` holds, in characters (its `Key` column is
+/// `varchar(255)`).
+pub(crate) const MAX_DEDUPLICATION_KEY_CHARS: usize = 255;
+
 /// The scope of deduplication keys in `NimbusDeduplication`: `send:<queue>` for the keys of
 /// sends to a queue, `inbox:<queue>` for the ids an inbox handled from it.
 pub(crate) fn deduplication_scope(kind: &str, queue: &QueueName) -> String {
